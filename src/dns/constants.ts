@@ -1,0 +1,92 @@
+// Numbers from the IANA DNS parameters registry (RFC 1035, 3596, 2782, 6891, 8659).
+
+export const Type = {
+  A: 1,
+  NS: 2,
+  CNAME: 5,
+  SOA: 6,
+  PTR: 12,
+  HINFO: 13,
+  MX: 15,
+  TXT: 16,
+  AAAA: 28,
+  SRV: 33,
+  OPT: 41,
+  IXFR: 251,
+  AXFR: 252,
+  ANY: 255,
+  CAA: 257,
+} as const;
+
+export const Class = {
+  IN: 1,
+  CH: 3,
+  NONE: 254,
+  ANY: 255,
+} as const;
+
+export const Rcode = {
+  NOERROR: 0,
+  FORMERR: 1,
+  SERVFAIL: 2,
+  NXDOMAIN: 3,
+  NOTIMP: 4,
+  REFUSED: 5,
+  YXDOMAIN: 6,
+  NOTAUTH: 9,
+  BADVERS: 16, // extended rcode: upper 8 bits live in the OPT record
+} as const;
+
+export const Opcode = {
+  QUERY: 0,
+  IQUERY: 1,
+  STATUS: 2,
+  NOTIFY: 4,
+  UPDATE: 5,
+} as const;
+
+/** The UDP payload size clusterdns advertises in its OPT record (DNS flag day 2020). */
+export const EDNS_UDP_SIZE = 1232;
+/** What a client without EDNS may receive over UDP (RFC 1035 4.2.1). */
+export const PLAIN_UDP_SIZE = 512;
+
+const typeNames = new Map<number, string>(Object.entries(Type).map(([k, v]) => [v, k]));
+const rcodeNames = new Map<number, string>(Object.entries(Rcode).map(([k, v]) => [v, k]));
+const classNames = new Map<number, string>(Object.entries(Class).map(([k, v]) => [v, k]));
+
+/** "A", "AAAA", ... or RFC 3597's "TYPE65280" for types we have no name for. */
+export function typeName(t: number): string {
+  return typeNames.get(t) ?? `TYPE${t}`;
+}
+
+export function className(c: number): string {
+  return classNames.get(c) ?? `CLASS${c}`;
+}
+
+export function rcodeName(r: number): string {
+  return rcodeNames.get(r) ?? `RCODE${r}`;
+}
+
+/** Parses "A", "aaaa", "TYPE65280"; undefined when unknown. */
+export function typeFromName(s: string): number | undefined {
+  const up = s.toUpperCase();
+  const known = (Type as Record<string, number>)[up];
+  if (known !== undefined) return known;
+  const m = /^TYPE(\d{1,5})$/.exec(up);
+  if (m && Number(m[1]) <= 0xffff) return Number(m[1]);
+  return undefined;
+}
+
+export function classFromName(s: string): number | undefined {
+  const up = s.toUpperCase();
+  if (up === "HS") return 4;
+  const known = (Class as Record<string, number>)[up];
+  if (known !== undefined) return known;
+  const m = /^CLASS(\d{1,5})$/.exec(up);
+  if (m && Number(m[1]) <= 0xffff) return Number(m[1]);
+  return undefined;
+}
+
+export function rcodeFromName(s: string): number | undefined {
+  return (Rcode as Record<string, number>)[s.toUpperCase()];
+}

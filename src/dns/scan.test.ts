@@ -1,0 +1,394 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import dns2 from "dns2";
+import { errorReply, scanQuery, skipName, toQueryMsg, type ScanError, type Scanned } from "./scan.ts";
+import { decode } from "./decode.ts";
+import { encode } from "./encode.ts";
+import type { Edns, Msg } from "./message.ts";
+import { Rcode, Type } from "./constants.ts";
+
+/** Concatenates octets and buffers. */
+function bytes(...parts: (number[] | Buffer)[]): Buffer {
+  return Buffer.concat(parts.map((p) => Buffer.from(p)));
+}
+
+function header(id: number, flags: number, qd: number, an = 0, ns = 0, ar = 0): number[] {
+  return [id >> 8, id & 0xff, flags >> 8, flags & 0xff, 0, qd, 0, an, 0, ns, 0, ar];
+}
+
+/** Wire form of a name, uncompressed, spelled as given. */
+function wireName(name: string): number[] {
+  const out: number[] = [];
+  for (const l of name.split(".").filter(Boolean)) out.push(l.length, ...Buffer.from(l, "latin1"));
+  out.push(0);
+  return out;
+}
+
+const QTYPE_A_IN = [0, 1, 0, 1];
+/** An OPT record: owner root, udp size, ext-rcode/version/DO, options. */
+function optRR(
+  opts: { udp?: number; version?: number; do?: boolean; rdata?: number[]; owner?: number[] } = {},
+) {
+  const rdata = opts.rdata ?? [];
+  const udp = opts.udp ?? 4096;
+  return [
+    ...(opts.owner ?? [0]),
+    0,
+    41,
+    udp >> 8,
+    udp & 0xff,
+    0,
+    opts.version ?? 0,
+    opts.do ? 0x80 : 0,
+    0,
+    rdata.length >> 8,
+    rdata.length & 0xff,
+    ...rdata,
+  ];
+}
+
+function query(name: string, opts: { id?: number; flags?: number; type?: number; edns?: Edns } = {}): Buffer {
+  const msg: Msg = {
+    id: opts.id ?? 0x1234,
+    qr: false,
+    opcode: 0,
+    aa: false,
+    tc: false,
+    rd: true,
+    ra: false,
+    ad: false,
+    cd: false,
+    rcode: 0,
+    question: [{ name, type: opts.type ?? Type.A, class: 1 }],
+    answer: [],
+    authority: [],
+    additional: [],
+    edns: opts.edns,
+  };
+  const b = encode(msg);
+  if (opts.flags !== undefined) b.writeUInt16BE(opts.flags, 2);
+  return b;
+}
+
+function scanned(buf: Buffer): Scanned {
+  const s = scanQuery(buf);
+  assert.ok(!("drop" in s), `expected a query, got ${JSON.stringify(s)}`);
+  return s;
+}
+
+function failed(buf: Buffer, rcode: number): ScanError {
+  const s = scanQuery(buf);
+  assert.ok("drop" in s && !s.drop, `expected rcode ${rcode}, got ${JSON.stringify(s)}`);
+  assert.equal(s.rcode, rcode);
+  return s;
+}
+
+function dropped(buf: Buffer): void {
+  assert.deepEqual(scanQuery(buf), { drop: true });
+}
+
+test("a plain query: header bits, canonical qname, question end, key", () => {
+  const buf = bytes(header(0xbeef, 0x0130, 1), wireName("www.example.org"), [0, 28, 0, 1]);
+  const s = scanned(buf);
+  assert.equal(s.id, 0xbeef);
+  assert.equal(s.opcode, 0);
+  assert.equal(s.rd, true);
+  assert.equal(s.ad, true);
+  assert.equal(s.cd, true);
+  assert.equal(s.qname, "www.example.org.");
+  assert.equal(s.qtype, 28);
+  assert.equal(s.qclass, 1);
+  assert.equal(s.questionEnd, buf.length);
+  assert.equal(s.edns, undefined);
+  assert.equal(s.key, buf.toString("latin1", 12) + "0");
+});
+
+test("the root name and a name of exactly 255 octets are accepted", () => {
+  assert.equal(scanned(bytes(header(1, 0, 1), [0], QTYPE_A_IN)).qname, ".");
+  // 3 labels of 63 + one of 61: 4 * 1 + 63 * 3 + 61 + 1 = 255 octets.
+  const name = ["a".repeat(63), "b".repeat(63), "c".repeat(63), "d".repeat(61)].join(".");
+  assert.equal(wireName(name).length, 255);
+  assert.equal(scanned(bytes(header(1, 0, 1), wireName(name), QTYPE_A_IN)).qname, name + ".");
+});
+
+test("0x20 mixed case: qname and key are lowercased, the key ignores ID and RD", () => {
+  const a = scanned(query("WwW.ExAmPlE.oRg.", { id: 1 }));
+  const b = scanned(query("www.example.org.", { id: 2, flags: 0x0000 }));
+  assert.equal(a.qname, "www.example.org.");
+  assert.equal(a.key, b.key);
+  assert.notEqual(a.rd, b.rd);
+  // Only ASCII letters fold: octet 0xC4 and 0xE4 are different names.
+  const upper = scanned(bytes(header(1, 0, 1), [1, 0xc4, 0], QTYPE_A_IN));
+  const lower = scanned(bytes(header(1, 0, 1), [1, 0xe4, 0], QTYPE_A_IN));
+  assert.notEqual(upper.key, lower.key);
+  assert.equal(upper.qname, "\u00c4.");
+});
+
+test("the key tells types, classes and EDNS states apart", () => {
+  const keys = new Set([
+    scanned(query("a.example.")).key,
+    scanned(query("a.example.", { type: 28 })).key,
+    // 65 (HTTPS, 0x0041) and 97 (0x0061) differ only in what lowercasing would fold.
+    scanned(query("a.example.", { type: 65 })).key,
+    scanned(query("a.example.", { type: 97 })).key,
+    scanned(bytes(header(1, 0, 1), wireName("a.example"), [0, 1, 0, 3])).key,
+    scanned(query("a.example.", { edns: { udpSize: 1232, version: 0, do: false, options: [] } })).key,
+    scanned(query("a.example.", { edns: { udpSize: 1232, version: 0, do: true, options: [] } })).key,
+  ]);
+  assert.equal(keys.size, 7);
+  const withOpt = scanned(
+    query("a.example.", { edns: { udpSize: 512, version: 0, do: false, options: [] } }),
+  );
+  const withDo = scanned(query("a.example.", { edns: { udpSize: 4096, version: 0, do: true, options: [] } }));
+  assert.ok(withOpt.key.endsWith("1"));
+  assert.ok(withDo.key.endsWith("2"));
+});
+
+test("EDNS: size, DO and options are read and copied", () => {
+  const cookie = new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]);
+  const buf = query("a.example.", {
+    edns: {
+      udpSize: 1400,
+      version: 0,
+      do: true,
+      options: [
+        { code: 10, data: cookie },
+        { code: 12, data: new Uint8Array(0) },
+      ],
+    },
+  });
+  const s = scanned(buf);
+  assert.deepEqual(s.edns, {
+    udpSize: 1400,
+    version: 0,
+    do: true,
+    options: [
+      { code: 10, data: cookie },
+      { code: 12, data: new Uint8Array(0) },
+    ],
+  });
+  buf.fill(0xff, s.questionEnd);
+  assert.deepEqual(s.edns?.options[0].data, cookie, "options must not alias the packet");
+});
+
+test("toQueryMsg builds the decoded query", () => {
+  const edns: Edns = { udpSize: 1232, version: 0, do: true, options: [] };
+  const buf = query("Foo.Example.", { type: 33, edns });
+  const m = toQueryMsg(scanned(buf));
+  assert.deepEqual(m, {
+    id: 0x1234,
+    qr: false,
+    opcode: 0,
+    aa: false,
+    tc: false,
+    rd: true,
+    ra: false,
+    ad: false,
+    cd: false,
+    rcode: 0,
+    question: [{ name: "foo.example.", type: 33, class: 1 }],
+    answer: [],
+    authority: [],
+    additional: [],
+    edns,
+  });
+});
+
+test("records in the other sections may use backward pointers", () => {
+  // A query with an answer whose owner points at the question, and an OPT.
+  const buf = bytes(
+    header(1, 0x0100, 1, 1, 0, 1),
+    wireName("a.example"),
+    QTYPE_A_IN,
+    [0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 10, 0, 0, 1],
+    optRR(),
+  );
+  const s = scanned(buf);
+  assert.equal(s.qname, "a.example.");
+  assert.equal(s.edns?.udpSize, 4096);
+});
+
+test("runts and responses are dropped", () => {
+  dropped(Buffer.alloc(0));
+  dropped(Buffer.alloc(11));
+  const resp = query("a.example.");
+  resp[2] |= 0x80;
+  dropped(resp);
+  // Even a response that is otherwise garbage.
+  dropped(bytes(header(1, 0x8000, 9), [1, 2, 3]));
+});
+
+test("opcode other than QUERY: NOTIMP, before any other rule", () => {
+  const notify = query("example.org.", { flags: 0x2000 }); // opcode 4
+  const f = failed(notify, Rcode.NOTIMP);
+  assert.equal(f.opcode, 4);
+  assert.equal(f.questionEnd, notify.length);
+  failed(bytes(header(1, 0x2800, 2), [0xc0, 12]), Rcode.NOTIMP); // UPDATE, QDCOUNT 2, garbage
+  failed(bytes(header(1, 0x1000, 1), [5, 1]), Rcode.NOTIMP); // STATUS with a truncated question
+});
+
+test("QDCOUNT other than 1: FORMERR without a question", () => {
+  let f = failed(bytes(header(1, 0, 0)), Rcode.FORMERR);
+  assert.equal(f.questionEnd, 0);
+  f = failed(bytes(header(1, 0, 2), wireName("a"), QTYPE_A_IN, wireName("b"), QTYPE_A_IN), Rcode.FORMERR);
+  assert.equal(f.questionEnd, 0);
+  // QDCOUNT 0 with an OPT (a cookie-only query): the error reply carries an OPT too.
+  f = failed(bytes(header(1, 0, 0, 0, 0, 1), optRR({ do: true })), Rcode.FORMERR);
+  assert.equal(f.edns, true);
+  assert.equal(f.do, true);
+});
+
+test("questions that do not parse: FORMERR", () => {
+  const bad: [string, Buffer][] = [
+    ["label of 64", bytes(header(1, 0, 1), wireName("a".repeat(64)), QTYPE_A_IN)],
+    [
+      "name of 256 octets",
+      bytes(
+        header(1, 0, 1),
+        wireName(["a".repeat(63), "b".repeat(63), "c".repeat(63), "d".repeat(62)].join(".")),
+        QTYPE_A_IN,
+      ),
+    ],
+    ["label type 0x40", bytes(header(1, 0, 1), [0x41, 0, 0], QTYPE_A_IN)],
+    ["label type 0x80", bytes(header(1, 0, 1), [0x81, 0, 0], QTYPE_A_IN)],
+    ["pointer forward", bytes(header(1, 0, 1), [0xc0, 14, 1, 0x61, 0], QTYPE_A_IN)],
+    ["pointer to itself", bytes(header(1, 0, 1), [0xc0, 12], QTYPE_A_IN)],
+    ["pointer loop", bytes(header(1, 0, 1), [1, 0x61, 0xc0, 12], QTYPE_A_IN)],
+    ["pointer into the header", bytes(header(1, 0, 1), [1, 0x61, 0xc0, 11], QTYPE_A_IN)],
+    ["label holding a dot", bytes(header(1, 0, 1), [3, 0x61, 0x2e, 0x62, 0], QTYPE_A_IN)],
+    ["no type and class", bytes(header(1, 0, 1), wireName("a"), [0, 1])],
+    ["label past the end", bytes(header(1, 0, 1), [5, 0x61, 0x62])],
+  ];
+  for (const [what, buf] of bad) {
+    const f = failed(buf, Rcode.FORMERR);
+    assert.equal(f.questionEnd, 0, what);
+  }
+  // Every cut of a valid query past the header.
+  const full = query("www.example.org.");
+  for (let n = 12; n < full.length; n++) failed(full.subarray(0, n), Rcode.FORMERR);
+});
+
+test("malformed records after the question: FORMERR with the question echoed", () => {
+  const q = bytes(wireName("a.example"), QTYPE_A_IN);
+  const rr = (owner: number[], rdata: number[]) => [
+    ...owner,
+    0,
+    1,
+    0,
+    1,
+    0,
+    0,
+    0,
+    60,
+    0,
+    rdata.length,
+    ...rdata,
+  ];
+  const bad: [string, Buffer][] = [
+    ["ANCOUNT too high", bytes(header(1, 0, 1, 1), q)],
+    ["ARCOUNT too high", bytes(header(1, 0, 1, 0, 0, 2), q, optRR())],
+    ["rdata past the end", bytes(header(1, 0, 1, 1), q, rr([0xc0, 12], [10, 0, 0, 1]).slice(0, -2))],
+    ["fixed part cut", bytes(header(1, 0, 1, 0, 1), q, [0xc0, 12, 0, 1, 0])],
+    ["forward pointer", bytes(header(1, 0, 1, 1), q, rr([0xc0, 0x30], [1, 2, 3, 4]))],
+    ["self pointer", bytes(header(1, 0, 1, 1), q, rr([0xc0, 12 + q.length], [1, 2, 3, 4]))],
+    ["pointer loop", bytes(header(1, 0, 1, 2), q, rr([0], []), rr([1, 0x62, 0xc0, 12 + q.length + 11], []))],
+    ["reserved label type", bytes(header(1, 0, 1, 1), q, rr([0x80, 0], []))],
+    ["trailing garbage", bytes(header(1, 0, 1), q, [0])],
+    ["trailing garbage after OPT", bytes(header(1, 0, 1, 0, 0, 1), q, optRR(), [1, 2, 3])],
+  ];
+  for (const [what, buf] of bad) {
+    const f = failed(buf, Rcode.FORMERR);
+    assert.equal(f.questionEnd, 12 + q.length, what);
+  }
+});
+
+test("OPT rules: one, in additional, owned by the root, version 0", () => {
+  const q = bytes(wireName("a.example"), QTYPE_A_IN);
+  let f = failed(bytes(header(1, 0, 1, 0, 0, 2), q, optRR(), optRR()), Rcode.FORMERR);
+  assert.equal(f.edns, true);
+  f = failed(bytes(header(1, 0, 1, 0, 0, 1), q, optRR({ owner: wireName("a") })), Rcode.FORMERR);
+  assert.equal(f.edns, false);
+  failed(bytes(header(1, 0, 1, 1, 0, 0), q, optRR()), Rcode.FORMERR);
+  failed(bytes(header(1, 0, 1, 0, 1, 0), q, optRR()), Rcode.FORMERR);
+  // Options that do not fill the rdata exactly.
+  failed(bytes(header(1, 0, 1, 0, 0, 1), q, optRR({ rdata: [0, 10, 0, 8, 1, 2] })), Rcode.FORMERR);
+  failed(bytes(header(1, 0, 1, 0, 0, 1), q, optRR({ rdata: [0, 10] })), Rcode.FORMERR);
+  f = failed(bytes(header(1, 0, 1, 0, 0, 1), q, optRR({ version: 1, do: true })), Rcode.BADVERS);
+  assert.equal(f.edns, true);
+  assert.equal(f.do, true);
+  // FORMERR wins over BADVERS.
+  failed(bytes(header(1, 0, 1, 0, 0, 2), q, optRR({ version: 1 }), optRR()), Rcode.FORMERR);
+});
+
+test("errorReply: BADVERS carries the upper rcode bits in an OPT", () => {
+  const buf = bytes(
+    header(0xabcd, 0x0110, 1, 0, 0, 1),
+    wireName("A.Example"),
+    QTYPE_A_IN,
+    optRR({ version: 1, do: true }),
+  );
+  const reply = errorReply(buf, failed(buf, Rcode.BADVERS));
+  const qlen = wireName("A.Example").length + 4;
+  assert.equal(reply.length, 12 + qlen + 11);
+  assert.deepEqual([...reply.subarray(0, 12)], [0xab, 0xcd, 0x81, 0x10, 0, 1, 0, 0, 0, 0, 0, 1]);
+  assert.deepEqual(reply.subarray(12, 12 + qlen), buf.subarray(12, 12 + qlen));
+  // OPT: root, type 41, class 1232, TTL 0x01 (BADVERS >> 4), version 0, DO, no rdata.
+  assert.deepEqual([...reply.subarray(12 + qlen)], [0, 0, 41, 0x04, 0xd0, 0x01, 0, 0x80, 0, 0, 0]);
+  const m = decode(reply);
+  assert.equal(m.rcode, Rcode.BADVERS);
+  assert.equal(m.question[0].name, "A.Example.");
+  const oracle = dns2.Packet.parse(reply);
+  assert.equal(oracle.header.rcode, 16);
+  assert.equal(oracle.errors.length, 0);
+});
+
+test("errorReply: FORMERR without a question, with and without OPT; NOTIMP echoes the opcode", () => {
+  let buf = bytes(header(7, 0x0100, 0));
+  let reply = errorReply(buf, failed(buf, Rcode.FORMERR));
+  assert.deepEqual([...reply], [0, 7, 0x81, 0x01, 0, 0, 0, 0, 0, 0, 0, 0]);
+
+  buf = bytes(header(7, 0x0000, 0, 0, 0, 1), optRR());
+  reply = errorReply(buf, failed(buf, Rcode.FORMERR));
+  assert.equal(reply.length, 23);
+  const m = decode(reply);
+  assert.equal(m.rcode, Rcode.FORMERR);
+  assert.deepEqual(m.edns, { udpSize: 1232, version: 0, do: false, options: [] });
+
+  buf = query("zone.example.", { flags: 0x2100 }); // NOTIFY, RD
+  reply = errorReply(buf, failed(buf, Rcode.NOTIMP));
+  const n = decode(reply);
+  assert.equal(n.opcode, 4);
+  assert.equal(n.qr, true);
+  assert.equal(n.rd, true);
+  assert.equal(n.rcode, Rcode.NOTIMP);
+  assert.deepEqual(n.question, [{ name: "zone.example.", type: 1, class: 1 }]);
+});
+
+test("skipName: backward chains pass; forward, looping and overlong ones fail", () => {
+  // "b" at 0, "a" + pointer to 0 at 3, pointer to 3 at 7.
+  const b = Buffer.from([1, 0x62, 0, 1, 0x61, 0xc0, 0, 0xc0, 3]);
+  assert.equal(skipName(b, 0, b.length), 3);
+  assert.equal(skipName(b, 3, b.length), 7);
+  assert.equal(skipName(b, 7, b.length), 9);
+  assert.equal(skipName(b, 7, 8), -1, "the pointer itself must lie within the limit");
+  assert.equal(skipName(Buffer.from([0xc0, 2, 0]), 0, 3), -1, "forward");
+  assert.equal(skipName(Buffer.from([1, 0x61, 0xc0, 0]), 0, 4), -1, "loop through its own start");
+  // A chain that goes back then tries to return to where it came from.
+  assert.equal(skipName(Buffer.from([0xc0, 2, 1, 0x61, 0xc0, 0]), 4, 6), -1);
+  // 129 labels of 1 reached through 1-octet hops are over 255 octets.
+  const long = Buffer.alloc(300);
+  for (let i = 0; i < 298; i += 2) long[i] = 1;
+  assert.equal(skipName(long, 0, long.length), -1);
+  assert.equal(skipName(Buffer.from([1, 0x61]), 0, 2), -1, "no terminator");
+});
+
+test("a reply to every failure fits 512 octets and holds only what it must", () => {
+  const name = ["a".repeat(63), "b".repeat(63), "c".repeat(63), "d".repeat(61)].join(".");
+  const buf = bytes(header(1, 0x1000, 1, 0, 0, 1), wireName(name), QTYPE_A_IN, optRR({ version: 3 }));
+  const f = failed(buf, Rcode.NOTIMP);
+  const reply = errorReply(buf, f);
+  assert.equal(reply.length, 12 + 259 + 11);
+  assert.ok(reply.length <= 512);
+  assert.equal(reply[11], 1);
+  assert.equal(reply[12 + 259 + 5], 0, "NOTIMP needs no extended rcode bits");
+});

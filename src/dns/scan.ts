@@ -1,0 +1,313 @@
+// The hot path's view of a query: header, question and EDNS read straight off the packet, every
+// section walked once to reject malformed input, nothing decoded that the fast path does not need.
+// Plain loops over the Buffer, no exceptions for bad input (a failure is a value), and the only
+// allocations on success are the result, its key and the Edns when there is an OPT record; the text
+// qname is built on first read, which a cache hit without log hooks never does.
+
+import type { Edns, Msg } from "./message.ts";
+import { EDNS_UDP_SIZE, Opcode, Rcode, Type } from "./constants.ts";
+
+/** A query that may be answered: what the fast path and the plugin chain need from it. */
+export interface Scanned {
+  id: number;
+  opcode: number;
+  rd: boolean;
+  cd: boolean;
+  ad: boolean;
+  /** Canonical: ASCII-lowercase, absolute, "." for the root. Other octets are kept as latin1 chars.
+   * A getter on what scanQuery returns (computed once, on first read): spreading the object drops it. */
+  readonly qname: string;
+  qtype: number;
+  qclass: number;
+  /** Offset just past the question: bytes 12..questionEnd are the client's question, to echo. */
+  questionEnd: number;
+  edns: Edns | undefined;
+  /** Answer-cache key: the question's name octets ASCII-lowercased, its type and class octets as they
+   * are, and "0" (no OPT), "1" (OPT) or "2" (OPT with DO), as a latin1 string. */
+  key: string;
+}
+
+/** A packet that gets no answer at all. */
+export interface ScanDrop {
+  readonly drop: true;
+}
+
+/** A packet that gets only an error reply; what errorReply needs to build it. */
+export interface ScanError {
+  readonly drop: false;
+  readonly rcode: number;
+  readonly id: number;
+  readonly opcode: number;
+  readonly rd: boolean;
+  readonly cd: boolean;
+  /** Offset just past the question when there was exactly one and it parsed, else 0 (no echo). */
+  readonly questionEnd: number;
+  /** The query carried an OPT record (owner root, fixed part and rdata inside the packet). */
+  readonly edns: boolean;
+  /** That OPT record's DO bit (RFC 3225: copied into the reply). */
+  readonly do: boolean;
+}
+
+export type ScanFailure = ScanDrop | ScanError;
+
+const DROP: ScanDrop = Object.freeze({ drop: true });
+
+/** Most compression pointers one name may follow. A legal name has at most 127 labels. */
+const MAX_JUMPS = 127;
+
+// Scratch for building the key without intermediate strings: name 255, type and class 4, state 1.
+const scratch = Buffer.allocUnsafe(260);
+
+/**
+ * Reads one query. Rules, first match wins: under 12 octets or QR=1 -> drop (never answer a response);
+ * opcode other than QUERY -> NOTIMP; QDCOUNT other than 1 -> FORMERR; a question that does not parse
+ * -> FORMERR; a malformed record or trailing octets -> FORMERR; OPT outside the additional section,
+ * more than one OPT, or an OPT owner other than the root -> FORMERR; OPT version other than 0 -> BADVERS.
+ *
+ * Stricter than RFC 1035 in two places, both so that the question bytes alone identify the question
+ * (the answer cache keys on them and echoes them): the question may hold no compression pointer (a
+ * pointer there could only reach the header or loop), and no label may contain a "." octet (the text
+ * form of the name would be ambiguous).
+ */
+export function scanQuery(buf: Buffer): Scanned | ScanFailure {
+  const len = buf.length;
+  if (len < 12 || (buf[2] & 0x80) !== 0) return DROP;
+  const opcode = (buf[2] >> 3) & 0x0f;
+  const qdcount = (buf[4] << 8) | buf[5];
+  let rcode: number = opcode !== Opcode.QUERY ? Rcode.NOTIMP : qdcount !== 1 ? Rcode.FORMERR : Rcode.NOERROR;
+
+  // The question, its name copied ASCII-lowercased into scratch (the key) on the way.
+  let p = 12;
+  let questionEnd = 0;
+  let keyLen = 0;
+  if (qdcount === 1) {
+    for (;;) {
+      if (p >= len) return failure(buf, opcode, rcode || Rcode.FORMERR, 0, -1);
+      const l = buf[p];
+      if (l === 0) break;
+      // Also rejects pointers (0xc0) and the reserved label types 0x40 and 0x80.
+      if (l > 63 || p + l - 12 + 2 > 255 || p + l >= len) {
+        return failure(buf, opcode, rcode || Rcode.FORMERR, 0, -1);
+      }
+      scratch[keyLen++] = l;
+      for (let i = p + 1, end = p + 1 + l; i < end; i++) {
+        let c = buf[i];
+        if (c === 0x2e) return failure(buf, opcode, rcode || Rcode.FORMERR, 0, -1);
+        if (c >= 0x41 && c <= 0x5a) c |= 0x20;
+        scratch[keyLen++] = c;
+      }
+      p += l + 1;
+    }
+    scratch[keyLen++] = 0;
+    p++;
+    if (p + 4 > len) return failure(buf, opcode, rcode || Rcode.FORMERR, 0, -1);
+    p += 4;
+    questionEnd = p;
+  } else {
+    // Walked only to find an OPT record for the error reply.
+    for (let i = 0; i < qdcount; i++) {
+      p = skipName(buf, p, len);
+      if (p < 0 || p + 4 > len) return failure(buf, opcode, rcode, 0, -1);
+      p += 4;
+    }
+  }
+
+  // Answer, authority and additional: lengths only, and the OPT record.
+  const ancount = (buf[6] << 8) | buf[7];
+  const nscount = (buf[8] << 8) | buf[9];
+  const arcount = (buf[10] << 8) | buf[11];
+  const records = ancount + nscount + arcount;
+  const additionalFrom = ancount + nscount;
+  let opt = -1; // offset of the first OPT record's TYPE field
+  let optCount = 0;
+  let optBad = false;
+  for (let i = 0; i < records; i++) {
+    const start = p;
+    p = skipName(buf, p, len);
+    if (p < 0 || p + 10 > len) return failure(buf, opcode, rcode || Rcode.FORMERR, questionEnd, opt);
+    const type = (buf[p] << 8) | buf[p + 1];
+    const rdlen = (buf[p + 8] << 8) | buf[p + 9];
+    const end = p + 10 + rdlen;
+    if (end > len) return failure(buf, opcode, rcode || Rcode.FORMERR, questionEnd, opt);
+    if (type === Type.OPT) {
+      optCount++;
+      if (i < additionalFrom || p !== start + 1 || buf[start] !== 0 || !optionsFit(buf, p + 10, end)) {
+        optBad = true;
+      } else if (opt < 0) {
+        opt = p;
+      }
+    }
+    p = end;
+  }
+  if (p !== len || optBad || optCount > 1) rcode ||= Rcode.FORMERR;
+  else if (opt >= 0 && buf[opt + 5] !== 0) rcode ||= Rcode.BADVERS;
+  if (rcode !== Rcode.NOERROR) return failure(buf, opcode, rcode, questionEnd, opt);
+
+  let edns: Edns | undefined;
+  let ednsState = 0x30; // "0"
+  if (opt >= 0) {
+    const dnssecOk = (buf[opt + 6] & 0x80) !== 0;
+    edns = { udpSize: (buf[opt + 2] << 8) | buf[opt + 3], version: 0, do: dnssecOk, options: [] };
+    const end = opt + 10 + ((buf[opt + 8] << 8) | buf[opt + 9]);
+    for (let o = opt + 10; o < end;) {
+      const olen = (buf[o + 2] << 8) | buf[o + 3];
+      // Copied: the option outlives this packet's buffer in the decoded query.
+      edns.options.push({
+        code: (buf[o] << 8) | buf[o + 1],
+        data: new Uint8Array(buf.subarray(o + 4, o + 4 + olen)),
+      });
+      o += 4 + olen;
+    }
+    ednsState = dnssecOk ? 0x32 : 0x31;
+  }
+  scratch[keyLen++] = buf[questionEnd - 4];
+  scratch[keyLen++] = buf[questionEnd - 3];
+  scratch[keyLen++] = buf[questionEnd - 2];
+  scratch[keyLen++] = buf[questionEnd - 1];
+  scratch[keyLen++] = ednsState;
+  return new ScannedQuery(buf, opcode, questionEnd, edns, scratch.toString("latin1", 0, keyLen));
+}
+
+class ScannedQuery implements Scanned {
+  readonly id: number;
+  readonly opcode: number;
+  readonly rd: boolean;
+  readonly cd: boolean;
+  readonly ad: boolean;
+  readonly qtype: number;
+  readonly qclass: number;
+  readonly questionEnd: number;
+  readonly edns: Edns | undefined;
+  readonly key: string;
+  #qname: string | undefined;
+
+  constructor(buf: Buffer, opcode: number, questionEnd: number, edns: Edns | undefined, key: string) {
+    this.id = (buf[0] << 8) | buf[1];
+    this.opcode = opcode;
+    this.rd = (buf[2] & 0x01) !== 0;
+    this.cd = (buf[3] & 0x10) !== 0;
+    this.ad = (buf[3] & 0x20) !== 0;
+    this.qtype = (buf[questionEnd - 4] << 8) | buf[questionEnd - 3];
+    this.qclass = (buf[questionEnd - 2] << 8) | buf[questionEnd - 1];
+    this.questionEnd = questionEnd;
+    this.edns = edns;
+    this.key = key;
+  }
+
+  /** The key starts with the lowercased wire name: its labels joined with "." are the qname. */
+  get qname(): string {
+    if (this.#qname === undefined) {
+      const key = this.key;
+      let name = "";
+      for (let p = 0, l = key.charCodeAt(0); l !== 0; p += l + 1, l = key.charCodeAt(p)) {
+        name += key.slice(p + 1, p + 1 + l) + ".";
+      }
+      this.#qname = name === "" ? "." : name;
+    }
+    return this.#qname;
+  }
+}
+
+function failure(buf: Buffer, opcode: number, rcode: number, questionEnd: number, opt: number): ScanError {
+  return {
+    drop: false,
+    rcode,
+    id: (buf[0] << 8) | buf[1],
+    opcode,
+    rd: (buf[2] & 0x01) !== 0,
+    cd: (buf[3] & 0x10) !== 0,
+    questionEnd,
+    edns: opt >= 0,
+    do: opt >= 0 && (buf[opt + 6] & 0x80) !== 0,
+  };
+}
+
+/** True when EDNS options (code, length, data)* exactly fill from..end. */
+function optionsFit(buf: Buffer, from: number, end: number): boolean {
+  let o = from;
+  while (o < end) {
+    if (o + 4 > end) return false;
+    o += 4 + ((buf[o + 2] << 8) | buf[o + 3]);
+  }
+  return o === end;
+}
+
+/**
+ * Offset just past the name at `off` (its in-place part: labels up to the terminator or the first
+ * pointer), or -1 when it is malformed: it runs past `limit`, a label type is reserved (0x40, 0x80),
+ * the name is longer than 255 octets, or a compression pointer does not point strictly before every
+ * octet read so far for this name (so pointers can neither go forward nor loop).
+ */
+export function skipName(buf: Uint8Array, off: number, limit: number): number {
+  let p = off;
+  let lowest = off; // every pointer must land before this
+  let end = -1; // where the name ends in place, once a pointer was followed
+  let wire = 0;
+  let jumps = 0;
+  for (;;) {
+    // A pointer may lead past `limit` (RDATA's end) but never past the message.
+    if (p >= (end < 0 ? limit : buf.length)) return -1;
+    const l = buf[p];
+    if (l === 0) return end < 0 ? p + 1 : end;
+    if (l < 64) {
+      wire += l + 1;
+      if (wire + 1 > 255) return -1;
+      p += l + 1;
+      continue;
+    }
+    if (l < 0xc0 || p + 1 >= (end < 0 ? limit : buf.length)) return -1;
+    const target = ((l & 0x3f) << 8) | buf[p + 1];
+    if (target >= lowest || ++jumps > MAX_JUMPS) return -1;
+    if (end < 0) end = p + 2;
+    lowest = target;
+    p = target;
+  }
+}
+
+/**
+ * The reply to a packet scanQuery refused: the query's ID, opcode and RD/CD bits, QR=1, the rcode,
+ * the question when it parsed, and an OPT record when the query had one or the rcode needs one.
+ * At most 12 + 259 + 11 octets, so it always fits a plain 512-octet UDP reply.
+ */
+export function errorReply(query: Buffer, f: ScanFailure & { drop: false }): Buffer {
+  const qlen = f.questionEnd > 12 ? f.questionEnd - 12 : 0;
+  const withOpt = f.edns || f.rcode > 15;
+  const out = Buffer.alloc(12 + qlen + (withOpt ? 11 : 0));
+  out[0] = query[0];
+  out[1] = query[1];
+  out[2] = 0x80 | ((f.opcode & 0x0f) << 3) | (f.rd ? 0x01 : 0);
+  out[3] = (f.cd ? 0x10 : 0) | (f.rcode & 0x0f);
+  out[5] = qlen > 0 ? 1 : 0;
+  out[11] = withOpt ? 1 : 0;
+  if (qlen > 0) query.copy(out, 12, 12, f.questionEnd);
+  if (withOpt) {
+    // Owner root (already 0), TYPE OPT, CLASS = our UDP size, TTL = ext-rcode, version 0, DO.
+    const o = 12 + qlen;
+    out[o + 2] = Type.OPT;
+    out.writeUInt16BE(EDNS_UDP_SIZE, o + 3);
+    out[o + 5] = (f.rcode >> 4) & 0xff;
+    out[o + 7] = f.do ? 0x80 : 0;
+  }
+  return out;
+}
+
+/** The decoded query for the plugin chain (the slow path). Other sections of a query are not kept. */
+export function toQueryMsg(s: Scanned): Msg {
+  return {
+    id: s.id,
+    qr: false,
+    opcode: s.opcode,
+    aa: false,
+    tc: false,
+    rd: s.rd,
+    ra: false,
+    ad: s.ad,
+    cd: s.cd,
+    rcode: 0,
+    question: [{ name: s.qname, type: s.qtype, class: s.qclass }],
+    answer: [],
+    authority: [],
+    additional: [],
+    edns: s.edns,
+  };
+}
