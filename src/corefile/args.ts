@@ -1,0 +1,85 @@
+// Small parsers every setup uses. Each throws a ConfigError naming file:line and the directive, so a
+// bad Corefile fails at start-up with a message an operator can act on.
+
+import { configError } from "./errors.ts";
+import type { Directive, Token } from "./types.ts";
+import { canonical, isSubdomain } from "../dns/name.ts";
+
+/** Requires between min and max arguments (max Infinity for "any number"). */
+export function argCount(d: Directive, plugin: string, min: number, max: number): void {
+  const n = d.args.length;
+  if (n < min || n > max) {
+    const want = min === max ? `${min}` : max === Infinity ? `at least ${min}` : `${min} to ${max}`;
+    throw configError(d, plugin, `'${d.name}' takes ${want} argument(s), got ${n}`);
+  }
+}
+
+/** Rejects a `{ ... }` block after a directive or option that takes none. */
+export function noBlock(d: Directive, plugin: string): void {
+  if (d.block) throw configError(d, plugin, `'${d.name}' takes no block`);
+}
+
+/** Dispatches each line of the directive's block to its handler; an unknown option is an error. */
+export function blockOptions(
+  d: Directive,
+  plugin: string,
+  handlers: Record<string, (opt: Directive) => void>,
+): void {
+  for (const opt of d.block ?? []) {
+    const handle = Object.hasOwn(handlers, opt.name) ? handlers[opt.name] : undefined;
+    if (!handle) throw configError(opt, plugin, `unknown property '${opt.name}'`);
+    handle(opt);
+  }
+}
+
+const durationUnits: Record<string, number> = {
+  ns: 1e-6,
+  us: 1e-3,
+  µs: 1e-3,
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+};
+
+/** A Go duration ("30s", "1m30s", "500ms", "0"), in milliseconds. */
+export function parseDuration(t: Token, plugin: string): number {
+  const s = t.text;
+  if (s === "0") return 0;
+  const re = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/gy;
+  let total = 0;
+  let at = 0;
+  for (let m = re.exec(s); m; m = re.exec(s)) {
+    total += Number(m[1]) * durationUnits[m[2]];
+    at = re.lastIndex;
+  }
+  if (at === 0 || at !== s.length)
+    throw configError(t, plugin, `invalid duration '${s}' (want e.g. 5s, 1m30s)`);
+  return total;
+}
+
+/** An integer argument within [min, max]. */
+export function parseIntArg(t: Token, plugin: string, min: number, max: number): number {
+  if (!/^-?\d+$/.test(t.text)) throw configError(t, plugin, `'${t.text}' is not an integer`);
+  const n = Number(t.text);
+  if (n < min || n > max) throw configError(t, plugin, `${n} is out of range [${min}, ${max}]`);
+  return n;
+}
+
+/** Canonical zones from arguments, or the server block's zones when there are none. A zone given
+ * here must lie inside one of the block's zones, as CoreDNS requires. */
+export function zonesArg(args: Token[], blockZones: readonly string[], plugin: string): string[] {
+  if (args.length === 0) return [...blockZones];
+  return args.map((t) => {
+    const z = canonical(t.text);
+    if (!/^[a-z0-9_.*-]+$/.test(z) && z !== ".") throw configError(t, plugin, `invalid zone '${t.text}'`);
+    if (!blockZones.some((b) => isSubdomain(z, b))) {
+      throw configError(
+        t,
+        plugin,
+        `zone '${z}' is not inside the server block's zones (${blockZones.join(" ")})`,
+      );
+    }
+    return z;
+  });
+}

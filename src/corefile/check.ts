@@ -1,0 +1,40 @@
+// Checks over a whole parsed Corefile, run once at start-up so a mistake fails with file:line.
+
+import { ConfigError } from "./errors.ts";
+import { parseKey } from "./keys.ts";
+import { orderOf } from "./order.ts";
+import type { ServerBlock } from "./types.ts";
+
+/** Every directive of every server block must be one clusterdns knows (src/corefile/order.ts). */
+export function checkDirectives(blocks: ServerBlock[]): void {
+  for (const b of blocks) {
+    for (const d of b.directives) {
+      if (orderOf(d.name) === undefined)
+        throw new ConfigError(d.file, d.line, `Unknown directive '${d.name}'`);
+    }
+  }
+}
+
+/** Every key parses, and no zone is served twice on one port. Keys that name no port count as
+ * `defaultPort`; without it they only clash with each other (parseCorefile cannot know -dns.port). */
+export function checkKeys(blocks: ServerBlock[], defaultPort?: number): void {
+  const seen = new Map<string, string>();
+  for (const b of blocks) {
+    for (const t of b.keys) {
+      for (const k of parseKey(t)) {
+        const port = k.port ?? defaultPort;
+        const id = `${k.zone} ${port ?? "default"}`;
+        const first = seen.get(id);
+        if (first !== undefined) {
+          const where = port === undefined ? "the default port" : `port ${port}`;
+          throw new ConfigError(
+            t.file,
+            t.line,
+            `cannot serve '${t.text}': zone ${k.zone} on ${where} is already defined at ${first}`,
+          );
+        }
+        seen.set(id, `${t.file}:${t.line}`);
+      }
+    }
+  }
+}
