@@ -1,0 +1,154 @@
+// The contract every plugin implements, after CoreDNS's plugin.Handler: a handler answers, passes the
+// query to the next handler, or returns an error rcode. A plugin is a function from "next" to handler;
+// the chain order comes from src/corefile/order.ts, never from the Corefile.
+//
+// Unlike CoreDNS, a handler returns the reply instead of writing it to a ResponseWriter: the cache,
+// autopath and the log/metrics hook then see the reply as a value, with no writer wrappers needed.
+
+import type { Logger } from "pino";
+import type { Directive } from "./corefile/types.ts";
+import type { Msg } from "./dns/message.ts";
+import { replyTo } from "./dns/message.ts";
+import { Rcode } from "./dns/constants.ts";
+
+export interface Request {
+  /** The decoded query. `msg.question[0].name` is canonical (lowercase, absolute). */
+  readonly msg: Msg;
+  readonly qname: string;
+  readonly qtype: number;
+  readonly qclass: number;
+  /** The server block zone that matched (longest suffix). */
+  readonly zone: string;
+  readonly proto: "udp" | "tcp";
+  readonly remoteAddress: string;
+  readonly remotePort: number;
+  readonly localAddress: string;
+  readonly localPort: number;
+  /** "dns://:53": the server this query reached, as CoreDNS labels it in metrics. */
+  readonly server: string;
+  /** Largest reply this client takes over this transport (65535 for TCP). */
+  readonly maxSize: number;
+  /** Set by a plugin whose answer depends on who asked (whoami, autopath, views): the reply is then
+   * never stored in the shared answer cache. */
+  private: boolean;
+  /** Upper bound, in seconds, on how long the encoded reply may be replayed from the answer cache.
+   * Plugins lower it (forwarded answers whose TTLs count down); undefined means "the reply's TTLs". */
+  maxAge?: number;
+  /** Which plugin produced the reply (for metrics' `plugin` label), set by whoever answers. */
+  answeredBy?: string;
+}
+
+export interface Handler {
+  readonly name: string;
+  serve(req: Request): Promise<Msg>;
+}
+
+export type Plugin = (next: Handler) => Handler;
+
+/** A reply with only an rcode: what a plugin returns to fail a query (SERVFAIL, REFUSED, ...). */
+export function failure(req: Request, rcode: number): Msg {
+  return replyTo(req.msg, rcode);
+}
+
+/** The end of every chain: nothing handled the query. CoreDNS answers SERVFAIL here too. */
+export const endOfChain: Handler = {
+  name: "end",
+  serve(req) {
+    return Promise.resolve(failure(req, Rcode.SERVFAIL));
+  },
+};
+
+/** True for the rcodes that mean "this plugin could not answer" rather than a real answer. */
+export function isFailureRcode(rcode: number): boolean {
+  return (
+    rcode === Rcode.SERVFAIL || rcode === Rcode.REFUSED || rcode === Rcode.FORMERR || rcode === Rcode.NOTIMP
+  );
+}
+
+/** An error a plugin throws at query time; `errors` logs it, the server answers SERVFAIL. */
+export class PluginError extends Error {
+  readonly code: string;
+  readonly plugin: string;
+  constructor(plugin: string, code: string, message: string, options?: { cause?: unknown }) {
+    super(`${plugin}: ${message}`, options);
+    this.name = "PluginError";
+    this.plugin = plugin;
+    this.code = code;
+  }
+}
+
+/** What the finish hooks see of one answered query. Built once per query; do not keep it. */
+export interface QueryDone {
+  server: string;
+  zone: string;
+  proto: "udp" | "tcp";
+  remoteAddress: string;
+  remotePort: number;
+  id: number;
+  /** Canonical (lowercase, absolute) query name. */
+  qname: string;
+  qtype: number;
+  qclass: number;
+  /** Size of the query in bytes. */
+  size: number;
+  do: boolean;
+  /** The client's EDNS buffer size, or 512 without EDNS. */
+  bufsize: number;
+  rcode: number;
+  /** Header flags of the reply as dig prints them: "qr,aa,rd". */
+  rflags: string;
+  /** Size of the reply in bytes, after truncation. */
+  rsize: number;
+  /** Time from the packet's arrival to the reply being handed to the socket, in seconds. */
+  duration: number;
+  /** True when the reply came from the answer cache (the fast path). */
+  cached: boolean;
+  /** The plugin that produced the reply ("" when cached or unknown). */
+  plugin: string;
+}
+
+/** A readiness probe a plugin registers with `ready`: true once the plugin can answer. */
+export type ReadyCheck = () => boolean;
+
+/** What a directive's setup gets: the block it sits in and the hooks of the running instance. */
+export interface SetupContext {
+  /** The zones of the server block (canonical), in key order. */
+  readonly zones: readonly string[];
+  /** The folder of the Corefile, against which relative paths in directives resolve. */
+  readonly root: string;
+  /** A pino logger for this plugin: `{ plugin: name }` bound once. */
+  log(plugin: string): Logger;
+  /** Runs when the instance starts, before listeners open; a rejection aborts start-up. */
+  onStartup(fn: () => void | Promise<void>): void;
+  /** Runs at stop (and reload), in reverse order of registration. */
+  onShutdown(fn: () => void | Promise<void>): void;
+  /** Drops every entry of the answer cache: call whenever the data behind answers changes. */
+  invalidate(): void;
+  /** Runs after every query this server block answered, fast path included: the one place for logs
+   * and metrics (after Knot Resolver's "finish" layer). Must be cheap and must not throw. */
+  onQueryDone(fn: (q: QueryDone) => void): void;
+  /** Registers a readiness check for `ready`. */
+  registerReady(plugin: string, check: ReadyCheck): void;
+  /** Settings of the server block that are not handlers (bind addresses, ...). */
+  readonly block: BlockSettings;
+  /** The instance-wide state shared by every block (health/ready listeners, lameduck, ...). */
+  readonly instance: InstanceHooks;
+}
+
+export interface BlockSettings {
+  /** Addresses to listen on; empty means all (0.0.0.0 and ::). Filled by `bind`. */
+  bind: string[];
+}
+
+export interface InstanceHooks {
+  /** True once shutdown has begun: `ready` answers 503 from then on. */
+  readonly stopping: boolean;
+  /** Delay in ms between "stop requested" and listeners closing (health's lameduck). */
+  lameduckMs: number;
+  /** Every readiness check registered by any block. */
+  readonly readyChecks: Map<string, ReadyCheck[]>;
+}
+
+/** What src/plugins/<name>/setup.ts exports as `setup`. Returns undefined for directives that only
+ * configure the server (bind, health, ready) and add no handler. */
+export type Setup = (d: Directive, ctx: SetupContext) => Plugin | undefined | Promise<Plugin | undefined>;

@@ -1,0 +1,13 @@
+// A server block at run time: its zones, its plugin chain and its finish hooks.
+
+import type { Handler, QueryDone } from "../plugin.ts";
+import type { ServerKey } from "../corefile/types.ts";
+
+export interface Block {
+  readonly keys: ServerKey[];
+  readonly zones: string[];
+  chain: Handler;
+  readonly hooks: ((q: QueryDone) => void)[];
+  /** Addresses from `bind`; empty means every address. */
+  readonly bind: string[];
+}

@@ -1,0 +1,199 @@
+// One running configuration: every server block set up, grouped into listeners by port and bind
+// addresses, started and stopped as a whole. A reload builds a new Instance and swaps it in.
+
+import type { Logger } from "pino";
+import type { Block } from "./block.ts";
+import type { Directive, ServerBlock, ServerKey } from "../corefile/types.ts";
+import type { Handler, InstanceHooks, Plugin, QueryDone, ReadyCheck, SetupContext } from "../plugin.ts";
+import { endOfChain } from "../plugin.ts";
+import { blockKeys } from "../corefile/keys.ts";
+import { checkKeys } from "../corefile/check.ts";
+import { configError } from "../corefile/errors.ts";
+import { orderOf } from "../corefile/order.ts";
+import { setups } from "../plugins/index.ts";
+import { Pipeline } from "./pipeline.ts";
+import { UdpListener } from "./udp.ts";
+import { TcpListener, defaultTcpOptions } from "./tcp.ts";
+
+export interface InstanceOptions {
+  blocks: ServerBlock[];
+  /** Folder that relative paths in the Corefile resolve against. */
+  root: string;
+  /** Port for keys that name none: 53, or -dns.port. */
+  defaultPort: number;
+  log: Logger;
+  reusePort?: boolean;
+}
+
+interface Group {
+  port: number;
+  bind: string[];
+  pipeline: Pipeline;
+  udp: UdpListener[];
+  tcp: TcpListener[];
+}
+
+const WILDCARD = ["0.0.0.0", "::"];
+
+export class Instance implements InstanceHooks {
+  stopping = false;
+  lameduckMs = 0;
+  readonly readyChecks = new Map<string, ReadyCheck[]>();
+  readonly #log: Logger;
+  readonly #opts: InstanceOptions;
+  readonly #groups = new Map<string, Group>();
+  readonly #startup: (() => void | Promise<void>)[] = [];
+  readonly #shutdown: (() => void | Promise<void>)[] = [];
+
+  private constructor(opts: InstanceOptions) {
+    this.#opts = opts;
+    this.#log = opts.log;
+  }
+
+  /** Sets up every block (a bad Corefile throws ConfigError here) without opening any socket. */
+  static async create(opts: InstanceOptions): Promise<Instance> {
+    checkKeys(opts.blocks, opts.defaultPort);
+    const inst = new Instance(opts);
+    for (const b of opts.blocks) await inst.#setupBlock(b);
+    return inst;
+  }
+
+  async #setupBlock(b: ServerBlock): Promise<void> {
+    const keys = blockKeys(b);
+    const zones = [...new Set(keys.map((k) => k.zone))];
+    const block: Block = { keys, zones, chain: endOfChain, hooks: [], bind: [] };
+    const ctx: SetupContext = {
+      zones,
+      root: this.#opts.root,
+      log: (plugin) => this.#log.child({ plugin }),
+      onStartup: (fn) => this.#startup.push(fn),
+      onShutdown: (fn) => this.#shutdown.push(fn),
+      invalidate: () => this.invalidate(),
+      onQueryDone: (fn: (q: QueryDone) => void) => block.hooks.push(fn),
+      registerReady: (plugin, check) => {
+        const list = this.readyChecks.get(plugin) ?? [];
+        list.push(check);
+        this.readyChecks.set(plugin, list);
+      },
+      block,
+      instance: this,
+    };
+    // Handlers run in the order of src/corefile/order.ts; directives of one name keep file order.
+    const ordered = [...b.directives].sort((x, y) => orderOf(x.name)! - orderOf(y.name)!);
+    const plugins: Plugin[] = [];
+    for (const d of ordered) {
+      const plugin = await this.#setupDirective(d, ctx);
+      if (plugin) plugins.push(plugin);
+    }
+    block.chain = plugins.reduceRight<Handler>((next, p) => p(next), endOfChain);
+    for (const k of keys) this.#group(k, block).pipeline.mux.add(k.zone, block);
+  }
+
+  async #setupDirective(d: Directive, ctx: SetupContext): Promise<Plugin | undefined> {
+    const setup = setups.get(d.name);
+    if (!setup) throw configError(d, d.name, `directive '${d.name}' is not available in this version yet`);
+    return setup(d, ctx);
+  }
+
+  #group(k: ServerKey, block: Block): Group {
+    const port = k.port ?? this.#opts.defaultPort;
+    const bind = block.bind.length > 0 ? [...block.bind].sort() : WILDCARD;
+    const id = `${port}|${bind.join(",")}`;
+    let g = this.#groups.get(id);
+    if (!g) {
+      const host = bind === WILDCARD ? "" : bind.length === 1 ? bind[0] : bind.join(",");
+      const label = `dns://${host.includes(":") ? `[${host}]` : host}:${port}`;
+      g = { port, bind, pipeline: new Pipeline(label, this.#log), udp: [], tcp: [] };
+      this.#groups.set(id, g);
+    }
+    return g;
+  }
+
+  /** Drops every cached answer of every listener. */
+  invalidate(): void {
+    for (const g of this.#groups.values()) g.pipeline.cache.invalidate();
+  }
+
+  /** Runs the start-up hooks and opens every listener. Port 0 picks one free port per group, shared by
+   * UDP and TCP on every address of the group. */
+  async start(): Promise<void> {
+    for (const fn of this.#startup) await fn();
+    for (const g of this.#groups.values()) await this.#listen(g);
+  }
+
+  async #listen(g: Group): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        let port = g.port;
+        for (const address of g.bind) {
+          const optional = g.bind === WILDCARD && address === "::";
+          try {
+            const udp = new UdpListener(
+              g.pipeline,
+              { address, port, reusePort: this.#opts.reusePort ?? false },
+              this.#log,
+            );
+            g.udp.push(udp);
+            port = await udp.bind(address, port);
+            const tcp = new TcpListener(g.pipeline, defaultTcpOptions, this.#log);
+            g.tcp.push(tcp);
+            await tcp.listen(address, port);
+          } catch (err) {
+            const code = (err as NodeJS.ErrnoException).code;
+            if (!optional || (code !== "EAFNOSUPPORT" && code !== "EADDRNOTAVAIL")) throw err;
+            this.#log.warn({ address }, "IPv6 is not available here: listening on IPv4 only");
+          }
+        }
+        g.port = port;
+        g.pipeline.label = g.pipeline.label.replace(/:0$/, `:${port}`);
+        this.#log.info({ server: g.pipeline.label, zones: g.pipeline.mux.zones }, "listening");
+        return;
+      } catch (err) {
+        await this.#closeGroup(g);
+        // With port 0, the port UDP picked may be taken for TCP: try another.
+        if (g.port !== 0 || attempt >= 5 || (err as NodeJS.ErrnoException).code !== "EADDRINUSE") {
+          throw new Error(`cannot listen on ${g.bind.join(",")} port ${g.port}: ${(err as Error).message}`, {
+            cause: err,
+          });
+        }
+      }
+    }
+  }
+
+  async #closeGroup(g: Group): Promise<void> {
+    await Promise.all([...g.udp.map((l) => l.close()), ...g.tcp.map((l) => l.close())]);
+    g.udp.length = 0;
+    g.tcp.length = 0;
+  }
+
+  /** The ports actually bound, one per listener group, in Corefile order. */
+  get ports(): number[] {
+    return [...this.#groups.values()].map((g) => g.port);
+  }
+
+  /** Graceful stop: ready goes 503, lameduck keeps answering, in-flight queries finish, then close. */
+  async stop(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    if (this.lameduckMs > 0) {
+      this.#log.info({ lameduck: this.lameduckMs / 1000 }, "lameduck: still answering before shutdown");
+      await sleep(this.lameduckMs);
+    }
+    const deadline = Date.now() + 5000;
+    while ([...this.#groups.values()].some((g) => g.pipeline.inFlight > 0) && Date.now() < deadline) {
+      await sleep(10);
+    }
+    for (const g of this.#groups.values()) await this.#closeGroup(g);
+    for (const fn of [...this.#shutdown].reverse()) {
+      try {
+        await fn();
+      } catch (err) {
+        this.#log.error({ err }, "shutdown hook failed");
+      }
+    }
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

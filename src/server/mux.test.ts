@@ -1,0 +1,21 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { ZoneMux } from "./mux.ts";
+
+test("the longest zone that contains the name wins", () => {
+  const m = new ZoneMux<string>();
+  m.add(".", "root");
+  m.add("example.org.", "org");
+  m.add("sub.example.org.", "sub");
+  assert.deepEqual(m.match("a.sub.example.org."), { zone: "sub.example.org.", value: "sub" });
+  assert.deepEqual(m.match("www.example.org."), { zone: "example.org.", value: "org" });
+  assert.deepEqual(m.match("example.com."), { zone: ".", value: "root" });
+  assert.deepEqual(m.match("."), { zone: ".", value: "root" });
+});
+
+test("no zone, no match; a label boundary is required", () => {
+  const m = new ZoneMux<string>();
+  m.add("example.org.", "org");
+  assert.equal(m.match("badexample.org."), undefined);
+  assert.equal(m.add("example.org.", "again"), false, "a zone is added once");
+});

@@ -1,0 +1,245 @@
+// The path of one query, shared by UDP and TCP:
+//   scan header and question -> fast path (answer cache) -> on a miss: zone mux -> plugin chain ->
+//   encode -> fit to the client's size -> bytes for the socket.
+// A cache hit is answered synchronously, without a promise, a decode or an encode.
+
+import type { Logger } from "pino";
+import type { Block } from "./block.ts";
+import type { QueryDone, Request } from "../plugin.ts";
+import type { Msg } from "../dns/message.ts";
+import { AnswerCache } from "./answer-cache.ts";
+import { ZoneMux } from "./mux.ts";
+import { scanQuery, errorReply, toQueryMsg, type Scanned } from "../dns/scan.ts";
+import { encode } from "../dns/encode.ts";
+import { replyTo } from "../dns/message.ts";
+import { Class, EDNS_UDP_SIZE, PLAIN_UDP_SIZE, Rcode } from "../dns/constants.ts";
+
+export type Proto = "udp" | "tcp";
+
+export interface Peer {
+  proto: Proto;
+  remoteAddress: string;
+  remotePort: number;
+  localAddress: string;
+  localPort: number;
+}
+
+/** Longest a reply may be replayed from the answer cache, whatever its TTLs say. */
+const MAX_CACHE_SECONDS = 3600;
+
+export class Pipeline {
+  /** "dns://:53": the server as CoreDNS names it in logs and metrics (set again once the port is bound). */
+  label: string;
+  readonly mux = new ZoneMux<Block>();
+  readonly cache: AnswerCache;
+  readonly #log: Logger;
+  /** Queries answered through the chain and not finished yet (for graceful stop). */
+  inFlight = 0;
+
+  constructor(label: string, log: Logger, cache = new AnswerCache()) {
+    this.label = label;
+    this.#log = log;
+    this.cache = cache;
+  }
+
+  /** The reply to one query packet, or undefined to drop it. */
+  handle(buf: Buffer, peer: Peer): Buffer | undefined | Promise<Buffer | undefined> {
+    const start = performance.now();
+    const s = scanQuery(buf);
+    if ("drop" in s) return s.drop ? undefined : errorReply(buf, s);
+
+    const maxSize = peer.proto === "tcp" ? 65535 : s.edns ? clampUdp(s.edns.udpSize) : PLAIN_UDP_SIZE;
+    const hit = this.cache.get(s.key, Date.now());
+    if (hit !== undefined && hit.bytes.length <= maxSize) {
+      const out = Buffer.allocUnsafe(hit.bytes.length);
+      hit.bytes.copy(out);
+      // The client's ID and spelling of the question (0x20), and its RD and CD bits.
+      out[0] = buf[0];
+      out[1] = buf[1];
+      out[2] = (hit.bytes[2] & 0xfe) | (buf[2] & 0x01);
+      out[3] = (hit.bytes[3] & 0xef) | (buf[3] & 0x10);
+      buf.copy(out, 12, 12, s.questionEnd);
+      const block = hit.owner as Block;
+      if (block.hooks.length > 0) {
+        this.#finish(block, s, buf.length, peer, hit.rcode, hit.rflags, out.length, start, true, "");
+      }
+      return out;
+    }
+    return this.#slow(buf, s, peer, maxSize, start);
+  }
+
+  async #slow(
+    buf: Buffer,
+    s: Scanned,
+    peer: Peer,
+    maxSize: number,
+    start: number,
+  ): Promise<Buffer | undefined> {
+    const query = toQueryMsg(s);
+    const m = this.mux.match(s.qname);
+    if (s.qclass !== Class.IN && s.qclass !== Class.CH && s.qclass !== Class.ANY) {
+      return this.#simple(buf, s, query, Rcode.NOTIMP, maxSize);
+    }
+    if (m === undefined) return this.#simple(buf, s, query, Rcode.REFUSED, maxSize);
+    const block = m.value;
+    const req: Request = {
+      msg: query,
+      qname: s.qname,
+      qtype: s.qtype,
+      qclass: s.qclass,
+      zone: m.zone,
+      proto: peer.proto,
+      remoteAddress: peer.remoteAddress,
+      remotePort: peer.remotePort,
+      localAddress: peer.localAddress,
+      localPort: peer.localPort,
+      server: this.label,
+      maxSize,
+      private: false,
+    };
+    const generation = this.cache.generation;
+    let reply: Msg;
+    this.inFlight++;
+    try {
+      reply = await block.chain.serve(req);
+    } catch (err) {
+      // The top-level catch: logged once here, answered SERVFAIL, the server keeps serving.
+      this.#log.error({ err, qname: s.qname, qtype: s.qtype }, "plugin chain failed");
+      reply = replyTo(query, Rcode.SERVFAIL);
+    } finally {
+      this.inFlight--;
+    }
+    normalise(reply, query);
+    let full: Buffer;
+    try {
+      full = encode(reply);
+    } catch (err) {
+      this.#log.error({ err, qname: s.qname, qtype: s.qtype }, "reply could not be encoded");
+      reply = replyTo(query, Rcode.SERVFAIL);
+      normalise(reply, query);
+      full = encode(reply);
+    }
+    const out = full.length <= maxSize ? full : encode(reply, maxSize);
+    buf.copy(out, 12, 12, s.questionEnd);
+    const rflags = flagsText(reply, out.length < full.length);
+    if (!req.private && !reply.tc && (reply.rcode === Rcode.NOERROR || reply.rcode === Rcode.NXDOMAIN)) {
+      const ttl = Math.min(req.maxAge ?? MAX_CACHE_SECONDS, minTtl(reply), MAX_CACHE_SECONDS);
+      if (ttl > 0) {
+        this.cache.set(s.key, {
+          bytes: full,
+          generation,
+          expires: Date.now() + ttl * 1000,
+          rcode: reply.rcode,
+          rflags: flagsText(reply, false),
+          owner: block,
+        });
+      }
+    }
+    if (block.hooks.length > 0) {
+      this.#finish(
+        block,
+        s,
+        buf.length,
+        peer,
+        reply.rcode,
+        rflags,
+        out.length,
+        start,
+        false,
+        req.answeredBy ?? "",
+      );
+    }
+    return out;
+  }
+
+  /** A reply with only an rcode, for queries no block may answer. */
+  #simple(buf: Buffer, s: Scanned, query: Msg, rcode: number, maxSize: number): Buffer {
+    const reply = replyTo(query, rcode);
+    normalise(reply, query);
+    const out = encode(reply, maxSize);
+    buf.copy(out, 12, 12, s.questionEnd);
+    return out;
+  }
+
+  #finish(
+    block: Block,
+    s: Scanned,
+    size: number,
+    peer: Peer,
+    rcode: number,
+    rflags: string,
+    rsize: number,
+    start: number,
+    cached: boolean,
+    plugin: string,
+  ): void {
+    const done: QueryDone = {
+      server: this.label,
+      zone: block.zones[0],
+      proto: peer.proto,
+      remoteAddress: peer.remoteAddress,
+      remotePort: peer.remotePort,
+      id: s.id,
+      qname: s.qname,
+      qtype: s.qtype,
+      qclass: s.qclass,
+      size,
+      do: s.edns?.do ?? false,
+      bufsize: s.edns?.udpSize ?? PLAIN_UDP_SIZE,
+      rcode,
+      rflags,
+      rsize,
+      duration: (performance.now() - start) / 1000,
+      cached,
+      plugin,
+    };
+    for (const hook of block.hooks) {
+      try {
+        hook(done);
+      } catch (err) {
+        this.#log.error({ err }, "finish hook failed");
+      }
+    }
+  }
+}
+
+/** What every reply gets whatever the plugin did: the query's ID and question, QR, and our EDNS. */
+function normalise(reply: Msg, query: Msg): void {
+  reply.id = query.id;
+  reply.qr = true;
+  reply.opcode = query.opcode;
+  reply.rd = query.rd;
+  reply.cd = query.cd;
+  reply.question = query.question;
+  if (query.edns) {
+    reply.edns = { udpSize: EDNS_UDP_SIZE, version: 0, do: query.edns.do, options: [] };
+  } else {
+    reply.edns = undefined;
+    if (reply.rcode > 15) reply.rcode = Rcode.SERVFAIL;
+  }
+}
+
+/** UDP payload we send to an EDNS client: its size, at least 512, at most what we advertise. Capping
+ * at 1232 avoids IP fragmentation on overlay networks (DNS flag day 2020). */
+function clampUdp(size: number): number {
+  return Math.max(PLAIN_UDP_SIZE, Math.min(size, EDNS_UDP_SIZE));
+}
+
+function minTtl(m: Msg): number {
+  let ttl = MAX_CACHE_SECONDS;
+  for (const rr of m.answer) if (rr.ttl < ttl) ttl = rr.ttl;
+  for (const rr of m.authority) if (rr.ttl < ttl) ttl = rr.ttl;
+  return ttl;
+}
+
+function flagsText(m: Msg, truncated: boolean): string {
+  const f: string[] = [];
+  if (m.qr) f.push("qr");
+  if (m.aa) f.push("aa");
+  if (m.tc || truncated) f.push("tc");
+  if (m.rd) f.push("rd");
+  if (m.ra) f.push("ra");
+  if (m.ad) f.push("ad");
+  if (m.cd) f.push("cd");
+  return f.join(",");
+}

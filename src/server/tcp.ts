@@ -1,0 +1,125 @@
+// TCP listener (RFC 7766): 2-byte length framing, several pipelined queries per connection answered as
+// they complete, an idle timeout, and caps on connections and on queries in flight per connection.
+
+import net from "node:net";
+import type { Logger } from "pino";
+import type { Pipeline } from "./pipeline.ts";
+
+export interface TcpOptions {
+  /** Close a connection with no query in flight after this long idle. */
+  idleTimeoutMs: number;
+  maxConnections: number;
+  /** Stop reading from a connection while this many of its queries are being answered. */
+  maxInFlight: number;
+}
+
+export const defaultTcpOptions: TcpOptions = { idleTimeoutMs: 10_000, maxConnections: 1000, maxInFlight: 64 };
+
+export class TcpListener {
+  readonly #server: net.Server;
+  readonly #pipeline: Pipeline;
+  readonly #log: Logger;
+  readonly #opts: TcpOptions;
+  /** Ends a connection once nothing is in flight on it; set for every connection at close(). */
+  readonly #drain = new Map<net.Socket, () => void>();
+
+  constructor(pipeline: Pipeline, opts: TcpOptions, log: Logger) {
+    this.#pipeline = pipeline;
+    this.#opts = opts;
+    this.#log = log;
+    this.#server = net.createServer((socket) => this.#onConnection(socket));
+    this.#server.maxConnections = opts.maxConnections;
+    this.#server.on("error", (err) => this.#log.error({ err }, "tcp listener error"));
+  }
+
+  listen(address: string, port: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const onError = (err: Error) => reject(err);
+      this.#server.once("error", onError);
+      this.#server.listen({ host: address, port, ipv6Only: net.isIPv6(address) }, () => {
+        this.#server.off("error", onError);
+        resolve((this.#server.address() as net.AddressInfo).port);
+      });
+    });
+  }
+
+  #closing = false;
+
+  #onConnection(socket: net.Socket): void {
+    socket.setNoDelay(true);
+    socket.setTimeout(this.#opts.idleTimeoutMs);
+    const peer = {
+      proto: "tcp" as const,
+      remoteAddress: socket.remoteAddress ?? "",
+      remotePort: socket.remotePort ?? 0,
+      localAddress: socket.localAddress ?? "",
+      localPort: socket.localPort ?? 0,
+    };
+    let pending: Buffer = Buffer.alloc(0);
+    let inFlight = 0;
+
+    const reply = (out: Buffer | undefined) => {
+      if (out === undefined || socket.destroyed) return;
+      const frame = Buffer.allocUnsafe(2 + out.length);
+      frame.writeUInt16BE(out.length, 0);
+      out.copy(frame, 2);
+      socket.write(frame);
+    };
+    const settled = () => {
+      inFlight--;
+      if (inFlight < this.#opts.maxInFlight && socket.isPaused()) socket.resume();
+      if (inFlight === 0) socket.setTimeout(this.#opts.idleTimeoutMs);
+      if (inFlight === 0 && this.#closing) socket.end();
+    };
+    this.#drain.set(socket, () => {
+      if (inFlight === 0) socket.end();
+    });
+
+    socket.on("data", (chunk: Buffer) => {
+      pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+      while (pending.length >= 2) {
+        const len = pending.readUInt16BE(0);
+        if (len === 0) {
+          socket.destroy();
+          return;
+        }
+        if (pending.length < 2 + len) break;
+        const msg = pending.subarray(2, 2 + len);
+        pending = pending.subarray(2 + len);
+        let out: Buffer | undefined | Promise<Buffer | undefined>;
+        try {
+          out = this.#pipeline.handle(msg, peer);
+        } catch (err) {
+          this.#log.error({ err }, "query failed");
+          continue;
+        }
+        if (out instanceof Promise) {
+          inFlight++;
+          socket.setTimeout(0);
+          if (inFlight >= this.#opts.maxInFlight) socket.pause();
+          out.then(reply, (err: unknown) => this.#log.error({ err }, "query failed")).finally(settled);
+        } else {
+          reply(out);
+        }
+      }
+      // Keep only the unread tail, not the whole chunk it came from.
+      if (pending.length > 0 && pending.byteOffset !== 0) pending = Buffer.from(pending);
+    });
+    socket.on("timeout", () => {
+      if (inFlight === 0) socket.end();
+    });
+    socket.on("error", (err) => this.#log.debug({ err }, "tcp connection error"));
+    socket.on("close", () => {
+      this.#drain.delete(socket);
+    });
+  }
+
+  /** Stops accepting; open connections finish what they have in flight, then close. */
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      this.#closing = true;
+      this.#server.close(() => resolve());
+      for (const end of this.#drain.values()) end();
+    });
+  }
+}

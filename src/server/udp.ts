@@ -1,0 +1,89 @@
+// UDP listener: one socket per address, replies sent from the socket the query came in on.
+
+import dgram from "node:dgram";
+import { isIPv6 } from "node:net";
+import type { Logger } from "pino";
+import type { Pipeline } from "./pipeline.ts";
+
+export interface UdpOptions {
+  address: string;
+  port: number;
+  /** Let several processes share the port (SO_REUSEPORT, Node >= 22.12): one core each. */
+  reusePort: boolean;
+}
+
+export class UdpListener {
+  readonly #socket: dgram.Socket;
+  readonly #pipeline: Pipeline;
+  readonly #log: Logger;
+  #closed = false;
+  #localAddress = "";
+  #localPort = 0;
+
+  constructor(pipeline: Pipeline, opts: UdpOptions, log: Logger) {
+    this.#pipeline = pipeline;
+    this.#log = log;
+    const v6 = isIPv6(opts.address);
+    this.#socket = dgram.createSocket({
+      type: v6 ? "udp6" : "udp4",
+      reuseAddr: true,
+      reusePort: opts.reusePort,
+      ipv6Only: v6,
+    });
+    this.#socket.on("message", (msg, rinfo) => this.#onMessage(msg, rinfo));
+    this.#socket.on("error", (err) => this.#log.error({ err }, "udp socket error"));
+  }
+
+  bind(address: string, port: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const onError = (err: Error) => reject(err);
+      this.#socket.once("error", onError);
+      this.#socket.bind({ address, port, exclusive: false }, () => {
+        this.#socket.off("error", onError);
+        const local = this.#socket.address();
+        this.#localAddress = local.address;
+        this.#localPort = local.port;
+        resolve(local.port);
+      });
+    });
+  }
+
+  #onMessage(msg: Buffer, rinfo: dgram.RemoteInfo): void {
+    const peer = {
+      proto: "udp" as const,
+      remoteAddress: rinfo.address,
+      remotePort: rinfo.port,
+      localAddress: this.#localAddress,
+      localPort: this.#localPort,
+    };
+    let out: Buffer | undefined | Promise<Buffer | undefined>;
+    try {
+      out = this.#pipeline.handle(msg, peer);
+    } catch (err) {
+      this.#log.error({ err }, "query failed");
+      return;
+    }
+    if (out === undefined) return;
+    if (out instanceof Promise) {
+      out.then(
+        (b) => b && this.#send(b, rinfo),
+        (err: unknown) => this.#log.error({ err }, "query failed"),
+      );
+    } else {
+      this.#send(out, rinfo);
+    }
+  }
+
+  #send(b: Buffer, rinfo: dgram.RemoteInfo): void {
+    if (this.#closed) return;
+    this.#socket.send(b, rinfo.port, rinfo.address, (err) => {
+      if (err) this.#log.debug({ err }, "udp send failed");
+    });
+  }
+
+  close(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    this.#closed = true;
+    return new Promise((resolve) => this.#socket.close(() => resolve()));
+  }
+}
