@@ -1,0 +1,42 @@
+// errors: the catch around the rest of the chain. A handler that throws is logged once, with the query,
+// and the client gets SERVFAIL; matching messages can be consolidated (see consolidate.ts).
+
+import type { Logger } from "pino";
+import type { Handler } from "../../plugin.ts";
+import type { Consolidator } from "./consolidate.ts";
+import { PluginError, failure } from "../../plugin.ts";
+import { Rcode, typeName } from "../../dns/constants.ts";
+
+export interface ErrorsOptions {
+  consolidator: Consolidator;
+  /** Log the stack of every error, not only its message. */
+  stacktrace: boolean;
+  log: Logger;
+}
+
+export function errors(opts: ErrorsOptions): (next: Handler) => Handler {
+  const { consolidator, stacktrace, log } = opts;
+  return (next) => ({
+    name: "errors",
+    async serve(req) {
+      try {
+        return await next.serve(req);
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        if (!consolidator.take(message)) {
+          const fields = {
+            qname: req.qname,
+            qtype: typeName(req.qtype),
+            code: (err as { code?: unknown }).code,
+          };
+          // CoreDNS's line: "RCODE NAME TYPE: error".
+          const line = `${Rcode.SERVFAIL} ${req.qname} ${fields.qtype}: ${message}`;
+          if (stacktrace) log.error({ ...fields, err }, line);
+          else log.error(fields, line);
+        }
+        if (err instanceof PluginError) req.answeredBy = err.plugin;
+        return failure(req, Rcode.SERVFAIL);
+      }
+    },
+  });
+}

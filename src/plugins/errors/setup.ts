@@ -1,0 +1,75 @@
+// errors [stdout] {
+//     consolidate DURATION REGEXP [LEVEL]
+//     stacktrace | panicRecoveryStacktrace
+// }
+
+import type { Setup } from "../../plugin.ts";
+import type { Directive } from "../../corefile/types.ts";
+import type { ConsolidateLevel, Pattern } from "./consolidate.ts";
+import { Consolidator } from "./consolidate.ts";
+import { errors } from "./errors.ts";
+import { argCount, blockOptions, parseDuration } from "../../corefile/args.ts";
+import { configError } from "../../corefile/errors.ts";
+
+const LEVELS: Record<string, ConsolidateLevel> = {
+  warning: "warn",
+  error: "error",
+  info: "info",
+  debug: "debug",
+};
+
+/** Server blocks that already have an errors directive: CoreDNS allows one per block. */
+const seen = new WeakSet<object>();
+
+export const setup: Setup = (d, ctx) => {
+  if (seen.has(ctx.block)) throw configError(d, "errors", "can only be used once per server block");
+  seen.add(ctx.block);
+  argCount(d, "errors", 0, 1);
+  // CoreDNS accepts "stdout" as the only log destination; clusterdns always logs through pino.
+  if (d.args.length === 1 && d.args[0].text !== "stdout") {
+    throw configError(d.args[0], "errors", `invalid log file '${d.args[0].text}' (only 'stdout')`);
+  }
+  const patterns: Pattern[] = [];
+  let stacktrace = false;
+  const trace = (opt: Directive): void => {
+    argCount(opt, "errors", 0, 0);
+    stacktrace = true;
+  };
+  blockOptions(d, "errors", {
+    consolidate: (opt) => patterns.push(parseConsolidate(opt)),
+    stacktrace: trace,
+    panicRecoveryStacktrace: trace,
+  });
+  const log = ctx.log("errors");
+  const consolidator = new Consolidator(patterns, log);
+  ctx.onShutdown(() => consolidator.stop());
+  return errors({ consolidator, stacktrace, log });
+};
+
+function parseConsolidate(opt: Directive): Pattern {
+  argCount(opt, "errors", 2, 3);
+  const [period, expr, level] = opt.args;
+  const periodMs = parseDuration(period, "errors");
+  if (periodMs <= 0)
+    throw configError(period, "errors", `consolidate period must be positive, got '${period.text}'`);
+  let re: RegExp;
+  try {
+    re = goRegExp(expr.text);
+  } catch (err) {
+    throw configError(expr, "errors", `invalid regular expression '${expr.text}': ${(err as Error).message}`);
+  }
+  if (level && !Object.hasOwn(LEVELS, level.text)) {
+    throw configError(
+      level,
+      "errors",
+      `unknown log level '${level.text}' (want warning, error, info or debug)`,
+    );
+  }
+  return { periodMs, re, source: expr.text, level: level ? LEVELS[level.text] : "error" };
+}
+
+/** A Go (RE2) expression as a RegExp: a leading flag group such as `(?i)` becomes RegExp flags. */
+function goRegExp(text: string): RegExp {
+  const m = /^\(\?([ims]+)\)/.exec(text);
+  return m ? new RegExp(text.slice(m[0].length), m[1]) : new RegExp(text);
+}

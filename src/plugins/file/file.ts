@@ -1,0 +1,162 @@
+// The file handler: answers queries inside its zones from RFC 1035 zone files, and a poller that
+// reloads a zone file when it changes on disk.
+
+import { statSync, type Stats } from "node:fs";
+import { stat } from "node:fs/promises";
+import type { Logger } from "pino";
+import type { Handler, Plugin } from "../../plugin.ts";
+import { failure } from "../../plugin.ts";
+import { replyTo } from "../../dns/message.ts";
+import { Class, Rcode, Type } from "../../dns/constants.ts";
+import { isSubdomain } from "../../dns/name.ts";
+import { Zone } from "./zone.ts";
+import { loadZone } from "./zone-parser.ts";
+
+/** The zones one `file` directive serves, replaced as a whole when the file is reloaded. */
+export class ZoneSet {
+  #zones: readonly Zone[] = [];
+
+  constructor(zones: readonly Zone[]) {
+    this.replace(zones);
+  }
+
+  /** Longest origin first, so that the first match is the most specific zone. */
+  replace(zones: readonly Zone[]): void {
+    this.#zones = [...zones].sort((a, b) => b.origin.length - a.origin.length);
+  }
+
+  get zones(): readonly Zone[] {
+    return this.#zones;
+  }
+
+  /** The most specific zone that holds `qname`, if any. */
+  match(qname: string): Zone | undefined {
+    for (const z of this.#zones) if (isSubdomain(qname, z.origin)) return z;
+    return undefined;
+  }
+}
+
+/** Parses the file at `path` once for each origin. Throws ZoneError. */
+export function loadZones(path: string, origins: readonly string[]): Zone[] {
+  return origins.map((origin) => new Zone(origin, loadZone(path, origin)));
+}
+
+export function filePlugin(zones: ZoneSet): Plugin {
+  return (next) => fileHandler(zones, next);
+}
+
+export function fileHandler(zones: ZoneSet, next: Handler): Handler {
+  return {
+    name: "file",
+    serve(req) {
+      if (req.qclass !== Class.IN && req.qclass !== Class.ANY) return next.serve(req);
+      const zone = zones.match(req.qname);
+      if (!zone) return next.serve(req);
+      req.answeredBy = "file";
+      // Zone transfers belong to the transfer plugin, which runs before this one.
+      if (req.qtype === Type.AXFR || req.qtype === Type.IXFR)
+        return Promise.resolve(failure(req, Rcode.REFUSED));
+      const found = zone.lookup(req.qname, req.qtype);
+      const reply = replyTo(req.msg, found.rcode);
+      reply.aa = found.authoritative;
+      reply.answer = found.answer;
+      reply.authority = found.authority;
+      reply.additional = found.additional;
+      return Promise.resolve(reply);
+    },
+  };
+}
+
+export interface ReloaderOptions {
+  path: string;
+  origins: readonly string[];
+  /** Poll interval in ms; must be > 0. */
+  intervalMs: number;
+  zones: ZoneSet;
+  log: Logger;
+  /** Called after a new zone is swapped in (drops cached answers). */
+  invalidate: () => void;
+}
+
+/** What identifies one version of a file: inode (an atomic rename replaces it), size and mtime. */
+export async function fileStamp(path: string): Promise<string> {
+  return stamp(await stat(path).catch(() => undefined));
+}
+
+/** fileStamp, synchronously, for setup. */
+export function fileStampSync(path: string): string {
+  try {
+    return stamp(statSync(path));
+  } catch {
+    return stamp(undefined);
+  }
+}
+
+function stamp(s: Stats | undefined): string {
+  return s ? `${s.ino}:${s.size}:${s.mtimeMs}` : "missing";
+}
+
+/**
+ * Polls the zone file's stamp; on a change, parses it again. A file that no longer parses is logged and
+ * the old zones keep serving; one that does replaces them. Only the main file is watched: after editing
+ * a file it $INCLUDEs, touch the main file.
+ */
+export class ZoneReloader {
+  readonly #o: ReloaderOptions;
+  #stamp: string;
+  #timer: NodeJS.Timeout | undefined;
+  #busy = false;
+  #stopped = false;
+
+  /** `stamp` is the fileStamp taken before the zones in `o.zones` were read. */
+  constructor(o: ReloaderOptions, stamp: string) {
+    this.#o = o;
+    this.#stamp = stamp;
+  }
+
+  start(): void {
+    if (this.#timer || this.#stopped) return;
+    this.#timer = setInterval(() => void this.check(), this.#o.intervalMs);
+    this.#timer.unref();
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /** One poll; true when new zones were swapped in. Never throws. */
+  async check(): Promise<boolean> {
+    if (this.#busy || this.#stopped) return false;
+    this.#busy = true;
+    try {
+      const stamp = await fileStamp(this.#o.path);
+      if (stamp === this.#stamp) return false;
+      // Remember the stamp even when the parse fails, so a broken file is reported once, not every poll.
+      this.#stamp = stamp;
+      if (stamp === "missing") {
+        this.#o.log.warn({ file: this.#o.path }, "zone file is gone; serving the zone loaded before");
+        return false;
+      }
+      let zones: Zone[];
+      try {
+        zones = loadZones(this.#o.path, this.#o.origins);
+      } catch (err) {
+        this.#o.log.error(
+          { file: this.#o.path, err: (err as Error).message },
+          "zone reload failed; serving the zone loaded before",
+        );
+        return false;
+      }
+      if (this.#stopped) return false;
+      this.#o.zones.replace(zones);
+      this.#o.invalidate();
+      const serials = zones.map((z) => `${z.origin}=${(z.soa.data as { serial: number }).serial}`);
+      this.#o.log.info({ file: this.#o.path, zones: serials }, "zone reloaded");
+      return true;
+    } finally {
+      this.#busy = false;
+    }
+  }
+}

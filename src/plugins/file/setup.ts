@@ -1,0 +1,51 @@
+// `file DBFILE [ZONES...] { reload DURATION }`: serve zones from an RFC 1035 zone file, as CoreDNS's
+// file plugin. The file is loaded here, so a bad zone file stops start-up with the Corefile's file:line.
+
+import { resolve } from "node:path";
+import type { Setup } from "../../plugin.ts";
+import { argCount, blockOptions, noBlock, parseDuration, zonesArg } from "../../corefile/args.ts";
+import { configError } from "../../corefile/errors.ts";
+import { ZoneReloader, ZoneSet, filePlugin, fileStampSync, loadZones } from "./file.ts";
+
+/** CoreDNS's default: check the file once a minute. */
+const DEFAULT_RELOAD_MS = 60_000;
+
+export const setup: Setup = (d, ctx) => {
+  argCount(d, "file", 1, Infinity);
+  const path = resolve(ctx.root, d.args[0].text);
+  const origins = zonesArg(d.args.slice(1), ctx.zones, "file");
+  let reloadMs = DEFAULT_RELOAD_MS;
+  blockOptions(d, "file", {
+    reload(opt) {
+      argCount(opt, "file", 1, 1);
+      noBlock(opt, "file");
+      reloadMs = parseDuration(opt.args[0], "file");
+    },
+  });
+
+  // The stamp is taken before reading, so a change made while we read is seen by the first poll.
+  const stamp = fileStampSync(path);
+  let zones: ZoneSet;
+  try {
+    zones = new ZoneSet(loadZones(path, origins));
+  } catch (err) {
+    throw configError(d, "file", (err as Error).message);
+  }
+
+  if (reloadMs > 0) {
+    const reloader = new ZoneReloader(
+      {
+        path,
+        origins,
+        intervalMs: reloadMs,
+        zones,
+        log: ctx.log("file"),
+        invalidate: () => ctx.invalidate(),
+      },
+      stamp,
+    );
+    ctx.onStartup(() => reloader.start());
+    ctx.onShutdown(() => reloader.stop());
+  }
+  return filePlugin(zones);
+};

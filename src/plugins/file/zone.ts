@@ -1,0 +1,190 @@
+// One authoritative zone in memory and its lookup algorithm (RFC 1034 4.3.2, wildcards per RFC 4592,
+// negative answers per RFC 2308). Records are indexed by owner name, so a lookup costs O(labels).
+
+import type { RR } from "../../dns/message.ts";
+import { Rcode, Type } from "../../dns/constants.ts";
+import { canonical, isSubdomain, parent } from "../../dns/name.ts";
+
+/** How a lookup ended, for tests and logs. */
+export type LookupKind = "answer" | "nodata" | "nxdomain" | "referral" | "outside";
+
+export interface Lookup {
+  kind: LookupKind;
+  rcode: number;
+  /** AA bit: false for referrals (the data below a cut is not ours) and for names outside the zone. */
+  authoritative: boolean;
+  answer: RR[];
+  authority: RR[];
+  additional: RR[];
+}
+
+/** Most CNAMEs one answer holds: longer chains are cut there. */
+const MAX_CHAIN = 8;
+
+/** RRsets at one owner name; empty for an empty non-terminal. */
+type Node = Map<number, RR[]>;
+
+export class Zone {
+  readonly origin: string;
+  readonly soa: RR;
+  /** Number of records. */
+  readonly size: number;
+  /** Owner -> RRsets, every name between an owner and the apex included (empty non-terminals). */
+  readonly #nodes = new Map<string, Node>();
+  /** Delegation points: names below the apex that hold NS records. */
+  readonly #cuts = new Set<string>();
+  /** The SOA as negative answers carry it: TTL min(SOA TTL, SOA minimum) (RFC 2308 3). */
+  readonly #negativeSoa: RR;
+
+  /** `records` must be one valid zone, as parseZone returns it. The zone keeps frozen copies; answers
+   * get fresh RR objects whose `data` is shared and frozen. */
+  constructor(origin: string, records: readonly RR[]) {
+    this.origin = canonical(origin);
+    this.#nodes.set(this.origin, new Map());
+    let soa: RR | undefined;
+    for (const input of records) {
+      const rr: RR = Object.freeze({
+        ...input,
+        name: input.name.toLowerCase(),
+        data: Object.freeze({ ...input.data }),
+      });
+      if (!isSubdomain(rr.name, this.origin))
+        throw new Error(`${rr.name} is outside the zone ${this.origin}`);
+      if (rr.type === Type.SOA && rr.name === this.origin) soa = rr;
+      if (rr.type === Type.NS && rr.name !== this.origin) this.#cuts.add(rr.name);
+      const node = this.#node(rr.name);
+      const set = node.get(rr.type);
+      if (set) set.push(rr);
+      else node.set(rr.type, [rr]);
+    }
+    if (!soa) throw new Error(`zone ${this.origin} has no SOA record`);
+    this.soa = soa;
+    this.size = records.length;
+    const minimum = (soa.data as { minimum: number }).minimum;
+    this.#negativeSoa = Object.freeze({ ...soa, ttl: Math.min(soa.ttl, minimum) });
+  }
+
+  /** The node for `name`, created along with the empty non-terminals above it. */
+  #node(name: string): Node {
+    let node = this.#nodes.get(name);
+    if (node) return node;
+    node = new Map();
+    this.#nodes.set(name, node);
+    for (let n = parent(name); n !== this.origin && !this.#nodes.has(n); n = parent(n))
+      this.#nodes.set(n, new Map());
+    return node;
+  }
+
+  /** Answers `qname`/`qtype` from this zone. `qname` is canonical; case does not matter. */
+  lookup(qname: string, qtype: number): Lookup {
+    let name = qname.toLowerCase();
+    if (!isSubdomain(name, this.origin)) return result("outside", Rcode.REFUSED, false, [], [], []);
+    const answer: RR[] = [];
+    const visited = new Set<string>();
+    for (let hops = 0; ; hops++) {
+      const cut = this.#cutAt(name);
+      if (cut !== undefined) {
+        // A CNAME chain that runs into a delegation stops there: the resolver follows the target itself.
+        if (answer.length > 0) return this.#positive(answer);
+        const ns = this.#copy(this.#nodes.get(cut)!.get(Type.NS)!, undefined);
+        return result("referral", Rcode.NOERROR, false, [], ns, this.#glue(ns));
+      }
+      // An existing name is its own data; otherwise the wildcard at the closest encloser stands in.
+      const exact = this.#nodes.get(name);
+      const node = exact ?? this.#wildcard(name);
+      if (!node) return this.#negative("nxdomain", answer);
+      const owner = exact ? undefined : name;
+      if (qtype === Type.ANY) {
+        for (const set of node.values()) answer.push(...this.#copy(set, owner));
+        return answer.length > 0 ? this.#positive(answer) : this.#negative("nodata", answer);
+      }
+      const set = node.get(qtype);
+      if (set) {
+        answer.push(...this.#copy(set, owner));
+        return this.#positive(answer);
+      }
+      const cname = qtype === Type.CNAME ? undefined : node.get(Type.CNAME);
+      if (!cname) return this.#negative("nodata", answer);
+      // A chain longer than MAX_CHAIN links is handed back as far as it got; the resolver goes on.
+      if (hops === MAX_CHAIN) return this.#positive(answer);
+      answer.push(...this.#copy(cname, owner));
+      visited.add(name);
+      const target = (cname[0].data as { target: string }).target;
+      // Chase inside the zone only, and stop at a loop.
+      if (!isSubdomain(target, this.origin) || visited.has(target)) return this.#positive(answer);
+      name = target;
+    }
+  }
+
+  /** The topmost delegation point at or above `name` (below the apex), if any. */
+  #cutAt(name: string): string | undefined {
+    if (this.#cuts.size === 0) return undefined;
+    let cut: string | undefined;
+    for (let n = name; n !== this.origin; n = parent(n)) if (this.#cuts.has(n)) cut = n;
+    return cut;
+  }
+
+  /** The node of `*.<closest encloser>` for a name that does not exist, if there is one (RFC 4592 3.3). */
+  #wildcard(name: string): Node | undefined {
+    let encloser = parent(name);
+    while (!this.#nodes.has(encloser)) encloser = parent(encloser);
+    return this.#nodes.get("*." + encloser);
+  }
+
+  /** Answer RRs: fresh objects (callers may reorder or rename them), owner rewritten for wildcards. */
+  #copy(set: readonly RR[], owner: string | undefined): RR[] {
+    return set.map((rr) => (owner === undefined ? { ...rr } : { ...rr, name: owner }));
+  }
+
+  #positive(answer: RR[]): Lookup {
+    return result("answer", Rcode.NOERROR, true, answer, [], this.#additional(answer));
+  }
+
+  #negative(kind: "nodata" | "nxdomain", answer: RR[]): Lookup {
+    const rcode = kind === "nxdomain" ? Rcode.NXDOMAIN : Rcode.NOERROR;
+    return result(kind, rcode, true, answer, [{ ...this.#negativeSoa }], []);
+  }
+
+  /** A and AAAA records from the zone for the names that MX, SRV and NS records in `answer` point at. */
+  #additional(answer: readonly RR[]): RR[] {
+    const targets: string[] = [];
+    for (const rr of answer) {
+      const d = rr.data as { exchange?: string; target?: string };
+      if (rr.type === Type.MX) targets.push(d.exchange!);
+      else if (rr.type === Type.SRV || rr.type === Type.NS) targets.push(d.target!);
+    }
+    return this.#addresses(targets);
+  }
+
+  /** Glue: addresses of the name servers of a referral, wherever in the zone they are. */
+  #glue(ns: readonly RR[]): RR[] {
+    return this.#addresses(ns.map((rr) => (rr.data as { target: string }).target));
+  }
+
+  #addresses(names: readonly string[]): RR[] {
+    const out: RR[] = [];
+    const done = new Set<string>();
+    for (const name of names) {
+      if (done.has(name)) continue;
+      done.add(name);
+      const node = this.#nodes.get(name);
+      if (!node) continue;
+      out.push(
+        ...this.#copy(node.get(Type.A) ?? [], undefined),
+        ...this.#copy(node.get(Type.AAAA) ?? [], undefined),
+      );
+    }
+    return out;
+  }
+}
+
+function result(
+  kind: LookupKind,
+  rcode: number,
+  authoritative: boolean,
+  answer: RR[],
+  authority: RR[],
+  additional: RR[],
+): Lookup {
+  return { kind, rcode, authoritative, answer, authority, additional };
+}

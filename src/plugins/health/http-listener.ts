@@ -1,0 +1,120 @@
+// The small HTTP listeners of health and ready. Directives naming the same address share one server
+// (ref-counted), each adding its path; the last one released closes it. Shared by src/plugins/ready.
+
+import { createServer } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import { isIP } from "node:net";
+
+export interface ListenAddress {
+  /** Undefined for ":8080": every address (dual-stack where the host has IPv6). */
+  host: string | undefined;
+  port: number;
+  /** As written: the registry key and what messages show. */
+  text: string;
+}
+
+export type Route = (req: IncomingMessage, res: ServerResponse) => void;
+
+export interface Lease {
+  /** Removes this route; the server closes when no lease is left. */
+  release(): Promise<void>;
+}
+
+interface Shared {
+  server: Server;
+  /** Path -> routes in acquisition order; the newest answers (a reload's new instance wins). */
+  routes: Map<string, Route[]>;
+  refs: number;
+  listening: Promise<void>;
+}
+
+const listeners = new Map<string, Shared>();
+
+/** "HOST:PORT", "[IPv6]:PORT" or ":PORT"; port 0 lets the system pick one (see boundPort). */
+export function parseListenAddress(text: string): ListenAddress | string {
+  const m = /^(?:\[([^\]]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(text);
+  if (!m) return `invalid address '${text}' (want HOST:PORT or :PORT)`;
+  const port = Number(m[3]);
+  if (port > 65535) return `port ${port} is out of range in '${text}'`;
+  const host = m[1] ?? m[2];
+  if (m[1] !== undefined && isIP(m[1]) !== 6) return `'${m[1]}' is not an IPv6 address in '${text}'`;
+  if (host !== "" && isIP(host) === 0 && !/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/i.test(host)) {
+    return `invalid host '${host}' in '${text}'`;
+  }
+  return { host: host || undefined, port, text };
+}
+
+/** Serves `route` at `path` on `addr`, opening the listener if this is its first user. Rejects with
+ * the listen error (EADDRINUSE, ...) when the address cannot be opened. */
+export async function acquire(addr: ListenAddress, path: string, route: Route): Promise<Lease> {
+  let shared = listeners.get(addr.text);
+  if (!shared) {
+    const routes = new Map<string, Route[]>();
+    const server = createServer((req, res) => dispatch(routes, req, res));
+    const listening = new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen({ host: addr.host, port: addr.port }, () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+    shared = { server, routes, refs: 0, listening };
+    listeners.set(addr.text, shared);
+    listening.catch(() => {
+      if (listeners.get(addr.text) === shared) listeners.delete(addr.text);
+    });
+  }
+  const s = shared;
+  s.refs++;
+  const list = s.routes.get(path) ?? [];
+  list.push(route);
+  s.routes.set(path, list);
+  let released = false;
+  const release = async (): Promise<void> => {
+    if (released) return;
+    released = true;
+    const l = s.routes.get(path)!;
+    l.splice(l.indexOf(route), 1);
+    if (l.length === 0) s.routes.delete(path);
+    if (--s.refs > 0) return;
+    if (listeners.get(addr.text) === s) listeners.delete(addr.text);
+    if (!s.server.listening) return;
+    await new Promise<void>((resolve) => {
+      s.server.close(() => resolve());
+      s.server.closeAllConnections();
+    });
+  };
+  try {
+    await s.listening;
+  } catch (err) {
+    await release();
+    throw err;
+  }
+  return { release };
+}
+
+/** The port the listener for `text` is bound to (useful with port 0), or undefined if it is not open. */
+export function boundPort(text: string): number | undefined {
+  const a = listeners.get(text)?.server.address();
+  return a && typeof a === "object" ? a.port : undefined;
+}
+
+function dispatch(routes: Map<string, Route[]>, req: IncomingMessage, res: ServerResponse): void {
+  const url = req.url ?? "/";
+  const q = url.indexOf("?");
+  const list = routes.get(q >= 0 ? url.slice(0, q) : url);
+  if (!list) {
+    reply(res, 404, "404 page not found\n");
+    return;
+  }
+  list[list.length - 1](req, res);
+}
+
+/** A plain-text reply. */
+export function reply(res: ServerResponse, status: number, body: string): void {
+  res.writeHead(status, {
+    "Content-Type": "text/plain; charset=utf-8",
+    "Content-Length": Buffer.byteLength(body),
+  });
+  res.end(body);
+}

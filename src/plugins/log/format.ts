@@ -1,0 +1,86 @@
+// Query log formats: CoreDNS's placeholders, compiled once at setup into a list of small functions, so
+// a log line costs one pass over the parts and no parsing.
+
+import type { QueryDone } from "../../plugin.ts";
+import { Opcode, className, rcodeName, typeName } from "../../dns/constants.ts";
+
+/** What a finished query offers the formatter. `opcode` and `answers` are read when the server
+ * provides them (QueryDone does not carry them yet). */
+export type Finished = QueryDone & { opcode?: number; answers?: number };
+
+export const COMMON_FORMAT =
+  '{remote}:{port} - {>id} "{type} {class} {name} {proto} {size} {>do} {>bufsize}" {rcode} {>rflags} {rsize} {duration}';
+export const COMBINED_FORMAT = COMMON_FORMAT + ' "{>opcode}"';
+
+type Part = string | ((q: Finished) => string);
+
+const opcodeNames = new Map<number, string>(Object.entries(Opcode).map(([k, v]) => [v, k]));
+
+const placeholders: Record<string, (q: Finished) => string> = {
+  "{type}": (q) => typeName(q.qtype),
+  "{name}": (q) => q.qname,
+  "{class}": (q) => className(q.qclass),
+  "{proto}": (q) => q.proto,
+  "{remote}": (q) => remoteText(q.remoteAddress),
+  "{port}": (q) => String(q.remotePort),
+  "{size}": (q) => String(q.size),
+  "{duration}": (q) => goSeconds(q.duration),
+  "{rcode}": (q) => rcodeText(q.rcode),
+  "{rsize}": (q) => String(q.rsize),
+  "{>rflags}": (q) => q.rflags,
+  "{>bufsize}": (q) => String(q.bufsize),
+  "{>do}": (q) => String(q.do),
+  "{>id}": (q) => String(q.id),
+  "{>opcode}": (q) => opcodeNames.get(q.opcode ?? Opcode.QUERY) ?? String(q.opcode),
+};
+
+/** Placeholders CoreDNS has that clusterdns cannot fill: a Corefile naming one fails at start. */
+const unsupported: Record<string, string> = {
+  "{local}": "the server address is not recorded per query",
+};
+
+export class FormatError extends Error {
+  readonly code = "CDNS_ERR_LOG_FORMAT";
+}
+
+/** Compiles a format string; throws FormatError for a placeholder it does not know. */
+export function compileFormat(format: string): (q: Finished) => string {
+  const text = format.replaceAll("{common}", COMMON_FORMAT).replaceAll("{combined}", COMBINED_FORMAT);
+  const parts: Part[] = [];
+  let at = 0;
+  for (const m of text.matchAll(/\{[^{}\s]*\}/g)) {
+    if (m.index > at) parts.push(text.slice(at, m.index));
+    const p = m[0];
+    if (p.startsWith("{/"))
+      throw new FormatError(`metadata placeholder ${p} is not supported (no metadata plugin)`);
+    if (Object.hasOwn(unsupported, p))
+      throw new FormatError(`placeholder ${p} is not supported: ${unsupported[p]}`);
+    if (!Object.hasOwn(placeholders, p)) throw new FormatError(`unknown placeholder ${p}`);
+    parts.push(placeholders[p]);
+    at = m.index + p.length;
+  }
+  if (at < text.length) parts.push(text.slice(at));
+  return (q) => {
+    let out = "";
+    for (const p of parts) out += typeof p === "string" ? p : p(q);
+    return out;
+  };
+}
+
+/** An IPv6 client in brackets, as CoreDNS prints it: "[::1]". */
+export function remoteText(ip: string): string {
+  return ip.includes(":") ? `[${ip}]` : ip;
+}
+
+/** "NOERROR", or the number for an rcode without a name (as CoreDNS prints it). */
+export function rcodeText(rcode: number): string {
+  const name = rcodeName(rcode);
+  return name.startsWith("RCODE") ? String(rcode) : name;
+}
+
+/** Seconds as Go prints a duration's Seconds() with 'f', -1: "0.000123s", "1.5s", "0s". */
+export function goSeconds(seconds: number): string {
+  const ns = String(Math.max(0, Math.round(seconds * 1e9))).padStart(10, "0");
+  const frac = ns.slice(-9).replace(/0+$/, "");
+  return `${ns.slice(0, -9)}${frac ? "." + frac : ""}s`;
+}

@@ -1,0 +1,261 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { pino } from "pino";
+import type { Directive } from "../../corefile/types.ts";
+import type { SetupContext } from "../../plugin.ts";
+import type { Finished } from "./format.ts";
+import { setup } from "./setup.ts";
+import { classify } from "./log.ts";
+import { goSeconds } from "./format.ts";
+import { Class, Rcode, Type } from "../../dns/constants.ts";
+
+function dir(name: string, args: string[] = [], block?: Directive[], line = 1): Directive {
+  return {
+    name,
+    args: args.map((text) => ({ text, file: "Corefile", line, quoted: false })),
+    block,
+    file: "Corefile",
+    line,
+  };
+}
+
+/** A server block's context whose finish hooks and log lines the test can reach. */
+function fakeBlock() {
+  const lines: Record<string, unknown>[] = [];
+  const logger = pino({ level: "info" }, { write: (s: string) => void lines.push(JSON.parse(s)) });
+  const hooks: ((q: Finished) => void)[] = [];
+  const ctx: SetupContext = {
+    zones: ["."],
+    root: "/",
+    log: (plugin) => logger.child({ plugin }),
+    onStartup: () => {},
+    onShutdown: () => {},
+    invalidate: () => {},
+    onQueryDone: (fn) => void hooks.push(fn),
+    registerReady: () => {},
+    block: { bind: [] },
+    instance: { stopping: false, lameduckMs: 0, readyChecks: new Map() },
+  };
+  return {
+    ctx,
+    lines,
+    hooks,
+    finish(q: Partial<Finished> = {}) {
+      for (const h of hooks) h({ ...query(), ...q });
+    },
+  };
+}
+
+function query(): Finished {
+  return {
+    server: "dns://:53",
+    zone: ".",
+    proto: "udp",
+    remoteAddress: "10.0.0.1",
+    remotePort: 40000,
+    id: 4242,
+    qname: "example.org.",
+    qtype: Type.A,
+    qclass: Class.IN,
+    size: 41,
+    do: false,
+    bufsize: 512,
+    rcode: Rcode.NOERROR,
+    rflags: "qr,aa,rd",
+    rsize: 57,
+    duration: 0.000123,
+    cached: false,
+    plugin: "hosts",
+  };
+}
+
+async function setupAll(b: ReturnType<typeof fakeBlock>, ...ds: Directive[]) {
+  for (const d of ds) assert.equal(await setup(d, b.ctx), undefined, "log adds no handler");
+}
+
+test("log writes the common log format as msg and the same facts as fields", async () => {
+  const b = fakeBlock();
+  await setupAll(b, dir("log"));
+  assert.equal(b.hooks.length, 1);
+  b.finish();
+  assert.equal(b.lines.length, 1);
+  const l = b.lines[0];
+  assert.equal(l.level, 30);
+  assert.equal(l.plugin, "log");
+  assert.equal(
+    l.msg,
+    '10.0.0.1:40000 - 4242 "A IN example.org. udp 41 false 512" NOERROR qr,aa,rd 57 0.000123s',
+  );
+  const { remote, port, id, type, name, proto, size, bufsize, rcode, rflags, rsize, duration, cached } = l;
+  assert.deepEqual(
+    {
+      remote,
+      port,
+      id,
+      type,
+      class: l.class,
+      name,
+      proto,
+      size,
+      do: l.do,
+      bufsize,
+      rcode,
+      rflags,
+      rsize,
+      duration,
+      cached,
+    },
+    {
+      remote: "10.0.0.1",
+      port: 40000,
+      id: 4242,
+      type: "A",
+      class: "IN",
+      name: "example.org.",
+      proto: "udp",
+      size: 41,
+      do: false,
+      bufsize: 512,
+      rcode: "NOERROR",
+      rflags: "qr,aa,rd",
+      rsize: 57,
+      duration: 0.000123,
+      cached: false,
+    },
+  );
+});
+
+test("IPv6 clients are bracketed; other facts follow the query", async () => {
+  const b = fakeBlock();
+  await setupAll(b, dir("log", ["{common}"]));
+  b.finish({ remoteAddress: "::1", remotePort: 50759, id: 29008, proto: "tcp", do: true, bufsize: 4096 });
+  b.finish({ rcode: Rcode.NXDOMAIN, qtype: Type.AAAA, duration: 1.5, cached: true });
+  assert.equal(
+    b.lines[0].msg,
+    '[::1]:50759 - 29008 "A IN example.org. tcp 41 true 4096" NOERROR qr,aa,rd 57 0.000123s',
+  );
+  assert.equal(
+    b.lines[1].msg,
+    '10.0.0.1:40000 - 4242 "AAAA IN example.org. udp 41 false 512" NXDOMAIN qr,aa,rd 57 1.5s',
+  );
+  assert.equal(b.lines[1].cached, true);
+});
+
+test("custom and combined formats", async () => {
+  const custom = fakeBlock();
+  await setupAll(custom, dir("log", [".", "{proto} Request: {name} {type} {>id}"]));
+  custom.finish();
+  assert.equal(custom.lines[0].msg, "udp Request: example.org. A 4242");
+
+  const combined = fakeBlock();
+  await setupAll(combined, dir("log", [".", "{combined}"]));
+  combined.finish();
+  assert.match(combined.lines[0].msg as string, /0\.000123s "QUERY"$/);
+});
+
+test("NAMES limit logging to names at or below them", async () => {
+  const b = fakeBlock();
+  await setupAll(b, dir("log", ["example.org", "Example.NET"]));
+  b.finish({ qname: "www.example.org." });
+  b.finish({ qname: "example.net." });
+  b.finish({ qname: "other.com." });
+  b.finish({ qname: "notexample.org." });
+  assert.deepEqual(
+    b.lines.map((l) => l.name),
+    ["www.example.org.", "example.net."],
+  );
+});
+
+test("classes select what is logged", async () => {
+  const b = fakeBlock();
+  await setupAll(b, dir("log", ["."], [dir("class", ["denial"])]));
+  b.finish({ rcode: Rcode.NXDOMAIN, id: 1 });
+  b.finish({ rcode: Rcode.NOERROR, answers: 0, id: 2 });
+  b.finish({ rcode: Rcode.NOERROR, answers: 2, id: 3 });
+  b.finish({ rcode: Rcode.SERVFAIL, id: 4 });
+  assert.deepEqual(
+    b.lines.map((l) => l.id),
+    [1, 2],
+  );
+
+  const e = fakeBlock();
+  await setupAll(e, dir("log", ["."], [dir("class", ["error"]), dir("minDuration", ["1s"])]));
+  for (const [i, rcode] of [
+    Rcode.SERVFAIL,
+    Rcode.REFUSED,
+    Rcode.NOTIMP,
+    Rcode.FORMERR,
+    Rcode.NOERROR,
+  ].entries()) {
+    e.finish({ rcode, id: i });
+  }
+  e.finish({ rcode: Rcode.NOERROR, duration: 2, id: 9 });
+  assert.deepEqual(
+    e.lines.map((l) => l.id),
+    [0, 1, 2, 3, 9],
+  );
+
+  const both = fakeBlock();
+  await setupAll(both, dir("log", ["."], [dir("class", ["denial"]), dir("class", ["success"])]));
+  both.finish({ rcode: Rcode.NXDOMAIN });
+  both.finish({ rcode: Rcode.NOERROR });
+  both.finish({ rcode: Rcode.SERVFAIL });
+  assert.equal(both.lines.length, 2);
+
+  const all = fakeBlock();
+  await setupAll(all, dir("log", [], [dir("class", ["error", "all"])]));
+  all.finish({ rcode: Rcode.NOERROR });
+  assert.equal(all.lines.length, 1);
+});
+
+test("classify follows CoreDNS: NXDOMAIN and NODATA are denials", () => {
+  assert.equal(classify({ ...query(), rcode: Rcode.NOERROR, answers: 1 }), "success");
+  assert.equal(classify({ ...query(), rcode: Rcode.NOERROR, answers: 0 }), "denial");
+  assert.equal(classify({ ...query(), rcode: Rcode.NXDOMAIN }), "denial");
+  assert.equal(classify({ ...query(), rcode: Rcode.SERVFAIL }), "error");
+  assert.equal(classify({ ...query(), rcode: Rcode.REFUSED }), "error");
+});
+
+test("several log directives in a block share one hook; the first matching name decides", async () => {
+  const b = fakeBlock();
+  await setupAll(b, dir("log", ["example.org"], [dir("class", ["error"])]), dir("log"));
+  assert.equal(b.hooks.length, 1);
+  b.finish({ qname: "a.example.org.", rcode: Rcode.NOERROR });
+  b.finish({ qname: "a.example.org.", rcode: Rcode.SERVFAIL });
+  b.finish({ qname: "other.net.", rcode: Rcode.NOERROR });
+  assert.deepEqual(
+    b.lines.map((l) => [l.name, l.rcode]),
+    [
+      ["a.example.org.", "SERVFAIL"],
+      ["other.net.", "NOERROR"],
+    ],
+  );
+});
+
+test("goSeconds prints like Go's Seconds() with 'f', -1", () => {
+  assert.equal(goSeconds(0.037990251), "0.037990251s");
+  assert.equal(goSeconds(0), "0s");
+  assert.equal(goSeconds(2), "2s");
+  assert.equal(goSeconds(12.5), "12.5s");
+  assert.equal(goSeconds(0.000001), "0.000001s");
+});
+
+test("setup errors name file:line", async () => {
+  const bad: [Directive, RegExp][] = [
+    [dir("log", [".", "{name} {nope}"], undefined, 2), /^Corefile:2 - .*log: unknown placeholder \{nope\}/],
+    [dir("log", ["{local}"], undefined, 3), /^Corefile:3 - .*placeholder \{local\} is not supported/],
+    [dir("log", [".", "{/kubernetes/pod}"], undefined, 4), /^Corefile:4 - .*metadata placeholder/],
+    [dir("log", [], [dir("class", ["fatal"], undefined, 5)]), /^Corefile:5 - .*unknown class 'fatal'/],
+    [dir("log", [], [dir("class", [], undefined, 6)]), /^Corefile:6 - .*'class' takes at least 1/],
+    [dir("log", [], [dir("minDuration", ["fast"], undefined, 7)]), /^Corefile:7 - .*invalid duration/],
+    [dir("log", [], [dir("format", ["x"], undefined, 8)]), /^Corefile:8 - .*unknown property 'format'/],
+    [dir("log", ["bad name!"], undefined, 9), /^Corefile:9 - .*invalid name/],
+  ];
+  for (const [d, re] of bad) {
+    await assert.rejects(
+      async () => setup(d, fakeBlock().ctx),
+      (err: Error & { code?: string }) => err.code === "CDNS_ERR_CONFIG" && re.test(err.message),
+      re.source,
+    );
+  }
+});

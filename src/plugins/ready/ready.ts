@@ -1,0 +1,42 @@
+// ready: the readiness endpoint. GET /ready answers 200 "OK" once every registered readiness check
+// passes, else 503 with the plugins still waiting, one per line; 503 from the moment shutdown begins.
+
+import type { InstanceHooks, ReadyCheck } from "../../plugin.ts";
+import type { Route } from "../health/http-listener.ts";
+import { reply } from "../health/http-listener.ts";
+
+export const READY_PATH = "/ready";
+
+export type Monitor = "until-ready" | "continuously";
+
+/** Names of the plugins with a check that fails, sorted. */
+export function notReady(instance: InstanceHooks, passed?: WeakSet<ReadyCheck>): string[] {
+  const waiting: string[] = [];
+  for (const [plugin, checks] of instance.readyChecks) {
+    let ok = true;
+    for (const check of checks) {
+      if (passed?.has(check)) continue;
+      if (!check()) {
+        ok = false;
+        break;
+      }
+      passed?.add(check);
+    }
+    if (!ok) waiting.push(plugin);
+  }
+  return waiting.sort();
+}
+
+/** With "until-ready" a check that passed once is not asked again (CoreDNS's default). */
+export function readyRoute(instance: InstanceHooks, monitor: Monitor): Route {
+  const passed = monitor === "until-ready" ? new WeakSet<ReadyCheck>() : undefined;
+  return (_req, res) => {
+    if (instance.stopping) {
+      reply(res, 503, "Shutting down\n");
+      return;
+    }
+    const waiting = notReady(instance, passed);
+    if (waiting.length === 0) reply(res, 200, "OK");
+    else reply(res, 503, waiting.join("\n") + "\n");
+  };
+}

@@ -1,0 +1,43 @@
+// ready [ADDRESS] {
+//     monitor until-ready|continuously
+// }
+
+import type { Setup } from "../../plugin.ts";
+import type { Lease } from "../health/http-listener.ts";
+import type { Monitor } from "./ready.ts";
+import { acquire, parseListenAddress } from "../health/http-listener.ts";
+import { READY_PATH, readyRoute } from "./ready.ts";
+import { argCount, blockOptions } from "../../corefile/args.ts";
+import { configError } from "../../corefile/errors.ts";
+
+export const DEFAULT_READY_ADDRESS = ":8181";
+
+export const setup: Setup = (d, ctx) => {
+  argCount(d, "ready", 0, 1);
+  const at = d.args[0] ?? d;
+  const addr = parseListenAddress(d.args[0]?.text ?? DEFAULT_READY_ADDRESS);
+  if (typeof addr === "string") throw configError(at, "ready", addr);
+  let monitor: Monitor = "until-ready";
+  blockOptions(d, "ready", {
+    monitor: (opt) => {
+      argCount(opt, "ready", 1, 1);
+      const v = opt.args[0].text;
+      if (v !== "until-ready" && v !== "continuously") {
+        throw configError(opt.args[0], "ready", `unknown monitor '${v}' (want until-ready or continuously)`);
+      }
+      monitor = v;
+    },
+  });
+
+  const route = readyRoute(ctx.instance, monitor);
+  let lease: Lease | undefined;
+  ctx.onStartup(async () => {
+    try {
+      lease = await acquire(addr, READY_PATH, route);
+    } catch (err) {
+      throw configError(at, "ready", `cannot listen on ${addr.text}: ${(err as Error).message}`);
+    }
+  });
+  ctx.onShutdown(() => lease?.release());
+  return undefined;
+};

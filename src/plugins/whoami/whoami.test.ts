@@ -1,0 +1,91 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import type { Directive } from "../../corefile/types.ts";
+import type { SetupContext } from "../../plugin.ts";
+import { setup } from "./setup.ts";
+import { makeRequest, recordingNext } from "../../../test/helpers/request.ts";
+import { Class, Rcode, Type } from "../../dns/constants.ts";
+
+function dir(name: string, args: string[] = [], block?: Directive[], line = 1): Directive {
+  return {
+    name,
+    args: args.map((text) => ({ text, file: "Corefile", line, quoted: false })),
+    block,
+    file: "Corefile",
+    line,
+  };
+}
+
+// whoami's setup reads nothing from the context.
+const ctx = {} as SetupContext;
+
+async function handler() {
+  const plugin = await setup(dir("whoami"), ctx);
+  assert.ok(plugin);
+  const next = recordingNext();
+  return { h: plugin(next), next };
+}
+
+test("IPv4 client over UDP: A and _udp SRV in additional, empty answer, private", async () => {
+  const { h, next } = await handler();
+  const req = makeRequest("Example.org", Type.A, { remoteAddress: "10.1.2.3", remotePort: 40212 });
+  assert.equal(req.private, false);
+  const m = await h.serve(req);
+  assert.equal(m.rcode, Rcode.NOERROR);
+  assert.equal(m.aa, true);
+  assert.equal(m.answer.length, 0);
+  assert.deepEqual(m.additional, [
+    {
+      name: "example.org.",
+      type: Type.A,
+      class: Class.IN,
+      ttl: 0,
+      data: { type: Type.A, address: "10.1.2.3" },
+    },
+    {
+      name: "_udp.example.org.",
+      type: Type.SRV,
+      class: Class.IN,
+      ttl: 0,
+      data: { type: Type.SRV, priority: 0, weight: 0, port: 40212, target: "." },
+    },
+  ]);
+  assert.equal(req.private, true);
+  assert.equal(req.answeredBy, "whoami");
+  assert.equal(next.calls.length, 0);
+});
+
+test("IPv6 client over TCP: AAAA and _tcp SRV; any qtype is answered", async () => {
+  const { h } = await handler();
+  const req = makeRequest("a.test", Type.MX, { remoteAddress: "fd00::5", remotePort: 5353, proto: "tcp" });
+  const m = await h.serve(req);
+  assert.equal(m.additional[0].type, Type.AAAA);
+  assert.deepEqual(m.additional[0].data, { type: Type.AAAA, address: "fd00::5" });
+  assert.equal(m.additional[1].name, "_tcp.a.test.");
+  assert.equal((m.additional[1].data as { port: number }).port, 5353);
+});
+
+test("IPv4-mapped client address is answered with an A; the root name gets _udp.", async () => {
+  const { h } = await handler();
+  const m = await h.serve(makeRequest(".", Type.NS, { remoteAddress: "::ffff:192.0.2.9" }));
+  assert.deepEqual(m.additional[0].data, { type: Type.A, address: "192.0.2.9" });
+  assert.equal(m.additional[0].name, ".");
+  assert.equal(m.additional[1].name, "_udp.");
+});
+
+test("the record class follows the question", async () => {
+  const { h } = await handler();
+  const m = await h.serve(makeRequest("x.test", Type.TXT, { qclass: Class.CH }));
+  assert.ok(m.additional.every((rr) => rr.class === Class.CH));
+});
+
+test("setup rejects arguments and blocks with file:line", async () => {
+  await assert.rejects(
+    async () => setup(dir("whoami", ["extra"], undefined, 7), ctx),
+    (err: Error) => /^Corefile:7 - .*whoami: 'whoami' takes 0 argument/.test(err.message),
+  );
+  await assert.rejects(
+    async () => setup(dir("whoami", [], [dir("x")], 9), ctx),
+    (err: Error) => /^Corefile:9 - .*takes no block/.test(err.message),
+  );
+});

@@ -1,0 +1,42 @@
+// whoami: tells a client what the server saw of it. The answer section stays empty; the additional
+// section holds the client's address (A or AAAA) and an SRV `_<proto>.<qname>` carrying its port.
+
+import type { Handler, Request } from "../../plugin.ts";
+import type { Msg, RR } from "../../dns/message.ts";
+import { replyTo } from "../../dns/message.ts";
+import { Type } from "../../dns/constants.ts";
+
+/** Answers every query that reaches it; `next` is never called. */
+export function whoami(_next: Handler): Handler {
+  return {
+    name: "whoami",
+    serve(req) {
+      return Promise.resolve(answer(req));
+    },
+  };
+}
+
+export function answer(req: Request): Msg {
+  const m = replyTo(req.msg);
+  m.aa = true;
+  const name = req.qname;
+  const cls = req.qclass;
+  // A dual-stack socket reports IPv4 clients as ::ffff:a.b.c.d; CoreDNS answers those with an A.
+  const ip = req.remoteAddress.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, "");
+  const addr: RR = ip.includes(":")
+    ? { name, type: Type.AAAA, class: cls, ttl: 0, data: { type: Type.AAAA, address: ip } }
+    : { name, type: Type.A, class: cls, ttl: 0, data: { type: Type.A, address: ip } };
+  const srvName = `_${req.proto}.${name === "." ? "" : name}`;
+  const srv: RR = {
+    name: srvName,
+    type: Type.SRV,
+    class: cls,
+    ttl: 0,
+    data: { type: Type.SRV, priority: 0, weight: 0, port: req.remotePort, target: "." },
+  };
+  m.additional = [addr, srv];
+  // The reply depends on who asked: never replay it to someone else.
+  req.private = true;
+  req.answeredBy = "whoami";
+  return m;
+}
