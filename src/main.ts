@@ -1,0 +1,98 @@
+// The clusterdns command: read flags and the Corefile, start the servers, stop cleanly on a signal.
+
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseFlags, USAGE, FlagError } from "./cli-flags.ts";
+import { parseCorefile } from "./corefile/parser.ts";
+import { ORDER } from "./corefile/order.ts";
+import { setups } from "./plugins/index.ts";
+import { DEFAULT_COREFILE } from "./default-corefile.ts";
+import { Instance } from "./server/instance.ts";
+import { createLogger } from "./log.ts";
+
+const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const pkg = JSON.parse(readFileSync(resolve(packageRoot, "package.json"), "utf8")) as { version: string };
+
+export async function main(argv: string[]): Promise<number> {
+  let flags;
+  try {
+    flags = parseFlags(argv);
+  } catch (err) {
+    if (!(err instanceof FlagError)) throw err;
+    process.stderr.write(`clusterdns: ${err.message}\n${USAGE}`);
+    return 2;
+  }
+  if (flags.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if (flags.version) {
+    process.stdout.write(
+      `clusterdns-${pkg.version}\n${process.platform}/${process.arch}, node ${process.version}\n`,
+    );
+    return 0;
+  }
+  if (flags.plugins) {
+    process.stdout.write("Server types:\n  dns\n\nPlugins:\n");
+    for (const name of ORDER) if (setups.has(name)) process.stdout.write(`  dns.${name}\n`);
+    return 0;
+  }
+
+  const log = createLogger();
+  process.on("uncaughtException", (err) => log.fatal({ err }, "uncaught exception: still serving"));
+  process.on("unhandledRejection", (err) => log.fatal({ err }, "unhandled rejection: still serving"));
+
+  let source: { text: string; file: string; root: string };
+  const conf = flags.conf ?? (existsSync("Corefile") ? "Corefile" : undefined);
+  if (conf !== undefined) {
+    const file = resolve(conf);
+    try {
+      source = { text: readFileSync(file, "utf8"), file, root: dirname(file) };
+    } catch (err) {
+      process.stderr.write(`clusterdns: cannot read Corefile: ${(err as Error).message}\n`);
+      return 1;
+    }
+  } else {
+    source = { text: DEFAULT_COREFILE, file: "<built-in demo>", root: packageRoot };
+  }
+
+  let instance: Instance;
+  try {
+    const blocks = parseCorefile(source.text, source.file);
+    instance = await Instance.create({
+      blocks,
+      root: source.root,
+      defaultPort: flags.dnsPort ?? 53,
+      log,
+      reusePort: flags.reusePort,
+    });
+    await instance.start();
+  } catch (err) {
+    process.stderr.write(`clusterdns: ${(err as Error).message}\n`);
+    return 1;
+  }
+  log.info({ version: pkg.version, corefile: source.file, ports: instance.ports }, "started");
+
+  return new Promise<number>((done) => {
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) {
+        log.warn({ signal }, "second signal: exiting now");
+        done(1);
+        return;
+      }
+      stopping = true;
+      log.info({ signal }, "stopping");
+      instance.stop().then(
+        () => done(0),
+        (err: unknown) => {
+          log.error({ err }, "stop failed");
+          done(1);
+        },
+      );
+    };
+    process.on("SIGTERM", () => stop("SIGTERM"));
+    process.on("SIGINT", () => stop("SIGINT"));
+  });
+}

@@ -1,0 +1,92 @@
+// The clusterdns command: flags, Corefile discovery, start-up errors and signals.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startServer, startFailure, ROOT } from "./helpers/server.ts";
+import { dig } from "./helpers/dig.ts";
+
+const run = promisify(execFile);
+const BIN = join(ROOT, "bin", "clusterdns");
+
+test("-version and --version print the version", async () => {
+  for (const flag of ["-version", "--version"]) {
+    const { stdout } = await run(process.execPath, [BIN, flag]);
+    assert.match(stdout, /^clusterdns-\d+\.\d+\.\d+\n/);
+  }
+});
+
+test("-plugins lists the built plugins in chain order", async () => {
+  const { stdout } = await run(process.execPath, [BIN, "-plugins"]);
+  const names = [...stdout.matchAll(/dns\.(\w+)/g)].map((m) => m[1]);
+  for (const p of ["file", "hosts", "whoami", "chaos", "log", "errors", "health", "ready", "bind"]) {
+    assert.ok(names.includes(p), `${p} listed`);
+  }
+  assert.ok(names.indexOf("errors") < names.indexOf("file"), "chain order, not alphabetical");
+});
+
+test("an unknown flag exits 2 with usage", async () => {
+  await assert.rejects(run(process.execPath, [BIN, "-nope"]), (err: { code: number; stderr: string }) => {
+    assert.equal(err.code, 2);
+    assert.match(err.stderr, /unknown flag '-nope'/);
+    return true;
+  });
+});
+
+test("a bad Corefile stops start-up with file:line and the directive", async () => {
+  const unknown = await startFailure(". {\n    whoami\n    frobnicate on\n}\n");
+  assert.equal(unknown.code, 1);
+  assert.match(unknown.stderr, /Corefile:3 - Error during parsing: Unknown directive 'frobnicate'/);
+
+  const badOption = await startFailure(
+    "example.org {\n    file db.example.org {\n        relaod 10s\n    }\n}\n",
+    {
+      "db.example.org":
+        "@ 3600 IN SOA ns hostmaster 1 7200 900 1209600 300\n@ 3600 IN NS ns\nns 3600 IN A 192.0.2.1\n",
+    },
+  );
+  assert.equal(badOption.code, 1);
+  assert.match(badOption.stderr, /Corefile:3 - Error during parsing: file: unknown property 'relaod'/);
+
+  const notBuilt = await startFailure(". {\n    forward . 127.0.0.1\n}\n");
+  assert.equal(notBuilt.code, 1);
+  assert.match(notBuilt.stderr, /Corefile:2 .*forward/);
+});
+
+test("-conf=FILE and --conf FILE are the same flag", async () => {
+  const s = await startServer(undefined, {
+    args: ["--conf", join(ROOT, "test", "fixtures", "whoami.Corefile")],
+  });
+  const r = await dig(s.port, "anything.test", "A");
+  assert.equal(r.status, "NOERROR");
+  assert.ok(r.additional.some((l) => / IN A 127\.0\.0\.1$/.test(l)));
+  assert.equal(await s.stop(), 0);
+});
+
+test("without -conf, ./Corefile is used when present", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "clusterdns-cwd-"));
+  writeFileSync(
+    join(dir, "Corefile"),
+    "hosts.test {\n    hosts {\n        192.0.2.7 here.hosts.test\n    }\n}\n",
+  );
+  try {
+    const s = await startServer(undefined, { cwd: dir });
+    const r = await dig(s.port, "here.hosts.test", "A");
+    assert.deepEqual(r.answer, ["here.hosts.test. 3600 IN A 192.0.2.7"]);
+    assert.equal(await s.stop("SIGINT"), 0, "SIGINT stops it cleanly too");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("with no Corefile at all, the built-in demo serves example.org", async () => {
+  const s = await startServer(undefined);
+  const r = await dig(s.port, "example.org", "SOA");
+  assert.equal(r.status, "NOERROR");
+  assert.ok(r.flags.includes("aa"));
+  assert.equal(await s.stop(), 0);
+});

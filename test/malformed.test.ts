@@ -1,0 +1,156 @@
+// Thousands of malformed packets: the server must never crash, never answer a response (QR=1) or a
+// runt, never send more than a plain 512-byte UDP client may take, and must still answer afterwards.
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import dgram from "node:dgram";
+import net from "node:net";
+import { startServer, ROOT, type RunningServer } from "./helpers/server.ts";
+import { dig } from "./helpers/dig.ts";
+
+let srv: RunningServer;
+before(async () => {
+  srv = await startServer(`example.org {\n    file ${ROOT}/zones/example.org.zone\n}\n. {\n    whoami\n}\n`);
+});
+after(async () => {
+  assert.equal(await srv.stop(), 0);
+});
+
+/** A deterministic PRNG so a failure can be replayed. */
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function validQuery(name: string, type: number): Buffer {
+  const parts = name.split(".").filter(Boolean);
+  const q = Buffer.alloc(12 + parts.reduce((n, l) => n + l.length + 1, 1) + 4);
+  q.writeUInt16BE(0x0100, 2);
+  q.writeUInt16BE(1, 4);
+  let o = 12;
+  for (const l of parts) {
+    q[o++] = l.length;
+    o += q.write(l, o, "latin1");
+  }
+  q[o++] = 0;
+  q.writeUInt16BE(type, o);
+  q.writeUInt16BE(1, o + 2);
+  return q;
+}
+
+function malformed(r: () => number, i: number): Buffer {
+  const pick = Math.floor(r() * 8);
+  const base = validQuery(
+    ["www.example.org", "big.example.org", "a.b.c.example.org", "x.y"][i % 4],
+    1 + (i % 40),
+  );
+  let p: Buffer;
+  switch (pick) {
+    case 0: // random bytes, random length
+      p = Buffer.from(Array.from({ length: Math.floor(r() * 300) }, () => Math.floor(r() * 256)));
+      break;
+    case 1: // a valid query cut anywhere
+      p = base.subarray(0, Math.floor(r() * base.length));
+      break;
+    case 2: // random bit flips
+      p = Buffer.from(base);
+      for (let k = 0; k < 1 + r() * 6; k++) p[Math.floor(r() * p.length)] ^= 1 << Math.floor(r() * 8);
+      break;
+    case 3: // a compression pointer loop in the question
+      p = Buffer.concat([base.subarray(0, 12), Buffer.from([0xc0, 12, 0, 1, 0, 1])]);
+      break;
+    case 4: // a label of 64
+      p = Buffer.concat([
+        base.subarray(0, 12),
+        Buffer.from([64]),
+        Buffer.alloc(64, 0x61),
+        Buffer.from([0, 0, 1, 0, 1]),
+      ]);
+      break;
+    case 5: {
+      // a name over 255 octets
+      const labels = Array.from({ length: 5 }, () =>
+        Buffer.concat([Buffer.from([60]), Buffer.alloc(60, 0x62)]),
+      );
+      p = Buffer.concat([base.subarray(0, 12), ...labels, Buffer.from([0, 0, 1, 0, 1])]);
+      break;
+    }
+    case 6: // wrong counts
+      p = Buffer.from(base);
+      p.writeUInt16BE(Math.floor(r() * 65536), 4 + 2 * Math.floor(r() * 3));
+      break;
+    default: // trailing garbage
+      p = Buffer.concat([
+        base,
+        Buffer.from(Array.from({ length: 1 + Math.floor(r() * 40) }, () => Math.floor(r() * 256))),
+      ]);
+  }
+  if (p.length >= 12) {
+    p.writeUInt16BE(i, 0); // a unique ID to match replies to queries
+    p.writeUInt16BE(0, 10); // ARCOUNT 0: no OPT, so every reply must fit 512 bytes
+  }
+  return p;
+}
+
+test("5,000 malformed UDP packets: no crash, no reflection, no reply over 512 bytes", async () => {
+  const r = rng(20261122);
+  const sent = new Map<number, Buffer>();
+  const sock = dgram.createSocket("udp4");
+  const replies: Buffer[] = [];
+  sock.on("message", (m) => replies.push(m));
+  await new Promise<void>((res) => sock.bind(0, "127.0.0.1", () => res()));
+  for (let i = 0; i < 5000; i++) {
+    const p = malformed(r, i);
+    if (p.length >= 12) sent.set(i, p);
+    sock.send(p, srv.port, "127.0.0.1");
+    if (i % 100 === 99) await new Promise((res) => setTimeout(res, 5));
+  }
+  await new Promise((res) => setTimeout(res, 500));
+  sock.close();
+  assert.ok(replies.length > 100, `got ${replies.length} replies`);
+  for (const m of replies) {
+    assert.ok(m.length >= 12 && m.length <= 512, `reply of ${m.length} bytes`);
+    assert.equal(m[2] & 0x80, 0x80, "replies have QR set");
+    const q = sent.get(m.readUInt16BE(0));
+    assert.ok(q, "every reply matches a query we sent that was at least 12 bytes long");
+    assert.equal(q[2] & 0x80, 0, "a packet with QR=1 is never answered");
+  }
+  assert.equal(srv.proc.exitCode, null, "still running");
+  const after = await dig(srv.port, "www.example.org", "A");
+  assert.equal(after.status, "NOERROR");
+});
+
+test("garbage over TCP: connections are closed or answered, the server keeps serving", async () => {
+  const r = rng(7);
+  const connections = Array.from({ length: 20 }, (_, c) => {
+    const frames: Buffer[] = [];
+    for (let i = 0; i < 20; i++) {
+      const p = malformed(r, c * 20 + i);
+      const len = Buffer.alloc(2);
+      len.writeUInt16BE(r() < 0.1 ? Math.floor(r() * 65536) : p.length);
+      frames.push(len, p);
+    }
+    return Buffer.concat(frames);
+  });
+  await Promise.all(
+    connections.map(
+      (bytes) =>
+        new Promise<void>((res) => {
+          const s = net.connect(srv.port, "127.0.0.1");
+          s.on("error", () => res());
+          s.on("close", () => res());
+          s.end(bytes);
+          setTimeout(() => s.destroy(), 300);
+        }),
+    ),
+  );
+  assert.equal(srv.proc.exitCode, null);
+  const ok = await dig(srv.port, "example.org", "SOA", "+tcp");
+  assert.equal(ok.status, "NOERROR");
+});
