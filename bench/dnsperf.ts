@@ -1,0 +1,53 @@
+// Runs dnsperf (Debian's dnsperf) and reads its summary.
+
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+
+export interface PerfResult {
+  qps: number;
+  sent: number;
+  completed: number;
+  lost: number;
+  avgLatencyMs: number;
+}
+
+export interface PerfOptions {
+  port: number;
+  queryFile: string;
+  seconds: number;
+  /** Core to pin dnsperf to (taskset -c). */
+  core?: number;
+  /** Outstanding queries. */
+  clients?: number;
+  /** Fixed rate, for latency runs. */
+  maxQps?: number;
+}
+
+export async function dnsperf(o: PerfOptions): Promise<PerfResult> {
+  const args = [
+    "-s",
+    "127.0.0.1",
+    "-p",
+    String(o.port),
+    "-d",
+    o.queryFile,
+    "-l",
+    String(o.seconds),
+    "-q",
+    String(o.clients ?? 100),
+  ];
+  if (o.maxQps) args.push("-Q", String(o.maxQps));
+  const cmd = o.core === undefined ? "dnsperf" : "taskset";
+  const full = o.core === undefined ? args : ["-c", String(o.core), "dnsperf", ...args];
+  const { stdout } = await run(cmd, full, { timeout: (o.seconds + 30) * 1000 });
+  const num = (re: RegExp) => Number(re.exec(stdout)?.[1] ?? NaN);
+  return {
+    qps: num(/Queries per second:\s+([\d.]+)/),
+    sent: num(/Queries sent:\s+(\d+)/),
+    completed: num(/Queries completed:\s+(\d+)/),
+    lost: num(/Queries lost:\s+(\d+)/),
+    avgLatencyMs: num(/Average Latency \(s\):\s+([\d.]+)/) * 1000,
+  };
+}
