@@ -11,6 +11,7 @@ import { ConfigError } from "../../corefile/errors.ts";
 import { Class, Rcode, Type } from "../../dns/constants.ts";
 import { rrToText } from "../../dns/text.ts";
 import { makeRequest, recordingNext } from "../../../test/helpers/request.ts";
+import { directive as dir, fakeContext } from "../../../test/helpers/setup-context.ts";
 import { ZoneReloader, ZoneSet, fileHandler, fileStamp, loadZones } from "./file.ts";
 import { Zone } from "./zone.ts";
 import { parseZone } from "./zone-parser.ts";
@@ -18,48 +19,9 @@ import { setup } from "./setup.ts";
 
 const ZONES_DIR = resolve(import.meta.dirname, "../../../zones");
 
-function dir(name: string, args: string[] = [], block?: Directive[], line = 3): Directive {
-  return {
-    name,
-    args: args.map((text) => ({ text, file: "Corefile", line, quoted: false })),
-    block,
-    file: "Corefile",
-    line,
-  };
-}
-
-/** A SetupContext that records hooks, invalidations and log lines. */
-function fakeCtx(root: string, zones: string[] = ["example.org."]) {
-  const startup: (() => void | Promise<void>)[] = [];
-  const shutdown: (() => void | Promise<void>)[] = [];
-  const logs: { level: number; msg: string; [k: string]: unknown }[] = [];
-  const logger = pino({ level: "debug" }, { write: (line: string) => void logs.push(JSON.parse(line)) });
-  let invalidations = 0;
-  const ctx: SetupContext = {
-    zones,
-    root,
-    log: (plugin) => logger.child({ plugin }),
-    onStartup: (fn) => void startup.push(fn),
-    onShutdown: (fn) => void shutdown.push(fn),
-    invalidate: () => void invalidations++,
-    onQueryDone: () => {},
-    registerReady: () => {},
-    block: { bind: [] },
-    instance: { stopping: false, lameduckMs: 0, readyChecks: new Map() },
-  };
-  return {
-    ctx,
-    startup,
-    shutdown,
-    logs,
-    invalidations: () => invalidations,
-    async start() {
-      for (const fn of startup) await fn();
-    },
-    async stop() {
-      for (const fn of [...shutdown].reverse()) await fn();
-    },
-  };
+/** A context for a block serving example.org (or `zones`), with the Corefile in `root`. */
+function blockCtx(root: string, zones: string[] = ["example.org."]) {
+  return fakeContext({ root, zones });
 }
 
 async function setupPlugin(d: Directive, ctx: SetupContext): Promise<Plugin> {
@@ -90,7 +52,7 @@ describe("file handler", () => {
   let next: ReturnType<typeof recordingNext>;
 
   before(async () => {
-    const f = fakeCtx(ZONES_DIR);
+    const f = blockCtx(ZONES_DIR);
     next = recordingNext();
     h = (await setupPlugin(dir("file", ["example.org.zone"], [dir("reload", ["0"], undefined, 4)]), f.ctx))(
       next,
@@ -199,7 +161,7 @@ describe("file handler", () => {
 
 describe("file setup", () => {
   it("reads the file relative to the Corefile's folder, for the block's zones", async () => {
-    const f = fakeCtx(ZONES_DIR);
+    const f = blockCtx(ZONES_DIR);
     const h = (await setupPlugin(dir("file", ["example.org.zone"]), f.ctx))(recordingNext());
     assert.deepEqual(await answerA(h, "web.example.org"), ["192.0.2.10"]);
     // The default reload (1m) registers a poller that starts and stops with the server.
@@ -210,7 +172,7 @@ describe("file setup", () => {
   });
 
   it("serves the zones named after DBFILE instead of the block's", async () => {
-    const f = fakeCtx(resolve(ZONES_DIR, ".."), ["."]);
+    const f = blockCtx(resolve(ZONES_DIR, ".."), ["."]);
     const h = (await setupPlugin(dir("file", ["zones/example.org.zone", "Example.ORG"]), f.ctx))(
       recordingNext(),
     );
@@ -222,14 +184,14 @@ describe("file setup", () => {
   });
 
   it("registers no poller with reload 0", async () => {
-    const f = fakeCtx(ZONES_DIR);
+    const f = blockCtx(ZONES_DIR);
     await setupPlugin(dir("file", ["example.org.zone"], [dir("reload", ["0"], undefined, 4)]), f.ctx);
     assert.equal(f.startup.length, 0);
     assert.equal(f.shutdown.length, 0);
   });
 
   it("rejects a missing DBFILE", async () => {
-    const err = await setupError(dir("file", []), fakeCtx(ZONES_DIR).ctx);
+    const err = await setupError(dir("file", []), blockCtx(ZONES_DIR).ctx);
     assert.match(err.message, /^Corefile:3 - Error during parsing: file: 'file' takes at least 1 argument/);
   });
 
@@ -239,13 +201,13 @@ describe("file setup", () => {
       ["example.org.zone"],
       [dir("reload", ["1m"], undefined, 4), dir("upstream", [], undefined, 5)],
     );
-    const err = await setupError(d, fakeCtx(ZONES_DIR).ctx);
+    const err = await setupError(d, blockCtx(ZONES_DIR).ctx);
     assert.match(err.message, /^Corefile:5 - .*file: unknown property 'upstream'/);
     assert.equal(err.line, 5);
   });
 
   it("rejects a bad reload value", async () => {
-    const ctx = fakeCtx(ZONES_DIR).ctx;
+    const ctx = blockCtx(ZONES_DIR).ctx;
     for (const args of [["soon"], [], ["1m", "2m"]]) {
       const err = await setupError(
         dir("file", ["example.org.zone"], [dir("reload", args, undefined, 4)]),
@@ -258,7 +220,7 @@ describe("file setup", () => {
   });
 
   it("fails start-up on a missing zone file, naming it", async () => {
-    const err = await setupError(dir("file", ["no-such.zone"]), fakeCtx(ZONES_DIR).ctx);
+    const err = await setupError(dir("file", ["no-such.zone"]), blockCtx(ZONES_DIR).ctx);
     assert.match(
       err.message,
       /^Corefile:3 - Error during parsing: file: .*no-such\.zone: cannot read zone file: ENOENT/,
@@ -272,7 +234,7 @@ describe("file setup", () => {
         join(tmp, "db.example.org"),
         "@ SOA ns hostmaster 1 1 1 1 1\n@ NS ns\nns A 192.0.2.1\nbad AAAA 1.2.3.4\n",
       );
-      const err = await setupError(dir("file", ["db.example.org"]), fakeCtx(tmp).ctx);
+      const err = await setupError(dir("file", ["db.example.org"]), blockCtx(tmp).ctx);
       assert.equal(err.file, "Corefile");
       assert.equal(err.line, 3);
       assert.match(err.message, /file: .*db\.example\.org:4: '1\.2\.3\.4' is not an IPv6 address$/);
@@ -284,13 +246,13 @@ describe("file setup", () => {
   it("fails start-up when the zone is not the file's origin", async () => {
     const err = await setupError(
       dir("file", ["example.org.zone", "example.net"]),
-      fakeCtx(ZONES_DIR, ["."]).ctx,
+      blockCtx(ZONES_DIR, ["."]).ctx,
     );
     assert.match(err.message, /example\.org\.zone:6: 'example\.org\.' is outside the zone example\.net\./);
   });
 
   it("fails start-up when the zone is outside the server block's zones", async () => {
-    const err = await setupError(dir("file", ["example.org.zone", "example.net"]), fakeCtx(ZONES_DIR).ctx);
+    const err = await setupError(dir("file", ["example.org.zone", "example.net"]), blockCtx(ZONES_DIR).ctx);
     assert.match(
       err.message,
       /zone 'example\.net\.' is not inside the server block's zones \(example\.org\.\)/,
@@ -322,7 +284,7 @@ describe("file reload", () => {
   it("swaps in a changed file, keeps the old zone on a bad one, and stops on shutdown", async () => {
     const path = join(tmp, "poll.zone");
     writeFileSync(path, V1);
-    const f = fakeCtx(tmp);
+    const f = blockCtx(tmp);
     const h = (await setupPlugin(dir("file", ["poll.zone"], [dir("reload", ["50ms"], undefined, 4)]), f.ctx))(
       recordingNext(),
     );
@@ -333,17 +295,17 @@ describe("file reload", () => {
       writeFileSync(path, V2);
       await eventually(async () => (await answerA(h, "www.example.org"))[0] === "192.0.2.20", "the new zone");
       assert.deepEqual(await answerA(h, "new.example.org"), ["192.0.2.30"]);
-      assert.ok(f.invalidations() >= 1);
+      assert.ok(f.invalidations >= 1);
       assert.ok(f.logs.some((l) => l.msg === "zone reloaded"));
 
-      const invalidated = f.invalidations();
+      const invalidated = f.invalidations;
       writeFileSync(path, BAD);
       await eventually(() => f.logs.some((l) => l.msg.startsWith("zone reload failed")), "the failure log");
       const failure = f.logs.find((l) => l.msg.startsWith("zone reload failed"))!;
       assert.match(String(failure.err), /poll\.zone:3: '192\.0\.2\.999' is not an IPv4 address/);
       assert.equal(failure.plugin, "file");
       assert.deepEqual(await answerA(h, "www.example.org"), ["192.0.2.20"], "the old zone keeps serving");
-      assert.equal(f.invalidations(), invalidated);
+      assert.equal(f.invalidations, invalidated);
     } finally {
       await f.stop();
     }
