@@ -36,6 +36,8 @@ export interface Request {
   maxAge?: number;
   /** Which plugin produced the reply (for metrics' `plugin` label), set by whoever answers. */
   answeredBy?: string;
+  /** How many internal lookups (SetupContext.lookup) led to this request: 0 for a client's query. */
+  readonly depth?: number;
 }
 
 export interface Handler {
@@ -124,11 +126,18 @@ export interface SetupContext {
   onShutdown(fn: () => void | Promise<void>): void;
   /** Drops every entry of the answer cache: call whenever the data behind answers changes. */
   invalidate(): void;
+  /** Drops the answer-cache entries of these canonical owner names only (every type): for plugins that
+   * know exactly which names a change touched. Names that newly exist or vanish must be listed too. */
+  invalidateNames(names: Iterable<string>): void;
   /** Runs after every query this server block answered, fast path included: the one place for logs
    * and metrics (after Knot Resolver's "finish" layer). Must be cheap and must not throw. */
   onQueryDone(fn: (q: QueryDone) => void): void;
   /** Registers a readiness check for `ready`. */
   registerReady(plugin: string, check: ReadyCheck): void;
+  /** Resolves a name through the server blocks of this block's listeners (zone mux and chains), as an
+   * internal query that neither reads nor fills the answer cache: for ExternalName targets and
+   * autopath. `depth` counts nested lookups; past a few the reply is SERVFAIL, which stops loops. */
+  lookup(name: string, qtype: number, depth?: number): Promise<Msg>;
   /** Settings of the server block that are not handlers (bind addresses, ...). */
   readonly block: BlockSettings;
   /** The instance-wide state shared by every block (health/ready listeners, lameduck, ...). */

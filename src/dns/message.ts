@@ -81,3 +81,23 @@ export function replyTo(q: Msg, rcode = 0): Msg {
     additional: [],
   };
 }
+
+/** A recursion-desired query for one name and type with every other field clear. */
+export function newQuery(name: string, type: number, qclass = 1, id = 0): Msg {
+  return {
+    id,
+    qr: false,
+    opcode: 0,
+    aa: false,
+    tc: false,
+    rd: true,
+    ra: false,
+    ad: false,
+    cd: false,
+    rcode: 0,
+    question: [{ name, type, class: qclass }],
+    answer: [],
+    authority: [],
+    additional: [],
+  };
+}

@@ -1,6 +1,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { AnswerCache } from "./answer-cache.ts";
+import { scanQuery } from "../dns/scan.ts";
+import { encode } from "../dns/encode.ts";
+import { makeRequest } from "../../test/helpers/request.ts";
 
 const entry = (generation: number, expires: number, tag = 1) => ({
   bytes: Buffer.from([tag]),
@@ -40,4 +43,26 @@ test("at capacity the oldest entry makes room", () => {
   assert.equal(c.size, 2);
   assert.equal(c.get("1", 0), undefined);
   assert.equal(c.get("3", 0)?.bytes[0], 3);
+});
+
+test("invalidateNames drops every entry of those names and nothing else", () => {
+  const keyOf = (name: string, qtype: number, edns: boolean) => {
+    const q = makeRequest(name, qtype, { edns }).msg;
+    const s = scanQuery(encode(q));
+    assert.ok(!("drop" in s));
+    return s.key;
+  };
+  const c = new AnswerCache();
+  const www = [keyOf("WWW.example.org", 1, false), keyOf("www.example.org", 28, true)];
+  const other = keyOf("other.example.org", 1, false);
+  const parent = keyOf("example.org", 1, false);
+  for (const k of [...www, other, parent]) c.set(k, entry(c.generation, 10_000));
+  const before = c.generation;
+  c.invalidateNames(["www.example.org.", "absent.example.org."]);
+  for (const k of www) assert.equal(c.get(k, 0), undefined);
+  assert.ok(c.get(other, 0), "a sibling stays");
+  assert.ok(c.get(parent, 0), "the parent stays");
+  c.set(www[0], entry(before, 10_000));
+  assert.equal(c.get(www[0], 0), undefined, "a reply computed across the change is not stored");
+  assert.equal(c.size, 2);
 });

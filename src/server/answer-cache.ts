@@ -1,7 +1,9 @@
 // The fast path: encoded replies keyed by the query's lowercased question and EDNS state. A hit copies
 // the stored bytes and patches the ID and the question, so no decode, plugin call or encode happens.
-// Any change in the data behind answers calls invalidate(), which drops every entry; a reply computed
-// across such a change is not stored (it carries the generation it started under).
+// A change in the data behind answers calls invalidate(), which drops every entry, or invalidateNames()
+// when the plugin knows which owner names changed (a Service among 10k must not empty the cache). Either
+// bumps the generation, so a reply computed across a change is not stored (it carries the generation it
+// started under).
 
 export interface CachedAnswer {
   /** The whole reply, encoded for the largest transport (TCP). */
@@ -18,6 +20,8 @@ export interface CachedAnswer {
 
 export class AnswerCache {
   #entries = new Map<string, CachedAnswer>();
+  /** Keys by their name part (the key without its 5 trailing type, class and EDNS octets). */
+  #byName = new Map<string, string[]>();
   #generation = 0;
   readonly capacity: number;
   hits = 0;
@@ -43,7 +47,7 @@ export class AnswerCache {
       return undefined;
     }
     if (e.expires <= now) {
-      this.#entries.delete(key);
+      this.#delete(key);
       this.misses++;
       return undefined;
     }
@@ -57,7 +61,13 @@ export class AnswerCache {
     if (this.#entries.size >= this.capacity && !this.#entries.has(key)) {
       // Oldest first: a Map iterates in insertion order.
       const oldest = this.#entries.keys().next().value;
-      if (oldest !== undefined) this.#entries.delete(oldest);
+      if (oldest !== undefined) this.#delete(oldest);
+    }
+    if (!this.#entries.has(key)) {
+      const name = key.slice(0, -5);
+      const keys = this.#byName.get(name);
+      if (keys === undefined) this.#byName.set(name, [key]);
+      else keys.push(key);
     }
     this.#entries.set(key, entry);
   }
@@ -65,6 +75,28 @@ export class AnswerCache {
   invalidate(): void {
     this.#generation++;
     this.#entries.clear();
+    this.#byName.clear();
+  }
+
+  /** Drops the entries for these canonical names ("a.example."), every type and EDNS state. */
+  invalidateNames(names: Iterable<string>): void {
+    this.#generation++;
+    for (const name of names) {
+      const keys = this.#byName.get(wireName(name));
+      if (keys === undefined) continue;
+      for (const k of keys) this.#entries.delete(k);
+      this.#byName.delete(wireName(name));
+    }
+  }
+
+  #delete(key: string): void {
+    if (!this.#entries.delete(key)) return;
+    const name = key.slice(0, -5);
+    const keys = this.#byName.get(name);
+    if (keys === undefined) return;
+    const i = keys.indexOf(key);
+    if (i >= 0) keys.splice(i, 1);
+    if (keys.length === 0) this.#byName.delete(name);
   }
 
   /** Approximate bytes held, for metrics. */
@@ -73,4 +105,14 @@ export class AnswerCache {
     for (const [k, e] of this.#entries) n += k.length + e.bytes.length + 64;
     return n;
   }
+}
+
+/** The key's name part for a canonical name: length-prefixed lowercase labels and the root octet. */
+function wireName(name: string): string {
+  let out = "";
+  if (name !== ".") {
+    for (const label of name.toLowerCase().slice(0, -1).split("."))
+      out += String.fromCharCode(label.length) + label;
+  }
+  return out + "\0";
 }

@@ -69,12 +69,16 @@ export class Instance implements InstanceHooks {
       onStartup: (fn) => this.#startup.push(fn),
       onShutdown: (fn) => this.#shutdown.push(fn),
       invalidate: () => this.invalidate(),
+      invalidateNames: (names) => this.invalidateNames(names),
       onQueryDone: (fn: (q: QueryDone) => void) => block.hooks.push(fn),
       registerReady: (plugin, check) => {
         const list = this.readyChecks.get(plugin) ?? [];
         list.push(check);
         this.readyChecks.set(plugin, list);
       },
+      // Internal queries go to the listener of the block's first key: its zones are what it answers.
+      // Resolved at call time: the bind plugin sets the block's addresses during setup.
+      lookup: (name, qtype, depth = 1) => this.#group(keys[0], block).pipeline.lookup(name, qtype, depth),
       block,
       instance: this,
     };
@@ -112,6 +116,12 @@ export class Instance implements InstanceHooks {
   /** Drops every cached answer of every listener. */
   invalidate(): void {
     for (const g of this.#groups.values()) g.pipeline.cache.invalidate();
+  }
+
+  /** Drops the cached answers for these owner names, in every listener. */
+  invalidateNames(names: Iterable<string>): void {
+    const list = [...names];
+    for (const g of this.#groups.values()) g.pipeline.cache.invalidateNames(list);
   }
 
   /** Runs the start-up hooks and opens every listener. Port 0 picks one free port per group, shared by

@@ -11,7 +11,7 @@ import { AnswerCache } from "./answer-cache.ts";
 import { ZoneMux } from "./mux.ts";
 import { scanQuery, errorReply, toQueryMsg, type Scanned } from "../dns/scan.ts";
 import { encode } from "../dns/encode.ts";
-import { replyTo } from "../dns/message.ts";
+import { newQuery, replyTo } from "../dns/message.ts";
 import { Class, EDNS_UDP_SIZE, PLAIN_UDP_SIZE, Rcode } from "../dns/constants.ts";
 
 export type Proto = "udp" | "tcp";
@@ -23,6 +23,9 @@ export interface Peer {
   localAddress: string;
   localPort: number;
 }
+
+/** Nested internal lookups allowed (an ExternalName pointing at an ExternalName...). */
+const MAX_LOOKUP_DEPTH = 8;
 
 /** Longest a reply may be replayed from the answer cache, whatever its TTLs say. */
 const MAX_CACHE_SECONDS = 3600;
@@ -150,6 +153,40 @@ export class Pipeline {
       );
     }
     return out;
+  }
+
+  /** An internal query through the zone mux and the chain, for plugins (SetupContext.lookup): no answer
+   * cache, no finish hooks, and a failure is a SERVFAIL reply rather than an exception. */
+  async lookup(name: string, qtype: number, depth: number): Promise<Msg> {
+    const query = newQuery(name, qtype);
+    const m = this.mux.match(name);
+    if (m === undefined) return replyTo(query, Rcode.REFUSED);
+    if (depth > MAX_LOOKUP_DEPTH) {
+      this.#log.warn({ qname: name, qtype, depth }, "internal lookups nested too deep; answering SERVFAIL");
+      return replyTo(query, Rcode.SERVFAIL);
+    }
+    const req: Request = {
+      msg: query,
+      qname: name,
+      qtype,
+      qclass: Class.IN,
+      zone: m.zone,
+      proto: "tcp",
+      remoteAddress: "",
+      remotePort: 0,
+      localAddress: "",
+      localPort: 0,
+      server: this.label,
+      maxSize: 65535,
+      private: true,
+      depth,
+    };
+    try {
+      return await m.value.chain.serve(req);
+    } catch (err) {
+      this.#log.error({ err, qname: name, qtype }, "plugin chain failed in an internal lookup");
+      return replyTo(query, Rcode.SERVFAIL);
+    }
   }
 
   /** A reply with only an rcode, for queries no block may answer. */

@@ -1,0 +1,55 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { pino } from "pino";
+import type { Block } from "./block.ts";
+import type { Handler } from "../plugin.ts";
+import { Pipeline } from "./pipeline.ts";
+import { replyTo } from "../dns/message.ts";
+import { Rcode, Type } from "../dns/constants.ts";
+
+function pipelineWith(chain: Handler): Pipeline {
+  const p = new Pipeline("dns://:53", pino({ level: "silent" }));
+  const block: Block = { keys: [], zones: ["example.org."], chain, hooks: [], bind: [] };
+  p.mux.add("example.org.", block);
+  return p;
+}
+
+test("lookup runs an internal query through the mux and chain, marked private and with its depth", async () => {
+  const seen: { qname: string; private: boolean; depth?: number }[] = [];
+  const p = pipelineWith({
+    name: "answer",
+    async serve(req) {
+      seen.push({ qname: req.qname, private: req.private, depth: req.depth });
+      const r = replyTo(req.msg);
+      r.answer.push({
+        name: req.qname,
+        type: Type.A,
+        class: 1,
+        ttl: 5,
+        data: { type: Type.A, address: "192.0.2.7" },
+      });
+      return r;
+    },
+  });
+  const r = await p.lookup("www.example.org.", Type.A, 2);
+  assert.equal(r.rcode, Rcode.NOERROR);
+  assert.deepEqual(r.answer[0]?.data, { type: Type.A, address: "192.0.2.7" });
+  assert.deepEqual(seen, [{ qname: "www.example.org.", private: true, depth: 2 }]);
+  assert.equal(p.cache.size, 0, "internal lookups never fill the answer cache");
+});
+
+test("lookup: REFUSED outside every zone, SERVFAIL past the depth limit or when the chain throws", async () => {
+  let calls = 0;
+  const p = pipelineWith({
+    name: "boom",
+    async serve() {
+      calls++;
+      throw new Error("boom");
+    },
+  });
+  assert.equal((await p.lookup("www.example.net.", Type.A, 1)).rcode, Rcode.REFUSED);
+  assert.equal((await p.lookup("www.example.org.", Type.A, 99)).rcode, Rcode.SERVFAIL);
+  assert.equal(calls, 0, "too deep: the chain is not called");
+  assert.equal((await p.lookup("www.example.org.", Type.A, 1)).rcode, Rcode.SERVFAIL);
+  assert.equal(calls, 1);
+});
