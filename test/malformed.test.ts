@@ -7,6 +7,7 @@ import dgram from "node:dgram";
 import net from "node:net";
 import { startServer, ROOT, type RunningServer } from "./helpers/server.ts";
 import { dig } from "./helpers/dig.ts";
+import { rng } from "./helpers/rng.ts";
 
 let srv: RunningServer;
 before(async () => {
@@ -15,18 +16,6 @@ before(async () => {
 after(async () => {
   assert.equal(await srv.stop(), 0);
 });
-
-/** A deterministic PRNG so a failure can be replayed. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function validQuery(name: string, type: number): Buffer {
   const parts = name.split(".").filter(Boolean);

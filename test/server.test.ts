@@ -8,9 +8,9 @@ import net from "node:net";
 import dns2 from "dns2";
 import { startServer, ROOT, type RunningServer } from "./helpers/server.ts";
 import { dig } from "./helpers/dig.ts";
+import { queryMsg } from "./helpers/query-msg.ts";
 import { encode } from "../src/dns/encode.ts";
 import { decode } from "../src/dns/decode.ts";
-import type { Msg } from "../src/dns/message.ts";
 import { Rcode, Type } from "../src/dns/constants.ts";
 
 const COREFILE = `example.org {
@@ -115,47 +115,27 @@ function exchangeUdp(query: Buffer, timeoutMs = 1000): Promise<Buffer | undefine
   });
 }
 
-function query(name: string, type: number, patch: Partial<Msg> = {}): Msg {
-  return {
-    id: 0x1234,
-    qr: false,
-    opcode: 0,
-    aa: false,
-    tc: false,
-    rd: true,
-    ra: false,
-    ad: false,
-    cd: false,
-    rcode: 0,
-    question: [{ name, type, class: 1 }],
-    answer: [],
-    authority: [],
-    additional: [],
-    ...patch,
-  };
-}
-
 test("bad queries get the rcode the RFCs ask for, or no answer at all", async () => {
-  const notimp = await exchangeUdp(encode(query("example.org.", Type.A, { opcode: 2 })));
+  const notimp = await exchangeUdp(encode(queryMsg("example.org.", Type.A, { opcode: 2 })));
   assert.equal(decode(notimp!).rcode, Rcode.NOTIMP);
 
-  const twoQuestions = query("example.org.", Type.A);
+  const twoQuestions = queryMsg("example.org.", Type.A);
   twoQuestions.question.push({ name: "www.example.org.", type: Type.A, class: 1 });
   const formerr = await exchangeUdp(encode(twoQuestions));
   assert.equal(decode(formerr!).rcode, Rcode.FORMERR);
   assert.equal(decode(formerr!).id, 0x1234);
 
   const badvers = await exchangeUdp(
-    encode(query("example.org.", Type.A, { edns: { udpSize: 4096, version: 1, do: false, options: [] } })),
+    encode(queryMsg("example.org.", Type.A, { edns: { udpSize: 4096, version: 1, do: false, options: [] } })),
   );
   assert.equal(decode(badvers!).rcode, Rcode.BADVERS);
 
   const chaosClass = await exchangeUdp(
-    encode(query("example.org.", Type.A, { question: [{ name: "example.org.", type: 1, class: 4 }] })),
+    encode(queryMsg("example.org.", Type.A, { question: [{ name: "example.org.", type: 1, class: 4 }] })),
   );
   assert.equal(decode(chaosClass!).rcode, Rcode.NOTIMP);
 
-  const response = encode({ ...query("example.org.", Type.A), qr: true });
+  const response = encode({ ...queryMsg("example.org.", Type.A), qr: true });
   assert.equal(await exchangeUdp(response, 300), undefined, "a response is never answered");
   assert.equal(await exchangeUdp(Buffer.from([1, 2, 3]), 300), undefined, "a runt is dropped");
 });
@@ -171,7 +151,7 @@ test("TCP: pipelined queries on one connection all get answers", async () => {
   const sock = net.connect(srv.port, "127.0.0.1");
   const frames = Buffer.concat(
     names.map((n, i) => {
-      const q = encode(query(n, Type.A, { id: 100 + i }));
+      const q = encode(queryMsg(n, Type.A, { id: 100 + i }));
       const len = Buffer.alloc(2);
       len.writeUInt16BE(q.length);
       return Buffer.concat([len, q]);

@@ -7,25 +7,11 @@ import { scanQuery } from "./scan.ts";
 import type { Edns, Msg, RData, RR } from "./message.ts";
 import { Rcode, Type } from "./constants.ts";
 import { expandIPv6 } from "./name.ts";
+import { queryMsg } from "../../test/helpers/query-msg.ts";
 
+/** A reply for example.org. A: QR, AA and RD set. */
 function msg(over: Partial<Msg> = {}): Msg {
-  return {
-    id: 0x4242,
-    qr: true,
-    opcode: 0,
-    aa: true,
-    tc: false,
-    rd: true,
-    ra: false,
-    ad: false,
-    cd: false,
-    rcode: 0,
-    question: [{ name: "example.org.", type: Type.A, class: 1 }],
-    answer: [],
-    authority: [],
-    additional: [],
-    ...over,
-  };
+  return queryMsg("example.org.", Type.A, { id: 0x4242, qr: true, aa: true, ...over });
 }
 
 function rr(name: string, data: RData, ttl = 300, cls = 1): RR {
@@ -222,23 +208,18 @@ test("compression: repeated owners point at the question, case-insensitively", (
 test("compression: names inside NS, CNAME, PTR, MX and SOA point back; SRV targets never do", () => {
   const zone = "cluster.local.";
   const target = "web-0.web.default.svc.cluster.local.";
+  const srv = rr("_http._tcp.web.default.svc.cluster.local.", {
+    type: Type.SRV,
+    priority: 0,
+    weight: 100,
+    port: 80,
+    target,
+  });
   const m = msg({
     question: [{ name: "_http._tcp.web.default.svc.cluster.local.", type: Type.SRV, class: 1 }],
     answer: [
-      rr("_http._tcp.web.default.svc.cluster.local.", {
-        type: Type.SRV,
-        priority: 0,
-        weight: 100,
-        port: 80,
-        target,
-      }),
-      rr("_http._tcp.web.default.svc.cluster.local.", {
-        type: Type.SRV,
-        priority: 0,
-        weight: 100,
-        port: 80,
-        target,
-      }),
+      srv,
+      srv,
       rr(target, { type: Type.CNAME, target: "web.default.svc.cluster.local." }),
       rr("1.0.0.10.in-addr.arpa.", { type: Type.PTR, target }),
       rr(zone, { type: Type.NS, target: "ns.dns." + zone }),

@@ -9,18 +9,7 @@ import { decode, DecodeError } from "./decode.ts";
 import { encode } from "./encode.ts";
 import type { Edns, Msg } from "./message.ts";
 import { Rcode } from "./constants.ts";
-
-/** A deterministic PRNG (mulberry32) so a failure can be replayed from its index. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from "../../test/helpers/rng.ts";
 
 const NAMES = [
   ".",

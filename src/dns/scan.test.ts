@@ -4,8 +4,9 @@ import dns2 from "dns2";
 import { errorReply, scanQuery, skipName, toQueryMsg, type ScanError, type Scanned } from "./scan.ts";
 import { decode } from "./decode.ts";
 import { encode } from "./encode.ts";
-import type { Edns, Msg } from "./message.ts";
+import type { Edns } from "./message.ts";
 import { Rcode, Type } from "./constants.ts";
+import { queryMsg } from "../../test/helpers/query-msg.ts";
 
 /** Concatenates octets and buffers. */
 function bytes(...parts: (number[] | Buffer)[]): Buffer {
@@ -48,24 +49,7 @@ function optRR(
 }
 
 function query(name: string, opts: { id?: number; flags?: number; type?: number; edns?: Edns } = {}): Buffer {
-  const msg: Msg = {
-    id: opts.id ?? 0x1234,
-    qr: false,
-    opcode: 0,
-    aa: false,
-    tc: false,
-    rd: true,
-    ra: false,
-    ad: false,
-    cd: false,
-    rcode: 0,
-    question: [{ name, type: opts.type ?? Type.A, class: 1 }],
-    answer: [],
-    authority: [],
-    additional: [],
-    edns: opts.edns,
-  };
-  const b = encode(msg);
+  const b = encode(queryMsg(name, opts.type ?? Type.A, { id: opts.id ?? 0x1234, edns: opts.edns }));
   if (opts.flags !== undefined) b.writeUInt16BE(opts.flags, 2);
   return b;
 }
@@ -146,19 +130,7 @@ test("the key tells types, classes and EDNS states apart", () => {
 
 test("EDNS: size, DO and options are read and copied", () => {
   const cookie = new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]);
-  const buf = query("a.example.", {
-    edns: {
-      udpSize: 1400,
-      version: 0,
-      do: true,
-      options: [
-        { code: 10, data: cookie },
-        { code: 12, data: new Uint8Array(0) },
-      ],
-    },
-  });
-  const s = scanned(buf);
-  assert.deepEqual(s.edns, {
+  const edns: Edns = {
     udpSize: 1400,
     version: 0,
     do: true,
@@ -166,7 +138,10 @@ test("EDNS: size, DO and options are read and copied", () => {
       { code: 10, data: cookie },
       { code: 12, data: new Uint8Array(0) },
     ],
-  });
+  };
+  const buf = query("a.example.", { edns });
+  const s = scanned(buf);
+  assert.deepEqual(s.edns, edns);
   buf.fill(0xff, s.questionEnd);
   assert.deepEqual(s.edns?.options[0].data, cookie, "options must not alias the packet");
 });
@@ -175,23 +150,7 @@ test("toQueryMsg builds the decoded query", () => {
   const edns: Edns = { udpSize: 1232, version: 0, do: true, options: [] };
   const buf = query("Foo.Example.", { type: 33, edns });
   const m = toQueryMsg(scanned(buf));
-  assert.deepEqual(m, {
-    id: 0x1234,
-    qr: false,
-    opcode: 0,
-    aa: false,
-    tc: false,
-    rd: true,
-    ra: false,
-    ad: false,
-    cd: false,
-    rcode: 0,
-    question: [{ name: "foo.example.", type: 33, class: 1 }],
-    answer: [],
-    authority: [],
-    additional: [],
-    edns,
-  });
+  assert.deepEqual(m, queryMsg("foo.example.", 33, { edns }), "lowercased name, id, RD and EDNS kept");
 });
 
 test("records in the other sections may use backward pointers", () => {

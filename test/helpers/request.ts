@@ -1,10 +1,10 @@
 // A Request as the server would hand it to a plugin, for unit tests that call a handler directly.
 
 import type { Handler, Request } from "../../src/plugin.ts";
-import type { Msg } from "../../src/dns/message.ts";
 import { Class, Rcode } from "../../src/dns/constants.ts";
 import { canonical } from "../../src/dns/name.ts";
 import { replyTo } from "../../src/dns/message.ts";
+import { queryMsg } from "./query-msg.ts";
 
 export interface RequestOptions {
   qclass?: number;
@@ -19,23 +19,11 @@ export interface RequestOptions {
 export function makeRequest(name: string, qtype: number, o: RequestOptions = {}): Request {
   const qname = canonical(name);
   const qclass = o.qclass ?? Class.IN;
-  const msg: Msg = {
+  const msg = queryMsg(qname, qtype, {
     id: 4242,
-    qr: false,
-    opcode: 0,
-    aa: false,
-    tc: false,
-    rd: true,
-    ra: false,
-    ad: false,
-    cd: false,
-    rcode: 0,
-    question: [{ name: qname, type: qtype, class: qclass }],
-    answer: [],
-    authority: [],
-    additional: [],
+    qclass,
     edns: o.edns || o.do ? { udpSize: 1232, version: 0, do: o.do ?? false, options: [] } : undefined,
-  };
+  });
   const proto = o.proto ?? "udp";
   return {
     msg,

@@ -5,23 +5,11 @@ import type { Directive } from "../../corefile/types.ts";
 import type { SetupContext } from "../../plugin.ts";
 import { setup } from "./setup.ts";
 import { resolveBind } from "./bind.ts";
-
-function dir(name: string, args: string[] = [], block?: Directive[], line = 1): Directive {
-  return {
-    name,
-    args: args.map((text) => ({ text, file: "Corefile", line, quoted: false })),
-    block,
-    file: "Corefile",
-    line,
-  };
-}
-
-function fakeCtx(): SetupContext {
-  return { block: { bind: [] } } as unknown as SetupContext;
-}
+import { directive as dir, fakeContext } from "../../../test/helpers/setup-context.ts";
+import { assertConfigErrors, configErrorLike } from "../../../test/helpers/config-errors.ts";
 
 test("addresses are added to the block's bind list, several lines adding up", async () => {
-  const ctx = fakeCtx();
+  const ctx = fakeContext().ctx;
   assert.equal(await setup(dir("bind", ["127.0.0.1", "::1"]), ctx), undefined);
   await setup(dir("bind", ["::1", "192.0.2.53"]), ctx);
   assert.deepEqual(ctx.block.bind, ["127.0.0.1", "::1", "192.0.2.53"]);
@@ -33,20 +21,20 @@ test("an interface name stands for its addresses; except removes addresses or in
   const addrs = resolveBind(name, ifaces) as string[];
   assert.equal(addrs.length, infos!.length);
 
-  const ctx = fakeCtx();
+  const ctx = fakeContext().ctx;
   await setup(dir("bind", [name]), ctx);
   assert.deepEqual(ctx.block.bind, addrs);
 
   if (addrs.length > 1) {
-    const minus = fakeCtx();
+    const minus = fakeContext().ctx;
     await setup(dir("bind", [name], [dir("except", [addrs[0]])]), minus);
     assert.deepEqual(minus.block.bind, addrs.slice(1));
   }
 
-  const none = fakeCtx();
+  const none = fakeContext().ctx;
   await assert.rejects(
     async () => setup(dir("bind", [name], [dir("except", [name])], 4), none),
-    (err: Error) => /^Corefile:4 - .*bind: no address left/.test(err.message),
+    configErrorLike(/^Corefile:4 - .*bind: no address left/),
   );
 });
 
@@ -82,13 +70,13 @@ test("setup errors name file:line", async () => {
       /^Corefile:7 - .*unknown property 'only'/,
     ],
   ];
-  for (const [d, re] of bad) {
-    const ctx = fakeCtx();
-    await assert.rejects(
-      async () => setup(d, ctx),
-      (err: Error & { code?: string }) => err.code === "CDNS_ERR_CONFIG" && re.test(err.message),
-      re.source,
-    );
-    assert.deepEqual(ctx.block.bind, [], "nothing is added on error");
-  }
+  const used: SetupContext[] = [];
+  const fresh = () => {
+    const { ctx } = fakeContext();
+    used.push(ctx);
+    return ctx;
+  };
+  await assertConfigErrors(setup, bad, fresh);
+  assert.equal(used.length, bad.length);
+  for (const ctx of used) assert.deepEqual(ctx.block.bind, [], "nothing is added on error");
 });

@@ -2,25 +2,14 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { hostname } from "node:os";
 import { readFileSync } from "node:fs";
-import type { Directive } from "../../corefile/types.ts";
-import type { SetupContext } from "../../plugin.ts";
 import type { Msg } from "../../dns/message.ts";
 import { setup } from "./setup.ts";
 import { makeRequest, recordingNext } from "../../../test/helpers/request.ts";
+import { directive as dir, fakeContext } from "../../../test/helpers/setup-context.ts";
+import { configErrorLike } from "../../../test/helpers/config-errors.ts";
 import { Class, Rcode, Type } from "../../dns/constants.ts";
 
-function dir(name: string, args: string[] = [], block?: Directive[], line = 1): Directive {
-  return {
-    name,
-    args: args.map((text) => ({ text, file: "Corefile", line, quoted: false })),
-    block,
-    file: "Corefile",
-    line,
-  };
-}
-
-// chaos's setup reads nothing from the context.
-const ctx = {} as SetupContext;
+const { ctx } = fakeContext();
 
 async function handler(args: string[] = []) {
   const plugin = await setup(dir("chaos", args), ctx);
@@ -83,6 +72,6 @@ test("strings longer than 255 bytes are cut to fit a TXT string", async () => {
 test("a block is a setup error naming file:line", async () => {
   await assert.rejects(
     async () => setup(dir("chaos", ["v1"], [dir("x")], 4), ctx),
-    (err: Error) => /^Corefile:4 - .*chaos: 'chaos' takes no block/.test(err.message),
+    configErrorLike(/^Corefile:4 - .*chaos: 'chaos' takes no block/),
   );
 });

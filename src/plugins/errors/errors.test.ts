@@ -1,48 +1,14 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { pino } from "pino";
 import type { Directive } from "../../corefile/types.ts";
-import type { Handler, SetupContext } from "../../plugin.ts";
+import type { Handler } from "../../plugin.ts";
 import { PluginError } from "../../plugin.ts";
 import { setup } from "./setup.ts";
 import { goDuration } from "./consolidate.ts";
 import { makeRequest, recordingNext } from "../../../test/helpers/request.ts";
+import { directive as dir, fakeContext, type LogLine } from "../../../test/helpers/setup-context.ts";
+import { assertConfigErrors, configErrorLike } from "../../../test/helpers/config-errors.ts";
 import { Rcode, Type } from "../../dns/constants.ts";
-
-function dir(name: string, args: string[] = [], block?: Directive[], line = 1): Directive {
-  return {
-    name,
-    args: args.map((text) => ({ text, file: "Corefile", line, quoted: false })),
-    block,
-    file: "Corefile",
-    line,
-  };
-}
-
-function fakeCtx() {
-  const logs: Record<string, unknown>[] = [];
-  const logger = pino({ level: "debug" }, { write: (s: string) => void logs.push(JSON.parse(s)) });
-  const shutdown: (() => void | Promise<void>)[] = [];
-  const ctx: SetupContext = {
-    zones: ["."],
-    root: "/",
-    log: (plugin) => logger.child({ plugin }),
-    onStartup: () => {},
-    onShutdown: (fn) => void shutdown.push(fn),
-    invalidate: () => {},
-    onQueryDone: () => {},
-    registerReady: () => {},
-    block: { bind: [] },
-    instance: { stopping: false, lameduckMs: 0, readyChecks: new Map() },
-  };
-  return {
-    ctx,
-    logs,
-    stop: async () => {
-      for (const f of [...shutdown].reverse()) await f();
-    },
-  };
-}
 
 /** A next handler that throws `err` for every query. */
 function throwing(err: unknown): Handler {
@@ -53,13 +19,13 @@ function throwing(err: unknown): Handler {
 }
 
 async function build(d: Directive, next: Handler) {
-  const f = fakeCtx();
+  const f = fakeContext();
   const plugin = await setup(d, f.ctx);
   assert.ok(plugin);
   return { ...f, h: plugin(next) };
 }
 
-const errorLines = (logs: Record<string, unknown>[]) => logs.filter((l) => l.level === 50);
+const errorLines = (logs: LogLine[]) => logs.filter((l) => l.level === 50);
 
 test("a throwing handler is answered SERVFAIL and logged once with the query", async () => {
   const { h, logs } = await build(dir("errors"), throwing(new Error("boom")));
@@ -112,7 +78,7 @@ test("consolidate counts matching errors and writes one line per period", async 
   assert.equal(individual.length, 1, "only the non-matching error is logged on its own");
   assert.equal(individual[0].msg, "2 b.test. A: something else");
 
-  let summary: Record<string, unknown> | undefined;
+  let summary: LogLine | undefined;
   for (let i = 0; i < 500 && !summary; i++) {
     await new Promise((r) => setTimeout(r, 10));
     summary = logs.find((l) => l.level === 40);
@@ -169,17 +135,11 @@ test("setup errors name file:line", async () => {
     [dir("errors", [], [dir("stacktrace", ["yes"], undefined, 9)]), /^Corefile:9 - .*'stacktrace' takes 0/],
     [dir("errors", [], [dir("log", [], undefined, 10)]), /^Corefile:10 - .*unknown property 'log'/],
   ];
-  for (const [d, re] of bad) {
-    await assert.rejects(
-      async () => setup(d, fakeCtx().ctx),
-      (err: Error & { code?: string }) => err.code === "CDNS_ERR_CONFIG" && re.test(err.message),
-      re.source,
-    );
-  }
-  const f = fakeCtx();
+  await assertConfigErrors(setup, bad);
+  const f = fakeContext();
   await setup(dir("errors", ["stdout"], [dir("panicRecoveryStacktrace")]), f.ctx);
   await assert.rejects(
     async () => setup(dir("errors", [], undefined, 11), f.ctx),
-    (err: Error) => /^Corefile:11 - .*once per server block/.test(err.message),
+    configErrorLike(/^Corefile:11 - .*once per server block/),
   );
 });

@@ -3,57 +3,15 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pino } from "pino";
 import type { Directive } from "../../corefile/types.ts";
-import type { Handler, SetupContext } from "../../plugin.ts";
+import type { Handler } from "../../plugin.ts";
 import type { Msg } from "../../dns/message.ts";
 import { setup } from "./setup.ts";
 import { parseHosts } from "./hosts-file.ts";
 import { makeRequest, recordingNext } from "../../../test/helpers/request.ts";
+import { directive as dir, fakeContext } from "../../../test/helpers/setup-context.ts";
+import { assertConfigErrors, configErrorLike } from "../../../test/helpers/config-errors.ts";
 import { Class, Rcode, Type } from "../../dns/constants.ts";
-
-const FILE = "Corefile";
-
-function dir(name: string, args: string[] = [], block?: Directive[], line = 1): Directive {
-  return {
-    name,
-    args: args.map((text) => ({ text, file: FILE, line, quoted: false })),
-    block,
-    file: FILE,
-    line,
-  };
-}
-
-function fakeCtx(root: string, zones = ["."]) {
-  const logs: Record<string, unknown>[] = [];
-  const logger = pino({ level: "debug" }, { write: (s: string) => void logs.push(JSON.parse(s)) });
-  const startup: (() => void | Promise<void>)[] = [];
-  const shutdown: (() => void | Promise<void>)[] = [];
-  const state = { invalidations: 0 };
-  const ctx: SetupContext = {
-    zones,
-    root,
-    log: (plugin) => logger.child({ plugin }),
-    onStartup: (fn) => void startup.push(fn),
-    onShutdown: (fn) => void shutdown.push(fn),
-    invalidate: () => void state.invalidations++,
-    onQueryDone: () => {},
-    registerReady: () => {},
-    block: { bind: [] },
-    instance: { stopping: false, lameduckMs: 0, readyChecks: new Map() },
-  };
-  return {
-    ctx,
-    logs,
-    state,
-    start: async () => {
-      for (const f of startup) await f();
-    },
-    stop: async () => {
-      for (const f of [...shutdown].reverse()) await f();
-    },
-  };
-}
 
 const HOSTS = `# test hosts file
 127.0.0.1   localhost
@@ -70,11 +28,12 @@ function tempDir(): string {
 }
 
 async function build(d: Directive, root: string, zones?: string[]) {
-  const f = fakeCtx(root, zones);
+  const f = fakeContext({ root, zones });
   const plugin = await setup(d, f.ctx);
   assert.ok(plugin);
   const next = recordingNext();
-  return { ...f, handler: plugin(next), next };
+  // Not a spread: `invalidations` must stay live.
+  return Object.assign(f, { handler: plugin(next), next });
 }
 
 async function ask(h: Handler, name: string, qtype: number, qclass: number = Class.IN): Promise<Msg> {
@@ -243,7 +202,7 @@ test("bad lines of the file are logged with file:line and skipped", async (t) =>
   t.after(() => rmSync(root, { recursive: true, force: true }));
   writeFileSync(join(root, "hosts"), HOSTS);
   const { logs } = await build(dir("hosts", ["hosts"]), root);
-  const warned = logs.filter((l) => l.level === 40).map((l) => l.msg as string);
+  const warned = logs.filter((l) => l.level === 40).map((l) => l.msg);
   assert.equal(warned.length, 2);
   assert.match(warned[0], new RegExp(`${join(root, "hosts")}:5: 'not-an-ip'`));
   assert.match(warned[1], /hosts:6: no host name/);
@@ -261,7 +220,7 @@ test("a missing file is a warning, logged once; inline entries are still served"
   await new Promise((r) => setTimeout(r, 60));
   const warned = b.logs.filter((l) => l.level === 40);
   assert.equal(warned.length, 1);
-  assert.match(warned[0].msg as string, /absent\.hosts is not readable/);
+  assert.match(warned[0].msg, /absent\.hosts is not readable/);
 });
 
 test("reload picks up a changed file, invalidates the cache, and drops a deleted file", async (t) => {
@@ -280,29 +239,20 @@ test("reload picks up a changed file, invalidates the cache, and drops a deleted
   );
   assert.ok(changed, "the new address was served");
   assert.deepEqual(addresses(await ask(b.handler, "new.test", Type.A)), ["10.0.0.3"]);
-  assert.ok(b.state.invalidations >= 1);
+  assert.ok(b.invalidations >= 1);
 
-  const before = b.state.invalidations;
+  const before = b.invalidations;
   rmSync(path);
   const gone = await waitFor(async () => (await ask(b.handler, "app.test", Type.A)).rcode === Rcode.NXDOMAIN);
   assert.ok(gone, "entries of a deleted file are dropped");
-  assert.ok(b.state.invalidations > before);
+  assert.ok(b.invalidations > before);
 
   await b.stop();
-  const after = b.state.invalidations;
+  const after = b.invalidations;
   writeFileSync(path, "10.0.0.4 app.test\n");
   await new Promise((r) => setTimeout(r, 50));
-  assert.equal(b.state.invalidations, after, "no polling after shutdown");
+  assert.equal(b.invalidations, after, "no polling after shutdown");
 });
-
-/** Asserts a ConfigError whose message matches. */
-function configErr(re: RegExp) {
-  return (err: unknown): boolean => {
-    assert.equal((err as { code?: string }).code, "CDNS_ERR_CONFIG");
-    assert.match((err as Error).message, re);
-    return true;
-  };
-}
 
 /** Polls `cond` every 10 ms, for at most 5 s. */
 async function waitFor(cond: () => Promise<boolean>): Promise<boolean> {
@@ -332,24 +282,25 @@ test("setup errors name file:line", async (t) => {
     [dir("hosts", ["hosts", "bad zone!"], undefined, 11), /^Corefile:11 - .*invalid zone/],
     [dir("hosts", [], [dir("fallthrough", ["a b"], undefined, 13)]), /^Corefile:13 - .*invalid zone 'a b'/],
   ];
-  for (const [d, re] of bad) {
-    await assert.rejects(async () => setup(d, fakeCtx(root).ctx), configErr(re));
-  }
+  await assertConfigErrors(setup, bad, () => fakeContext({ root }).ctx);
   await assert.rejects(
     async () =>
-      setup(dir("hosts", ["hosts", "other.net"], undefined, 14), fakeCtx(root, ["example.org."]).ctx),
-    configErr(/^Corefile:14 - .*not inside the server block's zones/),
+      setup(
+        dir("hosts", ["hosts", "other.net"], undefined, 14),
+        fakeContext({ root, zones: ["example.org."] }).ctx,
+      ),
+    configErrorLike(/^Corefile:14 - .*not inside the server block's zones/),
   );
-  const f = fakeCtx(root);
+  const f = fakeContext({ root });
   await setup(dir("hosts", ["absent"]), f.ctx);
   await assert.rejects(
     async () => setup(dir("hosts", ["absent"], undefined, 12), f.ctx),
-    configErr(/^Corefile:12 - .*once per server block/),
+    configErrorLike(/^Corefile:12 - .*once per server block/),
   );
 });
 
 test("defaults: /etc/hosts, the block's zones", async () => {
-  const f = fakeCtx("/nonexistent-root", ["example.org."]);
+  const f = fakeContext({ root: "/nonexistent-root", zones: ["example.org."] });
   const plugin = await setup(dir("hosts"), f.ctx);
   assert.ok(plugin);
   // /etc/hosts is read (or absent): either way a name outside the zones is passed on.

@@ -1,49 +1,22 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { pino } from "pino";
 import type { Directive } from "../../corefile/types.ts";
-import type { SetupContext } from "../../plugin.ts";
 import type { Finished } from "./format.ts";
 import { setup } from "./setup.ts";
 import { classify } from "./log.ts";
 import { goSeconds } from "./format.ts";
 import { Class, Rcode, Type } from "../../dns/constants.ts";
+import { directive as dir, fakeContext } from "../../../test/helpers/setup-context.ts";
+import { assertConfigErrors } from "../../../test/helpers/config-errors.ts";
 
-function dir(name: string, args: string[] = [], block?: Directive[], line = 1): Directive {
-  return {
-    name,
-    args: args.map((text) => ({ text, file: "Corefile", line, quoted: false })),
-    block,
-    file: "Corefile",
-    line,
-  };
-}
-
-/** A server block's context whose finish hooks and log lines the test can reach. */
+/** A server block's context, and `finish` to run its finish hooks on a query like query(). */
 function fakeBlock() {
-  const lines: Record<string, unknown>[] = [];
-  const logger = pino({ level: "info" }, { write: (s: string) => void lines.push(JSON.parse(s)) });
-  const hooks: ((q: Finished) => void)[] = [];
-  const ctx: SetupContext = {
-    zones: ["."],
-    root: "/",
-    log: (plugin) => logger.child({ plugin }),
-    onStartup: () => {},
-    onShutdown: () => {},
-    invalidate: () => {},
-    onQueryDone: (fn) => void hooks.push(fn),
-    registerReady: () => {},
-    block: { bind: [] },
-    instance: { stopping: false, lameduckMs: 0, readyChecks: new Map() },
-  };
-  return {
-    ctx,
-    lines,
-    hooks,
+  const f = fakeContext();
+  return Object.assign(f, {
     finish(q: Partial<Finished> = {}) {
-      for (const h of hooks) h({ ...query(), ...q });
+      for (const h of f.queryDone) h({ ...query(), ...q });
     },
-  };
+  });
 }
 
 function query(): Finished {
@@ -76,10 +49,10 @@ async function setupAll(b: ReturnType<typeof fakeBlock>, ...ds: Directive[]) {
 test("log writes the common log format as msg and the same facts as fields", async () => {
   const b = fakeBlock();
   await setupAll(b, dir("log"));
-  assert.equal(b.hooks.length, 1);
+  assert.equal(b.queryDone.length, 1);
   b.finish();
-  assert.equal(b.lines.length, 1);
-  const l = b.lines[0];
+  assert.equal(b.logs.length, 1);
+  const l = b.logs[0];
   assert.equal(l.level, 30);
   assert.equal(l.plugin, "log");
   assert.equal(
@@ -131,26 +104,26 @@ test("IPv6 clients are bracketed; other facts follow the query", async () => {
   b.finish({ remoteAddress: "::1", remotePort: 50759, id: 29008, proto: "tcp", do: true, bufsize: 4096 });
   b.finish({ rcode: Rcode.NXDOMAIN, qtype: Type.AAAA, duration: 1.5, cached: true });
   assert.equal(
-    b.lines[0].msg,
+    b.logs[0].msg,
     '[::1]:50759 - 29008 "A IN example.org. tcp 41 true 4096" NOERROR qr,aa,rd 57 0.000123s',
   );
   assert.equal(
-    b.lines[1].msg,
+    b.logs[1].msg,
     '10.0.0.1:40000 - 4242 "AAAA IN example.org. udp 41 false 512" NXDOMAIN qr,aa,rd 57 1.5s',
   );
-  assert.equal(b.lines[1].cached, true);
+  assert.equal(b.logs[1].cached, true);
 });
 
 test("custom and combined formats", async () => {
   const custom = fakeBlock();
   await setupAll(custom, dir("log", [".", "{proto} Request: {name} {type} {>id}"]));
   custom.finish();
-  assert.equal(custom.lines[0].msg, "udp Request: example.org. A 4242");
+  assert.equal(custom.logs[0].msg, "udp Request: example.org. A 4242");
 
   const combined = fakeBlock();
   await setupAll(combined, dir("log", [".", "{combined}"]));
   combined.finish();
-  assert.match(combined.lines[0].msg as string, /0\.000123s "QUERY"$/);
+  assert.match(combined.logs[0].msg, /0\.000123s "QUERY"$/);
 });
 
 test("NAMES limit logging to names at or below them", async () => {
@@ -161,7 +134,7 @@ test("NAMES limit logging to names at or below them", async () => {
   b.finish({ qname: "other.com." });
   b.finish({ qname: "notexample.org." });
   assert.deepEqual(
-    b.lines.map((l) => l.name),
+    b.logs.map((l) => l.name),
     ["www.example.org.", "example.net."],
   );
 });
@@ -174,7 +147,7 @@ test("classes select what is logged", async () => {
   b.finish({ rcode: Rcode.NOERROR, answers: 2, id: 3 });
   b.finish({ rcode: Rcode.SERVFAIL, id: 4 });
   assert.deepEqual(
-    b.lines.map((l) => l.id),
+    b.logs.map((l) => l.id),
     [1, 2],
   );
 
@@ -191,7 +164,7 @@ test("classes select what is logged", async () => {
   }
   e.finish({ rcode: Rcode.NOERROR, duration: 2, id: 9 });
   assert.deepEqual(
-    e.lines.map((l) => l.id),
+    e.logs.map((l) => l.id),
     [0, 1, 2, 3, 9],
   );
 
@@ -200,12 +173,12 @@ test("classes select what is logged", async () => {
   both.finish({ rcode: Rcode.NXDOMAIN });
   both.finish({ rcode: Rcode.NOERROR });
   both.finish({ rcode: Rcode.SERVFAIL });
-  assert.equal(both.lines.length, 2);
+  assert.equal(both.logs.length, 2);
 
   const all = fakeBlock();
   await setupAll(all, dir("log", [], [dir("class", ["error", "all"])]));
   all.finish({ rcode: Rcode.NOERROR });
-  assert.equal(all.lines.length, 1);
+  assert.equal(all.logs.length, 1);
 });
 
 test("classify follows CoreDNS: NXDOMAIN and NODATA are denials", () => {
@@ -219,12 +192,12 @@ test("classify follows CoreDNS: NXDOMAIN and NODATA are denials", () => {
 test("several log directives in a block share one hook; the first matching name decides", async () => {
   const b = fakeBlock();
   await setupAll(b, dir("log", ["example.org"], [dir("class", ["error"])]), dir("log"));
-  assert.equal(b.hooks.length, 1);
+  assert.equal(b.queryDone.length, 1);
   b.finish({ qname: "a.example.org.", rcode: Rcode.NOERROR });
   b.finish({ qname: "a.example.org.", rcode: Rcode.SERVFAIL });
   b.finish({ qname: "other.net.", rcode: Rcode.NOERROR });
   assert.deepEqual(
-    b.lines.map((l) => [l.name, l.rcode]),
+    b.logs.map((l) => [l.name, l.rcode]),
     [
       ["a.example.org.", "SERVFAIL"],
       ["other.net.", "NOERROR"],
@@ -251,11 +224,5 @@ test("setup errors name file:line", async () => {
     [dir("log", [], [dir("format", ["x"], undefined, 8)]), /^Corefile:8 - .*unknown property 'format'/],
     [dir("log", ["bad name!"], undefined, 9), /^Corefile:9 - .*invalid name/],
   ];
-  for (const [d, re] of bad) {
-    await assert.rejects(
-      async () => setup(d, fakeBlock().ctx),
-      (err: Error & { code?: string }) => err.code === "CDNS_ERR_CONFIG" && re.test(err.message),
-      re.source,
-    );
-  }
+  await assertConfigErrors(setup, bad);
 });

@@ -1,62 +1,17 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { Directive } from "../../corefile/types.ts";
-import type { ReadyCheck, SetupContext } from "../../plugin.ts";
 import { setup } from "./setup.ts";
 import { setup as healthSetup } from "../health/setup.ts";
 import { boundPort } from "../health/http-listener.ts";
-
-function dir(name: string, args: string[] = [], block?: Directive[], line = 1): Directive {
-  return {
-    name,
-    args: args.map((text) => ({ text, file: "Corefile", line, quoted: false })),
-    block,
-    file: "Corefile",
-    line,
-  };
-}
-
-function fakeInstance() {
-  const startup: (() => void | Promise<void>)[] = [];
-  const shutdown: (() => void | Promise<void>)[] = [];
-  const instance = { stopping: false, lameduckMs: 0, readyChecks: new Map<string, ReadyCheck[]>() };
-  const ctx: SetupContext = {
-    zones: ["."],
-    root: "/",
-    log: () => {
-      throw new Error("ready does not log");
-    },
-    onStartup: (fn) => void startup.push(fn),
-    onShutdown: (fn) => void shutdown.push(fn),
-    invalidate: () => {},
-    onQueryDone: () => {},
-    registerReady: (plugin, check) => {
-      instance.readyChecks.set(plugin, [...(instance.readyChecks.get(plugin) ?? []), check]);
-    },
-    block: { bind: [] },
-    instance,
-  };
-  return {
-    ctx,
-    instance,
-    start: async () => {
-      for (const f of startup) await f();
-    },
-    stop: async () => {
-      for (const f of [...shutdown].reverse()) await f();
-    },
-  };
-}
-
-async function get(port: number, path: string): Promise<{ status: number; body: string }> {
-  const res = await fetch(`http://127.0.0.1:${port}${path}`);
-  return { status: res.status, body: await res.text() };
-}
+import { directive as dir, fakeContext } from "../../../test/helpers/setup-context.ts";
+import { assertConfigErrors } from "../../../test/helpers/config-errors.ts";
+import { httpGet as get } from "../../../test/helpers/http-get.ts";
 
 const ADDR = "127.0.0.1:0";
 
 test("/ready is 503 with the waiting plugins until every check passes, then 200 OK", async () => {
-  const inst = fakeInstance();
+  const inst = fakeContext();
   let k8s = false;
   let files = false;
   inst.ctx.registerReady("kubernetes", () => k8s);
@@ -82,10 +37,11 @@ test("/ready is 503 with the waiting plugins until every check passes, then 200 
   assert.equal((await get(port, "/ready")).status, 503);
   await inst.stop();
   assert.equal(boundPort(ADDR), undefined);
+  assert.deepEqual(inst.logs, [], "ready does not log");
 });
 
 test("monitor continuously asks every check on every request", async () => {
-  const inst = fakeInstance();
+  const inst = fakeContext();
   let up = true;
   inst.ctx.registerReady("kubernetes", () => up);
   await setup(dir("ready", [ADDR], [dir("monitor", ["continuously"])]), inst.ctx);
@@ -98,7 +54,7 @@ test("monitor continuously asks every check on every request", async () => {
 });
 
 test("no checks at all: ready at once", async () => {
-  const inst = fakeInstance();
+  const inst = fakeContext();
   await setup(dir("ready", [ADDR]), inst.ctx);
   await inst.start();
   assert.deepEqual(await get(boundPort(ADDR)!, "/ready"), { status: 200, body: "OK" });
@@ -106,7 +62,7 @@ test("no checks at all: ready at once", async () => {
 });
 
 test("health and ready on one address share the listener", async () => {
-  const inst = fakeInstance();
+  const inst = fakeContext();
   await setup(dir("ready", [ADDR]), inst.ctx);
   await healthSetup(dir("health", [ADDR]), inst.ctx);
   await inst.start();
@@ -131,11 +87,5 @@ test("setup errors name file:line", async () => {
       /^Corefile:6 - .*unknown property 'lameduck'/,
     ],
   ];
-  for (const [d, re] of bad) {
-    await assert.rejects(
-      async () => setup(d, fakeInstance().ctx),
-      (err: Error & { code?: string }) => err.code === "CDNS_ERR_CONFIG" && re.test(err.message),
-      re.source,
-    );
-  }
+  await assertConfigErrors(setup, bad);
 });

@@ -1,23 +1,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import type { Directive } from "../../corefile/types.ts";
-import type { SetupContext } from "../../plugin.ts";
 import { setup } from "./setup.ts";
 import { makeRequest, recordingNext } from "../../../test/helpers/request.ts";
+import { directive as dir, fakeContext } from "../../../test/helpers/setup-context.ts";
+import { configErrorLike } from "../../../test/helpers/config-errors.ts";
 import { Class, Rcode, Type } from "../../dns/constants.ts";
 
-function dir(name: string, args: string[] = [], block?: Directive[], line = 1): Directive {
-  return {
-    name,
-    args: args.map((text) => ({ text, file: "Corefile", line, quoted: false })),
-    block,
-    file: "Corefile",
-    line,
-  };
-}
-
-// whoami's setup reads nothing from the context.
-const ctx = {} as SetupContext;
+const { ctx } = fakeContext();
 
 async function handler() {
   const plugin = await setup(dir("whoami"), ctx);
@@ -82,10 +71,10 @@ test("the record class follows the question", async () => {
 test("setup rejects arguments and blocks with file:line", async () => {
   await assert.rejects(
     async () => setup(dir("whoami", ["extra"], undefined, 7), ctx),
-    (err: Error) => /^Corefile:7 - .*whoami: 'whoami' takes 0 argument/.test(err.message),
+    configErrorLike(/^Corefile:7 - .*whoami: 'whoami' takes 0 argument/),
   );
   await assert.rejects(
     async () => setup(dir("whoami", [], [dir("x")], 9), ctx),
-    (err: Error) => /^Corefile:9 - .*takes no block/.test(err.message),
+    configErrorLike(/^Corefile:9 - .*takes no block/),
   );
 });

@@ -1,0 +1,100 @@
+// A SetupContext for calling a plugin's setup directly: it records start-up and shutdown hooks,
+// invalidations, log lines and readiness checks, and parses directives from Corefile text.
+
+import { pino } from "pino";
+import type { Directive } from "../../src/corefile/types.ts";
+import type { Msg } from "../../src/dns/message.ts";
+import type { QueryDone, ReadyCheck, SetupContext } from "../../src/plugin.ts";
+import { replyTo } from "../../src/dns/message.ts";
+import { Rcode } from "../../src/dns/constants.ts";
+import { queryMsg } from "./query-msg.ts";
+
+export interface FakeContextOptions {
+  zones?: string[];
+  root?: string;
+  /** Answers ctx.lookup; by default every lookup is SERVFAIL. */
+  lookup?: (name: string, qtype: number, depth?: number) => Promise<Msg>;
+}
+
+export interface LogLine {
+  level: number;
+  msg: string;
+  [k: string]: unknown;
+}
+
+export interface FakeContext {
+  ctx: SetupContext;
+  logs: LogLine[];
+  invalidations: number;
+  invalidatedNames: string[];
+  queryDone: ((q: QueryDone) => void)[];
+  readyChecks: Map<string, ReadyCheck[]>;
+  /** The hooks registered with onStartup and onShutdown, in registration order. */
+  startup: (() => void | Promise<void>)[];
+  shutdown: (() => void | Promise<void>)[];
+  instance: { stopping: boolean; lameduckMs: number; readyChecks: Map<string, ReadyCheck[]> };
+  /** Runs the start-up hooks in order. */
+  start(): Promise<void>;
+  /** Runs the shutdown hooks in reverse order. */
+  stop(): Promise<void>;
+  /** True when every registered readiness check passes. */
+  ready(): boolean;
+}
+
+export function fakeContext(o: FakeContextOptions = {}): FakeContext {
+  const startup: (() => void | Promise<void>)[] = [];
+  const shutdown: (() => void | Promise<void>)[] = [];
+  const readyChecks = new Map<string, ReadyCheck[]>();
+  const instance = { stopping: false, lameduckMs: 0, readyChecks };
+  const f: FakeContext = {
+    logs: [],
+    invalidations: 0,
+    invalidatedNames: [],
+    queryDone: [],
+    readyChecks,
+    startup,
+    shutdown,
+    instance,
+    ctx: undefined as unknown as SetupContext,
+    async start() {
+      for (const fn of startup) await fn();
+    },
+    async stop() {
+      for (const fn of [...shutdown].reverse()) await fn();
+    },
+    ready() {
+      for (const checks of readyChecks.values()) for (const c of checks) if (!c()) return false;
+      return true;
+    },
+  };
+  const logger = pino({ level: "debug" }, { write: (line: string) => void f.logs.push(JSON.parse(line)) });
+  f.ctx = {
+    zones: o.zones ?? ["."],
+    root: o.root ?? process.cwd(),
+    log: (plugin) => logger.child({ plugin }),
+    onStartup: (fn) => void startup.push(fn),
+    onShutdown: (fn) => void shutdown.push(fn),
+    invalidate: () => void f.invalidations++,
+    invalidateNames: (names) => void f.invalidatedNames.push(...names),
+    onQueryDone: (fn) => void f.queryDone.push(fn),
+    registerReady: (plugin, check) => readyChecks.set(plugin, [...(readyChecks.get(plugin) ?? []), check]),
+    lookup:
+      o.lookup ??
+      ((name, qtype) =>
+        Promise.resolve(replyTo(queryMsg(name, qtype, { id: 0, rd: false }), Rcode.SERVFAIL))),
+    block: { bind: [] },
+    instance,
+  };
+  return f;
+}
+
+/** A directive as the parser makes it, from its name, argument words and optional nested block. */
+export function directive(name: string, args: string[] = [], block?: Directive[], line = 3): Directive {
+  return {
+    name,
+    args: args.map((text) => ({ text, file: "Corefile", line, quoted: false })),
+    block,
+    file: "Corefile",
+    line,
+  };
+}
