@@ -8,6 +8,7 @@ import { setup as errors } from "./errors/setup.ts";
 import { setup as file } from "./file/setup.ts";
 import { setup as health } from "./health/setup.ts";
 import { setup as hosts } from "./hosts/setup.ts";
+import { setup as kubernetes } from "./kubernetes/setup.ts";
 import { setup as log } from "./log/setup.ts";
 import { setup as ready } from "./ready/setup.ts";
 import { setup as whoami } from "./whoami/setup.ts";
@@ -19,6 +20,7 @@ export const setups: ReadonlyMap<string, Setup> = new Map<string, Setup>([
   ["file", file],
   ["health", health],
   ["hosts", hosts],
+  ["kubernetes", kubernetes],
   ["log", log],
   ["ready", ready],
   ["whoami", whoami],

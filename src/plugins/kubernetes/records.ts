@@ -1,0 +1,362 @@
+// The answers of the Kubernetes DNS-Based Service Discovery specification (kubernetes/dns,
+// docs/specification.md) for one name in one of the stanza's zones, read from the store.
+//
+// Every name is resolved to a node: the records it holds (all types), or nothing (NXDOMAIN). The answer
+// is the node's records of the asked type, else its CNAME (ExternalName), else NODATA; negative answers
+// carry the zone's SOA. A name exists exactly when it or a name below it holds records, so an existing
+// namespace (`ns.svc.zone`), `svc.zone`, `pod.zone` and `_tcp.svc.ns.svc.zone` are NODATA, never
+// NXDOMAIN (RFC 8020).
+
+import type { Msg, RR } from "../../dns/message.ts";
+import { Class, Rcode, Type } from "../../dns/constants.ts";
+import { addressFromReverse, isSubdomain } from "../../dns/name.ts";
+import type { EndpointGroup, Service, Store } from "./store.ts";
+import { dashed, isReverseZone, normalIP } from "./store.ts";
+
+/** The schema version `dns-version.<zone>` answers, as CoreDNS does. */
+export const DNS_SCHEMA_VERSION = "1.1.0";
+/** TTL of the dns-version record: it never changes (the spec's example and CoreDNS use 28800). */
+const VERSION_TTL = 28800;
+
+export type PodMode = "disabled" | "insecure" | "verified";
+
+export interface RecordsOptions {
+  /** Every zone of the stanza, canonical: forward zones and reverse zones (in-addr.arpa, ip6.arpa). */
+  zones: readonly string[];
+  /** TTL of every record and the SOA minimum. */
+  ttl: number;
+  pods: PodMode;
+  /** `ignore empty_service`: a service with a cluster IP and no ready endpoint does not exist. */
+  ignoreEmptyService: boolean;
+}
+
+export interface Answer {
+  rcode: number;
+  answer: RR[];
+  authority: RR[];
+  additional: RR[];
+  /** An ExternalName CNAME answered a query of another type: the target to resolve for it. */
+  chase?: string;
+  /** The answer depends on a spelling the store's change names do not cover: do not cache it. */
+  uncacheable?: boolean;
+}
+
+/** What a name holds: its records of every type, and what goes in the additional section with them. */
+interface Node {
+  rrs: RR[];
+  additional?: RR[];
+  /** The name does not exist after all (a node only to carry `uncacheable`). */
+  missing?: boolean;
+  uncacheable?: boolean;
+}
+
+const EMPTY: Node = { rrs: [] };
+
+export class Records {
+  readonly #store: Store;
+  readonly #o: RecordsOptions;
+  /** Longest first, so the first match is the most specific zone. */
+  readonly #zones: readonly string[];
+  /** The zone PTR targets and the name server name live in: the first forward zone. */
+  readonly primary: string;
+
+  constructor(store: Store, o: RecordsOptions) {
+    this.#store = store;
+    this.#o = o;
+    this.#zones = [...o.zones].sort((a, b) => b.length - a.length);
+    const primary = o.zones.find((z) => !isReverseZone(z));
+    if (primary === undefined) throw new Error("kubernetes needs a zone that is not a reverse zone");
+    this.primary = primary;
+  }
+
+  /** The stanza zone that holds `qname` (the most specific), or undefined. */
+  zoneOf(qname: string): string | undefined {
+    for (const z of this.#zones) if (isSubdomain(qname, z)) return z;
+    return undefined;
+  }
+
+  /** The answer to `qname`/`qtype` in `zone` (from zoneOf). */
+  answer(zone: string, qname: string, qtype: number): Answer {
+    const node = this.#node(zone, qname);
+    if (node === undefined) return this.#negative(zone, Rcode.NXDOMAIN);
+    if (node.missing) return { ...this.#negative(zone, Rcode.NXDOMAIN), uncacheable: node.uncacheable };
+    let answer = qtype === Type.ANY ? node.rrs : node.rrs.filter((rr) => rr.type === qtype);
+    let chase: string | undefined;
+    if (answer.length === 0 && qtype !== Type.CNAME) {
+      const cname = node.rrs.find((rr) => rr.type === Type.CNAME);
+      if (cname) {
+        answer = [cname];
+        chase = (cname.data as { target: string }).target;
+      }
+    }
+    if (answer.length === 0) return { ...this.#negative(zone, Rcode.NOERROR), uncacheable: node.uncacheable };
+    const withExtra = answer.some((rr) => rr.type === Type.SRV || rr.type === Type.NS);
+    return {
+      rcode: Rcode.NOERROR,
+      answer,
+      authority: [],
+      additional: withExtra ? (node.additional ?? []) : [],
+      chase,
+      uncacheable: node.uncacheable,
+    };
+  }
+
+  #negative(zone: string, rcode: number): Answer {
+    return { rcode, answer: [], authority: [this.soa(zone)], additional: [] };
+  }
+
+  /** The zone's SOA, after CoreDNS: the serial is the time of the store's last change. */
+  soa(zone: string): RR {
+    return {
+      name: zone,
+      type: Type.SOA,
+      class: Class.IN,
+      ttl: this.#o.ttl,
+      data: {
+        type: Type.SOA,
+        mname: this.#nsName(zone),
+        rname: join("hostmaster", zone),
+        serial: Math.floor(this.#store.modified / 1000) >>> 0,
+        refresh: 7200,
+        retry: 1800,
+        expire: 86400,
+        minimum: this.#o.ttl,
+      },
+    };
+  }
+
+  /** ns.dns.<zone>; reverse zones name the primary zone's, which resolves. */
+  #nsName(zone: string): string {
+    return join("ns.dns", isReverseZone(zone) ? this.primary : zone);
+  }
+
+  #node(zone: string, qname: string): Node | undefined {
+    if (qname === zone) return this.#apex(zone);
+    if (isReverseZone(zone)) return this.#reverse(qname);
+    const labels = qname.slice(0, qname.length - (zone === "." ? 1 : zone.length + 1)).split(".");
+    const n = labels.length;
+    const top = labels[n - 1];
+    if (n === 1) {
+      if (top === "dns-version") return { rrs: [this.#txtVersion(qname)] };
+      return top === "svc" || top === "pod" || top === "dns" ? EMPTY : undefined;
+    }
+    if (top === "dns") {
+      if (n !== 2 || labels[0] !== "ns") return undefined;
+      return { rrs: this.#addresses(qname, this.#nsAddresses()) };
+    }
+    if (top === "svc") return this.#svcTree(zone, labels);
+    if (top === "pod") return this.#podTree(qname, labels);
+    return undefined;
+  }
+
+  #apex(zone: string): Node {
+    const ns = this.#nsName(zone);
+    return {
+      rrs: [
+        this.soa(zone),
+        { name: zone, type: Type.NS, class: Class.IN, ttl: this.#o.ttl, data: { type: Type.NS, target: ns } },
+      ],
+      additional: this.#addresses(ns, this.#nsAddresses()),
+    };
+  }
+
+  /** The name server's addresses: the cluster IPs of kube-system/kube-dns, when it is known. */
+  #nsAddresses(): readonly string[] {
+    return this.#store.service("kube-system", "kube-dns")?.clusterIPs ?? [];
+  }
+
+  #txtVersion(name: string): RR {
+    return {
+      name,
+      type: Type.TXT,
+      class: Class.IN,
+      ttl: VERSION_TTL,
+      data: { type: Type.TXT, strings: [DNS_SCHEMA_VERSION] },
+    };
+  }
+
+  /** Names below <zone> ending in `svc`: labels are [..., service, namespace, "svc"]. */
+  #svcTree(zone: string, labels: string[]): Node | undefined {
+    const n = labels.length;
+    const ns = labels[n - 2];
+    if (!this.#store.namespaceExposed(ns)) return undefined;
+    if (n === 2) return EMPTY;
+    if (n > 5) return undefined;
+    const svc = this.#store.service(ns, labels[n - 3]);
+    if (!svc) return undefined;
+    const base = join(`${svc.name}.${svc.ns}.svc`, zone);
+    if (svc.externalName !== undefined) {
+      if (n !== 3) return undefined;
+      const rr: RR = {
+        name: base,
+        type: Type.CNAME,
+        class: Class.IN,
+        ttl: this.#o.ttl,
+        data: { type: Type.CNAME, target: svc.externalName },
+      };
+      return { rrs: [rr] };
+    }
+    const groups = this.#store.endpoints(svc);
+    // The spec: a headless service without ready endpoints is NXDOMAIN. `ignore empty_service` says the
+    // same of the others.
+    if (groups.length === 0 && (svc.headless || this.#o.ignoreEmptyService)) return undefined;
+    if (n === 3) {
+      const ips = svc.headless ? groups.flatMap((g) => g.endpoints.map((e) => e.ip)) : svc.clusterIPs;
+      return { rrs: this.#addresses(base, ips) };
+    }
+    const first = labels[0];
+    if (n === 4) {
+      if (first.startsWith("_")) {
+        const proto = first.slice(1);
+        return srvPorts(svc, groups).some((p) => p.proto === proto) ? EMPTY : undefined;
+      }
+      const ips: string[] = [];
+      for (const g of groups) for (const e of g.endpoints) if (e.name === first) ips.push(e.ip);
+      return ips.length > 0 ? { rrs: this.#addresses(`${first}.${base}`, ips) } : undefined;
+    }
+    // n === 5: _port._proto.service.namespace.svc
+    const second = labels[1];
+    if (!first.startsWith("_") || !second.startsWith("_")) return undefined;
+    return this.#srv(`${first}.${second}.${base}`, base, svc, groups, first.slice(1), second.slice(1));
+  }
+
+  /** SRV records for one named port: a cluster IP service points at its own name, a headless one at
+   * each endpoint's name, with the port its endpoints list. */
+  #srv(
+    owner: string,
+    base: string,
+    svc: Service,
+    groups: readonly EndpointGroup[],
+    port: string,
+    proto: string,
+  ): Node | undefined {
+    const found: { port: number; target: string; ips: string[] }[] = [];
+    if (!svc.headless) {
+      for (const p of svc.ports) {
+        if (p.name === port && p.proto === proto)
+          found.push({ port: p.port, target: base, ips: [...svc.clusterIPs] });
+      }
+    } else {
+      for (const g of groups) {
+        for (const p of g.ports) {
+          if (p.name !== port || p.proto !== proto) continue;
+          for (const e of g.endpoints) {
+            const target = `${e.name}.${base}`;
+            const same = found.find((f) => f.port === p.port && f.target === target);
+            if (same) same.ips.push(e.ip);
+            else found.push({ port: p.port, target, ips: [e.ip] });
+          }
+        }
+      }
+    }
+    if (found.length === 0) return undefined;
+    const weight = Math.max(1, Math.floor(100 / found.length));
+    const rrs: RR[] = found.map((f) => ({
+      name: owner,
+      type: Type.SRV,
+      class: Class.IN,
+      ttl: this.#o.ttl,
+      data: { type: Type.SRV, priority: 0, weight, port: f.port, target: f.target },
+    }));
+    const additional: RR[] = [];
+    const done = new Set<string>();
+    for (const f of found) {
+      if (done.has(f.target)) continue;
+      done.add(f.target);
+      additional.push(...this.#addresses(f.target, f.ips));
+    }
+    return { rrs, additional };
+  }
+
+  /** Names below <zone> ending in `pod`: [address, namespace, "pod"] (spec 2.6, deprecated). */
+  #podTree(qname: string, labels: string[]): Node | undefined {
+    if (this.#o.pods === "disabled") return undefined;
+    const n = labels.length;
+    const ns = labels[n - 2];
+    if (!this.#store.namespaceExposed(ns)) return undefined;
+    if (n === 2) return EMPTY;
+    if (n !== 3) return undefined;
+    const ip = podAddress(labels[0]);
+    if (ip === undefined) return undefined;
+    const rrs = this.#addresses(qname, [ip]);
+    if (this.#o.pods === "verified") {
+      // The store names a change after the canonical spelling only: other spellings must not be cached.
+      const uncacheable = labels[0] !== dashed(ip);
+      if (!this.#store.podsByIP(ip).some((p) => p.ns === ns)) return { rrs: [], missing: true, uncacheable };
+      return { rrs, uncacheable };
+    }
+    return { rrs };
+  }
+
+  /** Reverse names: PTR for published addresses; names above them are empty non-terminals. */
+  #reverse(qname: string): Node | undefined {
+    const ip = addressFromReverse(qname);
+    if (ip === undefined) return this.#store.reverseParentExists(qname) ? EMPTY : undefined;
+    const targets = this.#store.ptr(ip);
+    if (targets.length === 0) return undefined;
+    return {
+      rrs: targets.map((t) => ({
+        name: qname,
+        type: Type.PTR,
+        class: Class.IN,
+        ttl: this.#o.ttl,
+        data: { type: Type.PTR, target: join(t, this.primary) },
+      })),
+    };
+  }
+
+  /** A and AAAA records of `name`, one per distinct address. */
+  #addresses(name: string, ips: readonly string[]): RR[] {
+    const out: RR[] = [];
+    const seen = new Set<string>();
+    for (const ip of ips) {
+      if (seen.has(ip)) continue;
+      seen.add(ip);
+      const v6 = ip.includes(":");
+      out.push({
+        name,
+        type: v6 ? Type.AAAA : Type.A,
+        class: Class.IN,
+        ttl: this.#o.ttl,
+        data: v6 ? { type: Type.AAAA, address: ip } : { type: Type.A, address: ip },
+      });
+    }
+    return out;
+  }
+}
+
+/** The named ports SRV records exist for: the service's own for a cluster IP service, those of its
+ * endpoints for a headless one. */
+function srvPorts(svc: Service, groups: readonly EndpointGroup[]) {
+  const ports = svc.headless ? groups.flatMap((g) => g.ports) : svc.ports;
+  return ports.filter((p) => p.name !== "");
+}
+
+/** The address a pod name stands for, after CoreDNS: `1-2-3-4` is IPv4, anything else with dashes for
+ * colons is IPv6 (`fd00-10-244--5`). */
+function podAddress(label: string): string | undefined {
+  const dashes = label.split("-").length - 1;
+  const text =
+    dashes === 3 && !label.includes("--") ? label.replaceAll("-", ".") : label.replaceAll("-", ":");
+  return normalIP(text);
+}
+
+function join(relative: string, zone: string): string {
+  return zone === "." ? `${relative}.` : `${relative}.${zone}`;
+}
+
+/** Resolves an ExternalName target through the server (SetupContext.lookup) and appends what it
+ * answered; a target nothing answers (or an error) leaves the CNAME alone for the client to follow. */
+export async function chase(
+  a: Answer,
+  qtype: number,
+  lookup: (name: string, qtype: number) => Promise<Msg>,
+): Promise<void> {
+  if (a.chase === undefined) return;
+  try {
+    const r = await lookup(a.chase, qtype);
+    if (r.rcode === Rcode.NOERROR && r.answer.length > 0) a.answer.push(...r.answer);
+  } catch {
+    // the CNAME alone is still a correct answer
+  }
+}

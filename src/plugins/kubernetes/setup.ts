@@ -1,0 +1,286 @@
+// `kubernetes [ZONES...] { ... }`: the options of CoreDNS's kubernetes plugin, plus `objects FILE...`
+// to read the cluster from files instead of the API. Every option is checked here, with file:line;
+// an option CoreDNS has and clusterdns does not is an error, never ignored.
+
+import { resolve } from "node:path";
+import type { Setup, SetupContext } from "../../plugin.ts";
+import type { Directive } from "../../corefile/types.ts";
+import {
+  argCount,
+  blockOptions,
+  noBlock,
+  parseDuration,
+  parseIntArg,
+  zonesArg,
+} from "../../corefile/args.ts";
+import { configError } from "../../corefile/errors.ts";
+import { canonical } from "../../dns/name.ts";
+import type { Kind, Source } from "./source.ts";
+import type { LabelSelector } from "./store.ts";
+import { Store, isReverseZone, parseLabelSelector } from "./store.ts";
+import type { PodMode } from "./records.ts";
+import { Records } from "./records.ts";
+import { kubernetesPlugin } from "./kubernetes.ts";
+import { objectsSource } from "./objects-file.ts";
+
+const NAME = "kubernetes";
+const DEFAULT_TTL = 5;
+/** CoreDNS waits this long for the first sync before serving. */
+const DEFAULT_STARTUP_TIMEOUT_MS = 5000;
+
+/** Options CoreDNS knows that clusterdns does not implement: named, so the error says so. */
+const UNSUPPORTED: Readonly<Record<string, string>> = {
+  multicluster: "multicluster services are not supported",
+  apiserver_qps: "client-side API rate limits are not supported",
+  apiserver_burst: "client-side API rate limits are not supported",
+  apiserver_max_inflight: "client-side API rate limits are not supported",
+  transfer: "zone transfers are the transfer plugin's (transfer { to ... })",
+  resyncperiod: "removed from CoreDNS; there is no periodic resync",
+  upstream: "removed from CoreDNS; ExternalName targets resolve through the server itself",
+  autopath: "use the autopath plugin",
+  federation: "federation is not supported",
+};
+
+export interface KubernetesConfig {
+  zones: string[];
+  endpoint?: string;
+  tls?: { cert: string; key: string; ca: string };
+  kubeconfig?: string;
+  context?: string;
+  namespaces: string[];
+  labels?: string;
+  labelSelector?: LabelSelector;
+  namespaceLabels?: string;
+  namespaceSelector?: LabelSelector;
+  pods: PodMode;
+  endpointPodNames: boolean;
+  ttl: number;
+  noEndpoints: boolean;
+  /** Zones an NXDOMAIN falls through in ("." for all); undefined without `fallthrough`. */
+  fallthrough?: string[];
+  ignoreEmptyService: boolean;
+  startupTimeoutMs: number;
+  /** Absolute paths of `objects` files: read the cluster from them instead of the API. */
+  objects?: string[];
+}
+
+/** Parses the directive; throws ConfigError naming file:line. */
+export function parseConfig(d: Directive, ctx: Pick<SetupContext, "zones" | "root">): KubernetesConfig {
+  const zones = zonesArg(d.args, ctx.zones, NAME);
+  if (!zones.some((z) => !isReverseZone(z))) {
+    throw configError(
+      d,
+      NAME,
+      "needs a zone that is not a reverse zone (such as cluster.local) for its names",
+    );
+  }
+  const c: KubernetesConfig = {
+    zones,
+    namespaces: [],
+    pods: "disabled",
+    endpointPodNames: false,
+    ttl: DEFAULT_TTL,
+    noEndpoints: false,
+    ignoreEmptyService: false,
+    startupTimeoutMs: DEFAULT_STARTUP_TIMEOUT_MS,
+  };
+  const seen = new Set<string>();
+  const once = (opt: Directive) => {
+    if (seen.has(opt.name)) throw configError(opt, NAME, `'${opt.name}' is given twice`);
+    seen.add(opt.name);
+    noBlock(opt, NAME);
+  };
+  const selector = (opt: Directive): [string, LabelSelector] => {
+    argCount(opt, NAME, 1, Infinity);
+    const text = opt.args.map((t) => t.text).join(" ");
+    try {
+      return [text, parseLabelSelector(text)];
+    } catch (err) {
+      throw configError(opt, NAME, `${opt.name}: ${(err as Error).message}`);
+    }
+  };
+  const path = (t: { text: string }) => resolve(ctx.root, t.text);
+  const unsupported = Object.fromEntries(
+    Object.entries(UNSUPPORTED).map(([name, why]) => [
+      name,
+      (opt: Directive) => {
+        throw configError(opt, NAME, `'${name}' is not supported: ${why}`);
+      },
+    ]),
+  );
+
+  blockOptions(d, NAME, {
+    ...unsupported,
+    endpoint(opt) {
+      once(opt);
+      argCount(opt, NAME, 1, 1);
+      const url = opt.args[0].text;
+      if (!/^https?:\/\/[^/\s]+/.test(url)) {
+        throw configError(opt, NAME, `endpoint '${url}' is not an http(s) URL`);
+      }
+      c.endpoint = url;
+    },
+    tls(opt) {
+      once(opt);
+      argCount(opt, NAME, 3, 3);
+      const [cert, key, ca] = opt.args.map(path);
+      c.tls = { cert, key, ca };
+    },
+    kubeconfig(opt) {
+      once(opt);
+      argCount(opt, NAME, 1, 2);
+      c.kubeconfig = path(opt.args[0]);
+      c.context = opt.args[1]?.text;
+    },
+    namespaces(opt) {
+      noBlock(opt, NAME);
+      argCount(opt, NAME, 1, Infinity);
+      c.namespaces.push(...opt.args.map((t) => t.text.toLowerCase()));
+    },
+    labels(opt) {
+      once(opt);
+      [c.labels, c.labelSelector] = selector(opt);
+    },
+    namespace_labels(opt) {
+      once(opt);
+      [c.namespaceLabels, c.namespaceSelector] = selector(opt);
+    },
+    pods(opt) {
+      once(opt);
+      argCount(opt, NAME, 1, 1);
+      const mode = opt.args[0].text;
+      if (mode !== "disabled" && mode !== "insecure" && mode !== "verified") {
+        throw configError(opt, NAME, `pods: unknown mode '${mode}' (want disabled, insecure or verified)`);
+      }
+      c.pods = mode;
+    },
+    endpoint_pod_names(opt) {
+      once(opt);
+      argCount(opt, NAME, 0, 0);
+      c.endpointPodNames = true;
+    },
+    ttl(opt) {
+      once(opt);
+      argCount(opt, NAME, 1, 1);
+      c.ttl = parseIntArg(opt.args[0], NAME, 0, 3600);
+    },
+    noendpoints(opt) {
+      once(opt);
+      argCount(opt, NAME, 0, 0);
+      c.noEndpoints = true;
+    },
+    fallthrough(opt) {
+      once(opt);
+      c.fallthrough = opt.args.length === 0 ? ["."] : opt.args.map((t) => canonical(t.text));
+    },
+    ignore(opt) {
+      once(opt);
+      argCount(opt, NAME, 1, 1);
+      if (opt.args[0].text !== "empty_service") {
+        throw configError(opt, NAME, `ignore: unknown value '${opt.args[0].text}' (want empty_service)`);
+      }
+      c.ignoreEmptyService = true;
+    },
+    startup_timeout(opt) {
+      once(opt);
+      argCount(opt, NAME, 1, 1);
+      c.startupTimeoutMs = parseDuration(opt.args[0], NAME);
+    },
+    objects(opt) {
+      once(opt);
+      argCount(opt, NAME, 1, Infinity);
+      c.objects = opt.args.map(path);
+    },
+  });
+
+  if (c.kubeconfig !== undefined && c.endpoint !== undefined) {
+    throw configError(d, NAME, "'kubeconfig' and 'endpoint' name the API two ways: use one");
+  }
+  if (c.objects && (c.endpoint !== undefined || c.kubeconfig !== undefined || c.tls)) {
+    throw configError(
+      d,
+      NAME,
+      "'objects' reads the cluster from files: it takes no endpoint, tls or kubeconfig",
+    );
+  }
+  return c;
+}
+
+/** The kinds to read: services always; endpoint slices unless `noendpoints`; namespaces (to tell an
+ * existing namespace from none); pods only for `pods verified`. */
+export function kindsFor(c: KubernetesConfig): Kind[] {
+  const kinds: Kind[] = ["services", "namespaces"];
+  if (!c.noEndpoints) kinds.push("endpointslices");
+  if (c.pods === "verified") kinds.push("pods");
+  return kinds;
+}
+
+export const setup: Setup = async (d, ctx) => {
+  const c = parseConfig(d, ctx);
+  const log = ctx.log(NAME);
+  const kinds = kindsFor(c);
+  const store = new Store({
+    zones: c.zones,
+    waitFor: kinds,
+    endpointPodNames: c.endpointPodNames,
+    keepPods: c.pods === "verified",
+    namespaceSelector: c.namespaceSelector,
+    onChange: (names) => (names === "all" ? ctx.invalidate() : ctx.invalidateNames(names)),
+  });
+  const records = new Records(store, {
+    zones: c.zones,
+    ttl: c.ttl,
+    pods: c.pods,
+    ignoreEmptyService: c.ignoreEmptyService,
+  });
+
+  let source: Source;
+  try {
+    if (c.objects) {
+      // A dump may hold both EndpointSlices and Endpoints: the store prefers the slices.
+      const fileKinds: Kind[] = c.noEndpoints ? kinds : [...kinds, "endpoints"];
+      source = objectsSource({
+        files: c.objects,
+        kinds: fileKinds,
+        namespaces: c.namespaces,
+        labelSelector: c.labelSelector,
+      });
+    } else {
+      if (c.tls && c.endpoint === undefined) log.warn("tls is ignored without endpoint, as in CoreDNS");
+      // Loaded only here, so that reading objects from files never loads the API client.
+      const { apiSource } = await import("./source-api.ts");
+      source = apiSource({
+        kubeconfig: c.kubeconfig,
+        context: c.context,
+        endpoint: c.endpoint,
+        tls: c.endpoint !== undefined ? c.tls : undefined,
+        kinds,
+        labelSelector: c.labels,
+        namespaces: c.namespaces.length > 0 ? c.namespaces : undefined,
+        log,
+      });
+    }
+  } catch (err) {
+    throw configError(d, NAME, (err as Error).message);
+  }
+
+  let startedAt: number | undefined;
+  ctx.registerReady(NAME, () => store.synced);
+  ctx.onStartup(async () => {
+    startedAt = Date.now();
+    void store.whenSynced().then(() => {
+      log.info({ source: source.describe(), objects: store.stats().objects }, "synced");
+    });
+    await source.start(store);
+  });
+  ctx.onShutdown(() => source.stop());
+
+  return kubernetesPlugin({
+    store,
+    records,
+    fallthrough: c.fallthrough,
+    startupTimeoutMs: c.startupTimeoutMs,
+    startedAt: () => startedAt,
+    lookup: (name, qtype, depth) => ctx.lookup(name, qtype, depth),
+  });
+};

@@ -1,0 +1,776 @@
+// The slim index of the cluster that the kubernetes plugin answers from. Objects arrive through the
+// Sink contract (source.ts) in API shape and are cut down at once to the few strings DNS needs; no raw
+// object is kept. Indexes: services by "name.namespace", endpoint groups by service, published
+// addresses by IP (for PTR), pods by IP (only when `pods verified` asks for them).
+//
+// Every change computes the owner names whose answers it changed (before and after, by content) and
+// hands them to `onChange`, so the answer cache drops exactly those; a namespace that appears or
+// vanishes, or a change too large to list, asks for a full invalidation instead.
+
+import { isIP } from "node:net";
+import type { EventType, KEndpoints, KEndpointSlice, Kind, KObject, KPod, KService } from "./source.ts";
+import { SERVICE_NAME_LABEL } from "./source.ts";
+import { addressFromReverse, canonical, parent, reverseName } from "../../dns/name.ts";
+
+export interface SvcPort {
+  /** Lowercase; "" for an unnamed port (which has no SRV record). */
+  readonly name: string;
+  /** Lowercase: "tcp", "udp", "sctp". */
+  readonly proto: string;
+  readonly port: number;
+}
+
+export interface Service {
+  readonly name: string;
+  readonly ns: string;
+  readonly type: string;
+  /** Canonical addresses, primary family first; empty for headless and ExternalName services. */
+  readonly clusterIPs: readonly string[];
+  readonly headless: boolean;
+  /** Canonical target of an ExternalName service. */
+  readonly externalName?: string;
+  readonly ports: readonly SvcPort[];
+  /** spec.publishNotReadyAddresses, or the spec's tolerate-unready-endpoints annotation. */
+  readonly publishNotReadyAddresses: boolean;
+}
+
+/** One address of an endpoint. `name` is its DNS label: the hostname, else (with endpoint_pod_names)
+ * the target pod's name, else the dashed address ("10-244-4-3", "fd00--1"). */
+export interface Endpoint {
+  readonly ip: string;
+  readonly name: string;
+  readonly ready: boolean;
+}
+
+/** The endpoints of one EndpointSlice (or one subset of an Endpoints object) with their ports. */
+export interface EndpointGroup {
+  /** "name.namespace" of the service. */
+  readonly service: string;
+  readonly ports: readonly SvcPort[];
+  readonly endpoints: readonly Endpoint[];
+}
+
+export interface PodRef {
+  readonly ns: string;
+  readonly name: string;
+}
+
+/** A PTR target of an address, relative to the zone ("nginx.default.svc"). */
+interface PtrEntry {
+  readonly ns: string;
+  readonly targets: readonly string[];
+}
+
+interface Footprint {
+  /** Relative owner name -> a signature of its answers. */
+  names: Map<string, string>;
+  /** Published address -> its PTR targets. */
+  ips: Map<string, readonly string[]>;
+}
+
+export type LabelSelector = (labels: Readonly<Record<string, string>> | undefined) => boolean;
+
+export interface StoreOptions {
+  /** The stanza's zones (canonical); forward zones turn relative names into owner names. */
+  zones: readonly string[];
+  /** Kinds whose first list must be done before the store counts as synced. `endpointslices` and
+   * `endpoints` stand in for each other (the API source falls back to Endpoints on old clusters). */
+  waitFor: readonly Kind[];
+  /** endpoint_pod_names: name endpoints without a hostname after their pod. */
+  endpointPodNames?: boolean;
+  /** Index pods by IP (`pods verified`). */
+  keepPods?: boolean;
+  /** namespace_labels: only namespaces whose labels match are exposed. */
+  namespaceSelector?: LabelSelector;
+  /** Called with the owner names whose answers changed, or "all"; `at` is Date.now() of the change. */
+  onChange?: (names: readonly string[] | "all", at: number) => void;
+  /** Past this many names in one change, ask for a full invalidation instead. */
+  maxNames?: number;
+}
+
+export interface StoreStats {
+  objects: Record<Kind, number>;
+  /** Published addresses in the reverse index. */
+  addresses: number;
+  /** A rough estimate of the heap the slim records take. */
+  bytes: number;
+  synced: boolean;
+  /** Date.now() of the last change that altered an answer. */
+  modified: number;
+}
+
+const KUBE_DNS = "kube-dns.kube-system";
+const TOLERATE_UNREADY = "service.alpha.kubernetes.io/tolerate-unready-endpoints";
+const DEFAULT_MAX_NAMES = 10_000;
+
+export class Store {
+  readonly #o: StoreOptions;
+  readonly #forward: readonly string[];
+  readonly #services = new Map<string, Service>();
+  /** EndpointSlices by "ns/name". */
+  readonly #slices = new Map<string, EndpointGroup>();
+  /** Legacy Endpoints by "ns/name": one group per subset. */
+  readonly #legacy = new Map<string, readonly EndpointGroup[]>();
+  readonly #slicesBySvc = new Map<string, Set<string>>();
+  /** Namespace objects: name -> labels match namespace_labels (true without it). */
+  readonly #namespaces = new Map<string, boolean>();
+  readonly #servicesPerNs = new Map<string, number>();
+  readonly #pods = new Map<string, { ns: string; name: string; ips: readonly string[] }>();
+  readonly #podsByIP = new Map<string, PodRef[]>();
+  /** Published address -> the services publishing it and their PTR targets. */
+  readonly #byIP = new Map<string, Map<string, PtrEntry>>();
+  /** Partial reverse names above published addresses ("10.in-addr.arpa."), counted. */
+  readonly #reverseParents = new Map<string, number>();
+  readonly #listing = new Map<Kind, Set<string>>();
+  readonly #listed = new Set<Kind>();
+  #pending = new Set<string>();
+  #pendingAll = false;
+  #synced = false;
+  #syncWaiters: (() => void)[] = [];
+  #modified = Date.now();
+
+  constructor(o: StoreOptions) {
+    this.#o = o;
+    this.#forward = o.zones.filter((z) => !isReverseZone(z));
+    this.#synced = this.#computeSynced();
+  }
+
+  // -------------------------------------------------------------------------------------------------
+  // Sink
+
+  listStart(kind: Kind): void {
+    this.#listing.set(kind, new Set());
+  }
+
+  apply(kind: Kind, type: EventType, obj: KObject): void {
+    const meta = obj?.metadata;
+    if (!meta || typeof meta.name !== "string") return;
+    const key = objectKey(kind, meta.name, meta.namespace);
+    const seen = this.#listing.get(kind);
+    if (type !== "DELETED") seen?.add(key);
+    const batch = seen !== undefined;
+    switch (kind) {
+      case "services":
+        this.#applyService(key, type === "DELETED" ? undefined : slimService(obj as KService));
+        break;
+      case "endpointslices":
+        this.#applySlice(key, type === "DELETED" ? undefined : this.#slimSlice(obj as KEndpointSlice));
+        break;
+      case "endpoints":
+        this.#applyLegacy(key, type === "DELETED" ? undefined : this.#slimEndpoints(obj as KEndpoints));
+        break;
+      case "namespaces":
+        this.#applyNamespace(meta.name, type !== "DELETED", meta.labels);
+        break;
+      case "pods":
+        if (this.#o.keepPods) this.#applyPod(key, type === "DELETED" ? undefined : slimPod(obj as KPod));
+        break;
+    }
+    if (!batch) this.#flush();
+  }
+
+  listDone(kind: Kind): void {
+    const seen = this.#listing.get(kind);
+    if (!seen) return;
+    for (const key of this.#keysOf(kind)) {
+      if (seen.has(key)) continue;
+      switch (kind) {
+        case "services":
+          this.#applyService(key, undefined);
+          break;
+        case "endpointslices":
+          this.#applySlice(key, undefined);
+          break;
+        case "endpoints":
+          this.#applyLegacy(key, undefined);
+          break;
+        case "namespaces":
+          this.#applyNamespace(key, false, undefined);
+          break;
+        case "pods":
+          this.#applyPod(key, undefined);
+          break;
+      }
+    }
+    this.#listing.delete(kind);
+    this.#listed.add(kind);
+    if (!this.#synced && this.#computeSynced()) {
+      this.#synced = true;
+      this.#pendingAll = true;
+      for (const w of this.#syncWaiters.splice(0)) w();
+    }
+    this.#flush();
+  }
+
+  // -------------------------------------------------------------------------------------------------
+  // Reads, for records.ts
+
+  /** True once the first list of every kind waited for is done. */
+  get synced(): boolean {
+    return this.#synced;
+  }
+
+  whenSynced(): Promise<void> {
+    if (this.#synced) return Promise.resolve();
+    return new Promise((resolve) => this.#syncWaiters.push(resolve));
+  }
+
+  /** Date.now() of the last change that altered an answer (the SOA serial). */
+  get modified(): number {
+    return this.#modified;
+  }
+
+  service(ns: string, name: string): Service | undefined {
+    return this.#services.get(`${name}.${ns}`);
+  }
+
+  /** A namespace is exposed when it exists (a Namespace object, or a service in it) and, with
+   * namespace_labels, when its Namespace object's labels match. */
+  namespaceExposed(ns: string): boolean {
+    const matched = this.#namespaces.get(ns);
+    if (this.#o.namespaceSelector) return matched === true;
+    return matched !== undefined || (this.#servicesPerNs.get(ns) ?? 0) > 0;
+  }
+
+  /** The endpoints a service publishes: ready ones (every one with publishNotReadyAddresses), from its
+   * EndpointSlices, or from its Endpoints when it has no slice. Groups without an endpoint left are
+   * dropped. */
+  endpoints(svc: Service): EndpointGroup[] {
+    if (svc.externalName !== undefined) return [];
+    const key = `${svc.name}.${svc.ns}`;
+    const sliceKeys = this.#slicesBySvc.get(key);
+    let groups: readonly EndpointGroup[];
+    if (sliceKeys && sliceKeys.size > 0) {
+      groups = [...sliceKeys].map((k) => this.#slices.get(k)!);
+    } else {
+      groups = this.#legacy.get(`${svc.ns}/${svc.name}`) ?? [];
+    }
+    const out: EndpointGroup[] = [];
+    for (const g of groups) {
+      const endpoints = svc.publishNotReadyAddresses ? g.endpoints : g.endpoints.filter((e) => e.ready);
+      if (endpoints.length > 0) out.push(endpoints === g.endpoints ? g : { ...g, endpoints });
+    }
+    return out;
+  }
+
+  /** PTR targets of an address, relative to the zone ("nginx.default.svc"), in exposed namespaces. */
+  ptr(ip: string): string[] {
+    const entries = this.#byIP.get(ip);
+    if (!entries) return [];
+    const out: string[] = [];
+    for (const e of entries.values()) if (this.namespaceExposed(e.ns)) out.push(...e.targets);
+    return [...new Set(out)];
+  }
+
+  /** True when a published address lies below this partial reverse name ("244.10.in-addr.arpa."). */
+  reverseParentExists(name: string): boolean {
+    return this.#reverseParents.has(name);
+  }
+
+  podsByIP(ip: string): readonly PodRef[] {
+    return this.#podsByIP.get(ip) ?? [];
+  }
+
+  stats(): StoreStats {
+    let bytes = 0;
+    for (const s of this.#services.values()) {
+      bytes += 120 + s.name.length + s.ns.length + s.type.length + (s.externalName?.length ?? 0);
+      for (const ip of s.clusterIPs) bytes += 24 + ip.length;
+      bytes += s.ports.length * 56;
+    }
+    const groupBytes = (g: EndpointGroup) => {
+      let b = 64 + g.ports.length * 56;
+      for (const e of g.endpoints) b += 48 + e.ip.length + e.name.length;
+      return b;
+    };
+    for (const g of this.#slices.values()) bytes += groupBytes(g);
+    for (const gs of this.#legacy.values()) for (const g of gs) bytes += groupBytes(g);
+    for (const p of this.#pods.values()) bytes += 64 + p.ns.length + p.name.length + p.ips.length * 40;
+    for (const [ip, m] of this.#byIP) {
+      bytes += 48 + ip.length;
+      for (const e of m.values()) for (const t of e.targets) bytes += 32 + t.length;
+    }
+    for (const k of this.#reverseParents.keys()) bytes += 40 + k.length;
+    return {
+      objects: {
+        services: this.#services.size,
+        endpointslices: this.#slices.size,
+        endpoints: this.#legacy.size,
+        namespaces: this.#namespaces.size,
+        pods: this.#pods.size,
+      },
+      addresses: this.#byIP.size,
+      bytes,
+      synced: this.#synced,
+      modified: this.#modified,
+    };
+  }
+
+  // -------------------------------------------------------------------------------------------------
+  // Changes
+
+  #applyService(key: string, next: Service | undefined): void {
+    const prev = this.#services.get(key);
+    if (prev === next || (prev && next && sameJSON(prev, next))) return;
+    const ns = prev?.ns ?? next!.ns;
+    this.#change(key, [ns], () => {
+      if (next) this.#services.set(key, next);
+      else this.#services.delete(key);
+      const delta = (next ? 1 : 0) - (prev ? 1 : 0);
+      if (delta !== 0) {
+        const n = (this.#servicesPerNs.get(ns) ?? 0) + delta;
+        if (n > 0) this.#servicesPerNs.set(ns, n);
+        else this.#servicesPerNs.delete(ns);
+      }
+    });
+  }
+
+  #applySlice(key: string, next: EndpointGroup | undefined): void {
+    const prev = this.#slices.get(key);
+    if (prev === next || (prev && next && sameJSON(prev, next))) return;
+    const update = () => {
+      if (prev) this.#slicesBySvc.get(prev.service)?.delete(key);
+      if (next) {
+        this.#slices.set(key, next);
+        let set = this.#slicesBySvc.get(next.service);
+        if (!set) this.#slicesBySvc.set(next.service, (set = new Set()));
+        set.add(key);
+      } else this.#slices.delete(key);
+      if (prev && this.#slicesBySvc.get(prev.service)?.size === 0) this.#slicesBySvc.delete(prev.service);
+    };
+    if (prev && next && prev.service !== next.service) {
+      // A slice relabelled to another service: both services' answers change.
+      this.#change(prev.service, [], () => this.#change(next.service, [], update));
+    } else this.#change((prev ?? next)!.service, [], update);
+  }
+
+  #applyLegacy(key: string, next: readonly EndpointGroup[] | undefined): void {
+    const prev = this.#legacy.get(key);
+    if (prev === next || (prev && next && sameJSON(prev, next))) return;
+    const [ns, name] = key.split("/");
+    this.#change(`${name}.${ns}`, [], () => {
+      if (next) this.#legacy.set(key, next);
+      else this.#legacy.delete(key);
+    });
+  }
+
+  #applyNamespace(name: string, present: boolean, labels: Record<string, string> | undefined): void {
+    const prev = this.#namespaces.get(name);
+    const next = present ? (this.#o.namespaceSelector?.(labels) ?? true) : undefined;
+    if (prev === next) return;
+    const before = this.namespaceExposed(name);
+    if (next === undefined) this.#namespaces.delete(name);
+    else this.#namespaces.set(name, next);
+    if (this.namespaceExposed(name) !== before) this.#changedAll();
+  }
+
+  #applyPod(key: string, next: { ns: string; name: string; ips: readonly string[] } | undefined): void {
+    const prev = this.#pods.get(key);
+    if (prev === next || (prev && next && sameJSON(prev, next))) return;
+    for (const ip of prev?.ips ?? []) {
+      const list = this.#podsByIP.get(ip)?.filter((p) => !(p.ns === prev!.ns && p.name === prev!.name));
+      if (list && list.length > 0) this.#podsByIP.set(ip, list);
+      else this.#podsByIP.delete(ip);
+    }
+    if (next) {
+      this.#pods.set(key, next);
+      for (const ip of next.ips) {
+        const list = this.#podsByIP.get(ip) ?? [];
+        list.push({ ns: next.ns, name: next.name });
+        this.#podsByIP.set(ip, list);
+      }
+    } else this.#pods.delete(key);
+    const names: string[] = [];
+    for (const p of [prev, next]) {
+      if (p) for (const ip of p.ips) names.push(`${dashed(ip)}.${p.ns}.pod`);
+    }
+    this.#changed(names, []);
+  }
+
+  /** Runs `update` between two footprints of the service `key` and records what differs. A namespace
+   * in `namespaces` whose exposure flips asks for a full invalidation (ns.svc names, pod names). */
+  #change(key: string, namespaces: readonly string[], update: () => void): void {
+    const exposedBefore = namespaces.map((ns) => this.namespaceExposed(ns));
+    const before = this.#footprint(key);
+    update();
+    const after = this.#footprint(key);
+    if (namespaces.some((ns, i) => this.namespaceExposed(ns) !== exposedBefore[i])) this.#changedAll();
+
+    const rel: string[] = [];
+    for (const [name, sig] of before.names) if (after.names.get(name) !== sig) rel.push(name);
+    for (const name of after.names.keys()) if (!before.names.has(name)) rel.push(name);
+    const abs: string[] = [];
+    const ns = key.slice(key.indexOf(".") + 1);
+    for (const [ip, targets] of before.ips) {
+      const now = after.ips.get(ip);
+      if (now === undefined) this.#unindex(ip, key, abs);
+      if (now === undefined || now.join() !== targets.join()) abs.push(reverseName(ip)!);
+    }
+    for (const [ip, targets] of after.ips) {
+      if (!before.ips.has(ip)) abs.push(reverseName(ip)!);
+      this.#index(ip, key, { ns, targets }, abs);
+    }
+    if (key === KUBE_DNS) rel.push("ns.dns");
+    this.#changed(rel, abs);
+  }
+
+  /** The owner names a service publishes, each with a signature of its answers, and its addresses. */
+  #footprint(key: string): Footprint {
+    const names = new Map<string, string>();
+    const ips = new Map<string, readonly string[]>();
+    const svc = this.#services.get(key);
+    if (!svc) return { names, ips };
+    const base = `${svc.name}.${svc.ns}.svc`;
+    const groups = this.endpoints(svc);
+    // A cluster IP's answers depend on its endpoints only through "has any" (ignore empty_service).
+    const whole = JSON.stringify([svc, svc.headless ? groups : groups.length > 0]);
+    names.set(base, whole);
+    const ports = svc.headless ? groups.flatMap((g) => g.ports) : svc.externalName ? [] : svc.ports;
+    for (const p of ports) {
+      if (!p.name) continue;
+      names.set(`_${p.proto}.${base}`, "");
+      names.set(`_${p.name}._${p.proto}.${base}`, whole);
+    }
+    const targets = new Map<string, string[]>();
+    for (const ip of svc.clusterIPs) targets.set(ip, [base]);
+    const byName = new Map<string, string[]>();
+    for (const g of groups) {
+      for (const e of g.endpoints) {
+        const owner = `${e.name}.${base}`;
+        const list = byName.get(owner) ?? [];
+        list.push(e.ip);
+        byName.set(owner, list);
+        const t = targets.get(e.ip) ?? [];
+        if (!t.includes(owner)) t.push(owner);
+        targets.set(e.ip, t);
+      }
+    }
+    for (const [owner, list] of byName) names.set(owner, list.sort().join());
+    for (const [ip, t] of targets) ips.set(ip, t);
+    return { names, ips };
+  }
+
+  #index(ip: string, key: string, entry: PtrEntry, changed: string[]): void {
+    let m = this.#byIP.get(ip);
+    if (!m) {
+      this.#byIP.set(ip, (m = new Map()));
+      for (const p of reverseParents(ip)) {
+        const n = this.#reverseParents.get(p) ?? 0;
+        this.#reverseParents.set(p, n + 1);
+        if (n === 0) changed.push(p);
+      }
+    }
+    m.set(key, entry);
+  }
+
+  #unindex(ip: string, key: string, changed: string[]): void {
+    const m = this.#byIP.get(ip);
+    if (!m) return;
+    m.delete(key);
+    if (m.size > 0) return;
+    this.#byIP.delete(ip);
+    for (const p of reverseParents(ip)) {
+      const n = (this.#reverseParents.get(p) ?? 1) - 1;
+      if (n > 0) this.#reverseParents.set(p, n);
+      else {
+        this.#reverseParents.delete(p);
+        changed.push(p);
+      }
+    }
+  }
+
+  /** Records changed names: `relative` under every forward zone, `absolute` as they are. */
+  #changed(relative: readonly string[], absolute: readonly string[]): void {
+    if (relative.length === 0 && absolute.length === 0) return;
+    this.#modified = Date.now();
+    // Before the sync nothing is listed: the sync itself asks for a full invalidation.
+    if (this.#pendingAll || !this.#synced) return;
+    for (const zone of this.#forward) for (const r of relative) this.#pending.add(joinZone(r, zone));
+    for (const a of absolute) this.#pending.add(a);
+    if (this.#pending.size > (this.#o.maxNames ?? DEFAULT_MAX_NAMES)) this.#changedAll();
+  }
+
+  #changedAll(): void {
+    this.#modified = Date.now();
+    this.#pendingAll = true;
+    this.#pending.clear();
+  }
+
+  /** Hands the pending change to onChange (after each watch event, and at the end of each list, whose
+   * objects are batched), unless the store is not synced yet: the sync itself asks for a full
+   * invalidation. The apex names always go with it: the SOA serial changed. */
+  #flush(): void {
+    if (!this.#synced) return;
+    if (!this.#pendingAll && this.#pending.size === 0) return;
+    const names: readonly string[] | "all" = this.#pendingAll ? "all" : [...this.#pending, ...this.#o.zones];
+    this.#pending = new Set();
+    this.#pendingAll = false;
+    this.#o.onChange?.(names, this.#modified);
+  }
+
+  #computeSynced(): boolean {
+    return this.#o.waitFor.every(
+      (k) =>
+        this.#listed.has(k) ||
+        (k === "endpointslices" && this.#listed.has("endpoints")) ||
+        (k === "endpoints" && this.#listed.has("endpointslices")),
+    );
+  }
+
+  #keysOf(kind: Kind): string[] {
+    switch (kind) {
+      case "services":
+        return [...this.#services.keys()];
+      case "endpointslices":
+        return [...this.#slices.keys()];
+      case "endpoints":
+        return [...this.#legacy.keys()];
+      case "namespaces":
+        return [...this.#namespaces.keys()];
+      case "pods":
+        return [...this.#pods.keys()];
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------------
+  // Slimming
+
+  #endpointName(ip: string, hostname: string | undefined, pod: string | undefined): string {
+    if (hostname && LABEL.test(hostname)) return hostname.toLowerCase();
+    if (this.#o.endpointPodNames && pod && LABEL.test(pod)) return pod.toLowerCase();
+    return dashed(ip);
+  }
+
+  #slimSlice(o: KEndpointSlice): EndpointGroup | undefined {
+    const service = o.metadata.labels?.[SERVICE_NAME_LABEL];
+    if (!service || !o.metadata.namespace) return undefined;
+    const endpoints: Endpoint[] = [];
+    if (o.addressType === "IPv4" || o.addressType === "IPv6") {
+      for (const e of arrayOf(o.endpoints)) {
+        const c = e?.conditions ?? {};
+        // The API says a missing ready means ready; a terminating endpoint is not ready.
+        const ready = c.ready ?? c.terminating !== true;
+        for (const a of arrayOf(e?.addresses)) {
+          const ip = normalIP(a);
+          if (!ip) continue;
+          const pod = e.targetRef?.kind === "Pod" ? e.targetRef.name : undefined;
+          endpoints.push({ ip, name: this.#endpointName(ip, e.hostname, pod), ready });
+        }
+      }
+    }
+    return { service: `${service}.${o.metadata.namespace}`, ports: slimPorts(o.ports), endpoints };
+  }
+
+  #slimEndpoints(o: KEndpoints): readonly EndpointGroup[] | undefined {
+    const ns = o.metadata.namespace;
+    if (!ns) return undefined;
+    const service = `${o.metadata.name}.${ns}`;
+    const groups: EndpointGroup[] = [];
+    for (const s of arrayOf(o.subsets)) {
+      const endpoints: Endpoint[] = [];
+      for (const [list, ready] of [
+        [s?.addresses, true],
+        [s?.notReadyAddresses, false],
+      ] as const) {
+        for (const a of arrayOf(list)) {
+          const ip = normalIP(a?.ip);
+          if (!ip) continue;
+          const pod = a.targetRef?.kind === "Pod" ? a.targetRef.name : undefined;
+          endpoints.push({ ip, name: this.#endpointName(ip, a.hostname, pod), ready });
+        }
+      }
+      groups.push({ service, ports: slimPorts(s?.ports), endpoints });
+    }
+    return groups;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Helpers
+
+const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/i;
+
+function objectKey(kind: Kind, name: string, ns: string | undefined): string {
+  if (kind === "namespaces") return name;
+  if (kind === "services") return `${name}.${ns ?? ""}`;
+  return `${ns ?? ""}/${name}`;
+}
+
+function arrayOf<T>(v: readonly T[] | null | undefined): readonly T[] {
+  return Array.isArray(v) ? v : [];
+}
+
+function sameJSON(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** An address in canonical text (IPv6 compressed, lowercase), or undefined when it is not one. */
+export function normalIP(ip: unknown): string | undefined {
+  if (typeof ip !== "string") return undefined;
+  const v = isIP(ip);
+  if (v === 4) return ip;
+  if (v === 6) return addressFromReverse(reverseName(ip)!);
+  return undefined;
+}
+
+/** The dashed form of an address, as endpoint and pod names use it: 10.244.4.3 -> 10-244-4-3. */
+export function dashed(ip: string): string {
+  return ip.replace(/[.:]/g, "-");
+}
+
+export function isReverseZone(zone: string): boolean {
+  return zone.endsWith("in-addr.arpa.") || zone.endsWith("ip6.arpa.");
+}
+
+function joinZone(relative: string, zone: string): string {
+  if (relative === "") return zone;
+  return zone === "." ? `${relative}.` : `${relative}.${zone}`;
+}
+
+/** The partial reverse names strictly between an address's reverse name and in-addr.arpa./ip6.arpa. */
+function reverseParents(ip: string): string[] {
+  const out: string[] = [];
+  const top = ip.includes(":") ? "ip6.arpa." : "in-addr.arpa.";
+  for (let n = parent(reverseName(ip)!); n !== top; n = parent(n)) out.push(n);
+  return out;
+}
+
+function slimPorts(ports: readonly { name?: string; port?: number; protocol?: string }[] | null | undefined) {
+  const out: SvcPort[] = [];
+  for (const p of arrayOf(ports)) {
+    if (typeof p?.port !== "number") continue;
+    out.push({
+      name: (p.name ?? "").toLowerCase(),
+      proto: (p.protocol ?? "TCP").toLowerCase(),
+      port: p.port,
+    });
+  }
+  return out;
+}
+
+function slimService(o: KService): Service | undefined {
+  const spec = o.spec ?? {};
+  const { name, namespace } = o.metadata;
+  if (!namespace) return undefined;
+  const type = spec.type ?? "ClusterIP";
+  const annotations = (o.metadata as { annotations?: Record<string, string> }).annotations;
+  const base = {
+    name,
+    ns: namespace,
+    type,
+    ports: slimPorts(spec.ports),
+    publishNotReadyAddresses:
+      spec.publishNotReadyAddresses === true || annotations?.[TOLERATE_UNREADY] === "true",
+  };
+  if (type === "ExternalName") {
+    if (typeof spec.externalName !== "string" || spec.externalName === "") return undefined;
+    return { ...base, clusterIPs: [], headless: false, externalName: canonical(spec.externalName) };
+  }
+  const ips = spec.clusterIPs?.length ? spec.clusterIPs : spec.clusterIP ? [spec.clusterIP] : [];
+  const headless = ips[0] === "None";
+  const clusterIPs = headless ? [] : ips.map(normalIP).filter((ip) => ip !== undefined);
+  return { ...base, clusterIPs, headless };
+}
+
+function slimPod(o: KPod): { ns: string; name: string; ips: readonly string[] } | undefined {
+  const { name, namespace, deletionTimestamp } = o.metadata;
+  const phase = o.status?.phase;
+  // A pod being deleted or finished no longer owns its address.
+  if (!namespace || deletionTimestamp || phase === "Succeeded" || phase === "Failed") return undefined;
+  const raw = o.status?.podIPs?.length ? o.status.podIPs.map((p) => p?.ip) : [o.status?.podIP];
+  const ips = [...new Set(raw.map(normalIP).filter((ip) => ip !== undefined))];
+  if (ips.length === 0) return undefined;
+  return { ns: namespace, name, ips };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Label selectors (namespace_labels; labels for objects read from a file), in the syntax of
+// kubectl -l and the API's labelSelector parameter.
+
+export class SelectorError extends Error {
+  readonly code = "KUBE_ERR_SELECTOR";
+  constructor(message: string) {
+    super(message);
+    this.name = "SelectorError";
+  }
+}
+
+type Requirement = (labels: Readonly<Record<string, string>>) => boolean;
+
+const KEY = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[a-z0-9A-Z]([-a-z0-9A-Z_.]*[a-z0-9A-Z])?$/;
+const VALUE = /^([a-z0-9A-Z]([-a-z0-9A-Z_.]*[a-z0-9A-Z])?)?$/;
+
+/** Parses `a=b,c!=d,e in (x, y),f notin (z),g,!h,i>3`; throws SelectorError. "" selects everything. */
+export function parseLabelSelector(text: string): LabelSelector {
+  const tokens = text.match(/\s*(==|!=|=|!|,|\(|\)|<|>|[^\s=!,()<>]+)/gy)?.map((t) => t.trim()) ?? [];
+  if (tokens.join("").length !== text.replace(/\s+/g, "").length) {
+    throw new SelectorError(`invalid label selector '${text}'`);
+  }
+  const reqs: Requirement[] = [];
+  let i = 0;
+  const next = () => tokens[i++];
+  const key = (t: string | undefined) => {
+    if (t === undefined || !KEY.test(t) || t.length > 317)
+      throw new SelectorError(`invalid label key '${t ?? ""}' in '${text}'`);
+    return t;
+  };
+  const value = (t: string | undefined) => {
+    if (t === undefined || t === "," || t === ")" || !VALUE.test(t) || t.length > 63)
+      throw new SelectorError(`invalid label value '${t ?? ""}' in '${text}'`);
+    return t;
+  };
+  while (i < tokens.length) {
+    if (tokens[i] === "!") {
+      i++;
+      const k = key(next());
+      reqs.push((l) => !Object.hasOwn(l, k));
+    } else {
+      const k = key(next());
+      const op = tokens[i];
+      if (op === undefined || op === ",") reqs.push((l) => Object.hasOwn(l, k));
+      else if (op === "=" || op === "==" || op === "!=") {
+        i++;
+        // An empty value is allowed: `a=` selects labels a with the value "".
+        const v = tokens[i] === undefined || tokens[i] === "," ? "" : value(next());
+        reqs.push(op === "!=" ? (l) => l[k] !== v : (l) => Object.hasOwn(l, k) && l[k] === v);
+      } else if (op === "in" || op === "notin") {
+        i++;
+        if (next() !== "(") throw new SelectorError(`expected '(' after '${op}' in '${text}'`);
+        const set = new Set<string>();
+        for (;;) {
+          const t = tokens[i];
+          if (t === ")") break;
+          set.add(t === "," ? "" : value(next()));
+          if (tokens[i] === ",") i++;
+          else if (tokens[i] !== ")") throw new SelectorError(`expected ',' or ')' in '${text}'`);
+        }
+        i++;
+        if (set.size === 0) throw new SelectorError(`'${op}' needs at least one value in '${text}'`);
+        reqs.push(
+          op === "in"
+            ? (l) => Object.hasOwn(l, k) && set.has(l[k])
+            : (l) => !Object.hasOwn(l, k) || !set.has(l[k]),
+        );
+      } else if (op === "<" || op === ">") {
+        i++;
+        const t = next();
+        if (t === undefined || !/^-?\d+$/.test(t))
+          throw new SelectorError(`'${op}' needs an integer in '${text}'`);
+        const n = Number(t);
+        reqs.push((l) => {
+          if (!Object.hasOwn(l, k) || !/^-?\d+$/.test(l[k])) return false;
+          return op === "<" ? Number(l[k]) < n : Number(l[k]) > n;
+        });
+      } else throw new SelectorError(`unexpected '${op}' in '${text}'`);
+    }
+    if (i < tokens.length) {
+      if (tokens[i] !== ",") throw new SelectorError(`expected ',' before '${tokens[i]}' in '${text}'`);
+      i++;
+      if (i === tokens.length) throw new SelectorError(`trailing ',' in '${text}'`);
+    }
+  }
+  return (labels) => {
+    const l = labels ?? {};
+    return reqs.every((r) => r(l));
+  };
+}
