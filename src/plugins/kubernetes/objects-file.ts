@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import { LineCounter, isMap, isSeq, parseAllDocuments } from "yaml";
 import type { Kind, KObject, Sink, Source } from "./source.ts";
-import type { LabelSelector } from "./store.ts";
+import type { LabelSelector } from "./label-selector.ts";
 
 export class ObjectsError extends Error {
   readonly code = "KUBE_ERR_OBJECTS";

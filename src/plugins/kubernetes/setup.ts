@@ -16,8 +16,9 @@ import {
 import { configError } from "../../corefile/errors.ts";
 import { canonical } from "../../dns/name.ts";
 import type { Kind, Source } from "./source.ts";
-import type { LabelSelector } from "./store.ts";
-import { Store, isReverseZone, parseLabelSelector } from "./store.ts";
+import type { LabelSelector } from "./label-selector.ts";
+import { Store, isReverseZone } from "./store.ts";
+import { parseLabelSelector } from "./label-selector.ts";
 import type { PodMode } from "./records.ts";
 import { Records } from "./records.ts";
 import { kubernetesPlugin } from "./kubernetes.ts";

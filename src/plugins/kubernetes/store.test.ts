@@ -2,7 +2,8 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { Kind, KObject } from "./source.ts";
 import type { StoreOptions } from "./store.ts";
-import { SelectorError, Store, dashed, normalIP, parseLabelSelector } from "./store.ts";
+import { Store, dashed, normalIP } from "./store.ts";
+import { SelectorError, parseLabelSelector } from "./label-selector.ts";
 import { endpointSlice, endpoints, namespace, pod, service } from "../../../test/k8s/objects.ts";
 
 const ZONES = ["cluster.local.", "in-addr.arpa.", "ip6.arpa."];
