@@ -83,10 +83,14 @@ test("without -conf, ./Corefile is used when present", async () => {
   }
 });
 
-test("with no Corefile at all, the built-in demo serves example.org", async () => {
+test("with no Corefile at all, the built-in demo serves example.org and the demo cluster", async () => {
   const s = await startServer(undefined);
   const r = await dig(s.port, "example.org", "SOA");
   assert.equal(r.status, "NOERROR");
   assert.ok(r.flags.includes("aa"));
+  const svc = await dig(s.port, "nginx.default.svc.cluster.local", "A");
+  assert.deepEqual(svc.answer, ["nginx.default.svc.cluster.local. 5 IN A 10.102.97.154"]);
+  const ptr = await dig(s.port, "10.0.0.10.in-addr.arpa", "PTR");
+  assert.deepEqual(ptr.answer, ["10.0.0.10.in-addr.arpa. 5 IN PTR kube-dns.kube-system.svc.cluster.local."]);
   assert.equal(await s.stop(), 0);
 });
