@@ -9,6 +9,7 @@ import { ORDER } from "./corefile/order.ts";
 import { setups } from "./plugins/index.ts";
 import { DEFAULT_COREFILE } from "./default-corefile.ts";
 import { Instance } from "./server/instance.ts";
+import { Reloader } from "./server/reloader.ts";
 import { createLogger } from "./log.ts";
 
 const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -58,21 +59,27 @@ export async function main(argv: string[]): Promise<number> {
   }
 
   let instance: Instance;
+  const instanceOptions = {
+    root: source.root,
+    defaultPort: flags.dnsPort ?? 53,
+    log,
+    reusePort: flags.reusePort,
+  };
   try {
     const blocks = parseCorefile(source.text, source.file);
-    instance = await Instance.create({
-      blocks,
-      root: source.root,
-      defaultPort: flags.dnsPort ?? 53,
-      log,
-      reusePort: flags.reusePort,
-    });
+    instance = await Instance.create({ ...instanceOptions, blocks });
     await instance.start();
   } catch (err) {
     process.stderr.write(`clusterdns: ${(err as Error).message}\n`);
     return 1;
   }
   log.info({ version: pkg.version, corefile: source.file, ports: instance.ports }, "started");
+  // A Corefile from a file can be reloaded: every interval with `reload`, at once on SIGUSR1.
+  const reloader =
+    conf === undefined
+      ? undefined
+      : new Reloader(instance, { file: source.file, text: source.text, instance: instanceOptions, log });
+  if (reloader) process.on("SIGUSR1", () => void reloader.check());
 
   return new Promise<number>((done) => {
     let stopping = false;
@@ -84,13 +91,15 @@ export async function main(argv: string[]): Promise<number> {
       }
       stopping = true;
       log.info({ signal }, "stopping");
-      instance.stop().then(
-        () => done(0),
-        (err: unknown) => {
-          log.error({ err }, "stop failed");
-          done(1);
-        },
-      );
+      (reloader ? reloader.stop().then(() => reloader.current) : Promise.resolve(instance))
+        .then((current) => current.stop())
+        .then(
+          () => done(0),
+          (err: unknown) => {
+            log.error({ err }, "stop failed");
+            done(1);
+          },
+        );
     };
     process.on("SIGTERM", () => stop("SIGTERM"));
     process.on("SIGINT", () => stop("SIGINT"));

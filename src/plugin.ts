@@ -156,6 +156,13 @@ export interface InstanceHooks {
   lameduckMs: number;
   /** Every readiness check registered by any block. */
   readonly readyChecks: Map<string, ReadyCheck[]>;
+  /** Set by `reload`: how often the Corefile is checked for changes. */
+  reload?: ReloadSettings;
+}
+
+export interface ReloadSettings {
+  intervalMs: number;
+  jitterMs: number;
 }
 
 /** What src/plugins/<name>/setup.ts exports as `setup`. Returns undefined for directives that only

@@ -11,6 +11,7 @@ import { setup as hosts } from "./hosts/setup.ts";
 import { setup as kubernetes } from "./kubernetes/setup.ts";
 import { setup as log } from "./log/setup.ts";
 import { setup as ready } from "./ready/setup.ts";
+import { setup as reload } from "./reload/setup.ts";
 import { setup as whoami } from "./whoami/setup.ts";
 
 export const setups: ReadonlyMap<string, Setup> = new Map<string, Setup>([
@@ -23,5 +24,6 @@ export const setups: ReadonlyMap<string, Setup> = new Map<string, Setup>([
   ["kubernetes", kubernetes],
   ["log", log],
   ["ready", ready],
+  ["reload", reload],
   ["whoami", whoami],
 ]);

@@ -4,7 +4,15 @@
 import type { Logger } from "pino";
 import type { Block } from "./block.ts";
 import type { Directive, ServerBlock, ServerKey } from "../corefile/types.ts";
-import type { Handler, InstanceHooks, Plugin, QueryDone, ReadyCheck, SetupContext } from "../plugin.ts";
+import type {
+  Handler,
+  InstanceHooks,
+  Plugin,
+  QueryDone,
+  ReadyCheck,
+  ReloadSettings,
+  SetupContext,
+} from "../plugin.ts";
 import { endOfChain } from "../plugin.ts";
 import { blockKeys } from "../corefile/keys.ts";
 import { checkKeys } from "../corefile/check.ts";
@@ -26,6 +34,8 @@ export interface InstanceOptions {
 }
 
 interface Group {
+  /** "PORT|ADDRESSES" as configured (port 0 stays 0): what a reload matches listeners by. */
+  id: string;
   port: number;
   bind: string[];
   pipeline: Pipeline;
@@ -38,6 +48,7 @@ const WILDCARD = ["0.0.0.0", "::"];
 export class Instance implements InstanceHooks {
   stopping = false;
   lameduckMs = 0;
+  reload?: ReloadSettings;
   readonly readyChecks = new Map<string, ReadyCheck[]>();
   readonly #log: Logger;
   readonly #opts: InstanceOptions;
@@ -107,7 +118,7 @@ export class Instance implements InstanceHooks {
     if (!g) {
       const host = bind === WILDCARD ? "" : bind.length === 1 ? bind[0] : bind.join(",");
       const label = `dns://${host.includes(":") ? `[${host}]` : host}:${port}`;
-      g = { port, bind, pipeline: new Pipeline(label, this.#log), udp: [], tcp: [] };
+      g = { id, port, bind, pipeline: new Pipeline(label, this.#log), udp: [], tcp: [] };
       this.#groups.set(id, g);
     }
     return g;
@@ -181,6 +192,68 @@ export class Instance implements InstanceHooks {
     return [...this.#groups.values()].map((g) => g.port);
   }
 
+  /** Takes the place of a running instance (a reload) without dropping a query: runs this one's start-up
+   * hooks, waits (at most `readyWaitMs`) until its readiness checks pass so a new kubernetes store has
+   * synced, then moves the old listeners of every unchanged port and address over to the new pipelines,
+   * opens the listeners that are new, and retires the old instance. If anything fails before the move,
+   * the old instance keeps serving and the error is thrown. */
+  async takeOver(old: Instance, readyWaitMs: number): Promise<void> {
+    try {
+      for (const fn of this.#startup) await fn();
+      const deadline = Date.now() + readyWaitMs;
+      while (!this.#allReady() && Date.now() < deadline) await sleep(20);
+      for (const [id, g] of this.#groups) {
+        const prev = old.#groups.get(id);
+        if (prev === undefined || prev.udp.length === 0) await this.#listen(g);
+      }
+    } catch (err) {
+      for (const g of this.#groups.values()) if (!old.#groups.has(g.id)) await this.#closeGroup(g);
+      await this.#runShutdown();
+      throw err;
+    }
+    for (const [id, g] of this.#groups) {
+      const prev = old.#groups.get(id);
+      if (prev === undefined || prev.udp.length === 0) continue;
+      for (const l of [...prev.udp, ...prev.tcp]) l.use(g.pipeline);
+      g.udp.push(...prev.udp);
+      g.tcp.push(...prev.tcp);
+      g.port = prev.port;
+      g.pipeline.label = prev.pipeline.label;
+      prev.udp.length = 0;
+      prev.tcp.length = 0;
+    }
+    await old.#retire();
+  }
+
+  #allReady(): boolean {
+    for (const checks of this.readyChecks.values()) if (!checks.every((c) => c())) return false;
+    return true;
+  }
+
+  /** The old half of a reload: listeners not taken over close once their queries are answered. */
+  async #retire(): Promise<void> {
+    await this.#drain();
+    for (const g of this.#groups.values()) await this.#closeGroup(g);
+    await this.#runShutdown();
+  }
+
+  async #drain(): Promise<void> {
+    const deadline = Date.now() + 5000;
+    while ([...this.#groups.values()].some((g) => g.pipeline.inFlight > 0) && Date.now() < deadline) {
+      await sleep(10);
+    }
+  }
+
+  async #runShutdown(): Promise<void> {
+    for (const fn of [...this.#shutdown].reverse()) {
+      try {
+        await fn();
+      } catch (err) {
+        this.#log.error({ err }, "shutdown hook failed");
+      }
+    }
+  }
+
   /** Graceful stop: ready goes 503, lameduck keeps answering, in-flight queries finish, then close. */
   async stop(): Promise<void> {
     if (this.stopping) return;
@@ -189,18 +262,7 @@ export class Instance implements InstanceHooks {
       this.#log.info({ lameduck: this.lameduckMs / 1000 }, "lameduck: still answering before shutdown");
       await sleep(this.lameduckMs);
     }
-    const deadline = Date.now() + 5000;
-    while ([...this.#groups.values()].some((g) => g.pipeline.inFlight > 0) && Date.now() < deadline) {
-      await sleep(10);
-    }
-    for (const g of this.#groups.values()) await this.#closeGroup(g);
-    for (const fn of [...this.#shutdown].reverse()) {
-      try {
-        await fn();
-      } catch (err) {
-        this.#log.error({ err }, "shutdown hook failed");
-      }
-    }
+    await this.#retire();
   }
 }
 

@@ -17,7 +17,7 @@ export const defaultTcpOptions: TcpOptions = { idleTimeoutMs: 10_000, maxConnect
 
 export class TcpListener {
   readonly #server: net.Server;
-  readonly #pipeline: Pipeline;
+  #pipeline: Pipeline;
   readonly #log: Logger;
   readonly #opts: TcpOptions;
   /** Ends a connection once nothing is in flight on it; set for every connection at close(). */
@@ -30,6 +30,11 @@ export class TcpListener {
     this.#server = net.createServer((socket) => this.#onConnection(socket));
     this.#server.maxConnections = opts.maxConnections;
     this.#server.on("error", (err) => this.#log.error({ err }, "tcp listener error"));
+  }
+
+  /** Hands later queries to another pipeline (a reload); queries in flight finish on the old one. */
+  use(pipeline: Pipeline): void {
+    this.#pipeline = pipeline;
   }
 
   listen(address: string, port: number): Promise<number> {

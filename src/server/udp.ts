@@ -14,7 +14,7 @@ export interface UdpOptions {
 
 export class UdpListener {
   readonly #socket: dgram.Socket;
-  readonly #pipeline: Pipeline;
+  #pipeline: Pipeline;
   readonly #log: Logger;
   #closed = false;
   #localAddress = "";
@@ -32,6 +32,11 @@ export class UdpListener {
     });
     this.#socket.on("message", (msg, rinfo) => this.#onMessage(msg, rinfo));
     this.#socket.on("error", (err) => this.#log.error({ err }, "udp socket error"));
+  }
+
+  /** Hands later queries to another pipeline (a reload); queries in flight finish on the old one. */
+  use(pipeline: Pipeline): void {
+    this.#pipeline = pipeline;
   }
 
   bind(address: string, port: number): Promise<number> {

@@ -1,0 +1,91 @@
+// reload end to end: a running server's Corefile is edited under a steady query load. A valid edit
+// takes effect (by the interval and by SIGUSR1), an invalid one is logged and the old configuration
+// keeps answering, and no query of the load fails throughout.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { startServer } from "./helpers/server.ts";
+import { startLoad } from "./helpers/load.ts";
+import type { Msg } from "../src/dns/message.ts";
+import { Type } from "../src/dns/constants.ts";
+
+const corefile = (address: string, extra = "") => `example.org {
+    reload 2s 1s
+    hosts {
+        ${address} a.example.org
+        reload 0
+    }
+    ${extra}
+}
+`;
+
+const addressOf = (m: Msg | undefined) => {
+  const rr = m?.answer[0];
+  return rr && "address" in rr.data ? rr.data.address : undefined;
+};
+
+/** Waits (bounded) until `cond` holds. */
+async function until(what: string, cond: () => boolean, ms = 8000): Promise<void> {
+  for (const end = Date.now() + ms; !cond(); await sleep(20)) {
+    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
+  }
+}
+
+test("a Corefile edit takes effect under load; an invalid one is rejected; no query fails", async () => {
+  const srv = await startServer(corefile("192.0.2.1"));
+  const file = join(srv.dir, "Corefile");
+  const load = startLoad(srv.port, "a.example.org.", Type.A, { intervalMs: 3 });
+  try {
+    await until("the first answer", () => addressOf(load.last()) === "192.0.2.1");
+
+    // By the interval (2s +- 1s): no signal.
+    writeFileSync(file, corefile("192.0.2.2"));
+    await until("the edit to be served", () => addressOf(load.last()) === "192.0.2.2");
+    assert.ok(srv.logs.some((l) => l.msg === "reloaded"));
+
+    // An unknown directive: rejected with file:line, the running configuration stays.
+    writeFileSync(file, corefile("192.0.2.3", "no_such_plugin"));
+    srv.proc.kill("SIGUSR1");
+    await until("the rejection to be logged", () =>
+      srv.logs.some(
+        (l) => typeof l.msg === "string" && l.msg.startsWith("reload: the new Corefile was rejected"),
+      ),
+    );
+    const rejected = srv.logs.find((l) => typeof l.msg === "string" && l.msg.includes("rejected"))!;
+    assert.match(String(rejected.error), /Corefile:7.*no_such_plugin/);
+    await sleep(100);
+    assert.equal(addressOf(load.last()), "192.0.2.2");
+
+    // Fixed again: SIGUSR1 applies it at once.
+    writeFileSync(file, corefile("192.0.2.4"));
+    srv.proc.kill("SIGUSR1");
+    await until("the fixed edit to be served", () => addressOf(load.last()) === "192.0.2.4");
+  } finally {
+    const r = await load.stop();
+    assert.ok(r.sent > 100, `a real load (${r.sent} queries)`);
+    assert.deepEqual(r.failures, [], `${r.failures.length} of ${r.sent} queries failed`);
+    assert.equal(await srv.stop(), 0);
+  }
+});
+
+test("a reload that removes `reload` stops watching; SIGUSR1 still reloads", async () => {
+  const srv = await startServer(corefile("192.0.2.1"));
+  const file = join(srv.dir, "Corefile");
+  const load = startLoad(srv.port, "a.example.org.", Type.A, { intervalMs: 10 });
+  try {
+    writeFileSync(file, corefile("192.0.2.5").replace("    reload 2s 1s\n", ""));
+    await until("the edit to be served", () => addressOf(load.last()) === "192.0.2.5");
+    writeFileSync(file, corefile("192.0.2.6").replace("    reload 2s 1s\n", ""));
+    await sleep(3500);
+    assert.equal(addressOf(load.last()), "192.0.2.5", "no interval reload without `reload`");
+    srv.proc.kill("SIGUSR1");
+    await until("the signalled edit to be served", () => addressOf(load.last()) === "192.0.2.6");
+  } finally {
+    const r = await load.stop();
+    assert.deepEqual(r.failures, []);
+    assert.equal(await srv.stop(), 0);
+  }
+});
