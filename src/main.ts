@@ -10,10 +10,10 @@ import { setups } from "./plugins/index.ts";
 import { DEFAULT_COREFILE } from "./default-corefile.ts";
 import { Instance } from "./server/instance.ts";
 import { Reloader } from "./server/reloader.ts";
+import { VERSION } from "./version.ts";
 import { createLogger } from "./log.ts";
 
 const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const pkg = JSON.parse(readFileSync(resolve(packageRoot, "package.json"), "utf8")) as { version: string };
 
 export async function main(argv: string[]): Promise<number> {
   let flags;
@@ -30,7 +30,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (flags.version) {
     process.stdout.write(
-      `clusterdns-${pkg.version}\n${process.platform}/${process.arch}, node ${process.version}\n`,
+      `clusterdns-${VERSION}\n${process.platform}/${process.arch}, node ${process.version}\n`,
     );
     return 0;
   }
@@ -73,7 +73,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`clusterdns: ${(err as Error).message}\n`);
     return 1;
   }
-  log.info({ version: pkg.version, corefile: source.file, ports: instance.ports }, "started");
+  log.info({ version: VERSION, corefile: source.file, ports: instance.ports }, "started");
   // A Corefile from a file can be reloaded: every interval with `reload`, at once on SIGUSR1.
   const reloader =
     conf === undefined

@@ -105,7 +105,7 @@ export interface QueryDone {
   duration: number;
   /** True when the reply came from the answer cache (the fast path). */
   cached: boolean;
-  /** The plugin that produced the reply ("" when cached or unknown). */
+  /** The plugin that produced the reply, also when replayed from the answer cache ("" if unknown). */
   plugin: string;
 }
 
@@ -147,6 +147,8 @@ export interface SetupContext {
 export interface BlockSettings {
   /** Addresses to listen on; empty means all (0.0.0.0 and ::). Filled by `bind`. */
   bind: string[];
+  /** The block's directive names, in execution order. */
+  readonly directives: readonly string[];
 }
 
 export interface InstanceHooks {

@@ -4,21 +4,12 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createServer } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { startServer } from "./helpers/server.ts";
 import { startLoad } from "./helpers/load.ts";
 import { httpGet } from "./helpers/http-get.ts";
+import { freePort } from "./helpers/free-port.ts";
 import { Type } from "../src/dns/constants.ts";
-
-/** A TCP port that was free a moment ago. */
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const { port } = s.address() as { port: number };
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 test("SIGTERM: /ready flips first, lameduck keeps answering, then a clean exit", async () => {
   const [healthPort, readyPort] = [await freePort(), await freePort()];

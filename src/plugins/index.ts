@@ -10,6 +10,7 @@ import { setup as health } from "./health/setup.ts";
 import { setup as hosts } from "./hosts/setup.ts";
 import { setup as kubernetes } from "./kubernetes/setup.ts";
 import { setup as log } from "./log/setup.ts";
+import { setup as prometheus } from "./prometheus/setup.ts";
 import { setup as ready } from "./ready/setup.ts";
 import { setup as reload } from "./reload/setup.ts";
 import { setup as whoami } from "./whoami/setup.ts";
@@ -23,6 +24,7 @@ export const setups: ReadonlyMap<string, Setup> = new Map<string, Setup>([
   ["hosts", hosts],
   ["kubernetes", kubernetes],
   ["log", log],
+  ["prometheus", prometheus],
   ["ready", ready],
   ["reload", reload],
   ["whoami", whoami],

@@ -11,6 +11,7 @@ const entry = (generation: number, expires: number, tag = 1) => ({
   expires,
   rcode: 0,
   rflags: "qr,aa",
+  plugin: "file",
   owner: undefined,
 });
 

@@ -14,6 +14,8 @@ export interface CachedAnswer {
   /** What the finish hooks report for a hit. */
   readonly rcode: number;
   readonly rflags: string;
+  /** The plugin that produced the stored reply (metrics label it by that plugin on every hit). */
+  readonly plugin: string;
   /** The server block that produced it: its finish hooks run on a hit. */
   readonly owner: unknown;
 }

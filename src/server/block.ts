@@ -10,4 +10,6 @@ export interface Block {
   readonly hooks: ((q: QueryDone) => void)[];
   /** Addresses from `bind`; empty means every address. */
   readonly bind: string[];
+  /** The block's directive names, in execution order (for coredns_plugin_enabled). */
+  readonly directives: readonly string[];
 }

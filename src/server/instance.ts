@@ -72,7 +72,10 @@ export class Instance implements InstanceHooks {
   async #setupBlock(b: ServerBlock): Promise<void> {
     const keys = blockKeys(b);
     const zones = [...new Set(keys.map((k) => k.zone))];
-    const block: Block = { keys, zones, chain: endOfChain, hooks: [], bind: [] };
+    // Handlers run in the order of src/corefile/order.ts; directives of one name keep file order.
+    const ordered = [...b.directives].sort((x, y) => orderOf(x.name)! - orderOf(y.name)!);
+    const directives = [...new Set(ordered.map((d) => d.name))];
+    const block: Block = { keys, zones, chain: endOfChain, hooks: [], bind: [], directives };
     const ctx: SetupContext = {
       zones,
       root: this.#opts.root,
@@ -93,8 +96,6 @@ export class Instance implements InstanceHooks {
       block,
       instance: this,
     };
-    // Handlers run in the order of src/corefile/order.ts; directives of one name keep file order.
-    const ordered = [...b.directives].sort((x, y) => orderOf(x.name)! - orderOf(y.name)!);
     const plugins: Plugin[] = [];
     for (const d of ordered) {
       const plugin = await this.#setupDirective(d, ctx);

@@ -8,6 +8,7 @@ import type { Block } from "./block.ts";
 import type { QueryDone, Request } from "../plugin.ts";
 import type { Msg } from "../dns/message.ts";
 import { AnswerCache } from "./answer-cache.ts";
+import { serverStats } from "./stats.ts";
 import { ZoneMux } from "./mux.ts";
 import { scanQuery, errorReply, toQueryMsg, type Scanned } from "../dns/scan.ts";
 import { encode } from "../dns/encode.ts";
@@ -64,7 +65,7 @@ export class Pipeline {
       buf.copy(out, 12, 12, s.questionEnd);
       const block = hit.owner as Block;
       if (block.hooks.length > 0) {
-        this.#finish(block, s, buf.length, peer, hit.rcode, hit.rflags, out.length, start, true, "");
+        this.#finish(block, s, buf.length, peer, hit.rcode, hit.rflags, out.length, start, true, hit.plugin);
       }
       return out;
     }
@@ -107,6 +108,7 @@ export class Pipeline {
       reply = await block.chain.serve(req);
     } catch (err) {
       // The top-level catch: logged once here, answered SERVFAIL, the server keeps serving.
+      serverStats.panics++;
       this.#log.error({ err, qname: s.qname, qtype: s.qtype }, "plugin chain failed");
       reply = replyTo(query, Rcode.SERVFAIL);
     } finally {
@@ -134,6 +136,7 @@ export class Pipeline {
           expires: Date.now() + ttl * 1000,
           rcode: reply.rcode,
           rflags: flagsText(reply, false),
+          plugin: req.answeredBy ?? "",
           owner: block,
         });
       }

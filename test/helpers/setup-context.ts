@@ -82,7 +82,7 @@ export function fakeContext(o: FakeContextOptions = {}): FakeContext {
       o.lookup ??
       ((name, qtype) =>
         Promise.resolve(replyTo(queryMsg(name, qtype, { id: 0, rd: false }), Rcode.SERVFAIL))),
-    block: { bind: [] },
+    block: { bind: [], directives: [] },
     instance,
   };
   return f;

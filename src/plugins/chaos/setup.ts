@@ -4,9 +4,9 @@ import { hostname } from "node:os";
 import type { Setup } from "../../plugin.ts";
 import { chaos } from "./chaos.ts";
 import { noBlock } from "../../corefile/args.ts";
-import pkg from "../../../package.json" with { type: "json" };
+import { VERSION } from "../../version.ts";
 
-export const DEFAULT_VERSION = `clusterdns-${pkg.version}`;
+export const DEFAULT_VERSION = `clusterdns-${VERSION}`;
 export const DEFAULT_AUTHORS = ["clusterdns"];
 
 export const setup: Setup = (d) => {

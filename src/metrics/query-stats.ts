@@ -1,0 +1,119 @@
+// The per-query series of CoreDNS's dnsserver metrics, fed by the finish hook of every server block
+// that has `prometheus`. One lookup per query finds the (server, zone) entry; the label sets below it
+// are few (proto x family x type, rcode x plugin), so their series are found in small maps and bumped
+// as plain numbers (see plain.ts for why not prom-client's own counters).
+
+import type { QueryDone } from "../plugin.ts";
+import { PlainCounter, PlainHistogram, SIZE_BUCKETS, TIME_BUCKETS, type HistogramSeries } from "./plain.ts";
+import { registry, pluginEnabled } from "./registry.ts";
+import { rcodeName, typeName } from "../dns/constants.ts";
+
+const requests = new PlainCounter(
+  "coredns_dns_requests_total",
+  "DNS queries received, by server block zone, transport, address family and query type.",
+);
+const responses = new PlainCounter(
+  "coredns_dns_responses_total",
+  "DNS replies sent, by rcode and by the plugin that produced them.",
+);
+const duration = new PlainHistogram(
+  "coredns_dns_request_duration_seconds",
+  "Seconds from a query's arrival to its reply being handed to the socket.",
+  TIME_BUCKETS,
+);
+const requestSize = new PlainHistogram(
+  "coredns_dns_request_size_bytes",
+  "Size of the queries received, in bytes.",
+  SIZE_BUCKETS,
+);
+const responseSize = new PlainHistogram(
+  "coredns_dns_response_size_bytes",
+  "Size of the replies sent (after truncation), in bytes.",
+  SIZE_BUCKETS,
+);
+for (const m of [requests, responses, duration, requestSize, responseSize])
+  registry.registerMetric(m.asMetric());
+
+/** The query types CoreDNS labels by name; every other type counts as "other". */
+const MONITORED = new Set([
+  "A",
+  "AAAA",
+  "NS",
+  "PTR",
+  "SOA",
+  "MX",
+  "TXT",
+  "SRV",
+  "CNAME",
+  "DS",
+  "DNSKEY",
+  "RRSIG",
+  "NSEC",
+  "NSEC3",
+  "HTTPS",
+  "IXFR",
+  "AXFR",
+  "ANY",
+]);
+
+interface Entry {
+  base: { server: string; zone: string; view: string };
+  requests: Map<string, { value: number }>;
+  responses: Map<string, { value: number }>;
+  duration: HistogramSeries;
+  requestSize: { udp: HistogramSeries; tcp: HistogramSeries };
+  responseSize: { udp: HistogramSeries; tcp: HistogramSeries };
+}
+
+const entries = new Map<string, Entry>();
+
+function entryFor(server: string, zone: string, directives: readonly string[]): Entry {
+  const key = `${server} ${zone}`;
+  let e = entries.get(key);
+  if (e) return e;
+  const base = { server, zone, view: "" };
+  for (const name of directives) pluginEnabled.series({ ...base, name }).value = 1;
+  e = {
+    base,
+    requests: new Map(),
+    responses: new Map(),
+    duration: duration.series(base),
+    requestSize: {
+      udp: requestSize.series({ ...base, proto: "udp" }),
+      tcp: requestSize.series({ ...base, proto: "tcp" }),
+    },
+    responseSize: {
+      udp: responseSize.series({ ...base, proto: "udp" }),
+      tcp: responseSize.series({ ...base, proto: "tcp" }),
+    },
+  };
+  entries.set(key, e);
+  return e;
+}
+
+/** A finish hook for one server block: counts every query it answered. */
+export function queryRecorder(directives: readonly string[]): (q: QueryDone) => void {
+  return (q) => {
+    const e = entryFor(q.server, q.zone, directives);
+    const family = q.remoteAddress.includes(":") ? "2" : "1";
+    const rkey = `${q.proto} ${family} ${q.qtype}`;
+    let r = e.requests.get(rkey);
+    if (!r) {
+      const name = typeName(q.qtype);
+      r = requests.series({ ...e.base, proto: q.proto, family, type: MONITORED.has(name) ? name : "other" });
+      e.requests.set(rkey, r);
+    }
+    r.value++;
+    const plugin = q.plugin;
+    const skey = `${q.rcode} ${plugin}`;
+    let s = e.responses.get(skey);
+    if (!s) {
+      s = responses.series({ ...e.base, rcode: rcodeName(q.rcode), plugin });
+      e.responses.set(skey, s);
+    }
+    s.value++;
+    e.duration.observe(q.duration);
+    e.requestSize[q.proto].observe(q.size);
+    e.responseSize[q.proto].observe(q.rsize);
+  };
+}

@@ -1,0 +1,59 @@
+// The process's one metrics registry. It outlives reloads, so counters keep counting across them, as
+// CoreDNS's do. Plugins add their series here at setup (each metric once per process); the prometheus
+// plugin serves it.
+
+import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
+import { PlainCounter } from "./plain.ts";
+import { serverStats } from "../server/stats.ts";
+import { reloadStats } from "../server/reloader.ts";
+import { VERSION } from "../version.ts";
+
+export const registry = new Registry();
+
+collectDefaultMetrics({ register: registry });
+
+new Gauge({
+  name: "coredns_build_info",
+  help: "Always 1; the labels name the clusterdns version and the Node.js runtime (in goversion, for CoreDNS's dashboards).",
+  labelNames: ["version", "revision", "goversion"],
+  registers: [registry],
+}).set({ version: VERSION, revision: "", goversion: process.version }, 1);
+
+new Counter({
+  name: "coredns_panics_total",
+  help: "Queries whose plugin chain threw an exception (answered SERVFAIL, the server kept serving).",
+  registers: [registry],
+  collect() {
+    this.reset();
+    this.inc(serverStats.panics);
+  },
+});
+
+new Counter({
+  name: "coredns_reload_failed_total",
+  help: "Corefile changes that were rejected by reload; the old configuration kept serving.",
+  registers: [registry],
+  collect() {
+    this.reset();
+    this.inc(reloadStats.failed);
+  },
+});
+
+new Gauge({
+  name: "coredns_reload_version_info",
+  help: "Always 1; value is the hash of the Corefile that is serving, hash names the algorithm.",
+  labelNames: ["hash", "value"],
+  registers: [registry],
+  collect() {
+    this.reset();
+    if (reloadStats.hash !== "") this.set({ hash: "sha512", value: reloadStats.hash }, 1);
+  },
+});
+
+/** coredns_plugin_enabled{server,zone,view,name}: 1 for every plugin of a block that has prometheus. */
+export const pluginEnabled = new PlainCounter(
+  "coredns_plugin_enabled",
+  "1 for each plugin of each server block zone that has prometheus.",
+  "gauge",
+);
+registry.registerMetric(pluginEnabled.asMetric());

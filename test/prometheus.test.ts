@@ -1,0 +1,72 @@
+// prometheus end to end: queries of several kinds, then a scrape of /metrics that must show CoreDNS's
+// series with the labels and values those queries imply.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { startServer } from "./helpers/server.ts";
+import { dig } from "./helpers/dig.ts";
+import { httpGet } from "./helpers/http-get.ts";
+import { freePort } from "./helpers/free-port.ts";
+
+/** The value of the one sample whose name and labels match exactly, or undefined. */
+function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
+  for (const line of text.split("\n")) {
+    const m = /^([a-z_]+)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const got = Object.fromEntries([...(m[2] ?? "").matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
+    const want = Object.entries(labels);
+    if (want.length === Object.keys(got).length && want.every(([k, v]) => got[k] === v)) return Number(m[3]);
+  }
+  return undefined;
+}
+
+test("/metrics shows the queries with CoreDNS's names and labels", async () => {
+  const port = await freePort();
+  const srv = await startServer(`example.org {
+    prometheus 127.0.0.1:${port}
+    hosts {
+        192.0.2.1 a.example.org
+        reload 0
+    }
+}
+`);
+  try {
+    for (let i = 0; i < 3; i++) assert.equal((await dig(srv.port, "a.example.org", "A")).status, "NOERROR");
+    assert.equal((await dig(srv.port, "a.example.org", "MX")).status, "NOERROR");
+    assert.equal((await dig(srv.port, "a.example.org", "A", "+tcp")).status, "NOERROR");
+    assert.equal((await dig(srv.port, "nope.example.org", "A")).status, "NXDOMAIN");
+
+    const r = await httpGet(port, "/metrics");
+    assert.equal(r.status, 200);
+    const t = r.body;
+    const server = `dns://:${srv.port}`;
+    const base = { server, zone: "example.org.", view: "" };
+    const req = (proto: string, type: string) =>
+      sample(t, "coredns_dns_requests_total", { ...base, proto, family: "1", type });
+    assert.equal(req("udp", "A"), 4, t);
+    assert.equal(req("udp", "MX"), 1);
+    assert.equal(req("tcp", "A"), 1);
+    assert.equal(sample(t, "coredns_dns_responses_total", { ...base, rcode: "NOERROR", plugin: "hosts" }), 5);
+    assert.equal(
+      sample(t, "coredns_dns_responses_total", { ...base, rcode: "NXDOMAIN", plugin: "hosts" }),
+      1,
+    );
+    assert.equal(sample(t, "coredns_dns_request_duration_seconds_count", base), 6);
+    assert.equal(sample(t, "coredns_dns_request_duration_seconds_bucket", { ...base, le: "+Inf" }), 6);
+    assert.ok(
+      sample(t, "coredns_dns_request_duration_seconds_bucket", { ...base, le: "0.00025" }) !== undefined,
+    );
+    assert.equal(sample(t, "coredns_dns_request_size_bytes_count", { ...base, proto: "udp" }), 5);
+    assert.equal(sample(t, "coredns_dns_response_size_bytes_count", { ...base, proto: "tcp" }), 1);
+    assert.equal(sample(t, "coredns_dns_response_size_bytes_bucket", { ...base, proto: "udp", le: "0" }), 0);
+    for (const name of ["prometheus", "hosts"]) {
+      assert.equal(sample(t, "coredns_plugin_enabled", { ...base, name }), 1, name);
+    }
+    assert.match(t, /^coredns_build_info\{version="[^"]+",revision="",goversion="v\d+\.\d+\.\d+"\} 1$/m);
+    assert.equal(sample(t, "coredns_panics_total", {}), 0);
+    assert.equal(sample(t, "coredns_reload_failed_total", {}), 0);
+    assert.ok((sample(t, "process_resident_memory_bytes", {}) ?? 0) > 0);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});
