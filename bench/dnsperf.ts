@@ -11,6 +11,9 @@ export interface PerfResult {
   completed: number;
   lost: number;
   avgLatencyMs: number;
+  /** Latency percentiles in ms, from dnsperf -v's per-query lines (only with `percentiles`). */
+  p50Ms?: number;
+  p99Ms?: number;
 }
 
 export interface PerfOptions {
@@ -23,6 +26,8 @@ export interface PerfOptions {
   clients?: number;
   /** Fixed rate, for latency runs. */
   maxQps?: number;
+  /** Read every query's latency (dnsperf -v) for percentiles: for fixed-rate runs only. */
+  percentiles?: boolean;
 }
 
 export async function dnsperf(o: PerfOptions): Promise<PerfResult> {
@@ -39,9 +44,10 @@ export async function dnsperf(o: PerfOptions): Promise<PerfResult> {
     String(o.clients ?? 100),
   ];
   if (o.maxQps) args.push("-Q", String(o.maxQps));
+  if (o.percentiles) args.push("-v");
   const cmd = o.core === undefined ? "dnsperf" : "taskset";
   const full = o.core === undefined ? args : ["-c", String(o.core), "dnsperf", ...args];
-  const { stdout } = await run(cmd, full, { timeout: (o.seconds + 30) * 1000 });
+  const { stdout } = await run(cmd, full, { timeout: (o.seconds + 30) * 1000, maxBuffer: 1 << 30 });
   const num = (re: RegExp) => Number(re.exec(stdout)?.[1] ?? NaN);
   return {
     qps: num(/Queries per second:\s+([\d.]+)/),
@@ -49,5 +55,14 @@ export async function dnsperf(o: PerfOptions): Promise<PerfResult> {
     completed: num(/Queries completed:\s+(\d+)/),
     lost: num(/Queries lost:\s+(\d+)/),
     avgLatencyMs: num(/Average Latency \(s\):\s+([\d.]+)/) * 1000,
+    ...(o.percentiles ? percentiles(stdout) : {}),
   };
+}
+
+/** p50 and p99 of the "> RCODE NAME TYPE SECONDS" lines dnsperf -v prints per answered query. */
+function percentiles(stdout: string): { p50Ms: number; p99Ms: number } {
+  const ms = [...stdout.matchAll(/^> \S+ \S+ \S+ ([\d.]+)$/gm)].map((m) => Number(m[1]) * 1000);
+  ms.sort((a, b) => a - b);
+  const at = (q: number) => ms[Math.min(ms.length - 1, Math.floor(q * ms.length))] ?? NaN;
+  return { p50Ms: at(0.5), p99Ms: at(0.99) };
 }

@@ -1,133 +1,135 @@
-// The benchmark: dnsperf against clusterdns and a bare Node UDP echo server, one after the other in one
-// run, each server pinned to core 0 and dnsperf to core 1. Prints a table with the ratio.
-//   npm run bench                            (3 rounds of 10 s per server)
-//   BENCH_SECONDS=30 BENCH_ROUNDS=5 npm run bench
-// Needs dnsperf and taskset (Debian: dnsperf, util-linux).
+// The benchmark: a generated cluster (bench/cluster-gen.ts, 10k services by default) served by
+// clusterdns through the test API server, by Knot DNS from the equivalent zone file, and a bare Node UDP
+// echo server as the floor of Node's own I/O. One run, servers pinned to core 0, dnsperf to core 1.
+// Answers are compared with Knot's before any load. Rounds alternate between the servers so a slow
+// minute of a shared machine hits all alike; the table shows each server's median round.
+//   npm run bench
+//   BENCH_SERVICES=1000 BENCH_SECONDS=5 BENCH_ROUNDS=3 npm run bench
+// Needs dnsperf, knotd and taskset (Debian: dnsperf, knot, util-linux).
 
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir, cpus } from "node:os";
+import { cpus, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { createInterface } from "node:readline";
 import { dnsperf, type PerfResult } from "./dnsperf.ts";
+import { generateCluster } from "./cluster-gen.ts";
+import { benchCorefile, serveCluster } from "./cluster-api.ts";
+import { startKnot } from "./knot.ts";
+import { compareAnswers } from "./answer-check.ts";
+import { PIN, memoryOf, startPinned, stop, type Started } from "./processes.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
-const seconds = Number(process.env.BENCH_SECONDS ?? 10);
-const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+const services = env("BENCH_SERVICES", 10_000);
+const seconds = env("BENCH_SECONDS", 10);
+const rounds = env("BENCH_ROUNDS", 3);
+const fixedRate = env("BENCH_FIXED_QPS", 10_000);
 const dir = mkdtempSync(join(tmpdir(), "clusterdns-bench-"));
-const pin = cpus().length > 1;
-
-/** Servers started by this run: killed whatever way the run ends. */
-const children = new Set<ChildProcess>();
-process.once("exit", () => {
-  for (const c of children) c.kill("SIGKILL");
-});
-
-function startPinned(args: string[], readyLine: RegExp): Promise<{ proc: ChildProcess; line: string }> {
-  const cmd = pin ? "taskset" : process.execPath;
-  const full = pin ? ["-c", "0", process.execPath, ...args] : args;
-  const proc = spawn(cmd, full, {
-    stdio: ["ignore", "pipe", "inherit"],
-    // info: the "started" line carries the bound port; the Corefile has no `log`, so queries are silent.
-    env: { ...process.env, CLUSTERDNS_LOG_LEVEL: "info" },
-  });
-  children.add(proc);
-  proc.once("exit", () => children.delete(proc));
-  return new Promise((res, rej) => {
-    const timer = setTimeout(() => rej(new Error(`${args.join(" ")} did not start`)), 20_000);
-    createInterface({ input: proc.stdout! }).on("line", (line) => {
-      if (readyLine.test(line)) {
-        clearTimeout(timer);
-        res({ proc, line });
-      }
-    });
-  });
-}
-
-async function stop(p: ChildProcess): Promise<void> {
-  const exited = new Promise((r) => p.once("exit", r));
-  p.kill("SIGTERM");
-  const t = setTimeout(() => p.kill("SIGKILL"), 5000);
-  await exited;
-  clearTimeout(t);
-}
-
-async function rssOf(p: ChildProcess): Promise<number> {
-  const { readFileSync } = await import("node:fs");
-  try {
-    const status = readFileSync(`/proc/${p.pid}/status`, "utf8");
-    return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
-  } catch {
-    return 0;
-  }
-}
+const core = PIN ? 1 : undefined;
 
 interface Target {
   name: string;
   port: number;
-  proc: ChildProcess;
+  server: Started;
   runs: PerfResult[];
+  fixed?: PerfResult;
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const freeUdpPort = () => 20000 + Math.floor(Math.random() * 20000);
 
 async function main(): Promise<void> {
-  const queries = join(dir, "queries.txt");
-  writeFileSync(
-    queries,
-    [
-      "www.example.org A",
-      "example.org SOA",
-      "web.example.org A",
-      "example.org MX",
-      "nope.example.org A",
-    ].join("\n") + "\n",
-  );
-  const corefile = join(dir, "Corefile");
-  writeFileSync(corefile, `example.org {\n    file ${ROOT}/zones/example.org.zone\n}\n`);
+  const cluster = generateCluster({ services });
+  const zoneFile = join(dir, "cluster.local.zone");
+  const queryFile = join(dir, "queries.txt");
+  writeFileSync(zoneFile, cluster.zone);
+  writeFileSync(queryFile, cluster.queries.join("\n") + "\n");
+  log(`cluster: ${JSON.stringify(cluster.counts)}, ${cluster.queries.length} queries in the mix`);
 
-  // Every server runs for the whole benchmark, pinned to core 0; only the one under load is busy. The
-  // rounds alternate between them, so a slow minute on a shared machine hits all alike; the table
-  // shows the median round of each.
+  const { api, kubeconfig } = await serveCluster(cluster.objects, dir);
+  writeFileSync(join(dir, "Corefile"), benchCorefile(kubeconfig));
   const cd = await startPinned(
-    [join(ROOT, "bin", "clusterdns"), "-conf", corefile, "-dns.port", "0"],
-    /"started"/,
+    process.execPath,
+    [join(ROOT, "bin", "clusterdns"), "-conf", join(dir, "Corefile"), "-dns.port", "0"],
+    /"msg":"started"/,
+    { CLUSTERDNS_LOG_LEVEL: "info" },
   );
-  const echoPort = 20000 + Math.floor(Math.random() * 20000);
-  const echo = await startPinned([join(ROOT, "bench", "echo-server.ts"), String(echoPort)], /echo listening/);
-  const targets: Target[] = [
-    {
-      name: "clusterdns (file zone, cached)",
-      port: (JSON.parse(cd.line) as { ports: number[] }).ports[0],
-      proc: cd.proc,
-      runs: [],
-    },
-    { name: "bare Node UDP echo", port: echoPort, proc: echo.proc, runs: [] },
-  ];
-  const core = pin ? 1 : undefined;
-  for (const t of targets) await dnsperf({ port: t.port, queryFile: queries, seconds: 2, core }); // warm-up
-  for (let round = 0; round < rounds; round++) {
-    for (const t of targets) t.runs.push(await dnsperf({ port: t.port, queryFile: queries, seconds, core }));
-  }
-  const rss = await Promise.all(targets.map((t) => rssOf(t.proc)));
-  for (const t of targets) await stop(t.proc);
+  const cdPort = portFromLog(cd);
+  await synced(cd);
+  const knotPort = freeUdpPort();
+  const knot = await startKnot("cluster.local", zoneFile, knotPort);
+  const echoPort = freeUdpPort();
+  const echo = await startPinned(
+    process.execPath,
+    [join(ROOT, "bench", "echo-server.ts"), String(echoPort)],
+    /echo listening/,
+  );
 
-  const base = median(targets[1].runs.map((r) => r.qps));
-  process.stdout.write(
-    `\n${new Date().toISOString().slice(0, 10)}, ${cpus()[0]?.model ?? "?"}, ${cpus().length} cores, ${process.version}, ${rounds} rounds of ${seconds}s per server, median shown${pin ? ", servers on core 0, dnsperf on core 1" : ""}\n\n`,
-  );
-  process.stdout.write(
-    "| server | QPS (median) | QPS per round | vs echo | avg latency ms | lost | RSS MB |\n|---|---|---|---|---|---|---|\n",
-  );
-  targets.forEach((t, i) => {
-    const qps = median(t.runs.map((r) => r.qps));
-    const lat = median(t.runs.map((r) => r.avgLatencyMs));
-    const lost = t.runs.reduce((n, r) => n + r.lost, 0);
-    const each = t.runs.map((r) => Math.round(r.qps)).join(" / ");
-    process.stdout.write(
-      `| ${t.name} | ${Math.round(qps)} | ${each} | ${(qps / base).toFixed(2)} | ${lat.toFixed(3)} | ${lost} | ${rss[i].toFixed(0)} |\n`,
-    );
-  });
+  const diffs = await compareAnswers(cluster.queries.slice(0, 2000), cdPort, knotPort);
+  if (diffs.length > 0) throw new Error(`clusterdns and Knot disagree:\n${diffs.join("\n")}`);
+  log("answers: clusterdns and Knot agree on the first 2000 queries of the mix");
+
+  const targets: Target[] = [
+    { name: "clusterdns", port: cdPort, server: cd, runs: [] },
+    { name: "Knot DNS 1 UDP worker", port: knotPort, server: knot, runs: [] },
+    { name: "bare Node UDP echo", port: echoPort, server: echo, runs: [] },
+  ];
+  for (const t of targets) await dnsperf({ port: t.port, queryFile, seconds: 2, core }); // warm-up
+  for (let round = 0; round < rounds; round++) {
+    for (const t of targets) {
+      t.runs.push(await dnsperf({ port: t.port, queryFile, seconds, core }));
+      log(`round ${round + 1}: ${t.name} ${Math.round(t.runs.at(-1)!.qps)} QPS`);
+    }
+  }
+  for (const t of targets.slice(0, 2)) {
+    t.fixed = await dnsperf({ port: t.port, queryFile, seconds, core, maxQps: fixedRate, percentiles: true });
+  }
+  const memory = targets.map((t) => memoryOf(t.server.proc.pid));
+  for (const t of targets) await stop(t.server.proc);
+  await api.close();
+  report(targets, memory);
+}
+
+/** The DNS port from clusterdns's "started" line. */
+function portFromLog(s: Started): number {
+  for (const line of s.lines) {
+    const m = line.includes('"msg":"started"') ? /"ports":\[(\d+)/.exec(line) : null;
+    if (m) return Number(m[1]);
+  }
+  throw new Error("clusterdns printed no ports");
+}
+
+/** Waits (at most 5 minutes) until the kubernetes plugin logged its first sync. */
+async function synced(s: Started): Promise<void> {
+  for (let i = 0; i < 3000 && !s.lines.some((l) => l.includes('"msg":"synced"')); i++) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function report(targets: Target[], memory: { rss: number; peak: number }[]): void {
+  const qps = targets.map((t) => median(t.runs.map((r) => r.qps)));
+  const [cd, knot, echo] = qps;
+  const lines = [
+    "",
+    `${new Date().toISOString().slice(0, 10)}, ${cpus()[0]?.model ?? "?"}, ${cpus().length} cores, Node ${process.version}, ` +
+      `${services} services, ${rounds} rounds of ${seconds}s per server (median shown)` +
+      (PIN ? ", servers on core 0, dnsperf on core 1" : ""),
+    "",
+    `| server | QPS (median) | QPS per round | vs Knot | vs echo | p50 / p99 ms at ${fixedRate} QPS | lost | RSS MB (peak) |`,
+    "|---|---|---|---|---|---|---|---|",
+    ...targets.map((t, i) => {
+      const f = t.fixed;
+      const lat = f ? `${f.p50Ms!.toFixed(3)} / ${f.p99Ms!.toFixed(3)}` : "-";
+      const lost = t.runs.reduce((n, r) => n + r.lost, 0);
+      return `| ${t.name} | ${Math.round(qps[i])} | ${t.runs.map((r) => Math.round(r.qps)).join(" / ")} | ${(qps[i] / knot).toFixed(2)} | ${(qps[i] / echo).toFixed(2)} | ${lat} | ${lost} | ${memory[i].rss.toFixed(0)} (${memory[i].peak.toFixed(0)}) |`;
+    }),
+    "",
+    `clusterdns / Knot: ${(cd / knot).toFixed(2)} QPS; p50 ${(targets[0].fixed!.p50Ms! / targets[1].fixed!.p50Ms!).toFixed(2)}x Knot's at ${fixedRate} QPS. clusterdns / echo: ${(cd / echo).toFixed(2)}.`,
+  ];
+  process.stdout.write(lines.join("\n") + "\n");
+}
+
+function log(s: string): void {
+  process.stderr.write(`[bench] ${s}\n`);
 }
 
 main().catch((err: unknown) => {

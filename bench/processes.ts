@@ -1,0 +1,78 @@
+// Child processes of a benchmark run: started pinned to a core, read for a ready line, measured
+// (RSS from /proc), and killed whatever way the run ends.
+
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { cpus } from "node:os";
+import { createInterface } from "node:readline";
+
+/** Pinning needs two cores: the servers on core 0, dnsperf on core 1. */
+export const PIN = cpus().length > 1;
+
+const children = new Set<ChildProcess>();
+process.once("exit", () => {
+  for (const c of children) c.kill("SIGKILL");
+});
+
+export interface Started {
+  proc: ChildProcess;
+  /** The output line that matched `ready`. */
+  line: string;
+  /** Every output line up to that one. */
+  lines: string[];
+}
+
+/** Starts `cmd args` on core 0 (when pinning) and waits for a line of its output matching `ready`. */
+export function startPinned(
+  cmd: string,
+  args: string[],
+  ready: RegExp,
+  env: Record<string, string> = {},
+  timeoutMs = 120_000,
+): Promise<Started> {
+  const proc = spawn(PIN ? "taskset" : cmd, PIN ? ["-c", "0", cmd, ...args] : args, {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, ...env },
+  });
+  children.add(proc);
+  proc.once("exit", () => children.delete(proc));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${cmd} ${args.join(" ")} did not start`)), timeoutMs);
+    const lines: string[] = [];
+    const onLine = (line: string) => {
+      lines.push(line);
+      if (!ready.test(line)) return;
+      clearTimeout(timer);
+      resolve({ proc, line, lines });
+    };
+    createInterface({ input: proc.stdout! }).on("line", onLine);
+    createInterface({ input: proc.stderr! }).on("line", onLine);
+    proc.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${cmd} exited with ${code} before it was ready`));
+    });
+  });
+}
+
+export async function stop(p: ChildProcess): Promise<void> {
+  if (p.exitCode !== null || p.signalCode !== null) return;
+  const exited = new Promise((r) => p.once("exit", r));
+  p.kill("SIGTERM");
+  const t = setTimeout(() => p.kill("SIGKILL"), 5000);
+  await exited;
+  clearTimeout(t);
+}
+
+/** Resident and peak resident memory of a process, in MB (0 when it is gone). */
+export function memoryOf(pid: number | undefined): { rss: number; peak: number } {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const kb = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+    return { rss: kb("VmRSS") / 1024, peak: kb("VmHWM") / 1024 };
+  } catch {
+    return { rss: 0, peak: 0 };
+  }
+}
+
+/** The pid of the server itself: with taskset, the child execs the command, so the pid is the same. */
+export const pidOf = (s: Started) => s.proc.pid;
