@@ -1,32 +1,46 @@
-# clusterdns image: Node 24 LTS, production dependencies only, runs as a non-root user.
+# clusterdns image: Node 24 LTS on Debian 13 (trixie) slim, production dependencies only, non-root.
 #   docker build -t clusterdns .
-#   docker run --rm -p 1053:53/udp -p 1053:53/tcp clusterdns
-# Port 53 as non-root: the node binary carries the file capability cap_net_bind_service, so the
-# process may bind ports below 1024 when the container keeps NET_BIND_SERVICE in its bounding set
-# (Kubernetes: securityContext.capabilities drop ALL, add NET_BIND_SERVICE).
+#   docker run --rm -p 1053:53/udp -p 1053:53/tcp clusterdns     # the built-in demo, port 53 inside
+# In a cluster: deploy/ (args ["-conf", "/etc/clusterdns/Corefile"]).
+#
+# The runtime stage is plain debian:trixie-slim with only the node binary copied in: the node image's
+# npm, yarn and headers never reach it, and node is not stored twice (giving it a file capability
+# rewrites the whole binary into a new layer). Node's official trixie-slim image is debian:trixie-slim
+# plus Node's release tarball and no other runtime package, so the libraries node links (libc,
+# libstdc++, libgcc_s) are already there. Keep the two Debian codenames equal (the test checks).
 
-FROM node:24-bookworm-slim AS deps
+# Production dependencies, exactly as locked. No dependency has an install script (the test checks),
+# so none is run.
+FROM node:24-trixie-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 
-FROM node:24-bookworm-slim AS caps
-RUN apt-get update && apt-get install -y --no-install-recommends libcap2-bin \
- && cp /usr/local/bin/node /node \
- && setcap cap_net_bind_service=+ep /node
+# Port 53 as a non-root user: node gets the file capability cap_net_bind_service. The kernel grants it
+# only while NET_BIND_SERVICE is in the container's capability set (Kubernetes: capabilities drop ALL,
+# add NET_BIND_SERVICE); with the capability dropped entirely, exec fails with EPERM. BuildKit (the
+# default builder) keeps the capability through COPY --from, as CoreDNS's image relies on too.
+FROM node:24-trixie-slim AS node
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends libcap2-bin \
+ && setcap cap_net_bind_service=+ep /usr/local/bin/node \
+ && getcap /usr/local/bin/node | grep -q cap_net_bind_service
 
-FROM node:24-bookworm-slim
+FROM debian:trixie-slim
 ENV NODE_ENV=production
 WORKDIR /app
-COPY --from=caps /node /usr/local/bin/node
+COPY --from=node /usr/local/bin/node /usr/local/bin/node
 COPY --from=deps /app/node_modules ./node_modules
-COPY package.json Corefile.example ./
+# package.json: "type": "module" applies to the .ts sources. Tests, docs and tooling are kept out of
+# the build context by .dockerignore.
+COPY package.json ./
 COPY bin ./bin
 COPY src ./src
 COPY zones ./zones
-# No test files in the image.
-RUN find src -name '*.test.ts' -delete && find src -type d -name testdata -prune -exec rm -rf {} +
-USER node
+# Numeric, so Kubernetes' runAsNonRoot can verify it; the Deployment runs as the same id.
+USER 65532:65532
 EXPOSE 53/udp 53/tcp 8080 8181 9153
-# With no flags: the built-in demo. In a cluster: args ["-conf", "/etc/coredns/Corefile"].
-ENTRYPOINT ["node", "/app/bin/clusterdns"]
+# node itself is the first exec, not bin/clusterdns's `#!/usr/bin/env node`: with
+# allowPrivilegeEscalation: false (no_new_privs) an exec never gains more than its caller holds, and only
+# the first exec's caller holds NET_BIND_SERVICE; through env, node would start without it.
+ENTRYPOINT ["/usr/local/bin/node", "/app/bin/clusterdns"]

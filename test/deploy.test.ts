@@ -1,0 +1,497 @@
+// deploy/ and the Dockerfile, checked without a cluster or a Docker daemon: every manifest holds only
+// real fields of its kind (the models @kubernetes/client-node generates from Kubernetes' OpenAPI), the
+// RBAC grants exactly what the shipped Corefile's kubernetes directive reads, ports and probes agree
+// with the Corefile, the Service selects the Deployment's pods, and the image fits the Deployment.
+// Where kubectl is installed, `kubectl kustomize deploy/` must build exactly these objects.
+// (`kubectl apply --dry-run=client` cannot run here: even a client dry run asks the API server's
+// discovery to map kinds to resources.)
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFile, spawnSync } from "node:child_process";
+import { readFileSync, readdirSync, existsSync } from "node:fs";
+import { isIP } from "node:net";
+import { dirname, join, relative, resolve } from "node:path";
+import { promisify } from "node:util";
+import { parseAllDocuments } from "yaml";
+import * as k8s from "@kubernetes/client-node";
+import ts from "typescript";
+import { parseCorefile } from "../src/corefile/parser.ts";
+import { orderOf } from "../src/corefile/order.ts";
+import { blockKeys } from "../src/corefile/keys.ts";
+import type { Directive, ServerBlock } from "../src/corefile/types.ts";
+import { kindsFor, parseConfig } from "../src/plugins/kubernetes/setup.ts";
+import { RESOURCE_PATHS } from "../src/plugins/kubernetes/reflector.ts";
+import { parseListenAddress } from "../src/plugins/health/http-listener.ts";
+import { DEFAULT_HEALTH_ADDRESS, setup as healthSetup } from "../src/plugins/health/setup.ts";
+import { DEFAULT_READY_ADDRESS, setup as readySetup } from "../src/plugins/ready/setup.ts";
+import { setup as errorsSetup } from "../src/plugins/errors/setup.ts";
+import { HEALTH_PATH } from "../src/plugins/health/health.ts";
+import { READY_PATH } from "../src/plugins/ready/ready.ts";
+import type { Setup } from "../src/plugin.ts";
+import { fakeContext } from "./helpers/setup-context.ts";
+
+const ROOT = resolve(import.meta.dirname, "..");
+const DEPLOY = join(ROOT, "deploy");
+const run = promisify(execFile);
+
+interface KObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+}
+
+// ---- the manifests, read as kubectl reads them (YAML 1.1) ----
+
+/** kind -> [apiVersion, client-node model, namespaced]. */
+const KINDS: Record<string, [string, string, boolean]> = {
+  ServiceAccount: ["v1", "V1ServiceAccount", true],
+  ClusterRole: ["rbac.authorization.k8s.io/v1", "V1ClusterRole", false],
+  ClusterRoleBinding: ["rbac.authorization.k8s.io/v1", "V1ClusterRoleBinding", false],
+  ConfigMap: ["v1", "V1ConfigMap", true],
+  Deployment: ["apps/v1", "V1Deployment", true],
+  Service: ["v1", "V1Service", true],
+};
+
+function parseYaml(text: string, where: string): KObject[] {
+  return parseAllDocuments(text, { version: "1.1" })
+    .map((doc) => {
+      assert.deepEqual(doc.errors, [], `${where}: ${doc.errors.join("; ")}`);
+      return doc.toJS() as KObject | null;
+    })
+    .filter((o): o is KObject => o !== null);
+}
+
+const manifestFiles = readdirSync(DEPLOY)
+  .filter((f) => /\.ya?ml$/.test(f) && f !== "kustomization.yaml")
+  .sort();
+const manifests = manifestFiles.flatMap((f) =>
+  parseYaml(readFileSync(join(DEPLOY, f), "utf8"), f).map((obj) => ({ file: f, obj })),
+);
+
+function one<T>(kind: string): T {
+  const found = manifests.filter((m) => m.obj.kind === kind);
+  assert.equal(found.length, 1, `one ${kind} in deploy/`);
+  return found[0].obj as T;
+}
+
+const deployment = one<k8s.V1Deployment>("Deployment");
+const service = one<k8s.V1Service>("Service");
+const configMap = one<k8s.V1ConfigMap>("ConfigMap");
+const role = one<k8s.V1ClusterRole>("ClusterRole");
+const binding = one<k8s.V1ClusterRoleBinding>("ClusterRoleBinding");
+const account = one<k8s.V1ServiceAccount>("ServiceAccount");
+const podSpec = deployment.spec!.template.spec!;
+const container = podSpec.containers[0];
+const corefileText = configMap.data!.Corefile;
+const corefile = parseCorefile(corefileText, "deploy/configmap.yaml Corefile");
+
+// ---- a strict schema check: what `kubectl apply --validate=strict` would reject ----
+
+interface Model {
+  getAttributeTypeMap(): { baseName: string; type: string }[];
+}
+const models = k8s as unknown as Record<string, Model | undefined>;
+const isMap = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** Fields that are not in the model, and values of the wrong JSON type, as "path: problem". */
+function schemaErrors(value: unknown, type: string, path: string): string[] {
+  const list = /^Array<(.+)>$/.exec(type);
+  if (list) {
+    if (!Array.isArray(value)) return [`${path}: want a list`];
+    return value.flatMap((v, i) => schemaErrors(v, list[1], `${path}[${i}]`));
+  }
+  const map = /^\{ \[key: string\]: (.+); \}$/.exec(type);
+  if (map) {
+    if (!isMap(value)) return [`${path}: want a map`];
+    return Object.entries(value).flatMap(([k, v]) => schemaErrors(v, map[1], `${path}.${k}`));
+  }
+  const want = (ok: boolean, what: string) =>
+    ok ? [] : [`${path}: want ${what}, got ${JSON.stringify(value)}`];
+  switch (type) {
+    case "any":
+      return [];
+    case "string":
+    case "Date":
+      return want(typeof value === "string", "a string");
+    case "number":
+      return want(typeof value === "number", "a number");
+    case "boolean":
+      return want(typeof value === "boolean", "a boolean");
+    case "IntOrString":
+      return want(typeof value === "string" || typeof value === "number", "an int or a string");
+  }
+  const model = models[type];
+  if (typeof model?.getAttributeTypeMap !== "function") return [`${path}: no API model ${type}`];
+  if (!isMap(value)) return [`${path}: want an object (${type})`];
+  const fields = new Map(model.getAttributeTypeMap().map((a) => [a.baseName, a.type]));
+  return Object.entries(value).flatMap(([k, v]) => {
+    const t = fields.get(k);
+    return t === undefined ? [`${path}.${k}: not a field of ${type}`] : schemaErrors(v, t, `${path}.${k}`);
+  });
+}
+
+test("deploy/ holds each object of the kube-dns replacement once, each made of real fields of its kind", () => {
+  assert.deepEqual(manifests.map((m) => m.obj.kind).sort(), Object.keys(KINDS).sort());
+  for (const { file, obj } of manifests) {
+    const [apiVersion, model, namespaced] = KINDS[obj.kind];
+    assert.equal(obj.apiVersion, apiVersion, `${file}: apiVersion of ${obj.kind}`);
+    assert.match(obj.metadata?.name ?? "", /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, `${file}: metadata.name`);
+    assert.equal(obj.metadata.namespace, namespaced ? "kube-system" : undefined, `${file}: namespace`);
+    assert.deepEqual(schemaErrors(obj, model, file), []);
+  }
+});
+
+test("the schema check rejects a misspelt field and a wrongly typed value", () => {
+  const bad = structuredClone(deployment);
+  Object.assign(bad.spec!.template.spec!.containers[0].securityContext!, { readOnlyRootFileSystem: true });
+  Object.assign(bad.spec!, { replicas: "2" });
+  assert.deepEqual(schemaErrors(bad, "V1Deployment", "d").sort(), [
+    'd.spec.replicas: want a number, got "2"',
+    "d.spec.template.spec.containers[0].securityContext.readOnlyRootFileSystem: not a field of V1SecurityContext",
+  ]);
+});
+
+test("kustomization.yaml lists every manifest file once", () => {
+  const [k] = parseYaml(readFileSync(join(DEPLOY, "kustomization.yaml"), "utf8"), "kustomization.yaml") as [
+    KObject & { resources: string[] },
+  ];
+  assert.equal(k.kind, "Kustomization");
+  assert.deepEqual([...k.resources].sort(), manifestFiles);
+});
+
+// ---- the Corefile ----
+
+/** A Corefile's structure without positions, to compare two Corefiles. */
+const shape = (blocks: ServerBlock[]) => {
+  const dirs = (ds: Directive[]): unknown =>
+    ds.map((d) => ({ name: d.name, args: d.args.map((t) => t.text), block: d.block && dirs(d.block) }));
+  return blocks.map((b) => ({ keys: b.keys.map((t) => t.text), directives: dirs(b.directives) }));
+};
+
+const directives = (name: string) => corefile.flatMap((b) => b.directives.filter((d) => d.name === name));
+
+test("the ConfigMap's Corefile is kubeadm's default (Corefile.example) and every directive is known", async () => {
+  const example = readFileSync(join(ROOT, "Corefile.example"), "utf8");
+  assert.deepEqual(shape(corefile), shape(parseCorefile(example, "Corefile.example")));
+  for (const d of corefile.flatMap((b) => b.directives)) {
+    assert.notEqual(orderOf(d.name), undefined, `line ${d.line}: ${d.name} is in src/corefile/order.ts`);
+  }
+  // Built plugins check their options; the others (forward, cache, ...) are only required to be known.
+  const setups: Record<string, Setup> = { errors: errorsSetup, health: healthSetup, ready: readySetup };
+  for (const b of corefile) {
+    const zones = blockKeys(b).map((k) => k.zone);
+    for (const d of b.directives) {
+      if (d.name === "kubernetes") parseConfig(d, { zones, root: ROOT });
+      else if (setups[d.name]) await setups[d.name](d, fakeContext({ zones }).ctx);
+    }
+  }
+});
+
+// ---- RBAC ----
+
+/** "group/resource" of each kind the reflectors read ("" is the core group). */
+function apiResource(kind: keyof typeof RESOURCE_PATHS): string {
+  const m = /^\/(?:api\/v1|apis\/([^/]+)\/[^/]+)\/([^/]+)$/.exec(RESOURCE_PATHS[kind]);
+  assert.ok(m, RESOURCE_PATHS[kind]);
+  return `${m[1] ?? ""}/${m[2]}`;
+}
+
+/** What the kubernetes directives of a Corefile read from the API. */
+function neededResources(blocks: ServerBlock[]): string[] {
+  const out = new Set<string>();
+  for (const b of blocks) {
+    for (const d of b.directives.filter((x) => x.name === "kubernetes")) {
+      const c = parseConfig(d, { zones: blockKeys(b).map((k) => k.zone), root: ROOT });
+      if (c.objects) continue; // reads files, not the API
+      const kinds = kindsFor(c);
+      // source-api.ts reads Endpoints instead when the API does not serve EndpointSlices.
+      if (kinds.includes("endpointslices")) kinds.push("endpoints");
+      for (const k of kinds) out.add(apiResource(k));
+    }
+  }
+  return [...out].sort();
+}
+
+const granted = () =>
+  [
+    ...new Set(role.rules!.flatMap((r) => r.apiGroups!.flatMap((g) => r.resources!.map((x) => `${g}/${x}`)))),
+  ].sort();
+
+test("the ClusterRole grants list/watch on exactly what the Corefile's kubernetes directive reads", () => {
+  for (const r of role.rules!) {
+    assert.deepEqual(
+      r.verbs.filter((v) => !["get", "list", "watch"].includes(v)),
+      [],
+      "read-only verbs",
+    );
+    assert.ok(![...r.verbs, ...r.resources!, ...r.apiGroups!].includes("*"), "no wildcards");
+    assert.equal(r.resourceNames, undefined);
+    assert.equal(r.nonResourceURLs, undefined);
+  }
+  assert.deepEqual(granted(), neededResources(corefile));
+  for (const need of neededResources(corefile)) {
+    const [group, resource] = need.split("/");
+    const rules = role.rules!.filter((r) => r.apiGroups!.includes(group) && r.resources!.includes(resource));
+    for (const verb of ["list", "watch"])
+      assert.ok(
+        rules.some((r) => r.verbs.includes(verb)),
+        `${need}: ${verb}`,
+      );
+  }
+  assert.ok(!granted().includes("/pods"), "`pods insecure` reads no pods");
+});
+
+test("the derivation follows the options: pods verified needs pods, noendpoints drops endpoints", () => {
+  const verified = parseCorefile(corefileText.replace("pods insecure", "pods verified"), "verified");
+  assert.deepEqual(neededResources(verified), [...granted(), "/pods"].sort());
+  const noEndpoints = parseCorefile(corefileText.replace("ttl 30", "ttl 30\n noendpoints"), "noendpoints");
+  assert.deepEqual(neededResources(noEndpoints), ["/namespaces", "/services"]);
+});
+
+test("the ClusterRoleBinding gives the role to the ServiceAccount the pods run as", () => {
+  assert.deepEqual(binding.roleRef, {
+    apiGroup: "rbac.authorization.k8s.io",
+    kind: "ClusterRole",
+    name: role.metadata!.name,
+  });
+  assert.deepEqual(binding.subjects, [
+    { kind: "ServiceAccount", name: account.metadata!.name, namespace: account.metadata!.namespace },
+  ]);
+  assert.equal(podSpec.serviceAccountName, account.metadata!.name);
+});
+
+// ---- Service, Deployment and Corefile agree ----
+
+const subset = (a: Record<string, string>, b: Record<string, string>) =>
+  Object.entries(a).every(([k, v]) => b[k] === v);
+
+test("the kube-dns Service selects the Deployment's pods and reaches their ports", () => {
+  const podLabels = deployment.spec!.template.metadata!.labels!;
+  assert.equal(service.metadata!.name, "kube-dns");
+  assert.equal(service.metadata!.labels!["k8s-app"], "kube-dns");
+  assert.equal(service.metadata!.labels!["kubernetes.io/name"], "CoreDNS");
+  assert.ok(subset(service.spec!.selector!, podLabels), "the Service selects the pods");
+  assert.ok(subset(deployment.spec!.selector.matchLabels!, podLabels), "the Deployment selects its pods");
+  assert.ok(!subset(deployment.spec!.selector.matchLabels!, { "k8s-app": "kube-dns" }), "not CoreDNS's pods");
+  assert.notEqual(isIP(service.spec!.clusterIP ?? ""), 0, "a fixed clusterIP");
+
+  const want = ["dns 53 UDP", "dns-tcp 53 TCP", "metrics 9153 TCP"];
+  assert.deepEqual(
+    service.spec!.ports!.map((p) => `${p.name} ${p.port} ${p.protocol}`),
+    want,
+  );
+  for (const p of service.spec!.ports!) {
+    // A number, so CoreDNS's pods (whatever they name their ports) stay reachable during the switch.
+    assert.equal(typeof p.targetPort, "number", `${p.name}: targetPort`);
+    const target = container.ports!.find(
+      (c) => c.containerPort === p.targetPort && c.protocol === p.protocol,
+    );
+    assert.ok(target, `${p.name}: a container port ${p.targetPort}/${p.protocol}`);
+  }
+  // The rollback deletes by this label: everything but the shared Service carries it.
+  for (const { obj } of manifests) {
+    const label = obj.metadata.labels?.["app.kubernetes.io/name"];
+    assert.equal(label, obj.kind === "Service" ? undefined : "clusterdns", `${obj.kind} label`);
+  }
+});
+
+test("container ports, probes and the config volume match the Corefile", () => {
+  const ports = (container.ports ?? []).map((p) => `${p.containerPort}/${p.protocol}`);
+  for (const k of corefile.flatMap(blockKeys)) {
+    const port = k.port ?? 53;
+    assert.ok(ports.includes(`${port}/UDP`) && ports.includes(`${port}/TCP`), `${k.text}: UDP and TCP`);
+  }
+  const address = (name: string, fallback: string) => {
+    const [d] = directives(name);
+    assert.ok(d, `the Corefile has ${name}`);
+    const a = parseListenAddress(d.args[0]?.text ?? fallback);
+    assert.ok(typeof a !== "string", a as string);
+    assert.equal(a.host, undefined, `${name} listens on the pod's IP, where the kubelet probes`);
+    return a.port;
+  };
+  const health = container.livenessProbe!.httpGet!;
+  assert.deepEqual([health.path, health.port], [HEALTH_PATH, address("health", DEFAULT_HEALTH_ADDRESS)]);
+  const ready = container.readinessProbe!.httpGet!;
+  assert.deepEqual([ready.path, ready.port], [READY_PATH, address("ready", DEFAULT_READY_ADDRESS)]);
+  const metrics = container.ports!.find((p) => p.name === "metrics")!;
+  assert.equal(metrics.containerPort, address("prometheus", ":9153"));
+
+  assert.equal(container.args![0], "-conf");
+  const mount = container.volumeMounts!.find((m) => container.args![1].startsWith(`${m.mountPath}/`))!;
+  assert.ok(mount, "the Corefile path is under a volume mount");
+  assert.equal(mount.subPath, undefined, "no subPath, so ConfigMap edits reach the pod for reload");
+  const volume = podSpec.volumes!.find((v) => v.name === mount.name)!;
+  assert.equal(volume.configMap?.name, configMap.metadata!.name);
+  const file = container.args![1].slice(mount.mountPath.length + 1);
+  const key = volume.configMap!.items ? volume.configMap!.items.find((i) => i.path === file)?.key : file;
+  assert.equal(key, "Corefile");
+});
+
+test("the Deployment is shaped for kube-system's DNS", () => {
+  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string };
+  assert.equal(deployment.spec!.replicas, 2);
+  assert.equal(container.image, `clusterdns:${pkg.version}`);
+  assert.equal(podSpec.priorityClassName, "system-cluster-critical");
+  assert.equal(podSpec.dnsPolicy, "Default");
+  assert.deepEqual(podSpec.nodeSelector, { "kubernetes.io/os": "linux" });
+  assert.deepEqual(
+    podSpec.tolerations!.map((t) => `${t.key}:${t.operator ?? "Equal"}:${t.effect ?? ""}`),
+    ["CriticalAddonsOnly:Exists:", "node-role.kubernetes.io/control-plane:Equal:NoSchedule"],
+  );
+  const [anti] = podSpec.affinity!.podAntiAffinity!.preferredDuringSchedulingIgnoredDuringExecution!;
+  assert.deepEqual(anti.podAffinityTerm.labelSelector!.matchExpressions, [
+    { key: "k8s-app", operator: "In", values: ["kube-dns"] },
+  ]);
+  assert.deepEqual(container.resources, {
+    requests: { cpu: "100m", memory: "70Mi" },
+    limits: { memory: "170Mi" },
+  });
+  const pod = podSpec.securityContext ?? {};
+  const sc = container.securityContext!;
+  assert.equal(sc.runAsNonRoot ?? pod.runAsNonRoot, true);
+  assert.equal(sc.runAsUser ?? pod.runAsUser, 65532);
+  assert.equal((sc.seccompProfile ?? pod.seccompProfile)?.type, "RuntimeDefault");
+  assert.equal(sc.readOnlyRootFilesystem, true);
+  assert.equal(sc.allowPrivilegeEscalation, false);
+  assert.deepEqual(sc.capabilities, { drop: ["ALL"], add: ["NET_BIND_SERVICE"] });
+});
+
+// ---- the image ----
+
+interface Instruction {
+  op: string;
+  args: string;
+  stage: number;
+}
+
+/** Dockerfile instructions with continuation lines joined and comments dropped; FROM starts a stage. */
+function dockerfile(text: string): Instruction[] {
+  const out: Instruction[] = [];
+  let stage = -1;
+  let line = "";
+  for (const raw of text.split("\n")) {
+    if (/^\s*#/.test(raw)) continue;
+    line += raw.replace(/\\\s*$/, " ");
+    if (/\\\s*$/.test(raw)) continue;
+    const m = /^\s*([A-Za-z]+)\s+(.*)$/.exec(line);
+    line = "";
+    if (!m) continue;
+    const op = m[1].toUpperCase();
+    if (op === "FROM") stage++;
+    out.push({ op, args: m[2].trim().replace(/\s+/g, " "), stage });
+  }
+  return out;
+}
+
+test("the Dockerfile: Node 24 on slim Debian, production deps, non-root as the Deployment, no HEALTHCHECK", () => {
+  const ins = dockerfile(readFileSync(join(ROOT, "Dockerfile"), "utf8"));
+  const last = Math.max(...ins.map((i) => i.stage));
+  const final = ins.filter((i) => i.stage === last);
+  const images = ins.filter((i) => i.op === "FROM").map((i) => i.args.split(" ")[0]);
+  assert.deepEqual(
+    ins.filter((i) => i.op === "HEALTHCHECK"),
+    [],
+  );
+
+  const codenames = new Set<string>();
+  for (const image of images.slice(0, -1)) {
+    const m = /^node:24-([a-z]+)-slim$/.exec(image);
+    assert.ok(m, `${image}: a Node 24 slim image`);
+    codenames.add(m[1]);
+  }
+  assert.equal(codenames.size, 1, "one Debian release");
+  const [codename] = codenames;
+  assert.ok([`debian:${codename}-slim`, `node:24-${codename}-slim`].includes(images.at(-1)!), images.at(-1));
+  assert.ok(
+    ins.some((i) => i.op === "RUN" && /\bnpm ci\b.*--omit=dev/.test(i.args)),
+    "npm ci --omit=dev",
+  );
+
+  const user = final.filter((i) => i.op === "USER").at(-1)!.args;
+  const pod = podSpec.securityContext!;
+  assert.equal(user, `${pod.runAsUser}:${pod.runAsGroup}`, "numeric, the Deployment's uid:gid");
+
+  const entry = JSON.parse(final.find((i) => i.op === "ENTRYPOINT")!.args) as string[];
+  assert.match(entry[0], /(^|\/)node$/, "node is the first exec (keeps its file capability)");
+  const workdir = final.filter((i) => i.op === "WORKDIR").at(-1)!.args;
+  assert.equal(entry[1], `${workdir}/bin/clusterdns`);
+
+  const copies = final
+    .filter((i) => i.op === "COPY" && !i.args.startsWith("--from"))
+    .flatMap((i) => i.args.split(" ").slice(0, -1))
+    .sort();
+  assert.deepEqual(copies, ["bin", "package.json", "src", "zones"], "only what runs");
+  for (const c of copies) assert.ok(existsSync(join(ROOT, c)), c);
+
+  if (ins.some((i) => i.op === "RUN" && /setcap cap_net_bind_service/.test(i.args))) {
+    assert.ok(container.securityContext!.capabilities!.add!.includes("NET_BIND_SERVICE"), "else exec: EPERM");
+  }
+});
+
+/** The files and packages a process started from `entry` can load: static and dynamic imports, as
+ * TypeScript's pre-processor finds them (comments and strings are not mistaken for imports). */
+function runtimeGraph(entry: string): { files: string[]; packages: string[] } {
+  const files = new Set<string>();
+  const packages = new Set<string>();
+  const todo = [entry];
+  for (let f = todo.pop(); f !== undefined; f = todo.pop()) {
+    if (files.has(f)) continue;
+    files.add(f);
+    for (const { fileName: spec } of ts.preProcessFile(readFileSync(f, "utf8"), true, true).importedFiles) {
+      if (spec.startsWith(".")) todo.push(resolve(dirname(f), spec));
+      else if (!spec.startsWith("node:")) {
+        packages.add(
+          spec
+            .split("/")
+            .slice(0, spec.startsWith("@") ? 2 : 1)
+            .join("/"),
+        );
+      }
+    }
+  }
+  return { files: [...files].map((f) => relative(ROOT, f)), packages: [...packages] };
+}
+
+test(".dockerignore keeps tests out and everything the server loads in", () => {
+  const ignore = readFileSync(join(ROOT, ".dockerignore"), "utf8")
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith("#"));
+  assert.equal(ignore[0], "*", "an allowlist: everything out first");
+  for (const keep of ["!package.json", "!package-lock.json", "!bin", "!src", "!zones", "**/*.test.ts"]) {
+    assert.ok(ignore.includes(keep), keep);
+  }
+
+  const { files, packages } = runtimeGraph(join(ROOT, "bin", "clusterdns"));
+  assert.ok(files.includes(join("src", "main.ts")));
+  for (const f of files) {
+    assert.match(f, /^(bin|src)\/|^package\.json$/, `${f} is copied into the image`);
+    assert.doesNotMatch(f, /\.test\.ts$|\/testdata\//, `${f}: the server never loads a test file`);
+  }
+  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+    dependencies: Record<string, string>;
+  };
+  for (const p of packages) assert.ok(p in pkg.dependencies, `${p} is a production dependency`);
+
+  // `npm ci --ignore-scripts` loses nothing: no production package has an install script.
+  const lock = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8")) as {
+    packages: Record<string, { dev?: boolean; hasInstallScript?: boolean }>;
+  };
+  const scripted = Object.entries(lock.packages).filter(([, p]) => !p.dev && p.hasInstallScript);
+  assert.deepEqual(scripted, []);
+});
+
+// ---- kubectl, where installed ----
+
+const kubectl = spawnSync("kubectl", ["version", "--client"], { encoding: "utf8", timeout: 20_000 });
+const noKubectl = kubectl.error ? `kubectl is not installed (${kubectl.error.message})` : false;
+
+test("kubectl kustomize builds deploy/ into exactly these objects", { skip: noKubectl }, async () => {
+  const { stdout } = await run("kubectl", ["kustomize", DEPLOY], { timeout: 30_000 });
+  const key = (o: KObject) => `${o.kind} ${o.metadata.namespace ?? ""}/${o.metadata.name}`;
+  const built = new Map(parseYaml(stdout, "kubectl kustomize").map((o) => [key(o), o]));
+  assert.deepEqual([...built.keys()].sort(), manifests.map((m) => key(m.obj)).sort());
+  for (const { obj } of manifests) assert.deepEqual(built.get(key(obj)), obj, key(obj));
+});
