@@ -3,7 +3,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { startServer } from "./helpers/server.ts";
+import { ROOT, startServer } from "./helpers/server.ts";
 import { dig } from "./helpers/dig.ts";
 import { httpGet } from "./helpers/http-get.ts";
 import { freePort } from "./helpers/free-port.ts";
@@ -27,6 +27,12 @@ test("/metrics shows the queries with CoreDNS's names and labels", async () => {
     hosts {
         192.0.2.1 a.example.org
         reload 0
+    }
+}
+cluster.local {
+    prometheus 127.0.0.1:${port}
+    kubernetes {
+        objects ${ROOT}/zones/demo-cluster.yaml
     }
 }
 `);
@@ -66,6 +72,11 @@ test("/metrics shows the queries with CoreDNS's names and labels", async () => {
     assert.equal(sample(t, "coredns_panics_total", {}), 0);
     assert.equal(sample(t, "coredns_reload_failed_total", {}), 0);
     assert.ok((sample(t, "process_resident_memory_bytes", {}) ?? 0) > 0);
+    // The demo cluster of zones/demo-cluster.yaml: 7 services in 5 namespaces.
+    assert.equal(sample(t, "clusterdns_kubernetes_objects", { kind: "services" }), 7);
+    assert.equal(sample(t, "clusterdns_kubernetes_objects", { kind: "namespaces" }), 5);
+    assert.ok((sample(t, "clusterdns_kubernetes_store_bytes", {}) ?? 0) > 0);
+    assert.equal(sample(t, "clusterdns_kubernetes_synced", {}), 1);
   } finally {
     assert.equal(await srv.stop(), 0);
   }

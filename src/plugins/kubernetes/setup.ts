@@ -23,6 +23,8 @@ import type { PodMode } from "./records.ts";
 import { Records } from "./records.ts";
 import { kubernetesPlugin } from "./kubernetes.ts";
 import { objectsSource } from "./objects-file.ts";
+import { track } from "./metrics.ts";
+import type { ApiSource } from "./source-api.ts";
 
 const NAME = "kubernetes";
 const DEFAULT_TTL = 5;
@@ -266,15 +268,21 @@ export const setup: Setup = async (d, ctx) => {
   }
 
   let startedAt: number | undefined;
+  let untrack = () => {};
   ctx.registerReady(NAME, () => store.synced);
   ctx.onStartup(async () => {
     startedAt = Date.now();
     void store.whenSynced().then(() => {
       log.info({ source: source.describe(), objects: store.stats().objects }, "synced");
     });
+    const api = "stats" in source ? (source as ApiSource).stats.bind(source) : undefined;
+    untrack = track(store, api);
     await source.start(store);
   });
-  ctx.onShutdown(() => source.stop());
+  ctx.onShutdown(() => {
+    untrack();
+    return source.stop();
+  });
 
   return kubernetesPlugin({
     store,

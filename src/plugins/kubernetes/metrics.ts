@@ -1,0 +1,75 @@
+// The kubernetes plugin's series, read at scrape time from the live stores and API sources (one per
+// `kubernetes` directive of the running configuration). Watch counters restart at zero when a reload
+// replaces the source.
+
+import { Gauge } from "prom-client";
+import { registry } from "../../metrics/registry.ts";
+import type { Store } from "./store.ts";
+import type { ApiSourceStats } from "./source-api.ts";
+
+interface Live {
+  store: Store;
+  /** Undefined for `objects` files. */
+  api?: () => ApiSourceStats;
+}
+
+const live = new Set<Live>();
+
+/** Counts this store (and API source) in the metrics until the returned function is called. */
+export function track(store: Store, api?: () => ApiSourceStats): () => void {
+  const entry: Live = { store, api };
+  live.add(entry);
+  return () => live.delete(entry);
+}
+
+function gauge(name: string, help: string, labelNames: string[], fill: (g: Gauge) => void): void {
+  new Gauge({
+    name,
+    help,
+    labelNames,
+    registers: [registry],
+    collect() {
+      this.reset();
+      fill(this);
+    },
+  });
+}
+
+gauge("clusterdns_kubernetes_objects", "Objects in the slim store, by kind.", ["kind"], (g) => {
+  for (const { store } of live) {
+    for (const [kind, n] of Object.entries(store.stats().objects)) g.inc({ kind }, n);
+  }
+});
+gauge("clusterdns_kubernetes_store_bytes", "Estimated heap taken by the slim store's records.", [], (g) => {
+  for (const { store } of live) g.inc(store.stats().bytes);
+});
+gauge("clusterdns_kubernetes_synced", "1 once every store has completed its first sync.", [], (g) => {
+  g.set([...live].every(({ store }) => store.stats().synced) ? 1 : 0);
+});
+gauge(
+  "clusterdns_kubernetes_api_connected",
+  "1 while every watch of the Kubernetes API is healthy; 0 while serving the last known state.",
+  [],
+  (g) => g.set([...live].every(({ api }) => api === undefined || api().connected) ? 1 : 0),
+);
+const perKind = (field: "relists" | "watchRestarts" | "errors") => (g: Gauge) => {
+  for (const { api } of live) for (const r of api?.().kinds ?? []) g.inc({ kind: r.kind }, r[field]);
+};
+gauge(
+  "clusterdns_kubernetes_relists",
+  "LISTs after the first (410 Gone, errors), by kind.",
+  ["kind"],
+  perKind("relists"),
+);
+gauge(
+  "clusterdns_kubernetes_watch_restarts",
+  "Watches started again after one ended, failed or went silent, by kind.",
+  ["kind"],
+  perKind("watchRestarts"),
+);
+gauge(
+  "clusterdns_kubernetes_api_errors",
+  "Failed requests to the Kubernetes API, by kind.",
+  ["kind"],
+  perKind("errors"),
+);
