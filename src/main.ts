@@ -58,6 +58,12 @@ export async function main(argv: string[]): Promise<number> {
     source = { text: DEFAULT_COREFILE, file: "<built-in demo>", root: packageRoot };
   }
 
+  // Signals are caught from here on: one that arrives during start-up stops the server once it is up.
+  let onSignal: (signal: string) => void = (signal) => (early ??= signal);
+  let early: string | undefined;
+  process.on("SIGTERM", () => onSignal("SIGTERM"));
+  process.on("SIGINT", () => onSignal("SIGINT"));
+
   let instance: Instance;
   const instanceOptions = {
     root: source.root,
@@ -101,7 +107,7 @@ export async function main(argv: string[]): Promise<number> {
           },
         );
     };
-    process.on("SIGTERM", () => stop("SIGTERM"));
-    process.on("SIGINT", () => stop("SIGINT"));
+    onSignal = stop;
+    if (early !== undefined) stop(early);
   });
 }

@@ -4,8 +4,7 @@
 
 import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import { PlainCounter } from "./plain.ts";
-import { serverStats } from "../server/stats.ts";
-import { reloadStats } from "../server/reloader.ts";
+import { reloadStats, serverStats } from "../server/stats.ts";
 import { VERSION } from "../version.ts";
 
 export const registry = new Registry();

@@ -7,14 +7,7 @@ import { readFile } from "node:fs/promises";
 import type { Logger } from "pino";
 import { parseCorefile } from "../corefile/parser.ts";
 import { Instance, type InstanceOptions } from "./instance.ts";
-
-/** Process-wide, so they survive the reloads they count (read by the prometheus plugin). */
-export const reloadStats = {
-  failed: 0,
-  succeeded: 0,
-  /** sha512 of the Corefile that is serving, hex; "" when it did not come from a file. */
-  hash: "",
-};
+import { reloadStats } from "./stats.ts";
 
 /** How long a new configuration may take to become ready (a kubernetes store to sync) before it
  * takes over anyway. */

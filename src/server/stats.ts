@@ -4,3 +4,11 @@ export const serverStats = {
   /** Queries whose plugin chain threw: answered SERVFAIL by the top-level catch (coredns_panics_total). */
   panics: 0,
 };
+
+/** What `reload` has done, for coredns_reload_failed_total and coredns_reload_version_info. */
+export const reloadStats = {
+  failed: 0,
+  succeeded: 0,
+  /** sha512 of the Corefile that is serving, hex; "" when it did not come from a file. */
+  hash: "",
+};
