@@ -122,6 +122,10 @@ export interface SetupContext {
   log(plugin: string): Logger;
   /** Runs when the instance starts, before listeners open; a rejection aborts start-up. */
   onStartup(fn: () => void | Promise<void>): void;
+  /** Runs once every listener is open at start-up (not after a reload, which keeps its listeners),
+   * with the address and port of the block's first key. A rejection fails start-up: the server exits
+   * non-zero. For checks that need the server reachable (loop's forwarding-loop probe). */
+  onListening(fn: (at: ListenAddress) => void | Promise<void>): void;
   /** Runs at stop (and reload), in reverse order of registration. */
   onShutdown(fn: () => void | Promise<void>): void;
   /** Drops every entry of the answer cache: call whenever the data behind answers changes. */
@@ -142,6 +146,12 @@ export interface SetupContext {
   readonly block: BlockSettings;
   /** The instance-wide state shared by every block (health/ready listeners, lameduck, ...). */
   readonly instance: InstanceHooks;
+}
+
+/** Where a block's listener is bound: a wildcard bind is "0.0.0.0" or "::". */
+export interface ListenAddress {
+  address: string;
+  port: number;
 }
 
 export interface BlockSettings {

@@ -55,6 +55,7 @@ export class Instance implements InstanceHooks {
   readonly #groups = new Map<string, Group>();
   readonly #startup: (() => void | Promise<void>)[] = [];
   readonly #shutdown: (() => void | Promise<void>)[] = [];
+  readonly #listening: (() => void | Promise<void>)[] = [];
 
   private constructor(opts: InstanceOptions) {
     this.#opts = opts;
@@ -82,6 +83,11 @@ export class Instance implements InstanceHooks {
       log: (plugin) => this.#log.child({ plugin }),
       onStartup: (fn) => this.#startup.push(fn),
       onShutdown: (fn) => this.#shutdown.push(fn),
+      onListening: (fn) =>
+        this.#listening.push(() => {
+          const g = this.#group(keys[0], block);
+          return fn({ address: g.bind[0], port: g.port });
+        }),
       invalidate: () => this.invalidate(),
       invalidateNames: (names) => this.invalidateNames(names),
       onQueryDone: (fn: (q: QueryDone) => void) => block.hooks.push(fn),
@@ -136,11 +142,12 @@ export class Instance implements InstanceHooks {
     for (const g of this.#groups.values()) g.pipeline.cache.invalidateNames(list);
   }
 
-  /** Runs the start-up hooks and opens every listener. Port 0 picks one free port per group, shared by
-   * UDP and TCP on every address of the group. */
+  /** Runs the start-up hooks, opens every listener, then runs the listening hooks. Port 0 picks one
+   * free port per group, shared by UDP and TCP on every address of the group. */
   async start(): Promise<void> {
     for (const fn of this.#startup) await fn();
     for (const g of this.#groups.values()) await this.#listen(g);
+    for (const fn of this.#listening) await fn();
   }
 
   async #listen(g: Group): Promise<void> {

@@ -4,7 +4,7 @@
 import { pino } from "pino";
 import type { Directive } from "../../src/corefile/types.ts";
 import type { Msg } from "../../src/dns/message.ts";
-import type { QueryDone, ReadyCheck, SetupContext } from "../../src/plugin.ts";
+import type { ListenAddress, QueryDone, ReadyCheck, SetupContext } from "../../src/plugin.ts";
 import { replyTo } from "../../src/dns/message.ts";
 import { Rcode } from "../../src/dns/constants.ts";
 import { queryMsg } from "./query-msg.ts";
@@ -32,11 +32,15 @@ export interface FakeContext {
   /** The hooks registered with onStartup and onShutdown, in registration order. */
   startup: (() => void | Promise<void>)[];
   shutdown: (() => void | Promise<void>)[];
+  /** The hooks registered with onListening, in registration order. */
+  listening: ((at: ListenAddress) => void | Promise<void>)[];
   instance: { stopping: boolean; lameduckMs: number; readyChecks: Map<string, ReadyCheck[]> };
   /** Runs the start-up hooks in order. */
   start(): Promise<void>;
   /** Runs the shutdown hooks in reverse order. */
   stop(): Promise<void>;
+  /** Runs the listening hooks in order, as if the block's listener were open at `at`. */
+  listen(at: ListenAddress): Promise<void>;
   /** True when every registered readiness check passes. */
   ready(): boolean;
 }
@@ -44,6 +48,7 @@ export interface FakeContext {
 export function fakeContext(o: FakeContextOptions = {}): FakeContext {
   const startup: (() => void | Promise<void>)[] = [];
   const shutdown: (() => void | Promise<void>)[] = [];
+  const listening: ((at: ListenAddress) => void | Promise<void>)[] = [];
   const readyChecks = new Map<string, ReadyCheck[]>();
   const instance = { stopping: false, lameduckMs: 0, readyChecks };
   const f: FakeContext = {
@@ -54,6 +59,7 @@ export function fakeContext(o: FakeContextOptions = {}): FakeContext {
     readyChecks,
     startup,
     shutdown,
+    listening,
     instance,
     ctx: undefined as unknown as SetupContext,
     async start() {
@@ -61,6 +67,9 @@ export function fakeContext(o: FakeContextOptions = {}): FakeContext {
     },
     async stop() {
       for (const fn of [...shutdown].reverse()) await fn();
+    },
+    async listen(at) {
+      for (const fn of listening) await fn(at);
     },
     ready() {
       for (const checks of readyChecks.values()) for (const c of checks) if (!c()) return false;
@@ -74,6 +83,7 @@ export function fakeContext(o: FakeContextOptions = {}): FakeContext {
     log: (plugin) => logger.child({ plugin }),
     onStartup: (fn) => void startup.push(fn),
     onShutdown: (fn) => void shutdown.push(fn),
+    onListening: (fn) => void listening.push(fn),
     invalidate: () => void f.invalidations++,
     invalidateNames: (names) => void f.invalidatedNames.push(...names),
     onQueryDone: (fn) => void f.queryDone.push(fn),
