@@ -1,0 +1,100 @@
+// What UDP and TCP connections to an upstream share: one query in flight at a time, a reply taken only
+// when it matches (reply-match.ts), a timeout, and errors with stable codes.
+
+import type { Msg } from "../../dns/message.ts";
+import type { Expect } from "./reply-match.ts";
+import { matchReply } from "./reply-match.ts";
+
+export type Proto = "udp" | "tcp";
+
+export const ExchangeCode = {
+  /** No matching reply within the time allowed. */
+  TIMEOUT: "CDNS_ERR_FORWARD_TIMEOUT",
+  /** The connection closed (or was closed by us) before the reply came. */
+  CLOSED: "CDNS_ERR_FORWARD_CLOSED",
+  /** The socket reported an error: refused, reset, unreachable. */
+  NETWORK: "CDNS_ERR_FORWARD_NETWORK",
+} as const;
+
+/** An exchange with an upstream that got no reply. */
+export class ExchangeError extends Error {
+  readonly code: (typeof ExchangeCode)[keyof typeof ExchangeCode];
+  constructor(code: ExchangeError["code"], message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "ExchangeError";
+    this.code = code;
+  }
+}
+
+interface Pending {
+  e: Expect;
+  resolve(m: Msg): void;
+  reject(err: Error): void;
+  timer: NodeJS.Timeout;
+}
+
+export abstract class Conn {
+  abstract readonly proto: Proto;
+  /** Date.now() when the last exchange ended: the pool expires connections idle too long. */
+  idleSince = 0;
+  #closed = false;
+  #pending: Pending | undefined;
+  readonly #onMismatch: () => void;
+
+  constructor(onMismatch: () => void) {
+    this.#onMismatch = onMismatch;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Sends `query` (a whole DNS message; its ID and question are `e`'s) and waits for its reply. */
+  exchange(query: Buffer, e: Expect, timeoutMs: number): Promise<Msg> {
+    if (this.#closed) return Promise.reject(new ExchangeError(ExchangeCode.CLOSED, "connection is closed"));
+    if (this.#pending) throw new Error("forward: a connection carries one query at a time");
+    return new Promise<Msg>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        // A late reply would arrive on a connection that no longer expects it: do not reuse it.
+        this.fail(new ExchangeError(ExchangeCode.TIMEOUT, `no reply within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.#pending = { e, resolve, reject, timer };
+      this.send(query);
+    });
+  }
+
+  /** One packet from the upstream: the reply when it matches, else dropped and counted. */
+  protected deliver(pkt: Buffer): void {
+    const p = this.#pending;
+    const m = p ? matchReply(pkt, p.e) : undefined;
+    if (!p || !m) {
+      this.#onMismatch();
+      return;
+    }
+    clearTimeout(p.timer);
+    this.#pending = undefined;
+    this.idleSince = Date.now();
+    p.resolve(m);
+  }
+
+  /** Ends the connection; a query in flight fails with `err`. */
+  protected fail(err: ExchangeError): void {
+    if (!this.#closed) {
+      this.#closed = true;
+      this.destroy();
+    }
+    const p = this.#pending;
+    if (p) {
+      clearTimeout(p.timer);
+      this.#pending = undefined;
+      p.reject(err);
+    }
+  }
+
+  close(): void {
+    this.fail(new ExchangeError(ExchangeCode.CLOSED, "connection closed"));
+  }
+
+  protected abstract send(query: Buffer): void;
+  protected abstract destroy(): void;
+}

@@ -1,0 +1,213 @@
+// forward: sends queries under FROM to upstream resolvers and relays their replies. Upstreams are
+// tried in the policy's order, skipping those marked down, each at most once per query, within an
+// overall deadline; a network failure moves on to the next one. What comes back is the upstream's
+// message with the client's ID and question; the pipeline fits it to the client's buffer (TC).
+
+import type { Logger } from "pino";
+import type { Handler, Request } from "../../plugin.ts";
+import type { Msg } from "../../dns/message.ts";
+import type { Proto } from "./conn.ts";
+import type { PolicyName } from "./policy.ts";
+import type { HealthCheckOptions, UpstreamAddress } from "./upstream.ts";
+import { failure } from "../../plugin.ts";
+import { EDNS_UDP_SIZE, Rcode } from "../../dns/constants.ts";
+import { isSubdomain } from "../../dns/name.ts";
+import { makePolicy, shuffled } from "./policy.ts";
+import { asciiLower } from "./reply-match.ts";
+import { forwardStats } from "./stats.ts";
+import { Upstream } from "./upstream.ts";
+
+export const NAME = "forward";
+
+/**
+ * How long the pipeline's answer cache may replay a forwarded reply. It replays the encoded bytes
+ * as they are, TTLs included, so a forwarded answer would be served with TTLs that no longer count
+ * down. One second keeps that error within the TTL field's own granularity while still sparing the
+ * upstream the bursts of identical queries that ndots:5 search lists produce; longer caching, with
+ * TTLs that decrease, is the cache plugin's job.
+ */
+export const FORWARD_MAX_AGE = 1;
+
+export interface ForwardOptions {
+  /** Canonical zone whose names are forwarded. */
+  from: string;
+  to: UpstreamAddress[];
+  /** Canonical names under FROM that are not forwarded (passed to the next plugin). */
+  except: string[];
+  forceTcp: boolean;
+  preferUdp: boolean;
+  expireMs: number;
+  maxIdleConns: number;
+  maxFails: number;
+  healthCheck: Omit<HealthCheckOptions, "proto" | "timeoutMs">;
+  policy: PolicyName;
+  /** Queries in flight beyond which new ones get REFUSED; 0 for no limit. */
+  maxConcurrent: number;
+  /** Upstream rcodes that hand the query to the next plugin when that is another forward. */
+  next: ReadonlySet<number>;
+  /** NOERROR with an empty answer also goes to the next forward. */
+  nextOnNodata: boolean;
+  /** Upstream rcodes after which the next upstream is tried. */
+  failover: ReadonlySet<number>;
+  /** SERVFAIL at once when every upstream is down, instead of trying a random one. */
+  failfastAllUnhealthy: boolean;
+  /** Most upstream attempts for one query; 0 for one per upstream. */
+  maxConnectAttempts: number;
+  // Not Corefile options: CoreDNS's fixed timeouts, lowered by tests.
+  /** Longest wait for one reply. */
+  readTimeoutMs: number;
+  /** Longest a query may spend on all its attempts. */
+  deadlineMs: number;
+  /** Longest wait for the reply to one health check. */
+  healthCheckTimeoutMs: number;
+}
+
+export const FORWARD_DEFAULTS = {
+  expireMs: 10_000,
+  maxIdleConns: 0,
+  maxFails: 2,
+  healthCheck: { intervalMs: 500, rd: true, name: "." },
+  policy: "random",
+  maxConcurrent: 0,
+  readTimeoutMs: 2000,
+  deadlineMs: 5000,
+  healthCheckTimeoutMs: 1000,
+} as const;
+
+export class Forward {
+  readonly opts: ForwardOptions;
+  readonly upstreams: readonly Upstream[];
+  /** Queries being forwarded now (max_concurrent counts these). */
+  inFlight = 0;
+  readonly #order: () => readonly Upstream[];
+  readonly #log: Logger;
+
+  constructor(opts: ForwardOptions, log: Logger) {
+    this.opts = opts;
+    this.#log = log;
+    const hc: HealthCheckOptions = {
+      ...opts.healthCheck,
+      proto: opts.forceTcp ? "tcp" : "udp",
+      timeoutMs: opts.healthCheckTimeoutMs,
+    };
+    this.upstreams = opts.to.map(
+      (addr) =>
+        new Upstream(
+          addr,
+          {
+            expireMs: opts.expireMs,
+            maxIdle: opts.maxIdleConns,
+            maxFails: opts.maxFails,
+            healthCheck: hc,
+            readTimeoutMs: opts.readTimeoutMs,
+          },
+          log,
+        ),
+    );
+    this.#order = makePolicy(opts.policy, this.upstreams);
+  }
+
+  handler(next: Handler): Handler {
+    return {
+      name: NAME,
+      serve: (req) => this.#serve(req, next),
+    };
+  }
+
+  close(): void {
+    for (const u of this.upstreams) u.close();
+  }
+
+  async #serve(req: Request, next: Handler): Promise<Msg> {
+    if (!this.#handles(req.qname)) return next.serve(req);
+    req.answeredBy = NAME;
+    const max = this.opts.maxConcurrent;
+    if (max > 0 && this.inFlight >= max) {
+      forwardStats.maxConcurrentRejects++;
+      return failure(req, Rcode.REFUSED);
+    }
+    let reply: Msg | undefined;
+    this.inFlight++;
+    try {
+      reply = await this.#forward(req);
+    } finally {
+      this.inFlight--;
+    }
+    if (reply === undefined) return failure(req, Rcode.SERVFAIL);
+    if (next.name === NAME && this.#passOn(reply)) return next.serve(req);
+    req.maxAge = Math.min(req.maxAge ?? FORWARD_MAX_AGE, FORWARD_MAX_AGE);
+    return forClient(reply, req.msg);
+  }
+
+  #handles(qname: string): boolean {
+    if (!isSubdomain(qname, this.opts.from)) return false;
+    for (const e of this.opts.except) if (isSubdomain(qname, e)) return false;
+    return true;
+  }
+
+  #passOn(reply: Msg): boolean {
+    if (this.opts.next.has(reply.rcode)) return true;
+    return this.opts.nextOnNodata && reply.rcode === Rcode.NOERROR && reply.answer.length === 0;
+  }
+
+  /** The upstream's reply, or undefined when none answered. */
+  async #forward(req: Request): Promise<Msg | undefined> {
+    let list = this.#order().filter((u) => !u.down);
+    if (list.length === 0) {
+      // Every upstream failed its checks: assume the checks are what is broken, as CoreDNS does.
+      forwardStats.healthcheckBroken++;
+      if (this.opts.failfastAllUnhealthy) return undefined;
+      list = shuffled(this.upstreams).slice(0, 1);
+    }
+    const o = this.opts;
+    if (o.maxConnectAttempts > 0) list = list.slice(0, o.maxConnectAttempts);
+    const proto: Proto = o.forceTcp ? "tcp" : o.preferUdp ? "udp" : req.proto;
+    const query = upstreamQuery(req.msg);
+    const deadline = Date.now() + o.deadlineMs;
+    let last: Msg | undefined;
+    for (let i = 0; i < list.length && Date.now() < deadline; i++) {
+      const u = list[i];
+      try {
+        last = await u.exchange(query, proto, deadline);
+      } catch (err) {
+        this.#log.debug({ err, to: u.to, qname: req.qname, qtype: req.qtype }, "upstream did not answer");
+        continue;
+      }
+      if (!o.failover.has(last.rcode)) return last;
+    }
+    return last;
+  }
+}
+
+/** What is sent upstream: the client's question and flags, a new ID (set per attempt), and our own
+ * EDNS record with the client's DO bit. The client's EDNS options (cookies, padding) are its own. */
+function upstreamQuery(q: Msg): Msg {
+  return {
+    id: 0,
+    qr: false,
+    opcode: q.opcode,
+    aa: false,
+    tc: false,
+    rd: q.rd,
+    ra: false,
+    ad: q.ad,
+    cd: q.cd,
+    rcode: 0,
+    question: q.question,
+    answer: [],
+    authority: [],
+    additional: [],
+    edns: { udpSize: EDNS_UDP_SIZE, version: 0, do: q.edns?.do ?? false, options: [] },
+  };
+}
+
+/** The upstream's reply as this server's: the client's ID and question, owner names lowercased (names
+ * inside the server are canonical; the pipeline echoes the client's spelling of the question). */
+function forClient(reply: Msg, query: Msg): Msg {
+  for (const section of [reply.answer, reply.authority, reply.additional]) {
+    for (const rr of section) rr.name = asciiLower(rr.name);
+  }
+  reply.id = query.id;
+  reply.question = query.question;
+  return reply;
+}

@@ -1,0 +1,141 @@
+// forward FROM TO... {
+//     except IGNORED_NAMES...
+//     force_tcp
+//     prefer_udp
+//     expire DURATION
+//     max_idle_conns INTEGER
+//     max_fails INTEGER
+//     max_connect_attempts INTEGER
+//     policy random|round_robin|sequential
+//     health_check DURATION [no_rec] [domain FQDN]
+//     max_concurrent MAX
+//     next RCODE...
+//     next_on_nodata
+//     failover RCODE...
+//     failfast_all_unhealthy_upstreams
+// }
+
+import type { Setup } from "../../plugin.ts";
+import type { Directive, Token } from "../../corefile/types.ts";
+import type { ForwardOptions } from "./forward.ts";
+import type { PolicyName } from "./policy.ts";
+import { Forward, FORWARD_DEFAULTS, NAME } from "./forward.ts";
+import { POLICIES } from "./policy.ts";
+import { parseTo } from "./upstream-address.ts";
+import { argCount, blockOptions, noBlock, parseDuration, parseIntArg } from "../../corefile/args.ts";
+import { configError } from "../../corefile/errors.ts";
+import { parseKey } from "../../corefile/keys.ts";
+import { Rcode, rcodeFromName } from "../../dns/constants.ts";
+import { canonical } from "../../dns/name.ts";
+
+/** CoreDNS's limit on upstreams per forward. */
+const MAX_UPSTREAMS = 15;
+
+export const setup: Setup = (d, ctx) => {
+  const forward = new Forward(parseForward(d, ctx.root), ctx.log(NAME));
+  ctx.onShutdown(() => forward.close());
+  return (next) => forward.handler(next);
+};
+
+/** The directive's options, checked; every mistake is a ConfigError at its file:line. */
+export function parseForward(d: Directive, root: string): ForwardOptions {
+  argCount(d, NAME, 2, Infinity);
+  const to = d.args.slice(1).flatMap((t) => parseTo(t, root, NAME));
+  if (to.length > MAX_UPSTREAMS) {
+    throw configError(d, NAME, `${to.length} upstreams; at most ${MAX_UPSTREAMS} are allowed`);
+  }
+  const o: ForwardOptions = {
+    ...FORWARD_DEFAULTS,
+    from: zoneName(d.args[0]),
+    to,
+    except: [],
+    forceTcp: false,
+    preferUdp: false,
+    healthCheck: { ...FORWARD_DEFAULTS.healthCheck },
+    next: new Set(),
+    nextOnNodata: false,
+    failover: new Set(),
+    failfastAllUnhealthy: false,
+    maxConnectAttempts: 0,
+  };
+  const flag = (set: () => void) => (opt: Directive) => {
+    argCount(opt, NAME, 0, 0);
+    set();
+  };
+  const int = (opt: Directive) => {
+    argCount(opt, NAME, 1, 1);
+    return parseIntArg(opt.args[0], NAME, 0, 2 ** 31 - 1);
+  };
+  const unsupported = (why: string) => (opt: Directive) => {
+    throw configError(opt, NAME, `'${opt.name}' is not supported: ${why}`);
+  };
+  const noTls = unsupported("this version forwards over plain DNS (UDP and TCP) only, not DNS-over-TLS");
+  for (const opt of d.block ?? []) noBlock(opt, NAME);
+  blockOptions(d, NAME, {
+    except: (opt) => {
+      argCount(opt, NAME, 1, Infinity);
+      o.except.push(...opt.args.map(zoneName));
+    },
+    force_tcp: flag(() => (o.forceTcp = true)),
+    prefer_udp: flag(() => (o.preferUdp = true)),
+    expire: (opt) => {
+      argCount(opt, NAME, 1, 1);
+      o.expireMs = parseDuration(opt.args[0], NAME);
+    },
+    max_idle_conns: (opt) => (o.maxIdleConns = int(opt)),
+    max_fails: (opt) => (o.maxFails = int(opt)),
+    max_connect_attempts: (opt) => (o.maxConnectAttempts = int(opt)),
+    max_concurrent: (opt) => (o.maxConcurrent = int(opt)),
+    policy: (opt) => {
+      argCount(opt, NAME, 1, 1);
+      const p = opt.args[0].text;
+      if (!(POLICIES as readonly string[]).includes(p)) {
+        throw configError(opt.args[0], NAME, `unknown policy '${p}' (want ${POLICIES.join(", ")})`);
+      }
+      o.policy = p as PolicyName;
+    },
+    health_check: (opt) => {
+      argCount(opt, NAME, 1, 4);
+      const ms = parseDuration(opt.args[0], NAME);
+      if (ms <= 0) throw configError(opt.args[0], NAME, "health_check needs a positive duration");
+      o.healthCheck.intervalMs = ms;
+      for (let i = 1; i < opt.args.length; i++) {
+        const a = opt.args[i];
+        if (a.text === "no_rec") o.healthCheck.rd = false;
+        else if (a.text === "domain" && i + 1 < opt.args.length) o.healthCheck.name = zoneName(opt.args[++i]);
+        else throw configError(a, NAME, `health_check: unexpected '${a.text}' (want no_rec or domain FQDN)`);
+      }
+    },
+    next: (opt) => (o.next = rcodes(opt, false)),
+    next_on_nodata: flag(() => (o.nextOnNodata = true)),
+    failover: (opt) => (o.failover = rcodes(opt, true)),
+    failfast_all_unhealthy_upstreams: flag(() => (o.failfastAllUnhealthy = true)),
+    tls: noTls,
+    tls_servername: noTls,
+    doh_method: unsupported("DNS-over-HTTPS is not implemented"),
+    resolver: unsupported("TO must be an IP address or a resolv.conf file; hostnames are not resolved"),
+  });
+  return o;
+}
+
+/** FROM or a name of `except`/`domain`: canonical; a CIDR stands for its first reverse zone. */
+function zoneName(t: Token): string {
+  if (t.text.includes("/")) return parseKey(t)[0].zone;
+  const z = canonical(t.text);
+  if (z !== "." && !/^([a-z0-9_*-]{1,63}\.)+$/.test(z))
+    throw configError(t, NAME, `invalid domain '${t.text}'`);
+  return z;
+}
+
+function rcodes(opt: Directive, failover: boolean): Set<number> {
+  argCount(opt, NAME, 1, Infinity);
+  const out = new Set<number>();
+  for (const t of opt.args) {
+    const r = rcodeFromName(t.text);
+    if (r === undefined)
+      throw configError(t, NAME, `'${t.text}' is not an rcode name (e.g. NXDOMAIN, SERVFAIL)`);
+    if (failover && r === Rcode.NOERROR) throw configError(t, NAME, "failover cannot be used with NOERROR");
+    out.add(r);
+  }
+  return out;
+}

@@ -1,0 +1,67 @@
+// The forward plugin's counters, process-wide so they keep counting across reloads (as CoreDNS's do).
+// Plain numbers bumped on the query path; the prometheus plugin reads them at scrape time and names
+// them as in the comments (CoreDNS's coredns_forward_* series).
+
+import { HistogramSeries, TIME_BUCKETS } from "../../metrics/plain.ts";
+
+export interface UpstreamStats {
+  /** The upstream as the `to` label shows it: "10.0.0.10:53", "[2001:db8::1]:53". */
+  readonly to: string;
+  /** coredns_forward_requests_total{to}: queries sent, one per attempt (a TCP retry counts again). */
+  requests: number;
+  /** coredns_forward_responses_total{to, rcode}: replies received, by rcode name ("NOERROR"). */
+  readonly responses: Map<string, number>;
+  /** coredns_forward_request_duration_seconds{to, rcode}: one histogram per rcode name. */
+  readonly durations: Map<string, HistogramSeries>;
+  /** coredns_forward_healthcheck_failures_total{to}: health checks that got no reply. */
+  healthcheckFailures: number;
+  /** coredns_forward_conn_cache_hits_total{to, proto}: queries sent on a pooled connection. */
+  readonly connCacheHits: { udp: number; tcp: number };
+  /** coredns_forward_conn_cache_misses_total{to, proto}: queries that had to open a connection. */
+  readonly connCacheMisses: { udp: number; tcp: number };
+  /** Exchanges that got no usable reply (timeout, refused, reset). Not a CoreDNS series. */
+  failures: number;
+  /** Packets dropped because their ID or question matched no query in flight: late or spoofed.
+   * Not a CoreDNS series. */
+  mismatched: number;
+}
+
+export const forwardStats = {
+  /** coredns_forward_healthcheck_broken_total: queries sent to a random upstream because all were down. */
+  healthcheckBroken: 0,
+  /** coredns_forward_max_concurrent_rejects_total: queries answered REFUSED by max_concurrent. */
+  maxConcurrentRejects: 0,
+  /** Per upstream, keyed by `to`. An upstream keeps its entry after a reload drops it. */
+  upstreams: new Map<string, UpstreamStats>(),
+};
+
+/** The counters of one upstream, created at zero on first use. */
+export function upstreamStats(to: string): UpstreamStats {
+  let s = forwardStats.upstreams.get(to);
+  if (!s) {
+    s = {
+      to,
+      requests: 0,
+      responses: new Map(),
+      durations: new Map(),
+      healthcheckFailures: 0,
+      connCacheHits: { udp: 0, tcp: 0 },
+      connCacheMisses: { udp: 0, tcp: 0 },
+      failures: 0,
+      mismatched: 0,
+    };
+    forwardStats.upstreams.set(to, s);
+  }
+  return s;
+}
+
+/** Counts one reply: its rcode and how long the exchange took, in seconds. */
+export function recordReply(s: UpstreamStats, rcode: string, seconds: number): void {
+  s.responses.set(rcode, (s.responses.get(rcode) ?? 0) + 1);
+  let h = s.durations.get(rcode);
+  if (!h) {
+    h = new HistogramSeries({ to: s.to, rcode }, TIME_BUCKETS);
+    s.durations.set(rcode, h);
+  }
+  h.observe(seconds);
+}

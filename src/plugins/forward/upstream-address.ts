@@ -1,0 +1,98 @@
+// The TO arguments of forward: `IP`, `IP:PORT`, `[IPv6]:PORT`, the same behind `dns://`, or the path
+// of a resolv.conf-style file whose `nameserver` lines are the upstreams (CoreDNS's forms). Hostnames
+// and the encrypted transports are refused at start-up.
+
+import { readFileSync } from "node:fs";
+import { isIP, isIPv6 } from "node:net";
+import { resolve } from "node:path";
+import type { Token } from "../../corefile/types.ts";
+import type { UpstreamAddress } from "./upstream.ts";
+import { configError } from "../../corefile/errors.ts";
+
+const DNS_PORT = 53;
+
+const ENCRYPTED: Record<string, string> = {
+  tls: "DNS-over-TLS",
+  https: "DNS-over-HTTPS",
+  grpc: "DNS-over-gRPC",
+  quic: "DNS-over-QUIC",
+};
+
+/** The upstreams one TO argument stands for. Relative file paths resolve against `root`. */
+export function parseTo(t: Token, root: string, plugin: string): UpstreamAddress[] {
+  let s = t.text;
+  const scheme = /^([a-z0-9+.-]+):\/\//i.exec(s);
+  if (scheme) {
+    const name = scheme[1].toLowerCase();
+    if (ENCRYPTED[name]) {
+      throw configError(t, plugin, `${ENCRYPTED[name]} (${name}://) is not supported: use plain dns://`);
+    }
+    if (name !== "dns") throw configError(t, plugin, `unknown protocol '${name}://' in '${s}'`);
+    s = s.slice(scheme[0].length);
+  }
+  const addr = hostPort(s);
+  if (typeof addr === "string") throw configError(t, plugin, `'${t.text}': ${addr}`);
+  if (addr) return [addr];
+  if (scheme) throw configError(t, plugin, `'${t.text}' is not an IP address`);
+  return fromFile(t, resolve(root, s), plugin);
+}
+
+/** `IP`, `IP:PORT` or `[IPv6]:PORT`; undefined when it is not an address, a string saying why when it
+ * is one with a bad port. */
+export function hostPort(s: string): UpstreamAddress | string | undefined {
+  let host = s;
+  let port = String(DNS_PORT);
+  const bracket = /^\[([^\]]+)\](?::(.*))?$/.exec(s);
+  if (bracket) {
+    host = bracket[1];
+    port = bracket[2] ?? port;
+    if (!isIPv6(host)) return undefined;
+  } else if (!isIP(s)) {
+    const colon = s.lastIndexOf(":");
+    if (colon < 0 || isIPv6(s.slice(0, colon)) || isIP(s.slice(0, colon)) !== 4) return undefined;
+    host = s.slice(0, colon);
+    port = s.slice(colon + 1);
+  }
+  if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535) {
+    return `port '${port}' is not a number in [1, 65535]`;
+  }
+  const to = isIPv6(host) ? `[${host}]:${port}` : `${host}:${port}`;
+  return { host, port: Number(port), to };
+}
+
+function fromFile(t: Token, path: string, plugin: string): UpstreamAddress[] {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    const why = (err as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (err as Error).message;
+    throw configError(
+      t,
+      plugin,
+      `'${t.text}' is not an IP address nor a readable resolv.conf (${why}); hostnames are not supported`,
+    );
+  }
+  const out: UpstreamAddress[] = [];
+  for (const ns of nameservers(text)) {
+    const addr = hostPort(ns);
+    if (addr === undefined || typeof addr === "string") {
+      throw configError(t, plugin, `${path}: nameserver '${ns}' is not an IP address`);
+    }
+    out.push(addr);
+  }
+  if (out.length === 0) throw configError(t, plugin, `${path}: no nameserver lines`);
+  return out;
+}
+
+/** The addresses of a resolv.conf's `nameserver` lines, in order. */
+export function nameservers(text: string): string[] {
+  const out: string[] = [];
+  for (const line of text.split("\n")) {
+    const fields = line
+      .replace(/[#;].*$/, "")
+      .trim()
+      .split(/\s+/);
+    if (fields[0] === "nameserver" && fields.length >= 2) out.push(fields[1]);
+  }
+  return out;
+}

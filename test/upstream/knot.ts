@@ -1,0 +1,163 @@
+// A real upstream for forward's tests: Debian's knotd serving example.org. on 127.0.0.1, from a
+// temporary folder holding its configuration and zone file.
+//
+// It stops by itself: knotd runs under a small shell that waits for its stdin to close, which happens
+// at stop() or whenever the test process ends, however it ends; then the shell kills knotd.
+
+import { spawn } from "node:child_process";
+import dgram from "node:dgram";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+
+export const KNOT_ZONE = "example.org.";
+/** Records of big.example.org.: too many for one UDP reply of 1232 octets, so only TCP gets them. */
+export const BIG_COUNT = 120;
+/** Records of mid.example.org.: over 512 octets, under 1232. */
+export const MID_COUNT = 40;
+
+export interface KnotOptions {
+  /** The TXT string at who.example.org., to tell two upstreams apart. */
+  id?: string;
+  /** Listen on this port (to start an upstream again where it was); a free one by default. */
+  port?: number;
+}
+
+export interface Knot {
+  port: number;
+  /** Lines knotd printed, for failure messages. */
+  log: string[];
+  /** Stops knotd and waits until it has exited. */
+  stop(): Promise<void>;
+}
+
+const START_TIMEOUT_MS = 10_000;
+
+export async function startKnot(o: KnotOptions = {}): Promise<Knot> {
+  for (let attempt = 0; ; attempt++) {
+    const port = o.port ?? (await freeUdpTcpPort());
+    try {
+      return await launch(port, o.id ?? "knot");
+    } catch (err) {
+      // Someone took the free port before knotd bound it: pick another (not when one was asked for).
+      if (o.port !== undefined || attempt >= 3) throw err;
+    }
+  }
+}
+
+async function launch(port: number, id: string): Promise<Knot> {
+  const dir = mkdtempSync(join(tmpdir(), "clusterdns-knot-"));
+  const zoneFile = join(dir, "example.org.zone");
+  writeFileSync(zoneFile, zoneText(id));
+  const conf = join(dir, "knot.conf");
+  writeFileSync(
+    conf,
+    `server:
+    listen: 127.0.0.1@${port}
+    rundir: "${dir}"
+    udp-workers: 1
+    tcp-workers: 1
+    background-workers: 1
+database:
+    storage: "${dir}"
+log:
+  - target: stdout
+    any: info
+zone:
+  - domain: ${KNOT_ZONE}
+    file: "${zoneFile}"
+    zonefile-sync: -1
+    journal-content: none
+`,
+  );
+  const script = 'knotd -c "$1" </dev/null & k=$!; cat >/dev/null; kill $k; wait $k';
+  const proc = spawn("sh", ["-c", script, "sh", conf], { stdio: ["pipe", "pipe", "pipe"], detached: true });
+  const log: string[] = [];
+  const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
+  const cleanup = () => rmSync(dir, { recursive: true, force: true });
+  const kill = () => {
+    try {
+      process.kill(-proc.pid!, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  };
+
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => fail(new Error("knotd did not load its zone in time")), START_TIMEOUT_MS);
+    const fail = (err: Error) => {
+      clearTimeout(timer);
+      kill();
+      cleanup();
+      reject(new Error(`${err.message}\n${log.join("\n")}`));
+    };
+    for (const stream of [proc.stdout!, proc.stderr!]) {
+      createInterface({ input: stream }).on("line", (line) => {
+        log.push(line);
+        if (line.includes(`[${KNOT_ZONE}] loaded`)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    }
+    proc.once("error", fail);
+    void exited.then(() => fail(new Error(`knotd exited before loading its zone (port ${port})`)));
+  });
+
+  // Neither the child nor its pipes keep the test process alive; its exit closes stdin, which ends knotd.
+  proc.unref();
+  for (const s of [proc.stdin, proc.stdout, proc.stderr]) (s as unknown as net.Socket).unref();
+
+  let stopping: Promise<void> | undefined;
+  return {
+    port,
+    log,
+    stop() {
+      stopping ??= (async () => {
+        proc.stdin!.end();
+        const timer = setTimeout(kill, 5000);
+        await exited;
+        clearTimeout(timer);
+        cleanup();
+      })();
+      return stopping;
+    },
+  };
+}
+
+function zoneText(id: string): string {
+  const lines = [
+    `$ORIGIN ${KNOT_ZONE}`,
+    "$TTL 300",
+    "@ SOA ns.example.org. hostmaster.example.org. 1 3600 600 86400 60",
+    "@ NS ns",
+    "ns A 127.0.0.1",
+    "www A 192.0.2.1",
+    "www AAAA 2001:db8::1",
+    "alias CNAME www",
+    `who TXT "${id}"`,
+  ];
+  for (let i = 0; i < BIG_COUNT; i++) lines.push(`big A 10.1.${i >> 8}.${i & 255}`);
+  for (let i = 0; i < MID_COUNT; i++) lines.push(`mid A 10.2.0.${i}`);
+  return lines.join("\n") + "\n";
+}
+
+/** A port free for both UDP and TCP on 127.0.0.1 a moment ago. */
+async function freeUdpTcpPort(): Promise<number> {
+  for (let i = 0; i < 20; i++) {
+    const udp = dgram.createSocket("udp4");
+    await new Promise<void>((r) => udp.bind(0, "127.0.0.1", r));
+    const { port } = udp.address();
+    const tcp = net.createServer();
+    const ok = await new Promise<boolean>((r) => {
+      tcp.once("error", () => r(false));
+      tcp.listen(port, "127.0.0.1", () => r(true));
+    });
+    await new Promise<void>((r) => udp.close(() => r()));
+    if (ok) await new Promise((r) => tcp.close(r));
+    if (ok) return port;
+  }
+  throw new Error("no port free for both UDP and TCP");
+}
