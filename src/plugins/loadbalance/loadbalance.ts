@@ -1,0 +1,75 @@
+// loadbalance: round-robin DNS. Shuffles the address records (A and AAAA together) and the MX records
+// of every section of a reply; CNAMEs go first, because stub resolvers such as glibc expect the chain
+// before the addresses it leads to.
+
+import type { Handler, Plugin } from "../../plugin.ts";
+import type { Msg, RR } from "../../dns/message.ts";
+import { Type } from "../../dns/constants.ts";
+
+export interface LoadbalanceOptions {
+  /** Keep at most this many records in the answer section, after shuffling. */
+  limitAnswers?: number;
+  /** A number in [0, 1); injected by tests. */
+  random?: () => number;
+}
+
+/** How long, in seconds, a shuffled reply may be replayed from the answer cache: the order changes
+ * at least this often, while the fast path still answers all but one query per second and name. */
+export const REPLAY_SECONDS = 1;
+
+export function loadbalance(o: LoadbalanceOptions = {}): Plugin {
+  const random = o.random ?? Math.random;
+  return (next: Handler): Handler => ({
+    name: "loadbalance",
+    async serve(req) {
+      const reply = await next.serve(req);
+      // Zone transfers keep their order: the SOA must stay first and last.
+      if (req.qtype === Type.AXFR || req.qtype === Type.IXFR) return reply;
+      if (shuffleReply(reply, random)) req.maxAge = Math.min(req.maxAge ?? REPLAY_SECONDS, REPLAY_SECONDS);
+      if (o.limitAnswers !== undefined && reply.answer.length > o.limitAnswers) {
+        reply.answer = reply.answer.slice(0, o.limitAnswers);
+      }
+      return reply;
+    },
+  });
+}
+
+/** Shuffles every section in place; true when some section had an order to change. */
+export function shuffleReply(m: Msg, random: () => number): boolean {
+  const a = roundRobin(m.answer, random);
+  const b = roundRobin(m.authority, random);
+  const c = roundRobin(m.additional, random);
+  m.answer = a.rrs;
+  m.authority = b.rrs;
+  m.additional = c.rrs;
+  return a.shuffled || b.shuffled || c.shuffled;
+}
+
+/** CNAMEs, then every other record in its order, then the addresses and the MX records, each set
+ * shuffled. `shuffled` is true when a set had two or more records. */
+export function roundRobin(rrs: RR[], random: () => number): { rrs: RR[]; shuffled: boolean } {
+  if (rrs.length < 2) return { rrs, shuffled: false };
+  const cname: RR[] = [];
+  const rest: RR[] = [];
+  const address: RR[] = [];
+  const mx: RR[] = [];
+  for (const rr of rrs) {
+    if (rr.type === Type.CNAME) cname.push(rr);
+    else if (rr.type === Type.A || rr.type === Type.AAAA) address.push(rr);
+    else if (rr.type === Type.MX) mx.push(rr);
+    else rest.push(rr);
+  }
+  shuffle(address, random);
+  shuffle(mx, random);
+  return { rrs: [...cname, ...rest, ...address, ...mx], shuffled: address.length > 1 || mx.length > 1 };
+}
+
+/** Fisher-Yates: every order equally likely. */
+function shuffle<T>(a: T[], random: () => number): void {
+  for (let i = a.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    const t = a[i];
+    a[i] = a[j];
+    a[j] = t;
+  }
+}
