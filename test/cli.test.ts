@@ -52,9 +52,10 @@ test("a bad Corefile stops start-up with file:line and the directive", async () 
   assert.equal(badOption.code, 1);
   assert.match(badOption.stderr, /Corefile:3 - Error during parsing: file: unknown property 'relaod'/);
 
-  const notBuilt = await startFailure(". {\n    forward . 127.0.0.1\n}\n");
-  assert.equal(notBuilt.code, 1);
-  assert.match(notBuilt.stderr, /Corefile:2 .*forward/);
+  // A feature clusterdns does not have (DNS over TLS upstreams) is refused, not ignored.
+  const unsupported = await startFailure(". {\n    forward . tls://9.9.9.9\n}\n");
+  assert.equal(unsupported.code, 1);
+  assert.match(unsupported.stderr, /Corefile:2 .*forward.*not supported/);
 });
 
 test("-conf=FILE and --conf FILE are the same flag", async () => {
