@@ -22,7 +22,19 @@ function sample(text: string, name: string, labels: Record<string, string>): num
 
 test("/metrics shows the queries with CoreDNS's names and labels", async () => {
   const port = await freePort();
-  const srv = await startServer(`example.org {
+  // An upstream for the forward series: another clusterdns answering example.net.
+  const upstream = await startServer(`example.net {
+    hosts {
+        192.0.2.9 b.example.net
+        reload 0
+    }
+}
+`);
+  const srv = await startServer(`example.net {
+    prometheus 127.0.0.1:${port}
+    forward . 127.0.0.1:${upstream.port}
+}
+example.org {
     prometheus 127.0.0.1:${port}
     hosts {
         192.0.2.1 a.example.org
@@ -41,6 +53,9 @@ cluster.local {
     assert.equal((await dig(srv.port, "a.example.org", "MX")).status, "NOERROR");
     assert.equal((await dig(srv.port, "a.example.org", "A", "+tcp")).status, "NOERROR");
     assert.equal((await dig(srv.port, "nope.example.org", "A")).status, "NXDOMAIN");
+
+    assert.equal((await dig(srv.port, "b.example.net", "A")).status, "NOERROR");
+    assert.equal((await dig(srv.port, "c.example.net", "A")).status, "NXDOMAIN");
 
     const r = await httpGet(port, "/metrics");
     assert.equal(r.status, 200);
@@ -72,6 +87,12 @@ cluster.local {
     assert.equal(sample(t, "coredns_panics_total", {}), 0);
     assert.equal(sample(t, "coredns_reload_failed_total", {}), 0);
     assert.ok((sample(t, "process_resident_memory_bytes", {}) ?? 0) > 0);
+    const to = `127.0.0.1:${upstream.port}`;
+    assert.equal(sample(t, "coredns_forward_requests_total", { to }), 2);
+    assert.equal(sample(t, "coredns_forward_responses_total", { to, rcode: "NOERROR" }), 1);
+    assert.equal(sample(t, "coredns_forward_responses_total", { to, rcode: "NXDOMAIN" }), 1);
+    assert.equal(sample(t, "coredns_forward_request_duration_seconds_count", { to, rcode: "NOERROR" }), 1);
+    assert.equal(sample(t, "coredns_forward_max_concurrent_rejects_total", {}), 0);
     // The demo cluster of zones/demo-cluster.yaml: 7 services in 5 namespaces.
     assert.equal(sample(t, "clusterdns_kubernetes_objects", { kind: "services" }), 7);
     assert.equal(sample(t, "clusterdns_kubernetes_objects", { kind: "namespaces" }), 5);
@@ -79,5 +100,6 @@ cluster.local {
     assert.equal(sample(t, "clusterdns_kubernetes_synced", {}), 1);
   } finally {
     assert.equal(await srv.stop(), 0);
+    assert.equal(await upstream.stop(), 0);
   }
 });

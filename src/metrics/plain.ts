@@ -118,24 +118,44 @@ export class PlainHistogram extends PlainMetric {
   }
 
   values(): Value[] {
-    const out: Value[] = [];
-    for (const s of this.#series.values()) {
-      let cumulative = 0;
-      this.bounds.forEach((le, i) => {
-        cumulative += s.counts[i];
-        out.push({
-          metricName: `${this.name}_bucket`,
-          labels: { ...s.labels, le: String(le) },
-          value: cumulative,
-        });
-      });
-      cumulative += s.counts[this.bounds.length];
-      out.push({ metricName: `${this.name}_bucket`, labels: { ...s.labels, le: "+Inf" }, value: cumulative });
-      out.push({ metricName: `${this.name}_sum`, labels: s.labels, value: s.sum });
-      out.push({ metricName: `${this.name}_count`, labels: s.labels, value: cumulative });
-    }
-    return out;
+    return histogramValues(this.name, this.bounds, this.#series.values());
   }
+}
+
+/** A histogram whose series live elsewhere (a plugin's own stats), listed at scrape time. */
+export class CollectedHistogram extends PlainMetric {
+  readonly bounds: readonly number[];
+  readonly #list: () => Iterable<HistogramSeries>;
+
+  constructor(name: string, help: string, bounds: readonly number[], list: () => Iterable<HistogramSeries>) {
+    super(name, help, "histogram");
+    this.bounds = bounds;
+    this.#list = list;
+  }
+
+  values(): Value[] {
+    return histogramValues(this.name, this.bounds, this.#list());
+  }
+}
+
+function histogramValues(
+  name: string,
+  bounds: readonly number[],
+  series: Iterable<HistogramSeries>,
+): Value[] {
+  const out: Value[] = [];
+  for (const s of series) {
+    let cumulative = 0;
+    bounds.forEach((le, i) => {
+      cumulative += s.counts[i];
+      out.push({ metricName: `${name}_bucket`, labels: { ...s.labels, le: String(le) }, value: cumulative });
+    });
+    cumulative += s.counts[bounds.length];
+    out.push({ metricName: `${name}_bucket`, labels: { ...s.labels, le: "+Inf" }, value: cumulative });
+    out.push({ metricName: `${name}_sum`, labels: s.labels, value: s.sum });
+    out.push({ metricName: `${name}_count`, labels: s.labels, value: cumulative });
+  }
+  return out;
 }
 
 /** CoreDNS's buckets: durations 0.25 ms doubling 16 times (to 8.192 s); sizes in bytes. */

@@ -25,6 +25,7 @@ import { parseTo } from "./upstream-address.ts";
 import { argCount, blockOptions, noBlock, parseDuration, parseIntArg } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
 import { parseKey } from "../../corefile/keys.ts";
+import "./metrics.ts";
 import { Rcode, rcodeFromName } from "../../dns/constants.ts";
 import { canonical } from "../../dns/name.ts";
 
