@@ -34,6 +34,10 @@ export interface Request {
   /** Upper bound, in seconds, on how long the encoded reply may be replayed from the answer cache.
    * Plugins lower it (forwarded answers whose TTLs count down); undefined means "the reply's TTLs". */
   maxAge?: number;
+  /** Set by a plugin that drops its cached answers itself whenever they could change (kubernetes:
+   * every store change invalidates the names it touched): the reply then stays in the answer cache
+   * past its TTLs, up to STABLE_CACHE_SECONDS, since an authoritative TTL does not count down. */
+  stable?: boolean;
   /** Which plugin produced the reply (for metrics' `plugin` label), set by whoever answers. */
   answeredBy?: string;
   /** How many internal lookups (SetupContext.lookup) led to this request: 0 for a client's query. */

@@ -3,8 +3,10 @@ import assert from "node:assert/strict";
 import { pino } from "pino";
 import type { Block } from "./block.ts";
 import type { Handler } from "../plugin.ts";
-import { Pipeline } from "./pipeline.ts";
-import { replyTo } from "../dns/message.ts";
+import { Pipeline, STABLE_CACHE_SECONDS } from "./pipeline.ts";
+import { newQuery, replyTo } from "../dns/message.ts";
+import { encode } from "../dns/encode.ts";
+import { scanQuery } from "../dns/scan.ts";
 import { Rcode, Type } from "../dns/constants.ts";
 
 function pipelineWith(chain: Handler): Pipeline {
@@ -52,4 +54,42 @@ test("lookup: REFUSED outside every zone, SERVFAIL past the depth limit or when 
   assert.equal(calls, 0, "too deep: the chain is not called");
   assert.equal((await p.lookup("www.example.org.", Type.A, 1)).rcode, Rcode.SERVFAIL);
   assert.equal(calls, 1);
+});
+
+test("a stable reply outlives its TTL in the answer cache; invalidation still drops it", async () => {
+  const answer = (stable: boolean): Handler => ({
+    name: "answer",
+    async serve(req) {
+      req.stable = stable;
+      const r = replyTo(req.msg);
+      r.aa = true;
+      r.answer.push({
+        name: req.qname,
+        type: Type.A,
+        class: 1,
+        ttl: 5,
+        data: { type: Type.A, address: "192.0.2.7" },
+      });
+      return r;
+    },
+  });
+  const peer = {
+    proto: "udp" as const,
+    remoteAddress: "127.0.0.1",
+    remotePort: 5300,
+    localAddress: "127.0.0.1",
+    localPort: 53,
+  };
+  const buf = encode(newQuery("www.example.org.", Type.A, 1, 7));
+  const key = (scanQuery(buf) as { key: string }).key;
+  for (const stable of [false, true]) {
+    const p = pipelineWith(answer(stable));
+    await p.handle(buf, peer);
+    const at = (s: number) => p.cache.get(key, Date.now() + s * 1000) !== undefined;
+    assert.equal(at(4), true, `stable=${stable}: cached within the TTL`);
+    assert.equal(at(6), stable, `stable=${stable}: past the TTL only when stable`);
+    assert.equal(at(STABLE_CACHE_SECONDS + 1), false, "never past the stable bound");
+    p.cache.invalidateNames(["www.example.org."]);
+    assert.equal(at(1), false, "invalidation drops it");
+  }
 });

@@ -31,6 +31,10 @@ const MAX_LOOKUP_DEPTH = 8;
 /** Longest a reply may be replayed from the answer cache, whatever its TTLs say. */
 const MAX_CACHE_SECONDS = 3600;
 
+/** How long a `stable` reply is replayed: its plugin invalidates it on change, so this bound only
+ * limits the damage of an invalidation that a bug would miss. */
+export const STABLE_CACHE_SECONDS = 60;
+
 export class Pipeline {
   /** "dns://:53": the server as CoreDNS names it in logs and metrics (set again once the port is bound). */
   label: string;
@@ -128,7 +132,10 @@ export class Pipeline {
     buf.copy(out, 12, 12, s.questionEnd);
     const rflags = flagsText(reply, out.length < full.length);
     if (!req.private && !reply.tc && (reply.rcode === Rcode.NOERROR || reply.rcode === Rcode.NXDOMAIN)) {
-      const ttl = Math.min(req.maxAge ?? MAX_CACHE_SECONDS, minTtl(reply), MAX_CACHE_SECONDS);
+      const ttl = Math.min(
+        req.maxAge ?? MAX_CACHE_SECONDS,
+        req.stable ? STABLE_CACHE_SECONDS : minTtl(reply),
+      );
       if (ttl > 0) {
         this.cache.set(s.key, {
           bytes: full,

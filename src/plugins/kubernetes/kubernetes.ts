@@ -65,6 +65,8 @@ export function kubernetesHandler(o: KubernetesOptions, next: Handler): Handler 
     req.answeredBy = "kubernetes";
     if (a.chase !== undefined) await chase(a, req.qtype, (n, t) => o.lookup(n, t, (req.depth ?? 0) + 1));
     if (a.uncacheable) req.private = true;
+    // Every store change invalidates the names it touched; a chased target may come from elsewhere.
+    else if (a.chase === undefined) req.stable = true;
     const reply = replyTo(req.msg, a.rcode);
     reply.aa = true;
     reply.answer = a.answer;
