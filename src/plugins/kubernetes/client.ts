@@ -12,6 +12,7 @@ import {
   Watch,
 } from "@kubernetes/client-node";
 import type { Cluster } from "@kubernetes/client-node";
+import { readFileSync } from "node:fs";
 import type { KObject } from "./source.ts";
 
 export interface ClientOptions {
@@ -136,6 +137,14 @@ export function loadKubeConfig(o: ClientOptions): KubeConfig {
       }
       if (url.protocol !== "http:" && url.protocol !== "https:") {
         throw configError(`endpoint ${o.endpoint}: scheme must be http or https`);
+      }
+      // Read now, so a missing or unreadable file stops start-up (as client-go does for CoreDNS).
+      for (const file of o.tls ? [o.tls.cert, o.tls.key, o.tls.ca] : []) {
+        try {
+          readFileSync(file);
+        } catch (err) {
+          throw configError(`tls: cannot read ${file}: ${(err as Error).message}`, err);
+        }
       }
       kc.loadFromClusterAndUser(
         {
