@@ -1,0 +1,211 @@
+// The kubernetes plugin against a live API: a real clusterdns process watches the test API server
+// through a kubeconfig, and every change made to the API must show up in what dig gets - services
+// added, changed and deleted, headless services scaled, endpoints flipping readiness, watches dropped,
+// a 410 Gone forcing a relist, the API failing before the first sync and going away after it.
+
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { startApiServer, type TestApiServer } from "./k8s/api-server.ts";
+import { writeKubeconfig } from "./k8s/kubeconfig.ts";
+import { endpointSlice, namespace, service } from "./k8s/objects.ts";
+import { startServer, type RunningServer } from "./helpers/server.ts";
+import { dig } from "./helpers/dig.ts";
+import { httpGet } from "./helpers/http-get.ts";
+import { freePort } from "./helpers/free-port.ts";
+
+const corefile = (kubeconfig: string, readyPort: number, extra = "") => `cluster.local {
+    ready 127.0.0.1:${readyPort}
+    kubernetes {
+        kubeconfig ${kubeconfig}
+        ${extra}
+    }
+}
+`;
+
+/** Asks until the sorted answer (or "STATUS" when empty) equals `want`; fails with the last one. */
+async function until(port: number, name: string, type: string, want: string[] | string): Promise<void> {
+  let last = "";
+  for (let i = 0; i < 200; i++) {
+    const r = await dig(port, name, type);
+    const got = r.answer.length > 0 ? [...r.answer].sort() : r.status;
+    last = JSON.stringify(got);
+    if (last === JSON.stringify(Array.isArray(want) ? [...want].sort() : want)) return;
+    await sleep(50);
+  }
+  assert.fail(`${name} ${type}: still ${last}, want ${JSON.stringify(want)}`);
+}
+
+const a = (name: string, ip: string) => `${name}. 5 IN A ${ip}`;
+
+describe("a live watch", () => {
+  let api: TestApiServer;
+  let srv: RunningServer;
+  let dir: string;
+  before(async () => {
+    api = await startApiServer({ bookmarkIntervalMs: 200 });
+    api.create("namespaces", namespace("default"));
+    dir = mkdtempSync(join(tmpdir(), "clusterdns-watch-"));
+    srv = await startServer(corefile(writeKubeconfig(dir, api.url), await freePort()));
+  });
+  after(async () => {
+    assert.equal(await srv.stop(), 0);
+    await api.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("a service and its slice: added, changed, deleted", async () => {
+    const name = "web.default.svc.cluster.local";
+    await until(srv.port, name, "A", "NXDOMAIN");
+    const svc = api.create(
+      "services",
+      service("default", "web", { clusterIP: "10.96.7.1", ports: [{ name: "http", port: 80 }] }),
+    );
+    const slice = api.create(
+      "endpointslices",
+      endpointSlice("default", "web", "web-1", ["10.1.0.1"], [{ name: "http", port: 80 }]),
+    );
+    await until(srv.port, name, "A", [a(name, "10.96.7.1")]);
+    await until(srv.port, `_http._tcp.${name}`, "SRV", [`_http._tcp.${name}. 5 IN SRV 0 100 80 ${name}.`]);
+    await until(srv.port, `10-1-0-1.${name}`, "A", [a(`10-1-0-1.${name}`, "10.1.0.1")]);
+
+    svc.spec.clusterIP = "10.96.7.2";
+    svc.spec.clusterIPs = ["10.96.7.2"];
+    svc.spec.ports = [{ name: "api", port: 8080, protocol: "TCP", targetPort: 8080 }];
+    api.update("services", svc);
+    await until(srv.port, name, "A", [a(name, "10.96.7.2")]);
+    await until(srv.port, `_api._tcp.${name}`, "SRV", [`_api._tcp.${name}. 5 IN SRV 0 100 8080 ${name}.`]);
+    await until(srv.port, `_http._tcp.${name}`, "SRV", "NXDOMAIN");
+
+    api.remove("endpointslices", slice);
+    api.remove("services", svc);
+    await until(srv.port, name, "A", "NXDOMAIN");
+    const gone = await dig(srv.port, name, "A");
+    assert.match(gone.authority[0] ?? "", /^cluster\.local\. 5 IN SOA /);
+    await until(srv.port, `10-1-0-1.${name}`, "A", "NXDOMAIN");
+  });
+
+  it("a headless service scales up and down, over two slices, and endpoints flip readiness", async () => {
+    const name = "db.default.svc.cluster.local";
+    const ports = [{ name: "pg", port: 5432 }];
+    const svc = api.create("services", service("default", "db", { headless: true, ports }));
+    const s1 = api.create(
+      "endpointslices",
+      endpointSlice("default", "db", "db-1", [{ ip: "10.2.0.1", hostname: "db-0" }], ports),
+    );
+    await until(srv.port, name, "A", [a(name, "10.2.0.1")]);
+    await until(srv.port, `db-0.${name}`, "A", [a(`db-0.${name}`, "10.2.0.1")]);
+
+    const eps = [
+      { ip: "10.2.0.1", hostname: "db-0" },
+      { ip: "10.2.0.2", hostname: "db-1" },
+    ];
+    s1.endpoints = endpointSlice("default", "db", "db-1", eps, ports).endpoints;
+    api.update("endpointslices", s1);
+    const s2 = api.create(
+      "endpointslices",
+      endpointSlice("default", "db", "db-2", [{ ip: "10.2.0.3", hostname: "db-2" }], ports),
+    );
+    await until(srv.port, name, "A", [a(name, "10.2.0.1"), a(name, "10.2.0.2"), a(name, "10.2.0.3")]);
+
+    // db-1 not ready: gone from the set and from its own name.
+    s1.endpoints = endpointSlice(
+      "default",
+      "db",
+      "db-1",
+      [eps[0], { ...eps[1], ready: false }],
+      ports,
+    ).endpoints;
+    api.update("endpointslices", s1);
+    await until(srv.port, name, "A", [a(name, "10.2.0.1"), a(name, "10.2.0.3")]);
+    await until(srv.port, `db-1.${name}`, "A", "NXDOMAIN");
+    // publishNotReadyAddresses brings it back.
+    svc.spec.publishNotReadyAddresses = true;
+    api.update("services", svc);
+    await until(srv.port, name, "A", [a(name, "10.2.0.1"), a(name, "10.2.0.2"), a(name, "10.2.0.3")]);
+
+    // Scale down to one replica.
+    api.remove("endpointslices", s2);
+    s1.endpoints = endpointSlice("default", "db", "db-1", [eps[0]], ports).endpoints;
+    api.update("endpointslices", s1);
+    await until(srv.port, name, "A", [a(name, "10.2.0.1")]);
+    await until(srv.port, `db-2.${name}`, "A", "NXDOMAIN");
+  });
+
+  it("dropped watches are re-established; after a 410 Gone the relist catches up", async () => {
+    const name = "cache.default.svc.cluster.local";
+    const svc = api.create("services", service("default", "cache", { clusterIP: "10.96.8.1" }));
+    await until(srv.port, name, "A", [a(name, "10.96.8.1")]);
+
+    api.dropWatches();
+    svc.spec.clusterIP = "10.96.8.2";
+    svc.spec.clusterIPs = ["10.96.8.2"];
+    api.update("services", svc);
+    await until(srv.port, name, "A", [a(name, "10.96.8.2")]);
+
+    // History compacted: a re-watch from the old resourceVersion gets 410 Gone and must relist. The
+    // changes made meanwhile (one service changed, one added, one deleted) are all seen.
+    const lists = api.requestsFor("services", false).length;
+    const other = api.create("services", service("default", "other", { clusterIP: "10.96.8.9" }));
+    await until(srv.port, "other.default.svc.cluster.local", "A", [
+      a("other.default.svc.cluster.local", "10.96.8.9"),
+    ]);
+    // All in one tick: the reflector cannot re-watch before the history is gone.
+    api.dropWatches();
+    svc.spec.clusterIP = "10.96.8.3";
+    svc.spec.clusterIPs = ["10.96.8.3"];
+    api.update("services", svc);
+    api.remove("services", other);
+    api.create("services", service("default", "late", { clusterIP: "10.96.8.4" }));
+    api.compact();
+    await until(srv.port, name, "A", [a(name, "10.96.8.3")]);
+    await until(srv.port, "other.default.svc.cluster.local", "A", "NXDOMAIN");
+    await until(srv.port, "late.default.svc.cluster.local", "A", [
+      a("late.default.svc.cluster.local", "10.96.8.4"),
+    ]);
+    assert.ok(api.requestsFor("services", false).length > lists, "the services were listed again");
+  });
+});
+
+describe("before the first sync and after the API is gone", () => {
+  it("/ready is 503 and cluster names SERVFAIL until synced; then the last state outlives the API", async () => {
+    const api = await startApiServer();
+    api.create("namespaces", namespace("default"));
+    api.create("services", service("default", "web", { clusterIP: "10.96.9.1" }));
+    const dir = mkdtempSync(join(tmpdir(), "clusterdns-watch-"));
+    const readyPort = await freePort();
+    // The first requests fail: each reflector's backoff (from 250 ms, doubling, half of it jitter)
+    // runs a few times, so the first sync comes well after startup_timeout.
+    api.failNext(12, 500);
+    const srv = await startServer(
+      corefile(writeKubeconfig(dir, api.url), readyPort, "startup_timeout 300ms"),
+    );
+    try {
+      const name = "web.default.svc.cluster.local";
+      const early = await dig(srv.port, name, "A");
+      const ready = await httpGet(readyPort, "/ready");
+      assert.equal(early.status, "SERVFAIL", "not synced after startup_timeout: SERVFAIL");
+      assert.equal(ready.status, 503);
+      await until(srv.port, name, "A", [a(name, "10.96.9.1")]);
+      for (let i = 0; i < 100 && (await httpGet(readyPort, "/ready")).status !== 200; i++) await sleep(50);
+      assert.equal((await httpGet(readyPort, "/ready")).status, 200);
+
+      // The API goes away: the last known state keeps answering, and the loss is logged.
+      const logsBefore = srv.logs.length;
+      await api.close();
+      await sleep(500);
+      await until(srv.port, name, "A", [a(name, "10.96.9.1")]);
+      await until(srv.port, "nothere.default.svc.cluster.local", "A", "NXDOMAIN");
+      const lost = () =>
+        srv.logs.slice(logsBefore).some((l) => l.level === "warn" && l.plugin === "kubernetes");
+      for (let i = 0; i < 100 && !lost(); i++) await sleep(50);
+      assert.ok(lost(), "the lost API is logged");
+    } finally {
+      assert.equal(await srv.stop(), 0);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
