@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startServer, startFailure, ROOT } from "./helpers/server.ts";
 import { dig } from "./helpers/dig.ts";
+import { freePort } from "./helpers/free-port.ts";
 
 const run = promisify(execFile);
 const BIN = join(ROOT, "bin", "clusterdns");
@@ -94,4 +95,22 @@ test("with no Corefile at all, the built-in demo serves example.org and the demo
   const ptr = await dig(s.port, "10.0.0.10.in-addr.arpa", "PTR");
   assert.deepEqual(ptr.answer, ["10.0.0.10.in-addr.arpa. 5 IN PTR kube-dns.kube-system.svc.cluster.local."]);
   assert.equal(await s.stop(), 0);
+});
+
+test("-reuseport: two processes share one port for UDP and TCP, and both answer", async () => {
+  const port = await freePort();
+  const corefile = `example.org:${port} {\n    whoami\n}\n`;
+  const a = await startServer(corefile, { args: ["-reuseport"] });
+  try {
+    const b = await startServer(corefile, { args: ["-reuseport"] });
+    try {
+      assert.deepEqual([a.port, b.port], [port, port]);
+      assert.equal((await dig(port, "example.org", "A")).status, "NOERROR");
+      assert.equal((await dig(port, "example.org", "A", "+tcp")).status, "NOERROR");
+    } finally {
+      assert.equal(await b.stop(), 0);
+    }
+  } finally {
+    assert.equal(await a.stop(), 0);
+  }
 });

@@ -166,7 +166,7 @@ export class Instance implements InstanceHooks {
             port = await udp.bind(address, port);
             const tcp = new TcpListener(g.pipeline, defaultTcpOptions, this.#log);
             g.tcp.push(tcp);
-            await tcp.listen(address, port);
+            await tcp.listen(address, port, this.#opts.reusePort ?? false);
           } catch (err) {
             const code = (err as NodeJS.ErrnoException).code;
             if (!optional || (code !== "EAFNOSUPPORT" && code !== "EADDRNOTAVAIL")) throw err;

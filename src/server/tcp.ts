@@ -37,11 +37,12 @@ export class TcpListener {
     this.#pipeline = pipeline;
   }
 
-  listen(address: string, port: number): Promise<number> {
+  /** `reusePort`: several processes share the port (SO_REUSEPORT), as the UDP sockets do. */
+  listen(address: string, port: number, reusePort = false): Promise<number> {
     return new Promise((resolve, reject) => {
       const onError = (err: Error) => reject(err);
       this.#server.once("error", onError);
-      this.#server.listen({ host: address, port, ipv6Only: net.isIPv6(address) }, () => {
+      this.#server.listen({ host: address, port, ipv6Only: net.isIPv6(address), reusePort }, () => {
         this.#server.off("error", onError);
         resolve((this.#server.address() as net.AddressInfo).port);
       });
