@@ -65,7 +65,7 @@ test("a Corefile edit takes effect under load; an invalid one is rejected; no qu
     await until("the fixed edit to be served", () => addressOf(load.last()) === "192.0.2.4");
   } finally {
     const r = await load.stop();
-    assert.ok(r.sent > 100, `a real load (${r.sent} queries)`);
+    assert.ok(r.sent >= 50, `a real load (${r.sent} queries)`);
     assert.deepEqual(r.failures, [], `${r.failures.length} of ${r.sent} queries failed`);
     assert.equal(await srv.stop(), 0);
   }
