@@ -113,8 +113,10 @@ export interface QueryDone {
   plugin: string;
 }
 
-/** A readiness probe a plugin registers with `ready`: true once the plugin can answer. */
-export type ReadyCheck = () => boolean;
+/** A readiness probe a plugin registers with `ready`: true once the plugin can answer. `describe`
+ * adds a line to a 200 /ready when the plugin is ready in a way an operator should know about
+ * (kubernetes serving from its snapshot). */
+export type ReadyCheck = (() => boolean) & { describe?: () => string | undefined };
 
 /** What a directive's setup gets: the block it sits in and the hooks of the running instance. */
 export interface SetupContext {
@@ -163,6 +165,9 @@ export interface BlockSettings {
   bind: string[];
   /** The block's directive names, in execution order. */
   readonly directives: readonly string[];
+  /** What a block's plugins offer each other, by name: kubernetes offers its client search paths
+   * here for autopath. Filled during setup, so read it at start-up (plugins set up in chain order). */
+  readonly shared: Map<string, unknown>;
 }
 
 export interface InstanceHooks {

@@ -12,4 +12,5 @@ export interface Block {
   readonly bind: string[];
   /** The block's directive names, in execution order (for coredns_plugin_enabled). */
   readonly directives: readonly string[];
+  readonly shared: Map<string, unknown>;
 }

@@ -76,7 +76,15 @@ export class Instance implements InstanceHooks {
     // Handlers run in the order of src/corefile/order.ts; directives of one name keep file order.
     const ordered = [...b.directives].sort((x, y) => orderOf(x.name)! - orderOf(y.name)!);
     const directives = [...new Set(ordered.map((d) => d.name))];
-    const block: Block = { keys, zones, chain: endOfChain, hooks: [], bind: [], directives };
+    const block: Block = {
+      keys,
+      zones,
+      chain: endOfChain,
+      hooks: [],
+      bind: [],
+      directives,
+      shared: new Map(),
+    };
     const ctx: SetupContext = {
       zones,
       root: this.#opts.root,

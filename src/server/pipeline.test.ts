@@ -11,7 +11,15 @@ import { Rcode, Type } from "../dns/constants.ts";
 
 function pipelineWith(chain: Handler): Pipeline {
   const p = new Pipeline("dns://:53", pino({ level: "silent" }));
-  const block: Block = { keys: [], zones: ["example.org."], chain, hooks: [], bind: [], directives: [] };
+  const block: Block = {
+    keys: [],
+    zones: ["example.org."],
+    chain,
+    hooks: [],
+    bind: [],
+    directives: [],
+    shared: new Map(),
+  };
   p.mux.add("example.org.", block);
   return p;
 }

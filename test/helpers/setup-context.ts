@@ -92,7 +92,7 @@ export function fakeContext(o: FakeContextOptions = {}): FakeContext {
       o.lookup ??
       ((name, qtype) =>
         Promise.resolve(replyTo(queryMsg(name, qtype, { id: 0, rd: false }), Rcode.SERVFAIL))),
-    block: { bind: [], directives: [] },
+    block: { bind: [], directives: [], shared: new Map() },
     instance,
   };
   return f;

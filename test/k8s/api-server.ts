@@ -145,6 +145,9 @@ export interface TestApiServer {
   hangNext(n: number, opts?: HangOptions): void;
   /** Destroys the connection of every open watch (and of every hung request). */
   dropWatches(): void;
+  /** While down, every request's connection is reset at once and open watches are dropped: an API
+   * server that is not there. */
+  setDown(down: boolean): void;
   /** Open watch streams, of one kind or all. */
   openWatches(kind?: Kind): number;
   /** Requests of one kind's collection (list or watch), for assertions. */
@@ -314,6 +317,7 @@ export async function startApiServer(o: ApiServerOptions = {}): Promise<TestApiS
   const sockets = new Set<Socket>();
   const requests: RecordedRequest[] = [];
   const faults: ({ fail: number } | { hang: HangOptions })[] = [];
+  let down = false;
 
   const served = (kind: Kind) => kind !== "endpointslices" || slices;
 
@@ -605,6 +609,10 @@ export async function startApiServer(o: ApiServerOptions = {}): Promise<TestApiS
       watch: isWatch,
     });
 
+    if (down) {
+      req.socket.destroy();
+      return;
+    }
     const fault = faults.shift();
     if (fault && "fail" in fault) {
       fail(res, fault.fail, `injected failure (HTTP ${fault.fail})`);
@@ -675,6 +683,12 @@ export async function startApiServer(o: ApiServerOptions = {}): Promise<TestApiS
     return { key, cur: objects.get(kind)!.get(key) };
   }
 
+  function dropWatches(): void {
+    for (const w of [...watches]) closeWatch(w, true);
+    for (const res of hung) res.socket?.destroy();
+    hung.clear();
+  }
+
   return {
     url,
     requests,
@@ -720,11 +734,11 @@ export async function startApiServer(o: ApiServerOptions = {}): Promise<TestApiS
     hangNext(n, opts = {}) {
       for (let i = 0; i < n; i++) faults.push({ hang: opts });
     },
-    dropWatches() {
-      for (const w of [...watches]) closeWatch(w, true);
-      for (const res of hung) res.socket?.destroy();
-      hung.clear();
+    setDown(d) {
+      down = d;
+      if (d) dropWatches();
     },
+    dropWatches,
     openWatches(kind) {
       let n = 0;
       for (const w of watches) if (kind === undefined || w.kind === kind) n++;

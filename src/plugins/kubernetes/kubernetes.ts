@@ -21,6 +21,8 @@ export interface KubernetesOptions {
   startupTimeoutMs: number;
   /** Date.now() when the source started, or undefined before. */
   startedAt: () => number | undefined;
+  /** Runs when queries held for the first sync reach the deadline (the snapshot restores there). */
+  onDeadline?: () => void;
   /** SetupContext.lookup, for ExternalName targets. */
   lookup: (name: string, qtype: number, depth?: number) => Promise<Msg>;
 }
@@ -40,6 +42,7 @@ export function kubernetesHandler(o: KubernetesOptions, next: Handler): Handler 
     if (store.synced || remaining <= 0) return Promise.resolve();
     waiting ??= new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
+        o.onDeadline?.();
         waiting = undefined;
         resolve();
       }, remaining);

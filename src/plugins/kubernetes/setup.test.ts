@@ -95,6 +95,7 @@ describe("setup: options", () => {
           "fallthrough in-addr.arpa ip6.arpa",
           "ignore empty_service",
           "startup_timeout 2s",
+          "snapshot state/snapshot.json 30s",
         ],
       ),
       ctxZones,
@@ -117,6 +118,7 @@ describe("setup: options", () => {
     assert.deepEqual(c.fallthrough, ["in-addr.arpa.", "ip6.arpa."]);
     assert.equal(c.ignoreEmptyService, true);
     assert.equal(c.startupTimeoutMs, 2000);
+    assert.deepEqual(c.snapshot, { file: join(ROOT, "state/snapshot.json"), intervalMs: 30_000 });
     assert.deepEqual(kindsFor(c), ["services", "namespaces", "pods"]);
   });
 
@@ -160,6 +162,15 @@ describe("setup: options", () => {
     ],
     ["a bad startup_timeout", [], ["startup_timeout soon"], 4, /invalid duration 'soon'/],
     ["objects without files", [], ["objects"], 4, /takes at least 1 argument/],
+    ["snapshot without a file", [], ["snapshot"], 4, /takes 1 to 2 argument/],
+    ["a snapshot interval under 1s", [], ["snapshot s.json 10ms"], 4, /at least 1s/],
+    [
+      "snapshot with objects",
+      [],
+      ["objects a.yaml", "snapshot s.json"],
+      3,
+      /'snapshot' keeps what the API said/,
+    ],
     ["an option given twice", [], ["ttl 5", "pods insecure", "ttl 6"], 6, /'ttl' is given twice/],
     ["kubeconfig and endpoint", [], ["kubeconfig k", "endpoint https://a"], 3, /use one/],
     [

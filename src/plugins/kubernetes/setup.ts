@@ -3,7 +3,7 @@
 // an option CoreDNS has and clusterdns does not is an error, never ignored.
 
 import { resolve } from "node:path";
-import type { Setup, SetupContext } from "../../plugin.ts";
+import type { ReadyCheck, Setup, SetupContext } from "../../plugin.ts";
 import type { Directive } from "../../corefile/types.ts";
 import {
   argCount,
@@ -24,6 +24,8 @@ import { Records } from "./records.ts";
 import { kubernetesPlugin } from "./kubernetes.ts";
 import { objectsSource } from "./objects-file.ts";
 import { track } from "./metrics.ts";
+import { clientSearchPaths } from "./search-paths.ts";
+import { WarmStart, type SnapshotSettings } from "./snapshot.ts";
 import type { ApiSource } from "./source-api.ts";
 
 const NAME = "kubernetes";
@@ -65,7 +67,12 @@ export interface KubernetesConfig {
   startupTimeoutMs: number;
   /** Absolute paths of `objects` files: read the cluster from them instead of the API. */
   objects?: string[];
+  /** `snapshot FILE [INTERVAL]`: the warm-start file and how often it is written. */
+  snapshot?: { file: string; intervalMs: number };
 }
+
+/** How often a changed store is written to the snapshot by default. */
+const DEFAULT_SNAPSHOT_INTERVAL_MS = 60_000;
 
 /** Parses the directive; throws ConfigError naming file:line. */
 export function parseConfig(d: Directive, ctx: Pick<SetupContext, "zones" | "root">): KubernetesConfig {
@@ -194,10 +201,21 @@ export function parseConfig(d: Directive, ctx: Pick<SetupContext, "zones" | "roo
       argCount(opt, NAME, 1, Infinity);
       c.objects = opt.args.map(path);
     },
+    snapshot(opt) {
+      once(opt);
+      argCount(opt, NAME, 1, 2);
+      const intervalMs = opt.args[1] ? parseDuration(opt.args[1], NAME) : DEFAULT_SNAPSHOT_INTERVAL_MS;
+      if (intervalMs < 1000)
+        throw configError(opt.args[1], NAME, "snapshot: the interval must be at least 1s");
+      c.snapshot = { file: path(opt.args[0]), intervalMs };
+    },
   });
 
   if (c.kubeconfig !== undefined && c.endpoint !== undefined) {
     throw configError(d, NAME, "'kubeconfig' and 'endpoint' name the API two ways: use one");
+  }
+  if (c.objects && c.snapshot) {
+    throw configError(d, NAME, "'snapshot' keeps what the API said; 'objects' reads files already");
   }
   if (c.objects && (c.endpoint !== undefined || c.kubeconfig !== undefined || c.tls)) {
     throw configError(
@@ -207,6 +225,17 @@ export function parseConfig(d: Directive, ctx: Pick<SetupContext, "zones" | "roo
     );
   }
   return c;
+}
+
+function snapshotSettings(c: KubernetesConfig): SnapshotSettings {
+  return {
+    zones: c.zones,
+    namespaces: c.namespaces,
+    labels: c.labels,
+    namespaceLabels: c.namespaceLabels,
+    pods: c.pods,
+    endpointPodNames: c.endpointPodNames,
+  };
 }
 
 /** The kinds to read: services always; endpoint slices unless `noendpoints`; namespaces (to tell an
@@ -267,11 +296,22 @@ export const setup: Setup = async (d, ctx) => {
     throw configError(d, NAME, (err as Error).message);
   }
 
+  ctx.block.shared.set(NAME, clientSearchPaths(store, records.primary, c.pods));
+
+  const warm = c.snapshot && new WarmStart({ ...c.snapshot, settings: snapshotSettings(c), store, log });
+
   let startedAt: number | undefined;
   let untrack = () => {};
-  ctx.registerReady(NAME, () => store.synced);
+  const ready: ReadyCheck = () => store.synced;
+  if (warm) ready.describe = () => warm.describe();
+  ctx.registerReady(NAME, ready);
   ctx.onStartup(async () => {
     startedAt = Date.now();
+    if (warm) {
+      warm.start();
+      setTimeout(() => warm.deadline(), c.startupTimeoutMs).unref();
+      ctx.onShutdown(() => warm.stop());
+    }
     void store.whenSynced().then(() => {
       log.info({ source: source.describe(), objects: store.stats().objects }, "synced");
     });
@@ -290,6 +330,7 @@ export const setup: Setup = async (d, ctx) => {
     fallthrough: c.fallthrough,
     startupTimeoutMs: c.startupTimeoutMs,
     startedAt: () => startedAt,
+    onDeadline: warm ? () => warm.deadline() : undefined,
     lookup: (name, qtype, depth) => ctx.lookup(name, qtype, depth),
   });
 };

@@ -333,6 +333,28 @@ describe("store: namespaces and pods", () => {
     store.apply("pods", "MODIFIED", pod("default", "a", "10.244.0.8", { phase: "Running" }));
     assert.equal(changes.length, 1, "a change DNS does not read is no change");
   });
+
+  it("tells a client's namespace from its address only when it is certain", () => {
+    const { store } = synced(
+      [
+        ["pods", pod("default", "a", "10.244.0.5", { ips: ["10.244.0.5", "fd00::5"] })],
+        ["pods", pod("kube-system", "proxy", "172.18.0.2", { hostNetwork: true })],
+        ["pods", pod("team-a", "old", "10.244.0.9")],
+        ["pods", pod("team-b", "new", "10.244.0.9")],
+        ["pods", pod("default", "b1", "10.244.0.10")],
+        ["pods", pod("default", "b2", "10.244.0.10")],
+      ],
+      { keepPods: true },
+    );
+    assert.equal(store.clientNamespace("10.244.0.5"), "default");
+    assert.equal(store.clientNamespace("fd00::5"), "default");
+    assert.equal(store.clientNamespace("172.18.0.2"), undefined, "a node address is shared");
+    assert.equal(store.clientNamespace("10.244.0.9"), undefined, "an address two namespaces claim");
+    assert.equal(store.clientNamespace("10.244.0.10"), "default", "two pods of one namespace agree");
+    assert.equal(store.clientNamespace("10.244.0.77"), undefined);
+    store.apply("pods", "DELETED", pod("team-a", "old", "10.244.0.9"));
+    assert.equal(store.clientNamespace("10.244.0.9"), "team-b", "the old pod's deletion settles it");
+  });
 });
 
 describe("store: changed names", () => {
@@ -450,5 +472,86 @@ describe("store: changed names", () => {
     assert.equal(store.reverseParentExists("0.96.10.in-addr.arpa."), false);
     assert.ok(store.reverseParentExists("96.10.in-addr.arpa."));
     assert.equal(store.stats().addresses, 1);
+  });
+});
+
+describe("store: snapshots", () => {
+  const objects: [Kind, KObject][] = [
+    ["services", web()],
+    ["endpointslices", webSlice({ ip: "10.244.1.1", hostname: "web-0" })],
+    ["namespaces", namespace("default")],
+    ["pods", pod("default", "web-0", "10.244.1.1")],
+  ];
+
+  it("restores a dump into a fresh store, which then serves it as a snapshot", () => {
+    const from = synced(objects, { keepPods: true }).store;
+    const dump = JSON.parse(JSON.stringify(from.dump())) as ReturnType<Store["dump"]>;
+    const changes: (readonly string[] | "all")[] = [];
+    const store = new Store({
+      zones: ZONES,
+      waitFor: ALL,
+      keepPods: true,
+      onChange: (n) => void changes.push(n),
+    });
+    assert.equal(store.servingFrom, "none");
+    assert.deepEqual(store.restore(dump).sort(), [
+      "endpoints",
+      "endpointslices",
+      "namespaces",
+      "pods",
+      "services",
+    ]);
+    assert.equal(store.synced, true);
+    assert.equal(store.servingFrom, "snapshot");
+    assert.deepEqual(changes, ["all"]);
+    assert.deepEqual(store.dump(), from.dump());
+    assert.equal(store.clientNamespace("10.244.1.1"), "default");
+  });
+
+  it("lets the API's lists replace it kind by kind, dropping what the API no longer has", async () => {
+    const dump = synced(objects, { keepPods: true }).store.dump();
+    const store = new Store({ zones: ZONES, waitFor: ALL, keepPods: true });
+    store.restore(dump);
+    let api = false;
+    void store.whenApi().then(() => (api = true));
+    store.listStart("services");
+    store.apply("services", "ADDED", service("default", "other", { clusterIP: "10.96.0.21" }));
+    store.listDone("services");
+    assert.equal(store.service("default", "web"), undefined, "gone from the API: gone");
+    assert.ok(store.service("default", "other"));
+    assert.equal(store.servingFrom, "snapshot", "other kinds still come from the snapshot");
+    for (const kind of ["endpointslices", "namespaces", "pods"] as const) {
+      store.listStart(kind);
+      store.listDone(kind);
+    }
+    assert.equal(store.servingFrom, "api");
+    assert.deepEqual(store.dump().endpointslices, []);
+    assert.equal(store.clientNamespace("10.244.1.1"), undefined);
+    await Promise.resolve();
+    assert.equal(api, true);
+  });
+
+  it("does not restore a kind the API already listed, nor keep snapshot Endpoints once slices listed", () => {
+    const old = new Store({ zones: ZONES, waitFor: ["endpoints"] });
+    old.listStart("endpoints");
+    old.apply("endpoints", "ADDED", endpoints("default", "old", [{ addresses: ["10.244.9.9"] }]));
+    old.listDone("endpoints");
+    const legacy = old.dump();
+    const store = new Store({ zones: ZONES, waitFor: ["services", "endpointslices"] });
+    store.listStart("services");
+    store.apply("services", "ADDED", web("10.96.0.99"));
+    store.listDone("services");
+    assert.deepEqual(store.restore({ ...legacy, services: [] }).sort(), [
+      "endpoints",
+      "endpointslices",
+      "namespaces",
+      "pods",
+    ]);
+    assert.equal(store.service("default", "web")?.clusterIPs[0], "10.96.0.99");
+    assert.equal(store.dump().endpoints.length, 1);
+    store.listStart("endpointslices");
+    store.listDone("endpointslices");
+    assert.deepEqual(store.dump().endpoints, [], "the API serves slices: the snapshot's Endpoints go");
+    assert.equal(store.servingFrom, "api");
   });
 });

@@ -54,6 +54,15 @@ export interface EndpointGroup {
 export interface PodRef {
   readonly ns: string;
   readonly name: string;
+  /** The pod shares its node's address: the address says nothing about who asked. */
+  readonly hostNetwork?: true;
+}
+
+export interface SlimPod {
+  ns: string;
+  name: string;
+  ips: readonly string[];
+  hostNetwork?: true;
 }
 
 /** A PTR target of an address, relative to the zone ("nginx.default.svc"). */
@@ -87,6 +96,16 @@ export interface StoreOptions {
   maxNames?: number;
 }
 
+/** The store's slim state by kind, as [key, value] pairs: what a snapshot holds. */
+export interface StoreDump {
+  services: [string, Service][];
+  endpointslices: [string, EndpointGroup][];
+  endpoints: [string, readonly EndpointGroup[]][];
+  /** Namespace name -> whether its labels match namespace_labels. */
+  namespaces: [string, boolean][];
+  pods: [string, SlimPod][];
+}
+
 export interface StoreStats {
   objects: Record<Kind, number>;
   /** Published addresses in the reverse index. */
@@ -114,7 +133,7 @@ export class Store {
   /** Namespace objects: name -> labels match namespace_labels (true without it). */
   readonly #namespaces = new Map<string, boolean>();
   readonly #servicesPerNs = new Map<string, number>();
-  readonly #pods = new Map<string, { ns: string; name: string; ips: readonly string[] }>();
+  readonly #pods = new Map<string, SlimPod>();
   readonly #podsByIP = new Map<string, PodRef[]>();
   /** Published address -> the services publishing it and their PTR targets. */
   readonly #byIP = new Map<string, Map<string, PtrEntry>>();
@@ -122,10 +141,13 @@ export class Store {
   readonly #reverseParents = new Map<string, number>();
   readonly #listing = new Map<Kind, Set<string>>();
   readonly #listed = new Set<Kind>();
+  /** Kinds loaded from a snapshot and not listed from the API since. */
+  readonly #restored = new Set<Kind>();
   #pending = new Set<string>();
   #pendingAll = false;
   #synced = false;
   #syncWaiters: (() => void)[] = [];
+  #apiWaiters: (() => void)[] = [];
   #modified = Date.now();
 
   constructor(o: StoreOptions) {
@@ -193,10 +215,24 @@ export class Store {
     }
     this.#listing.delete(kind);
     this.#listed.add(kind);
+    this.#restored.delete(kind);
+    // The API serves endpoints as one of the two kinds: once it listed one, a snapshot's copy of the
+    // other is not coming back.
+    const other =
+      kind === "endpointslices" ? "endpoints" : kind === "endpoints" ? "endpointslices" : undefined;
+    if (other !== undefined && this.#restored.delete(other)) {
+      for (const key of this.#keysOf(other)) {
+        if (other === "endpoints") this.#applyLegacy(key, undefined);
+        else this.#applySlice(key, undefined);
+      }
+    }
     if (!this.#synced && this.#computeSynced()) {
       this.#synced = true;
       this.#pendingAll = true;
       for (const w of this.#syncWaiters.splice(0)) w();
+    }
+    if (this.#apiWaiters.length > 0 && this.#computeSynced(false)) {
+      for (const w of this.#apiWaiters.splice(0)) w();
     }
     this.#flush();
   }
@@ -207,6 +243,57 @@ export class Store {
   /** True once the first list of every kind waited for is done. */
   get synced(): boolean {
     return this.#synced;
+  }
+
+  /** Where the answers come from: "api" once every kind waited for was listed from the API,
+   * "snapshot" while some still come from a snapshot, "none" before either. */
+  get servingFrom(): "api" | "snapshot" | "none" {
+    if (this.#computeSynced(false)) return "api";
+    return this.#synced ? "snapshot" : "none";
+  }
+
+  /** The slim state, for a snapshot file (snapshot.ts). Shares the stored objects: serialise it at
+   * once. */
+  dump(): StoreDump {
+    return {
+      services: [...this.#services],
+      endpointslices: [...this.#slices],
+      endpoints: [...this.#legacy],
+      namespaces: [...this.#namespaces],
+      pods: [...this.#pods],
+    };
+  }
+
+  /** Loads a snapshot's objects for every kind the API has not listed yet. Those kinds count as synced
+   * until the API lists them: that list's listDone drops whatever the API no longer has. Returns the
+   * kinds restored. */
+  restore(d: StoreDump): Kind[] {
+    const kinds: Kind[] = [];
+    const fresh = (k: Kind) => !this.#listed.has(k) && !this.#restored.has(k);
+    if (fresh("services")) for (const [k, v] of d.services) this.#applyService(k, v);
+    if (fresh("endpointslices")) for (const [k, v] of d.endpointslices) this.#applySlice(k, v);
+    if (fresh("endpoints")) for (const [k, v] of d.endpoints) this.#applyLegacy(k, v);
+    if (fresh("namespaces")) for (const [k, v] of d.namespaces) this.#namespaces.set(k, v);
+    if (fresh("pods") && this.#o.keepPods) for (const [k, v] of d.pods) this.#applyPod(k, v);
+    for (const k of ["services", "endpointslices", "endpoints", "namespaces", "pods"] as const) {
+      if (fresh(k)) {
+        this.#restored.add(k);
+        kinds.push(k);
+      }
+    }
+    this.#pendingAll = true;
+    if (!this.#synced && this.#computeSynced()) {
+      this.#synced = true;
+      for (const w of this.#syncWaiters.splice(0)) w();
+    }
+    this.#flush();
+    return kinds;
+  }
+
+  /** Resolves once every kind waited for was listed from the API (not a snapshot). */
+  whenApi(): Promise<void> {
+    if (this.servingFrom === "api") return Promise.resolve();
+    return new Promise((resolve) => this.#apiWaiters.push(resolve));
   }
 
   whenSynced(): Promise<void> {
@@ -268,6 +355,17 @@ export class Store {
 
   podsByIP(ip: string): readonly PodRef[] {
     return this.#podsByIP.get(ip) ?? [];
+  }
+
+  /** The namespace of the pod that owns `ip`, when that is certain: one or more pods, all in one
+   * namespace and none on the host network. Undefined for an unknown address, a node's address, or
+   * an address two namespaces claim (reused before the old pod's deletion arrived). */
+  clientNamespace(ip: string): string | undefined {
+    const pods = this.#podsByIP.get(ip);
+    if (pods === undefined) return undefined;
+    const ns = pods[0].ns;
+    for (const p of pods) if (p.hostNetwork || p.ns !== ns) return undefined;
+    return ns;
   }
 
   stats(): StoreStats {
@@ -363,7 +461,7 @@ export class Store {
     if (this.namespaceExposed(name) !== before) this.#changedAll();
   }
 
-  #applyPod(key: string, next: { ns: string; name: string; ips: readonly string[] } | undefined): void {
+  #applyPod(key: string, next: SlimPod | undefined): void {
     const prev = this.#pods.get(key);
     if (prev === next || (prev && next && sameJSON(prev, next))) return;
     for (const ip of prev?.ips ?? []) {
@@ -375,7 +473,11 @@ export class Store {
       this.#pods.set(key, next);
       for (const ip of next.ips) {
         const list = this.#podsByIP.get(ip) ?? [];
-        list.push({ ns: next.ns, name: next.name });
+        list.push(
+          next.hostNetwork
+            ? { ns: next.ns, name: next.name, hostNetwork: true }
+            : { ns: next.ns, name: next.name },
+        );
         this.#podsByIP.set(ip, list);
       }
     } else this.#pods.delete(key);
@@ -507,12 +609,13 @@ export class Store {
     this.#o.onChange?.(names, this.#modified);
   }
 
-  #computeSynced(): boolean {
+  #computeSynced(withRestored = true): boolean {
+    const has = (k: Kind) => this.#listed.has(k) || (withRestored && this.#restored.has(k));
     return this.#o.waitFor.every(
       (k) =>
-        this.#listed.has(k) ||
-        (k === "endpointslices" && this.#listed.has("endpoints")) ||
-        (k === "endpoints" && this.#listed.has("endpointslices")),
+        has(k) ||
+        (k === "endpointslices" && has("endpoints")) ||
+        (k === "endpoints" && has("endpointslices")),
     );
   }
 
@@ -671,7 +774,7 @@ function slimService(o: KService): Service | undefined {
   return { ...base, clusterIPs, headless };
 }
 
-function slimPod(o: KPod): { ns: string; name: string; ips: readonly string[] } | undefined {
+function slimPod(o: KPod): SlimPod | undefined {
   const { name, namespace, deletionTimestamp } = o.metadata;
   const phase = o.status?.phase;
   // A pod being deleted or finished no longer owns its address.
@@ -679,5 +782,7 @@ function slimPod(o: KPod): { ns: string; name: string; ips: readonly string[] } 
   const raw = o.status?.podIPs?.length ? o.status.podIPs.map((p) => p?.ip) : [o.status?.podIP];
   const ips = [...new Set(raw.map(normalIP).filter((ip) => ip !== undefined))];
   if (ips.length === 0) return undefined;
-  return { ns: namespace, name, ips };
+  return o.spec?.hostNetwork === true
+    ? { ns: namespace, name, ips, hostNetwork: true }
+    : { ns: namespace, name, ips };
 }

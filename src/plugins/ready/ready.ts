@@ -27,6 +27,18 @@ export function notReady(instance: InstanceHooks, passed?: WeakSet<ReadyCheck>):
   return waiting.sort();
 }
 
+/** Lines the ready checks add to a 200 ("kubernetes: serving the snapshot ..."), or "". */
+function notes(instance: InstanceHooks): string {
+  let out = "";
+  for (const [plugin, checks] of instance.readyChecks) {
+    for (const check of checks) {
+      const note = check.describe?.();
+      if (note !== undefined) out += `\n${plugin}: ${note}`;
+    }
+  }
+  return out && out + "\n";
+}
+
 /** With "until-ready" a check that passed once is not asked again (CoreDNS's default). */
 export function readyRoute(instance: InstanceHooks, monitor: Monitor): Route {
   const passed = monitor === "until-ready" ? new WeakSet<ReadyCheck>() : undefined;
@@ -36,7 +48,7 @@ export function readyRoute(instance: InstanceHooks, monitor: Monitor): Route {
       return;
     }
     const waiting = notReady(instance, passed);
-    if (waiting.length === 0) reply(res, 200, "OK");
+    if (waiting.length === 0) reply(res, 200, "OK" + notes(instance));
     else reply(res, 503, waiting.join("\n") + "\n");
   };
 }
