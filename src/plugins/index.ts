@@ -2,6 +2,7 @@
 // rejected at start-up as "not built yet", with file:line.
 
 import type { Setup } from "../plugin.ts";
+import { setup as autopath } from "./autopath/setup.ts";
 import { setup as bind } from "./bind/setup.ts";
 import { setup as chaos } from "./chaos/setup.ts";
 import { setup as errors } from "./errors/setup.ts";
@@ -21,6 +22,7 @@ import { setup as template } from "./template/setup.ts";
 import { setup as whoami } from "./whoami/setup.ts";
 
 export const setups: ReadonlyMap<string, Setup> = new Map<string, Setup>([
+  ["autopath", autopath],
   ["bind", bind],
   ["chaos", chaos],
   ["errors", errors],
