@@ -180,4 +180,26 @@ describe("the demo cluster over dig", () => {
   for (const [name, type] of nodata) {
     it(`${name} ${type} is NODATA with the SOA`, async () => negative(await q(name, type), "NOERROR"));
   }
+  it("explains, on request (EDNS option 65430), which objects an answer came from, or why there is none", async () => {
+    const txt = async (name: string) => {
+      const r = await q(name, "A", "+ednsopt=65430");
+      return r.additional.filter((l) => l.includes(" TXT ")).map((l) => l.replace(/^.*? 0 IN TXT /, ""));
+    };
+    assert.deepEqual(await txt("nginx-0.nginx.web.svc.cluster.local"), [
+      '"clusterdns: Service web/nginx: headless"',
+      "\"clusterdns: EndpointSlice web/nginx-ljp5w: 192.168.136.206 as 'nginx-0' (ready)\"",
+    ]);
+    assert.deepEqual(await txt("nginx.default.svc.cluster.local"), [
+      '"clusterdns: Service default/nginx: ClusterIP 10.102.97.154"',
+    ]);
+    assert.deepEqual(await txt("nope.default.svc.cluster.local"), [
+      "\"clusterdns: no Service 'nope' in namespace 'default'\"",
+    ]);
+    assert.deepEqual(await txt("nginx.nowhere.svc.cluster.local"), [
+      "\"clusterdns: namespace 'nowhere' does not exist (or its labels do not match)\"",
+    ]);
+    // Without the option the same name has no TXT, also right after an explained answer (no cache mix-up).
+    const plain = await q("nginx.default.svc.cluster.local");
+    assert.equal(plain.additional.length, 0, plain.text);
+  });
 });

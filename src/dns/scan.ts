@@ -159,6 +159,9 @@ export function scanQuery(buf: Buffer): Scanned | ScanFailure {
       o += 4 + olen;
     }
     ednsState = dnssecOk ? 0x32 : 0x31;
+    // A local/experimental option (RFC 6891: 65001-65534) means what this server says it means
+    // (clusterdns's explain): such a query gets answers of its own in the cache.
+    if (edns.options.some((x) => x.code >= 65001 && x.code <= 65534)) ednsState |= 0x04;
   }
   scratch[keyLen++] = buf[questionEnd - 4];
   scratch[keyLen++] = buf[questionEnd - 3];

@@ -11,6 +11,8 @@ import { isSubdomain } from "../../dns/name.ts";
 import type { Records } from "./records.ts";
 import { chase } from "./records.ts";
 import type { Store } from "./store.ts";
+import { isReverseZone } from "./store.ts";
+import { EXPLAIN_OPTION, explain, explainRecords } from "./explain.ts";
 
 export interface KubernetesOptions {
   store: Store;
@@ -75,6 +77,11 @@ export function kubernetesHandler(o: KubernetesOptions, next: Handler): Handler 
     reply.answer = a.answer;
     reply.authority = a.authority;
     reply.additional = a.additional;
+    if (req.msg.edns?.options.some((x) => x.code === EXPLAIN_OPTION) && !isReverseZone(zone)) {
+      req.private = true;
+      const lines = explain(store, records.options, zone, req.qname);
+      reply.additional = [...reply.additional, ...explainRecords(req.qname, lines)];
+    }
     return reply;
   }
 

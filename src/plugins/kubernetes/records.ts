@@ -55,6 +55,9 @@ const EMPTY: Node = { rrs: [] };
 export class Records {
   readonly #store: Store;
   readonly #o: RecordsOptions;
+  get options(): RecordsOptions {
+    return this.#o;
+  }
   /** Longest first, so the first match is the most specific zone. */
   readonly #zones: readonly string[];
   /** The zone PTR targets and the name server name live in: the first forward zone. */
@@ -334,7 +337,7 @@ function srvPorts(svc: Service, groups: readonly EndpointGroup[]) {
 
 /** The address a pod name stands for, after CoreDNS: `1-2-3-4` is IPv4, anything else with dashes for
  * colons is IPv6 (`fd00-10-244--5`). */
-function podAddress(label: string): string | undefined {
+export function podAddress(label: string): string | undefined {
   const dashes = label.split("-").length - 1;
   const text =
     dashes === 3 && !label.includes("--") ? label.replaceAll("-", ".") : label.replaceAll("-", ":");

@@ -318,6 +318,18 @@ export class Store {
     return matched !== undefined || (this.#servicesPerNs.get(ns) ?? 0) > 0;
   }
 
+  /** Where a service's endpoints come from, for `explain`: its EndpointSlices, else its Endpoints
+   * object, each with all its endpoints (ready or not). */
+  endpointSources(svc: Service): { object: string; group: EndpointGroup }[] {
+    const key = `${svc.name}.${svc.ns}`;
+    const sliceKeys = this.#slicesBySvc.get(key);
+    if (sliceKeys && sliceKeys.size > 0) {
+      return [...sliceKeys].map((k) => ({ object: `EndpointSlice ${k}`, group: this.#slices.get(k)! }));
+    }
+    const legacy = this.#legacy.get(`${svc.ns}/${svc.name}`) ?? [];
+    return legacy.map((group) => ({ object: `Endpoints ${svc.ns}/${svc.name}`, group }));
+  }
+
   /** The endpoints a service publishes: ready ones (every one with publishNotReadyAddresses), from its
    * EndpointSlices, or from its Endpoints when it has no slice. Groups without an endpoint left are
    * dropped. */

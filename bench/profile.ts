@@ -1,0 +1,64 @@
+// A CPU profile of clusterdns under dnsperf load on the benchmark's cluster: where the time goes.
+//   node bench/profile.ts            (BENCH_SERVICES, BENCH_SECONDS as for bench/run.ts)
+// Prints the functions with the most self time and leaves the .cpuprofile (for Chrome DevTools).
+
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { dnsperf } from "./dnsperf.ts";
+import { generateCluster } from "./cluster-gen.ts";
+import { benchCorefile, serveCluster } from "./cluster-api.ts";
+import { PIN, startPinned, stop } from "./processes.ts";
+
+const ROOT = resolve(import.meta.dirname, "..");
+const services = Number(process.env.BENCH_SERVICES ?? 10_000);
+const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const dir = mkdtempSync(join(tmpdir(), "clusterdns-profile-"));
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  hitCount?: number;
+}
+
+const cluster = generateCluster({ services });
+const queryFile = join(dir, "queries.txt");
+writeFileSync(queryFile, cluster.queries.join("\n") + "\n");
+const { api, kubeconfig } = await serveCluster(cluster.objects, dir);
+writeFileSync(join(dir, "Corefile"), benchCorefile(kubeconfig));
+const cd = await startPinned(
+  process.execPath,
+  [
+    "--cpu-prof",
+    `--cpu-prof-dir=${dir}`,
+    join(ROOT, "bin", "clusterdns"),
+    "-conf",
+    join(dir, "Corefile"),
+    "-dns.port",
+    "0",
+  ],
+  /"msg":"synced"/,
+  { CLUSTERDNS_LOG_LEVEL: "info" },
+);
+const port = Number(/"ports":\[(\d+)/.exec(cd.lines.find((l) => l.includes('"started"')) ?? "")?.[1]);
+const r = await dnsperf({ port, queryFile, seconds, core: PIN ? 1 : undefined });
+console.log(`QPS ${r.qps.toFixed(0)}`);
+await stop(cd.proc);
+await api.close();
+
+const file = readdirSync(dir).find((f) => f.endsWith(".cpuprofile"));
+if (!file) throw new Error(`no profile in ${dir}`);
+const profile = JSON.parse(readFileSync(join(dir, file), "utf8")) as { nodes: ProfileNode[] };
+const self = new Map<string, number>();
+let total = 0;
+for (const n of profile.nodes) {
+  const hits = n.hitCount ?? 0;
+  total += hits;
+  const f = n.callFrame;
+  const key = `${f.functionName || "(anonymous)"} ${f.url.replace(/^.*\/(src|node_modules)\//, "$1/")}:${f.lineNumber + 1}`;
+  self.set(key, (self.get(key) ?? 0) + hits);
+}
+for (const [key, hits] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 30)) {
+  console.log(`${((100 * hits) / total).toFixed(1).padStart(5)}%  ${key}`);
+}
+console.log(`profile: ${join(dir, file)}`);
