@@ -65,12 +65,6 @@ export interface SlimPod {
   hostNetwork?: true;
 }
 
-/** A PTR target of an address, relative to the zone ("nginx.default.svc"). */
-interface PtrEntry {
-  readonly ns: string;
-  readonly targets: readonly string[];
-}
-
 interface Footprint {
   /** Relative owner name -> a signature of its answers. */
   names: Map<string, string>;
@@ -135,8 +129,9 @@ export class Store {
   readonly #servicesPerNs = new Map<string, number>();
   readonly #pods = new Map<string, SlimPod>();
   readonly #podsByIP = new Map<string, PodRef[]>();
-  /** Published address -> the services publishing it and their PTR targets. */
-  readonly #byIP = new Map<string, Map<string, PtrEntry>>();
+  /** Published address -> the keys of the services publishing it: one key, or several. The PTR
+   * targets are worked out when asked (PTR queries are rare; one stored entry per endpoint is not). */
+  readonly #byIP = new Map<string, string | string[]>();
   /** Partial reverse names above published addresses ("10.in-addr.arpa."), counted. */
   readonly #reverseParents = new Map<string, number>();
   readonly #listing = new Map<Kind, Set<string>>();
@@ -353,10 +348,13 @@ export class Store {
 
   /** PTR targets of an address, relative to the zone ("nginx.default.svc"), in exposed namespaces. */
   ptr(ip: string): string[] {
-    const entries = this.#byIP.get(ip);
-    if (!entries) return [];
+    const keys = this.#byIP.get(ip);
+    if (keys === undefined) return [];
     const out: string[] = [];
-    for (const e of entries.values()) if (this.namespaceExposed(e.ns)) out.push(...e.targets);
+    for (const key of typeof keys === "string" ? [keys] : keys) {
+      const svc = this.#services.get(key);
+      if (svc && this.namespaceExposed(svc.ns)) out.push(...(this.#ptrTargets(svc).get(ip) ?? []));
+    }
     return [...new Set(out)];
   }
 
@@ -395,10 +393,8 @@ export class Store {
     for (const g of this.#slices.values()) bytes += groupBytes(g);
     for (const gs of this.#legacy.values()) for (const g of gs) bytes += groupBytes(g);
     for (const p of this.#pods.values()) bytes += 64 + p.ns.length + p.name.length + p.ips.length * 40;
-    for (const [ip, m] of this.#byIP) {
-      bytes += 48 + ip.length;
-      for (const e of m.values()) for (const t of e.targets) bytes += 32 + t.length;
-    }
+    for (const [ip, keys] of this.#byIP)
+      bytes += 48 + ip.length + (typeof keys === "string" ? 0 : 16 * keys.length);
     for (const k of this.#reverseParents.keys()) bytes += 40 + k.length;
     return {
       objects: {
@@ -513,15 +509,14 @@ export class Store {
     for (const [name, sig] of before.names) if (after.names.get(name) !== sig) rel.push(name);
     for (const name of after.names.keys()) if (!before.names.has(name)) rel.push(name);
     const abs: string[] = [];
-    const ns = key.slice(key.indexOf(".") + 1);
     for (const [ip, targets] of before.ips) {
       const now = after.ips.get(ip);
       if (now === undefined) this.#unindex(ip, key, abs);
       if (now === undefined || now.join() !== targets.join()) abs.push(reverseName(ip)!);
     }
-    for (const [ip, targets] of after.ips) {
+    for (const ip of after.ips.keys()) {
       if (!before.ips.has(ip)) abs.push(reverseName(ip)!);
-      this.#index(ip, key, { ns, targets }, abs);
+      this.#index(ip, key, abs);
     }
     if (key === KUBE_DNS) rel.push("ns.dns");
     this.#changed(rel, abs);
@@ -544,8 +539,6 @@ export class Store {
       names.set(`_${p.proto}.${base}`, "");
       names.set(`_${p.name}._${p.proto}.${base}`, whole);
     }
-    const targets = new Map<string, string[]>();
-    for (const ip of svc.clusterIPs) targets.set(ip, [base]);
     const byName = new Map<string, string[]>();
     for (const g of groups) {
       for (const e of g.endpoints) {
@@ -553,34 +546,53 @@ export class Store {
         const list = byName.get(owner) ?? [];
         list.push(e.ip);
         byName.set(owner, list);
-        const t = targets.get(e.ip) ?? [];
-        if (!t.includes(owner)) t.push(owner);
-        targets.set(e.ip, t);
       }
     }
     for (const [owner, list] of byName) names.set(owner, list.sort().join());
-    for (const [ip, t] of targets) ips.set(ip, t);
-    return { names, ips };
+    return { names, ips: this.#ptrTargets(svc, groups) };
   }
 
-  #index(ip: string, key: string, entry: PtrEntry, changed: string[]): void {
-    let m = this.#byIP.get(ip);
-    if (!m) {
-      this.#byIP.set(ip, (m = new Map()));
+  /** Every address a service publishes, with its PTR targets relative to the zone: the service's
+   * name for a cluster IP, `endpoint.service.ns.svc` for an endpoint. */
+  #ptrTargets(svc: Service, groups = this.endpoints(svc)): Map<string, string[]> {
+    const base = `${svc.name}.${svc.ns}.svc`;
+    const targets = new Map<string, string[]>();
+    for (const ip of svc.clusterIPs) targets.set(ip, [base]);
+    for (const g of groups) {
+      for (const e of g.endpoints) {
+        const owner = `${e.name}.${base}`;
+        const t = targets.get(e.ip);
+        if (t === undefined) targets.set(e.ip, [owner]);
+        else if (!t.includes(owner)) t.push(owner);
+      }
+    }
+    return targets;
+  }
+
+  #index(ip: string, key: string, changed: string[]): void {
+    const keys = this.#byIP.get(ip);
+    if (keys === undefined) {
+      this.#byIP.set(ip, key);
       for (const p of reverseParents(ip)) {
         const n = this.#reverseParents.get(p) ?? 0;
         this.#reverseParents.set(p, n + 1);
         if (n === 0) changed.push(p);
       }
-    }
-    m.set(key, entry);
+    } else if (typeof keys === "string") {
+      if (keys !== key) this.#byIP.set(ip, [keys, key]);
+    } else if (!keys.includes(key)) keys.push(key);
   }
 
   #unindex(ip: string, key: string, changed: string[]): void {
-    const m = this.#byIP.get(ip);
-    if (!m) return;
-    m.delete(key);
-    if (m.size > 0) return;
+    const keys = this.#byIP.get(ip);
+    if (keys === undefined) return;
+    if (typeof keys !== "string") {
+      const rest = keys.filter((k) => k !== key);
+      if (rest.length > 0) {
+        this.#byIP.set(ip, rest.length === 1 ? rest[0] : rest);
+        return;
+      }
+    } else if (keys !== key) return;
     this.#byIP.delete(ip);
     for (const p of reverseParents(ip)) {
       const n = (this.#reverseParents.get(p) ?? 1) - 1;
@@ -672,7 +684,11 @@ export class Store {
         }
       }
     }
-    return { service: `${service}.${o.metadata.namespace}`, ports: slimPorts(o.ports), endpoints };
+    return {
+      service: `${service}.${o.metadata.namespace}`,
+      ports: slimPorts(o.ports),
+      endpoints: exact(endpoints),
+    };
   }
 
   #slimEndpoints(o: KEndpoints): readonly EndpointGroup[] | undefined {
@@ -759,7 +775,15 @@ function slimPorts(ports: readonly { name?: string; port?: number; protocol?: st
       port: p.port,
     });
   }
-  return out;
+  return exact(out);
+}
+
+const NONE: readonly never[] = Object.freeze([]);
+
+/** The array at its length: one grown by push keeps spare slots (16 for a one-element array), and
+ * the store holds tens of thousands of small arrays. */
+function exact<T>(a: T[]): readonly T[] {
+  return a.length === 0 ? NONE : a.slice();
 }
 
 function slimService(o: KService): Service | undefined {
@@ -782,7 +806,7 @@ function slimService(o: KService): Service | undefined {
   }
   const ips = spec.clusterIPs?.length ? spec.clusterIPs : spec.clusterIP ? [spec.clusterIP] : [];
   const headless = ips[0] === "None";
-  const clusterIPs = headless ? [] : ips.map(normalIP).filter((ip) => ip !== undefined);
+  const clusterIPs = headless ? NONE : exact(ips.map(normalIP).filter((ip) => ip !== undefined));
   return { ...base, clusterIPs, headless };
 }
 
@@ -792,7 +816,7 @@ function slimPod(o: KPod): SlimPod | undefined {
   // A pod being deleted or finished no longer owns its address.
   if (!namespace || deletionTimestamp || phase === "Succeeded" || phase === "Failed") return undefined;
   const raw = o.status?.podIPs?.length ? o.status.podIPs.map((p) => p?.ip) : [o.status?.podIP];
-  const ips = [...new Set(raw.map(normalIP).filter((ip) => ip !== undefined))];
+  const ips = exact([...new Set(raw.map(normalIP).filter((ip) => ip !== undefined))]);
   if (ips.length === 0) return undefined;
   return o.spec?.hostNetwork === true
     ? { ns: namespace, name, ips, hostNetwork: true }
