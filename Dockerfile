@@ -16,6 +16,15 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 
+# The JavaScript build of src/ (npm run build): the image runs it, without Node's type stripper, which
+# would cost about 27 MB of RSS and start-up time. TypeScript is a dev dependency, so it lives here only.
+FROM node:24-trixie-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY src ./src
+RUN npm run build
+
 # Port 53 as a non-root user: node gets the file capability cap_net_bind_service. The kernel grants it
 # only while NET_BIND_SERVICE is in the container's capability set (Kubernetes: capabilities drop ALL,
 # add NET_BIND_SERVICE); with the capability dropped entirely, exec fails with EPERM. BuildKit (the
@@ -31,11 +40,11 @@ ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=node /usr/local/bin/node /usr/local/bin/node
 COPY --from=deps /app/node_modules ./node_modules
-# package.json: "type": "module" applies to the .ts sources. Tests, docs and tooling are kept out of
-# the build context by .dockerignore.
+# package.json: "type": "module" applies to the built files. Tests, docs and tooling are kept out of
+# the build context by .dockerignore; the sources stay in the build stage (bin/clusterdns runs dist/).
 COPY package.json ./
 COPY bin ./bin
-COPY src ./src
+COPY --from=build /app/dist ./dist
 COPY zones ./zones
 # Numeric, so Kubernetes' runAsNonRoot can verify it; the Deployment runs as the same id.
 USER 65532:65532

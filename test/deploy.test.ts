@@ -422,8 +422,16 @@ test("the Dockerfile: Node 24 on slim Debian, production deps, non-root as the D
     .filter((i) => i.op === "COPY" && !i.args.startsWith("--from"))
     .flatMap((i) => i.args.split(" ").slice(0, -1))
     .sort();
-  assert.deepEqual(copies, ["bin", "package.json", "src", "zones"], "only what runs");
+  assert.deepEqual(copies, ["bin", "package.json", "zones"], "only what runs");
   for (const c of copies) assert.ok(existsSync(join(ROOT, c)), c);
+  // src/ runs as its JavaScript build, made in a stage of its own with `npm run build`.
+  const build = ins.find((i) => i.op === "FROM" && / AS build$/i.test(i.args))?.stage;
+  assert.notEqual(build, undefined, "a build stage");
+  assert.ok(ins.some((i) => i.stage === build && i.op === "RUN" && /npm run build/.test(i.args)));
+  assert.ok(
+    final.some((i) => i.op === "COPY" && i.args === "--from=build /app/dist ./dist"),
+    "dist/ copied",
+  );
 
   if (ins.some((i) => i.op === "RUN" && /setcap cap_net_bind_service/.test(i.args))) {
     assert.ok(container.securityContext!.capabilities!.add!.includes("NET_BIND_SERVICE"), "else exec: EPERM");
