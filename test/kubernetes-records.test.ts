@@ -9,8 +9,7 @@
 
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import dns2 from "dns2";
@@ -20,6 +19,7 @@ import { writeKubeconfig } from "./k8s/kubeconfig.ts";
 import { endpointSlice, endpoints, namespace, pod, service } from "./k8s/objects.ts";
 import { startFailure, startServer, type RunningServer } from "./helpers/server.ts";
 import { dig } from "./helpers/dig.ts";
+import { HAVE_OPENSSL, makeCerts } from "./k8s/certs.ts";
 
 // ---------------------------------------------------------------------------------------------------
 // The cluster
@@ -578,8 +578,6 @@ const ZONE_FILES: Record<string, string> = {
   ].join("\n"),
 };
 
-const OPENSSL = ["/usr/bin/openssl", "/usr/local/bin/openssl"].some((p) => existsSync(p));
-
 const SETS: OptionSet[] = [
   {
     title: "endpoint URL (no kubeconfig)",
@@ -598,7 +596,7 @@ const SETS: OptionSet[] = [
   {
     title: "endpoint https URL with tls CERT KEY CACERT",
     zones: ["tls.test"],
-    skip: !OPENSSL && "openssl not installed",
+    skip: !HAVE_OPENSSL && "openssl not installed",
     options: (e) => [`endpoint ${e.tls!.url}`, `tls ${e.tls!.cert} ${e.tls!.key} ${e.tls!.ca}`],
     rows: [
       ok("web.default.svc.tls.test", "A", ["@ 5 IN A 10.96.0.20"]),
@@ -884,44 +882,6 @@ function optionsCorefile(e: Env): string {
   return blocks.join("\n") + "\n";
 }
 
-/** A CA, a server certificate for 127.0.0.1 and a client certificate, with openssl. */
-function makeCerts(dir: string): {
-  ca: string;
-  serverKey: string;
-  serverCert: string;
-  cert: string;
-  key: string;
-} {
-  const f = (n: string) => join(dir, n);
-  const openssl = (...args: string[]) => execFileSync("openssl", args, { stdio: "pipe" });
-  const key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
-  openssl(
-    "req",
-    "-x509",
-    ...key,
-    ...["-keyout", f("ca.key"), "-out", f("ca.crt"), "-days", "1", "-subj", "/CN=ca"],
-  );
-  const sign = (name: string, ext: string) => {
-    writeFileSync(f(`${name}.ext`), ext);
-    openssl("req", ...key, "-keyout", f(`${name}.key`), "-out", f(`${name}.csr`), "-subj", `/CN=${name}`);
-    openssl(
-      "x509",
-      "-req",
-      ...["-in", f(`${name}.csr`), "-CA", f("ca.crt"), "-CAkey", f("ca.key"), "-CAcreateserial"],
-      ...["-out", f(`${name}.crt`), "-days", "1", "-extfile", f(`${name}.ext`)],
-    );
-  };
-  sign("server", "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n");
-  sign("client", "extendedKeyUsage=clientAuth\n");
-  return {
-    ca: f("ca.crt"),
-    serverKey: f("server.key"),
-    serverCert: f("server.crt"),
-    cert: f("client.crt"),
-    key: f("client.key"),
-  };
-}
-
 // ---------------------------------------------------------------------------------------------------
 // Checking
 
@@ -1097,14 +1057,14 @@ before(async () => {
     }),
     legacy: writeKubeconfig(tmp, legacyApi.url, { fileName: "kubeconfig-legacy" }),
   };
-  if (OPENSSL) {
+  if (HAVE_OPENSSL) {
     const c = makeCerts(tmp);
     const tlsApi = await startApiServer({
       tls: { key: readFileSync(c.serverKey), cert: readFileSync(c.serverCert), ca: readFileSync(c.ca) },
     });
     apis.push(tlsApi);
     populate(tlsApi, CLUSTER);
-    env.tls = { url: tlsApi.url, cert: c.cert, key: c.key, ca: c.ca };
+    env.tls = { url: tlsApi.url, cert: c.clientCert, key: c.clientKey, ca: c.ca };
   }
   // Both start at once; one that started is kept for `after` even when the other failed.
   const [main, options] = await Promise.allSettled([

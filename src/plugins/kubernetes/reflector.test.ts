@@ -4,8 +4,7 @@
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
@@ -21,6 +20,7 @@ import { Reflector } from "./reflector.ts";
 import type { ReflectorTuning } from "./reflector.ts";
 import { apiSource } from "./source-api.ts";
 import type { EventType, Kind, KObject, Sink } from "./source.ts";
+import { HAVE_OPENSSL, makeCerts } from "../../../test/k8s/certs.ts";
 
 const TUNING: ReflectorTuning = {
   pageSize: 3,
@@ -524,51 +524,7 @@ describe("client config", () => {
   });
 });
 
-/** A CA, a server certificate for 127.0.0.1 and a client certificate, made with openssl. */
-function makeCerts(at: string): {
-  ca: string;
-  serverKey: string;
-  serverCert: string;
-  clientKey: string;
-  clientCert: string;
-} {
-  const f = (n: string) => join(at, n);
-  const ossl = (...args: string[]) => execFileSync("openssl", args, { stdio: "pipe" });
-  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
-  ossl(
-    "req",
-    "-x509",
-    ...ec,
-    "-keyout",
-    f("ca.key"),
-    "-out",
-    f("ca.crt"),
-    "-days",
-    "1",
-    "-subj",
-    "/CN=test-ca",
-  );
-  for (const [name, ext] of [
-    ["server", "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n"],
-    ["client", "extendedKeyUsage=clientAuth\n"],
-  ]) {
-    writeFileSync(f(`${name}.ext`), ext);
-    ossl("req", ...ec, "-keyout", f(`${name}.key`), "-out", f(`${name}.csr`), "-subj", `/CN=${name}`);
-    const sign = ["-in", f(`${name}.csr`), "-CA", f("ca.crt"), "-CAkey", f("ca.key"), "-CAcreateserial"];
-    ossl("x509", "-req", ...sign, "-out", f(`${name}.crt`), "-days", "1", "-extfile", f(`${name}.ext`));
-  }
-  return {
-    ca: f("ca.crt"),
-    serverKey: f("server.key"),
-    serverCert: f("server.crt"),
-    clientKey: f("client.key"),
-    clientCert: f("client.crt"),
-  };
-}
-
-const openssl = ["/usr/bin/openssl", "/usr/local/bin/openssl"].some((p) => existsSync(p));
-
-describe("TLS", { skip: !openssl && "openssl not installed" }, () => {
+describe("TLS", { skip: !HAVE_OPENSSL && "openssl not installed" }, () => {
   test("endpoint with tls CERT KEY CACERT, and a kubeconfig with CA and client certificate", async () => {
     const certDir = mkdtempSync(join(dir, "certs-"));
     const c = makeCerts(certDir);
