@@ -52,4 +52,7 @@ EXPOSE 53/udp 53/tcp 8080 8181 9153
 # node itself is the first exec, not bin/clusterdns's `#!/usr/bin/env node`: with
 # allowPrivilegeEscalation: false (no_new_privs) an exec never gains more than its caller holds, and only
 # the first exec's caller holds NET_BIND_SERVICE; through env, node would start without it.
-ENTRYPOINT ["/usr/local/bin/node", "/app/bin/clusterdns"]
+# --max-semi-space-size=1 (MB): a small young generation. The query path allocates little, and the
+# default lets V8 keep tens of MB of young space after the first LIST: measured at 10k services, RSS
+# 174 -> 129 MB, with the same QPS (README, Benchmark).
+ENTRYPOINT ["/usr/local/bin/node", "--max-semi-space-size=1", "/app/bin/clusterdns"]

@@ -9,6 +9,9 @@ import { createInterface } from "node:readline";
 /** Pinning needs two cores: the servers on core 0, dnsperf on core 1. */
 export const PIN = cpus().length > 1;
 
+/** The node flags clusterdns runs with in its image (Dockerfile ENTRYPOINT): measure what ships. */
+export const NODE_FLAGS = ["--max-semi-space-size=1"];
+
 const children = new Set<ChildProcess>();
 process.once("exit", () => {
   for (const c of children) c.kill("SIGKILL");

@@ -8,7 +8,7 @@ import { join, resolve } from "node:path";
 import { dnsperf } from "./dnsperf.ts";
 import { generateCluster } from "./cluster-gen.ts";
 import { benchCorefile, serveCluster } from "./cluster-api.ts";
-import { PIN, startPinned, stop } from "./processes.ts";
+import { NODE_FLAGS, PIN, startPinned, stop } from "./processes.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const services = Number(process.env.BENCH_SERVICES ?? 10_000);
@@ -31,6 +31,7 @@ const cd = await startPinned(
   [
     "--cpu-prof",
     `--cpu-prof-dir=${dir}`,
+    ...NODE_FLAGS,
     join(ROOT, "bin", "clusterdns"),
     "-conf",
     join(dir, "Corefile"),

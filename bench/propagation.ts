@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { generateCluster } from "./cluster-gen.ts";
 import { benchCorefile, serveCluster } from "./cluster-api.ts";
-import { memoryOf, startPinned, stop } from "./processes.ts";
+import { NODE_FLAGS, memoryOf, startPinned, stop } from "./processes.ts";
 import { encode } from "../src/dns/encode.ts";
 import { decode } from "../src/dns/decode.ts";
 import { newQuery } from "../src/dns/message.ts";
@@ -29,7 +29,7 @@ async function main(): Promise<void> {
   const t0 = performance.now();
   const cd = await startPinned(
     process.execPath,
-    [join(ROOT, "bin", "clusterdns"), "-conf", join(dir, "Corefile"), "-dns.port", "0"],
+    [...NODE_FLAGS, join(ROOT, "bin", "clusterdns"), "-conf", join(dir, "Corefile"), "-dns.port", "0"],
     /"msg":"started"/,
     { CLUSTERDNS_LOG_LEVEL: "info" },
   );

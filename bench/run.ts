@@ -15,7 +15,7 @@ import { generateCluster } from "./cluster-gen.ts";
 import { benchCorefile, serveCluster } from "./cluster-api.ts";
 import { startKnot } from "./knot.ts";
 import { compareAnswers } from "./answer-check.ts";
-import { PIN, memoryOf, startPinned, stop, type Started } from "./processes.ts";
+import { NODE_FLAGS, PIN, memoryOf, startPinned, stop, type Started } from "./processes.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -49,7 +49,7 @@ async function main(): Promise<void> {
   writeFileSync(join(dir, "Corefile"), benchCorefile(kubeconfig));
   const cd = await startPinned(
     process.execPath,
-    [join(ROOT, "bin", "clusterdns"), "-conf", join(dir, "Corefile"), "-dns.port", "0"],
+    [...NODE_FLAGS, join(ROOT, "bin", "clusterdns"), "-conf", join(dir, "Corefile"), "-dns.port", "0"],
     /"msg":"started"/,
     { CLUSTERDNS_LOG_LEVEL: "info" },
   );
