@@ -16,6 +16,7 @@ import { createLogger } from "./log.ts";
 const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
 export async function main(argv: string[]): Promise<number> {
+  if (argv[0] === "resolve") return (await import("./resolver/cli.ts")).resolveMain(argv.slice(1));
   let flags;
   try {
     flags = parseFlags(argv);

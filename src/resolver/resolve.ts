@@ -1,0 +1,252 @@
+// What a glibc program sends and gets for a name: the search walk (search.ts) driven by real queries
+// (send.ts), and the result glibc's callers make of the answers. Three callers are modelled:
+// - "ahosts": getaddrinfo with AF_UNSPEC, as `getent ahosts` and most programs: A and AAAA for each
+//   candidate (A only with options no-aaaa). Assumes the host has IPv6 and IPv4 addresses other than
+//   loopback, or neither: with AI_ADDRCONFIG and only non-loopback IPv4, glibc asks A alone (use type A).
+// - "hosts": `getent hosts`, i.e. gethostbyname2(AF_INET6), then gethostbyname2(AF_INET) if that
+//   fails: a whole walk of AAAA queries, then a whole walk of A queries.
+// - a single type (res_search), as `host -t TYPE` or a program calling res_search does.
+// /etc/hosts, which glibc reads before DNS with "hosts: files dns", is not consulted.
+
+import { isIPv6 } from "node:net";
+import { Type, rcodeName, typeName } from "../dns/constants.ts";
+import type { Msg, RR } from "../dns/message.ts";
+import { rdataToText } from "../dns/text.ts";
+import { inetAton, type ResolvConf } from "./resolv-conf.ts";
+import { searchWalk, queryOutcome, type CandidateOutcome, type HErrno } from "./search.ts";
+import { buildQuery, resSend, type QueryEvent, type SendSession, type Server } from "./send.ts";
+
+export type Mode = "ahosts" | "hosts";
+
+export interface ResolveOptions {
+  conf: ResolvConf;
+  /** Servers to ask instead of the resolv.conf's nameservers (port 53). */
+  servers?: Server[];
+  /** Default "ahosts". Ignored when `type` is set. */
+  mode?: Mode;
+  /** One query type per candidate (res_search) instead of an address lookup. */
+  type?: number;
+}
+
+/** One query sent, in order. */
+export interface TraceQuery {
+  name: string;
+  type: string;
+  server: string;
+  transport: "udp" | "tcp";
+  /** Undefined when no reply came (see note). */
+  rcode?: string;
+  flags?: string[];
+  answers: string[];
+  note?: string;
+}
+
+/** A candidate name glibc could not put in a query (it is then not sent). */
+export interface NotSent {
+  name: string;
+  reason: string;
+  /** How many queries had been sent before it. */
+  after: number;
+}
+
+export interface ResolveResult {
+  resolved: boolean;
+  /** The name glibc reports (getaddrinfo's canonname, gethostbyname's h_name), without the final dot. */
+  canonicalName?: string;
+  /** gethostbyname's h_aliases: the names that led there through CNAMEs. */
+  aliases: string[];
+  /** Addresses in the order of the answers (getaddrinfo then sorts them by RFC 6724). */
+  addresses: string[];
+  /** For a single-type lookup: the records of that type, as zone-file text. */
+  records: string[];
+  /** The candidate that answered. */
+  answeredBy?: string;
+  /** getaddrinfo's error (EAI_NONAME, EAI_AGAIN, EAI_NODATA) or, for the other modes, h_errno's. */
+  error?: string;
+  herrno?: HErrno;
+}
+
+export interface Trace {
+  name: string;
+  mode: Mode | "query";
+  /** The query types per candidate, e.g. ["A", "AAAA"]. */
+  types: string[];
+  queries: TraceQuery[];
+  notSent: NotSent[];
+  result: ResolveResult;
+}
+
+interface WalkRun {
+  found: boolean;
+  name?: string;
+  herrno?: HErrno;
+  replies: Msg[];
+}
+
+export async function resolve(name: string, o: ResolveOptions): Promise<Trace> {
+  const conf = o.conf;
+  const servers = o.servers ?? conf.nameservers.map((address) => ({ address, port: 53 }));
+  const session: SendSession = {
+    singleRequest: conf.singleRequest,
+    singleRequestReopen: conf.singleRequestReopen,
+  };
+  const queries: TraceQuery[] = [];
+  const notSent: NotSent[] = [];
+  const onEvent = (e: QueryEvent) => queries.push(traceQuery(e));
+
+  /** One whole search walk with `types` per candidate. */
+  const walk = async (types: number[]): Promise<WalkRun> => {
+    const w = searchWalk(name, conf);
+    let replies: Msg[] = [];
+    let outcome: CandidateOutcome | undefined;
+    for (;;) {
+      const step = outcome === undefined ? w.next() : w.next(outcome);
+      if (step.done) return { ...step.value, replies };
+      const c = step.value;
+      if (c.unsendable !== undefined) {
+        notSent.push({ name: c.name, reason: `cannot be encoded: ${c.unsendable}`, after: queries.length });
+        outcome = { found: false, herrno: "NO_RECOVERY", firstRcode: 0 };
+        continue;
+      }
+      // no-aaaa: a lone AAAA query goes out as A, and its answer is read as NODATA (res-noaaaa.c).
+      const suppressed = conf.noAaaa && types.length === 1 && types[0] === Type.AAAA;
+      const msgs = types.map((t) => buildQuery(c.name, suppressed ? Type.A : t, conf));
+      if (suppressed) msgs[0].edns = undefined;
+      const r = await resSend(msgs, { conf, servers, session, onEvent });
+      if (suppressed) {
+        if (r.first) r.first = { ...r.first, answer: [] };
+        if (r.second) r.second = { ...r.second, answer: [] };
+      }
+      replies = [r.first, r.second].filter((m): m is Msg => m !== undefined);
+      outcome = queryOutcome({
+        first: r.first && head(r.first),
+        second: r.second && head(r.second),
+        failed: r.failed,
+        firstRcode: r.firstRcode,
+      });
+    }
+  };
+
+  const mode: Trace["mode"] = o.type !== undefined ? "query" : (o.mode ?? "ahosts");
+  const types =
+    mode === "query"
+      ? [o.type!]
+      : mode === "hosts"
+        ? [Type.AAAA, Type.A]
+        : conf.noAaaa
+          ? [Type.A]
+          : [Type.A, Type.AAAA];
+  const trace = (result: ResolveResult): Trace => ({
+    name,
+    mode,
+    types: types.map(typeName),
+    queries,
+    notSent,
+    result,
+  });
+
+  if (mode !== "query" && (inetAton(name) !== undefined || isIPv6(name))) {
+    // An address literal: getaddrinfo and gethostbyname answer without DNS.
+    const address = inetAton(name) ?? name;
+    return trace({ resolved: true, canonicalName: name, aliases: [], addresses: [address], records: [] });
+  }
+
+  if (mode === "ahosts") {
+    const run = await walk(types);
+    if (!run.found) {
+      return trace({ ...empty(), error: eai(run.herrno), herrno: run.herrno });
+    }
+    const got = collect(run.name!, run.replies, types);
+    if (got.addresses.length === 0) return trace({ ...got, answeredBy: run.name, error: "EAI_NONAME" });
+    return trace({ ...got, resolved: true, answeredBy: run.name });
+  }
+
+  if (mode === "hosts") {
+    let last: ResolveResult = empty();
+    for (const t of types) {
+      const run = await walk([t]);
+      if (!run.found) {
+        last = { ...empty(), error: run.herrno, herrno: run.herrno };
+        continue;
+      }
+      const got = collect(run.name!, run.replies, [t]);
+      if (got.addresses.length > 0) return trace({ ...got, resolved: true, answeredBy: run.name });
+      last = { ...got, answeredBy: run.name, error: "NO_RECOVERY", herrno: "NO_RECOVERY" };
+    }
+    return trace(last);
+  }
+
+  const run = await walk(types);
+  if (!run.found) return trace({ ...empty(), error: run.herrno, herrno: run.herrno });
+  const got = collect(run.name!, run.replies, types);
+  return trace({ ...got, resolved: got.records.length > 0, answeredBy: run.name });
+}
+
+function empty(): ResolveResult {
+  return { resolved: false, aliases: [], addresses: [], records: [] };
+}
+
+function head(m: Msg) {
+  return { rcode: m.rcode, ancount: m.answer.length };
+}
+
+/** getaddrinfo's error for a failed walk. */
+function eai(h: HErrno | undefined): string {
+  return h === "TRY_AGAIN" ? "EAI_AGAIN" : h === "NO_DATA" ? "EAI_NODATA" : "EAI_NONAME";
+}
+
+const bare = (n: string) => (n.length > 1 && n.endsWith(".") ? n.slice(0, -1) : n);
+const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
+/**
+ * What glibc takes from the answer sections: follow CNAMEs from the asked name, then the records of
+ * the asked type owned by the name reached. Records owned by other names are skipped, as glibc does.
+ */
+function collect(asked: string, replies: Msg[], types: number[]): ResolveResult {
+  const out: ResolveResult = empty();
+  for (const m of replies) {
+    const qtype = m.question[0]?.type;
+    let owner = asked;
+    const aliases: string[] = [];
+    for (let hops = 0; hops < 16; hops++) {
+      const cname = m.answer.find((rr) => rr.type === Type.CNAME && same(rr.name, owner));
+      if (cname === undefined || qtype === Type.CNAME) break;
+      aliases.push(bare(cname.name));
+      owner = (cname.data as { target: string }).target;
+    }
+    const wanted = m.answer.filter(
+      (rr) => rr.type === qtype && types.includes(rr.type) && same(rr.name, owner),
+    );
+    if (wanted.length === 0) continue;
+    out.canonicalName ??= bare(wanted[0].name);
+    if (out.aliases.length === 0) out.aliases = aliases;
+    for (const rr of wanted) {
+      if (rr.type === Type.A || rr.type === Type.AAAA)
+        out.addresses.push((rr.data as { address: string }).address);
+      out.records.push(recordText(rr));
+    }
+  }
+  return out;
+}
+
+function recordText(rr: RR): string {
+  return `${rr.name} ${rr.ttl} ${typeName(rr.type)} ${rdataToText(rr.data)}`;
+}
+
+function traceQuery(e: QueryEvent): TraceQuery {
+  const q: TraceQuery = {
+    name: e.name,
+    type: typeName(e.type),
+    server: e.server,
+    transport: e.transport,
+    answers: [],
+  };
+  if (e.reply) {
+    const r = e.reply;
+    q.rcode = rcodeName(r.rcode);
+    q.flags = (["aa", "tc", "rd", "ra", "ad"] as const).filter((f) => r[f]);
+    q.answers = r.answer.map(recordText);
+  }
+  if (e.note !== undefined) q.note = e.note;
+  return q;
+}
