@@ -7,18 +7,7 @@ import { ROOT, startServer } from "./helpers/server.ts";
 import { dig } from "./helpers/dig.ts";
 import { httpGet } from "./helpers/http-get.ts";
 import { freePort } from "./helpers/free-port.ts";
-
-/** The value of the one sample whose name and labels match exactly, or undefined. */
-function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
-  for (const line of text.split("\n")) {
-    const m = /^([a-z_]+)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const got = Object.fromEntries([...(m[2] ?? "").matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
-    const want = Object.entries(labels);
-    if (want.length === Object.keys(got).length && want.every(([k, v]) => got[k] === v)) return Number(m[3]);
-  }
-  return undefined;
-}
+import { sample } from "./helpers/metrics.ts";
 
 test("/metrics shows the queries with CoreDNS's names and labels", async () => {
   const port = await freePort();

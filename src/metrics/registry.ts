@@ -56,3 +56,30 @@ export const pluginEnabled = new PlainCounter(
   "gauge",
 );
 registry.registerMetric(pluginEnabled.asMetric());
+
+/** A counter whose values are read from plain numbers at scrape time: `fill` adds them. */
+export function scrapedCounter(
+  name: string,
+  help: string,
+  labelNames: string[],
+  fill: (c: Counter) => void,
+): void {
+  new Counter({ name, help, labelNames, registers: [registry], collect: collector(fill) });
+}
+
+/** A gauge whose values are read at scrape time: `fill` adds them. */
+export function scrapedGauge(
+  name: string,
+  help: string,
+  labelNames: string[],
+  fill: (g: Gauge) => void,
+): void {
+  new Gauge({ name, help, labelNames, registers: [registry], collect: collector(fill) });
+}
+
+function collector<T extends { reset(): void }>(fill: (m: T) => void): (this: T) => void {
+  return function (this: T) {
+    this.reset();
+    fill(this);
+  };
+}

@@ -4,6 +4,7 @@
 import type { Setup } from "../plugin.ts";
 import { setup as autopath } from "./autopath/setup.ts";
 import { setup as bind } from "./bind/setup.ts";
+import { setup as cache } from "./cache/setup.ts";
 import { setup as chaos } from "./chaos/setup.ts";
 import { setup as errors } from "./errors/setup.ts";
 import { setup as file } from "./file/setup.ts";
@@ -24,6 +25,7 @@ import { setup as whoami } from "./whoami/setup.ts";
 export const setups: ReadonlyMap<string, Setup> = new Map<string, Setup>([
   ["autopath", autopath],
   ["bind", bind],
+  ["cache", cache],
   ["chaos", chaos],
   ["errors", errors],
   ["file", file],

@@ -23,6 +23,11 @@ export interface KnotOptions {
   id?: string;
   /** Listen on this port (to start an upstream again where it was); a free one by default. */
   port?: number;
+  /** Listen on this address (default 127.0.0.1). */
+  address?: string;
+  /** Run inside this network namespace (`ip netns exec`); give `port` too, as the free-port probe
+   * looks at this process's own namespace. */
+  netns?: string;
 }
 
 export interface Knot {
@@ -39,7 +44,7 @@ export async function startKnot(o: KnotOptions = {}): Promise<Knot> {
   for (let attempt = 0; ; attempt++) {
     const port = o.port ?? (await freeUdpTcpPort());
     try {
-      return await launch(port, o.id ?? "knot");
+      return await launch(port, o.id ?? "knot", o.address ?? "127.0.0.1", o.netns);
     } catch (err) {
       // Someone took the free port before knotd bound it: pick another (not when one was asked for).
       if (o.port !== undefined || attempt >= 3) throw err;
@@ -47,7 +52,7 @@ export async function startKnot(o: KnotOptions = {}): Promise<Knot> {
   }
 }
 
-async function launch(port: number, id: string): Promise<Knot> {
+async function launch(port: number, id: string, address: string, netns?: string): Promise<Knot> {
   const dir = mkdtempSync(join(tmpdir(), "clusterdns-knot-"));
   const zoneFile = join(dir, "example.org.zone");
   writeFileSync(zoneFile, zoneText(id));
@@ -55,7 +60,7 @@ async function launch(port: number, id: string): Promise<Knot> {
   writeFileSync(
     conf,
     `server:
-    listen: 127.0.0.1@${port}
+    listen: ${address}@${port}
     rundir: "${dir}"
     udp-workers: 1
     tcp-workers: 1
@@ -73,7 +78,9 @@ zone:
 `,
   );
   const script = 'knotd -c "$1" </dev/null & k=$!; cat >/dev/null; kill $k; wait $k';
-  const proc = spawn("sh", ["-c", script, "sh", conf], { stdio: ["pipe", "pipe", "pipe"], detached: true });
+  const sh = ["sh", "-c", script, "sh", conf];
+  const [cmd, ...args] = netns === undefined ? sh : ["ip", "netns", "exec", netns, ...sh];
+  const proc = spawn(cmd, args, { stdio: ["pipe", "pipe", "pipe"], detached: true });
   const log: string[] = [];
   const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
   const cleanup = () => rmSync(dir, { recursive: true, force: true });

@@ -1,35 +1,20 @@
 // coredns_forward_* from the forward plugin's plain counters (stats.ts), read at scrape time.
 
 import { Counter } from "prom-client";
-import { registry } from "../../metrics/registry.ts";
+import { registry, scrapedCounter } from "../../metrics/registry.ts";
 import { CollectedHistogram, TIME_BUCKETS } from "../../metrics/plain.ts";
 import { forwardStats, type UpstreamStats } from "./stats.ts";
 
 type Fill = (c: Counter, s: UpstreamStats) => void;
 
 function perUpstream(name: string, help: string, labelNames: string[], fill: Fill): void {
-  new Counter({
-    name,
-    help,
-    labelNames,
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const s of forwardStats.upstreams.values()) fill(this, s);
-    },
+  scrapedCounter(name, help, labelNames, (c) => {
+    for (const s of forwardStats.upstreams.values()) fill(c, s);
   });
 }
 
 function total(name: string, help: string, read: () => number): void {
-  new Counter({
-    name,
-    help,
-    registers: [registry],
-    collect() {
-      this.reset();
-      this.inc(read());
-    },
-  });
+  scrapedCounter(name, help, [], (c) => c.inc(read()));
 }
 
 perUpstream("coredns_forward_requests_total", "Queries sent to each upstream.", ["to"], (c, s) =>

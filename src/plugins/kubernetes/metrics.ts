@@ -2,8 +2,8 @@
 // `kubernetes` directive of the running configuration). Watch counters restart at zero when a reload
 // replaces the source.
 
-import { Gauge } from "prom-client";
-import { registry } from "../../metrics/registry.ts";
+import type { Gauge } from "prom-client";
+import { scrapedGauge } from "../../metrics/registry.ts";
 import type { Store } from "./store.ts";
 import type { ApiSourceStats } from "./source-api.ts";
 
@@ -22,18 +22,7 @@ export function track(store: Store, api?: () => ApiSourceStats): () => void {
   return () => live.delete(entry);
 }
 
-function gauge(name: string, help: string, labelNames: string[], fill: (g: Gauge) => void): void {
-  new Gauge({
-    name,
-    help,
-    labelNames,
-    registers: [registry],
-    collect() {
-      this.reset();
-      fill(this);
-    },
-  });
-}
+const gauge = scrapedGauge;
 
 gauge("clusterdns_kubernetes_objects", "Objects in the slim store, by kind.", ["kind"], (g) => {
   for (const { store } of live) {

@@ -1,0 +1,141 @@
+// cache [TTL] [ZONES...] {
+//     success CAPACITY [TTL] [MINTTL]
+//     denial CAPACITY [TTL] [MINTTL]
+//     prefetch AMOUNT [[DURATION] [PERCENTAGE%]]
+//     serve_stale [DURATION] [REFRESH_MODE]
+//     servfail DURATION
+//     disable success|denial [ZONES...]
+//     keepttl
+// }
+
+import type { Setup } from "../../plugin.ts";
+import type { Directive, Token } from "../../corefile/types.ts";
+import {
+  argCount,
+  blockOptions,
+  noBlock,
+  parseDuration,
+  parseIntArg,
+  zonesArg,
+} from "../../corefile/args.ts";
+import { configError } from "../../corefile/errors.ts";
+import { Cache, cachePlugin, type CacheOptions } from "./cache.ts";
+import "./metrics.ts";
+
+const NAME = "cache";
+const MAX_TTL = { success: 3600, denial: 1800 };
+const MIN_TTL = 5;
+/** CoreDNS's default: 256 shards of 39 entries. */
+const CAPACITY = 9984;
+const MAX_SERVFAIL_S = 300;
+const INT32 = 2 ** 31 - 1;
+
+export function parseCache(d: Directive, blockZones: readonly string[]): CacheOptions {
+  let args = d.args;
+  let maxTtl: number | undefined;
+  if (args.length > 0 && /^\d+$/.test(args[0].text)) {
+    maxTtl = parseIntArg(args[0], NAME, 1, INT32);
+    args = args.slice(1);
+  }
+  const zones = zonesArg(args, blockZones, NAME);
+  const o: CacheOptions = {
+    zones,
+    success: { capacity: CAPACITY, maxTtl: maxTtl ?? MAX_TTL.success, minTtl: MIN_TTL },
+    denial: { capacity: CAPACITY, maxTtl: maxTtl ?? MAX_TTL.denial, minTtl: MIN_TTL },
+    servfailTtl: 5,
+    disable: { success: [], denial: [] },
+    keepTtl: false,
+  };
+  const seen = new Set<string>();
+  const once = (opt: Directive, min: number, max: number) => {
+    if (seen.has(opt.name)) throw configError(opt, NAME, `'${opt.name}' is given twice`);
+    seen.add(opt.name);
+    noBlock(opt, NAME);
+    argCount(opt, NAME, min, max);
+  };
+  const kind = (which: "success" | "denial") => (opt: Directive) => {
+    once(opt, 1, 3);
+    const s = o[which];
+    s.capacity = parseIntArg(opt.args[0], NAME, 1, INT32);
+    if (opt.args[1]) s.maxTtl = parseIntArg(opt.args[1], NAME, 1, INT32);
+    if (opt.args[2]) s.minTtl = parseIntArg(opt.args[2], NAME, 0, s.maxTtl);
+    if (s.minTtl > s.maxTtl)
+      throw configError(opt, NAME, `${which}: MINTTL ${s.minTtl} is above TTL ${s.maxTtl}`);
+  };
+  blockOptions(d, NAME, {
+    success: kind("success"),
+    denial: kind("denial"),
+    prefetch(opt) {
+      once(opt, 1, 3);
+      const amount = parseIntArg(opt.args[0], NAME, 1, INT32);
+      let durationMs = 60_000;
+      let percentage = 10;
+      for (const t of opt.args.slice(1)) {
+        if (t.text.endsWith("%")) percentage = percent(t);
+        else if (t === opt.args[1]) durationMs = positiveDuration(t);
+        else throw configError(t, NAME, `prefetch: '${t.text}' is not a PERCENTAGE% (like 10%)`);
+      }
+      o.prefetch = { amount, durationMs, percentage };
+    },
+    serve_stale(opt) {
+      once(opt, 0, 2);
+      let durationMs = 3_600_000;
+      if (opt.args[0]) {
+        durationMs = parseDuration(opt.args[0], NAME);
+        if (durationMs < 0) throw configError(opt.args[0], NAME, "serve_stale: the duration is negative");
+      }
+      const mode = opt.args[1]?.text ?? "immediate";
+      if (mode !== "immediate" && mode !== "verify") {
+        throw configError(
+          opt.args[1],
+          NAME,
+          `serve_stale: unknown refresh mode '${mode}' (want immediate or verify)`,
+        );
+      }
+      o.serveStale = { durationMs, verify: mode === "verify" };
+    },
+    servfail(opt) {
+      once(opt, 1, 1);
+      const ms = parseDuration(opt.args[0], NAME);
+      if (ms > MAX_SERVFAIL_S * 1000) throw configError(opt.args[0], NAME, "servfail: at most 5m");
+      o.servfailTtl = Math.ceil(ms / 1000);
+    },
+    disable(opt) {
+      noBlock(opt, NAME);
+      argCount(opt, NAME, 1, Infinity);
+      const which = opt.args[0].text;
+      if (which !== "success" && which !== "denial") {
+        throw configError(opt.args[0], NAME, `disable: '${which}' is not success or denial`);
+      }
+      o.disable[which] = [...o.disable[which], ...zonesArg(opt.args.slice(1), zones, NAME)];
+    },
+    keepttl(opt) {
+      once(opt, 0, 0);
+      o.keepTtl = true;
+    },
+  });
+  return o;
+}
+
+function percent(t: Token): number {
+  const n = Number(t.text.slice(0, -1));
+  if (!Number.isInteger(n) || n < 10 || n > 90) {
+    throw configError(t, NAME, `prefetch: percentage '${t.text}' is not between 10% and 90%`);
+  }
+  return n;
+}
+
+function positiveDuration(t: Token): number {
+  const ms = parseDuration(t, NAME);
+  if (ms <= 0) throw configError(t, NAME, `prefetch: duration '${t.text}' must be above 0`);
+  return ms;
+}
+
+export const setup: Setup = (d, ctx) => {
+  if (ctx.block.shared.has(NAME)) throw configError(d, NAME, "only one cache per server block");
+  ctx.block.shared.set(NAME, true);
+  const cache = new Cache(parseCache(d, ctx.zones));
+  ctx.onStartup(() => cache.start());
+  ctx.onShutdown(() => cache.stop());
+  return cachePlugin(cache);
+};
