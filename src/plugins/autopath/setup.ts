@@ -10,6 +10,7 @@ import type { Setup } from "../../plugin.ts";
 import { argCount, noBlock, zonesArg } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
 import { canonical } from "../../dns/name.ts";
+import { parseResolvConf } from "../../resolver/resolv-conf.ts";
 import { autopath } from "./autopath.ts";
 import type { SearchPathSource } from "./search-path.ts";
 import { SEARCH_PATH_SOURCES } from "./search-path.ts";
@@ -19,14 +20,9 @@ const NAME = "autopath";
 /** Where the server's own search domains come from in @plugin mode. */
 const HOST_RESOLV_CONF = "/etc/resolv.conf";
 
-/** The search domains of a resolv.conf: its last `search` or `domain` line wins, as in glibc. */
+/** The search domains of a resolv.conf, read as glibc reads them (src/resolver). */
 function searchOf(file: string): string[] {
-  let search: string[] = [];
-  for (const line of readFileSync(file, "utf8").split("\n")) {
-    const [key, ...words] = line.split(/[ \t]+/).filter((w) => w !== "");
-    if (key === "search" || key === "domain") search = words.map(canonical);
-  }
-  return search;
+  return parseResolvConf(readFileSync(file, "utf8"), file).search.map(canonical);
 }
 
 export const setup: Setup = (d, ctx) => {
