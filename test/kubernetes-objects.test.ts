@@ -5,6 +5,8 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { startServer, ROOT, type RunningServer } from "./helpers/server.ts";
 import { dig, type DigResult } from "./helpers/dig.ts";
+import { execFile } from "node:child_process";
+import { join } from "node:path";
 
 // A second block answers the ExternalName's target, so the CNAME is followed inside the server.
 const COREFILE = `cluster.local in-addr.arpa ip6.arpa {
@@ -32,6 +34,18 @@ after(async () => {
 });
 
 const q = (name: string, type = "A", ...opts: string[]) => dig(srv.port, name, type, ...opts);
+
+/** `clusterdns resolve ARGS`, as a user runs it. */
+function runResolve(args: string[]): Promise<{ stdout: string; code: number | null }> {
+  return new Promise((done) => {
+    const child = execFile(
+      process.execPath,
+      [join(ROOT, "bin", "clusterdns"), "resolve", ...args],
+      { timeout: 20_000 },
+      (_e, stdout) => done({ stdout, code: child.exitCode }),
+    );
+  });
+}
 
 function positive(r: DigResult, answer: string[], additional: string[] = []): void {
   assert.equal(r.status, "NOERROR", r.text);
@@ -201,5 +215,30 @@ describe("the demo cluster over dig", () => {
     // Without the option the same name has no TXT, also right after an explained answer (no cache mix-up).
     const plain = await q("nginx.default.svc.cluster.local");
     assert.equal(plain.additional.length, 0, plain.text);
+  });
+  it("clusterdns resolve shows a pod's queries for a short name, then which objects answered", async () => {
+    const { stdout, code } = await runResolve([
+      "nginx-0.nginx",
+      "--namespace",
+      "web",
+      "--server",
+      `127.0.0.1:${srv.port}`,
+    ]);
+    assert.equal(code, 0, stdout);
+    const lines = stdout.split("\n");
+    const queries = lines
+      .filter((l) => /^\s+\d+\s/.test(l))
+      .map((l) => l.trim().split(/\s+/).slice(1, 3).join(" "));
+    assert.deepEqual(queries, [
+      "A nginx-0.nginx.web.svc.cluster.local.",
+      "AAAA nginx-0.nginx.web.svc.cluster.local.",
+    ]);
+    assert.ok(lines.includes("result: nginx-0.nginx.web.svc.cluster.local: 192.168.136.206"), stdout);
+    const at = lines.indexOf("explain nginx-0.nginx.web.svc.cluster.local. (from the server):");
+    assert.ok(at > 0, stdout);
+    assert.deepEqual(lines.slice(at + 1, at + 3), [
+      "  Service web/nginx: headless",
+      "  EndpointSlice web/nginx-ljp5w: 192.168.136.206 as 'nginx-0' (ready)",
+    ]);
   });
 });

@@ -7,6 +7,7 @@ import { typeFromName } from "../dns/constants.ts";
 import { parseResolvConf, podResolvConf, type ResolvConf } from "./resolv-conf.ts";
 import { resolve, type Mode, type Trace, type TraceQuery } from "./resolve.ts";
 import type { Server } from "./send.ts";
+import { explainFrom } from "./explain.ts";
 
 export const RESOLVE_USAGE = `Usage: clusterdns resolve NAME [flags]
 Shows the DNS queries glibc (getaddrinfo, as most programs) sends for NAME, in order, with the
@@ -20,6 +21,9 @@ answers, and the result it returns. Exit status: 0 resolved, 1 not resolved, 2 u
   --mode ahosts|hosts  ahosts: getaddrinfo, A and AAAA together (default); hosts: like
                        'getent hosts', a whole walk of AAAA queries, then one of A queries
   --json               print the whole trace as JSON
+  --no-explain         do not ask the server afterwards which objects produced the answer
+                       (clusterdns answers with the Service, EndpointSlice or Pod behind a
+                       cluster name; other servers say nothing)
 `;
 
 class UsageError extends Error {
@@ -36,12 +40,17 @@ interface ResolveFlags {
   mode?: Mode;
   json: boolean;
   help: boolean;
+  explain: boolean;
 }
 
 const VALUED = new Set(["resolv-conf", "namespace", "zone", "server", "type", "mode"]);
 
 function parseArgs(argv: string[]): ResolveFlags {
-  const f: Partial<ResolveFlags> & { json: boolean; help: boolean } = { json: false, help: false };
+  const f: Partial<ResolveFlags> & { json: boolean; help: boolean; explain: boolean } = {
+    json: false,
+    help: false,
+    explain: true,
+  };
   const names: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
@@ -51,9 +60,10 @@ function parseArgs(argv: string[]): ResolveFlags {
       continue;
     }
     const [, flag, inline] = m;
-    if (flag === "json" || flag === "help" || flag === "h") {
+    if (flag === "json" || flag === "help" || flag === "h" || flag === "no-explain") {
       if (inline !== undefined) throw new UsageError(`--${flag} takes no value`);
       if (flag === "json") f.json = true;
+      else if (flag === "no-explain") f.explain = false;
       else f.help = true;
       continue;
     }
@@ -167,16 +177,32 @@ export async function resolveMain(
   const { conf, source } = loaded;
   const servers = flags.server ? [flags.server] : undefined;
   const trace = await resolve(flags.name, { conf, servers, mode: flags.mode, type: flags.type });
+  // The name the pod got its answer for, or else the first name it asked.
+  const about = trace.result.answeredBy ?? trace.queries[0]?.name;
+  const server = trace.queries[0]?.server;
+  const explain =
+    flags.explain && about !== undefined && server !== undefined
+      ? { name: about, lines: await explainFrom(parseServer(server), about) }
+      : undefined;
   if (flags.json) {
     const { notes, ...options } = conf;
     const asked = (servers ?? conf.nameservers.map((address) => ({ address, port: 53 }))).map(
       (x) => `${x.address}:${x.port}`,
     );
     out.write(
-      JSON.stringify({ resolvConf: { source, ...options, notes }, servers: asked, ...trace }, null, 2) + "\n",
+      JSON.stringify(
+        { resolvConf: { source, ...options, notes }, servers: asked, ...trace, explain },
+        null,
+        2,
+      ) + "\n",
     );
   } else {
     out.write(formatTrace(trace, conf, source, servers));
+    if (explain && explain.lines.length > 0) {
+      out.write(
+        `explain ${explain.name} (from the server):\n${explain.lines.map((l) => `  ${l}\n`).join("")}`,
+      );
+    }
   }
   return trace.result.resolved ? 0 : 1;
 }
