@@ -9,7 +9,7 @@
 import { LRUCache } from "lru-cache";
 import type { Handler, Plugin, Request } from "../../plugin.ts";
 import { isFailureRcode } from "../../plugin.ts";
-import type { Msg } from "../../dns/message.ts";
+import type { Msg, RR } from "../../dns/message.ts";
 import { Rcode, Type } from "../../dns/constants.ts";
 import { isSubdomain } from "../../dns/name.ts";
 import type { Entry, Kind } from "./entry.ts";
@@ -98,59 +98,73 @@ export class Cache {
       if (left > 0) {
         stats.hits[found.kind]++;
         this.#maybePrefetch(found, key, req, next, left, now, stats);
-        return this.#answer(req, found, left);
+        return this.#answer(req, found, this.#o.keepTtl ? found.ttl : left);
       }
-      const staleFor = now - (found.stored + found.ttl * 1000);
       const stale = this.#o.serveStale;
-      if (stale !== undefined && staleFor <= stale.durationMs) {
+      const expiredFor = now - (found.stored + found.ttl * 1000);
+      // A kept SERVFAIL is never worth serving past its few seconds.
+      if (stale !== undefined && found.rcode !== Rcode.SERVFAIL && expiredFor <= stale.durationMs) {
         if (!stale.verify) {
           stats.servedStale++;
-          this.#refresh(found, key, req, next);
+          this.#refresh(found, key, req, next, stats);
           return this.#answer(req, found, 0);
         }
-        const fresh = await this.#fetch(key, req, next).catch(() => undefined);
-        if (fresh !== undefined && !isFailureRcode(fresh.rcode)) return fresh;
+        // verify: a failure neither reaches the client nor replaces the stale entry.
+        const fresh = await next.serve(req).catch(() => undefined);
+        if (fresh !== undefined && !isFailureRcode(fresh.rcode)) return this.#keep(key, req, fresh);
         stats.servedStale++;
         return this.#answer(req, found, 0);
       }
       this.#lru[found.kind].delete(key);
     }
     stats.misses++;
-    return this.#fetch(key, req, next);
+    return this.#keep(key, req, await next.serve(req));
   }
 
   #answer(req: Request, e: Entry, ttl: number): Msg {
     req.answeredBy = "cache";
     req.maxAge = Math.min(req.maxAge ?? CACHE_MAX_AGE, CACHE_MAX_AGE);
-    return answerFrom(e, req.msg, ttl, this.#o.keepTtl);
+    return answerFrom(e, req.msg, ttl);
   }
 
-  /** Asks the next plugin and keeps its reply when it may be kept. */
-  async #fetch(key: string, req: Request, next: Handler): Promise<Msg> {
-    const reply = await next.serve(req);
-    if (this.#store(key, req, reply)) req.maxAge = Math.min(req.maxAge ?? CACHE_MAX_AGE, CACHE_MAX_AGE);
-    return reply;
+  /** Stores the next plugin's reply when it may be kept, and answers with it. A kept reply goes out
+   * with the entry's TTL on every record, as later hits will (CoreDNS does the same: no 300 -> 4 jump
+   * under `cache 4`), and the wire cache replays it a second at most, so TTLs keep counting down. */
+  #keep(key: string, req: Request, reply: Msg): Msg {
+    const e = this.#store(key, req, reply);
+    if (e === undefined) return reply;
+    req.maxAge = Math.min(req.maxAge ?? CACHE_MAX_AGE, CACHE_MAX_AGE);
+    // New records: the next plugin's may be shared with its own store.
+    const at = (rrs: RR[]) => rrs.map((rr) => ({ ...rr, ttl: e.ttl }));
+    return {
+      ...reply,
+      answer: at(reply.answer),
+      authority: at(reply.authority),
+      additional: at(reply.additional),
+    };
   }
 
-  #store(key: string, req: Request, reply: Msg): boolean {
-    if (req.private || reply.tc || reply.question.length === 0) return false;
+  /** Keeps the reply when it may be kept: the new entry, or undefined. */
+  #store(key: string, req: Request, reply: Msg): Entry | undefined {
+    if (req.private || reply.tc || reply.question.length === 0) return undefined;
     const kind = kindOf(reply);
-    if (kind === undefined) return false;
-    if (this.#o.disable[kind].some((z) => isSubdomain(req.qname, z))) return false;
+    if (kind === undefined) return undefined;
+    if (this.#o.disable[kind].some((z) => isSubdomain(req.qname, z))) return undefined;
     const s = this.#o[kind];
     let ttl: number;
     if (reply.rcode === Rcode.SERVFAIL) {
       ttl = this.#o.servfailTtl;
     } else {
+      // MINTTL raises short TTLs, and the maximum has the last word (`cache 3` keeps nothing past 3 s).
       const said = replyTtl(reply, kind) ?? s.minTtl;
-      ttl = Math.max(s.minTtl, Math.min(s.maxTtl, said));
+      ttl = Math.min(s.maxTtl, Math.max(s.minTtl, said));
     }
-    if (ttl <= 0) return false;
+    if (ttl <= 0) return undefined;
     const e = makeEntry(reply, kind, ttl, this.#now());
     // One entry per key: a name that turned from denial to success leaves the other cache.
     this.#lru[kind === "success" ? "denial" : "success"].delete(key);
     this.#lru[kind].set(key, e);
-    return true;
+    return e;
   }
 
   #maybePrefetch(
@@ -164,20 +178,19 @@ export class Cache {
   ): void {
     const p = this.#o.prefetch;
     if (p === undefined) return;
-    if (now - e.windowStart > p.durationMs) {
-      e.windowStart = now;
-      e.hits = 0;
-    }
-    e.hits++;
+    // Popular: AMOUNT hits with no gap of DURATION or more between them (CoreDNS's rule).
+    e.hits = now - e.lastHit >= p.durationMs ? 1 : e.hits + 1;
+    e.lastHit = now;
     if (e.hits < p.amount || e.refreshing) return;
     // Due once the time left is down to PERCENTAGE of the TTL, or in its last second.
-    if (left > Math.max(1, (e.ttl * p.percentage) / 100)) return;
+    if (left > Math.max(1, Math.ceil((e.ttl * p.percentage) / 100))) return;
     stats.prefetch++;
-    this.#refresh(e, key, req, next);
+    this.#refresh(e, key, req, next, stats);
   }
 
-  /** Fetches the entry again in the background; the client's reply does not wait for it. */
-  #refresh(e: Entry, key: string, req: Request, next: Handler): void {
+  /** Fetches the entry again in the background; the client's reply does not wait for it. A failure
+   * keeps the old entry and is only counted. */
+  #refresh(e: Entry, key: string, req: Request, next: Handler, stats: CacheStats): void {
     if (e.refreshing) return;
     e.refreshing = true;
     // A request of its own: the client's is answered (and may be mutated by the plugins after us).
@@ -188,15 +201,20 @@ export class Cache {
       stable: undefined,
       answeredBy: undefined,
     };
-    void next.serve(own).then(
-      (reply) => {
-        e.refreshing = false;
-        if (!isFailureRcode(reply.rcode)) this.#store(key, own, reply);
-      },
-      () => {
-        e.refreshing = false;
-      },
-    );
+    const failed = () => {
+      e.refreshing = false;
+      stats.refreshFailures++;
+    };
+    next.serve(own).then((reply) => {
+      if (isFailureRcode(reply.rcode)) return failed();
+      e.refreshing = false;
+      const fresh = this.#store(key, own, reply);
+      // The name stays as popular as it was.
+      if (fresh !== undefined) {
+        fresh.hits = e.hits;
+        fresh.lastHit = e.lastHit;
+      }
+    }, failed);
   }
 }
 

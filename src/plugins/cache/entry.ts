@@ -19,9 +19,9 @@ export interface Entry {
   /** When it was stored (ms) and for how long it is fresh (s). */
   readonly stored: number;
   readonly ttl: number;
-  /** Hits inside the current prefetch window, and when the window started. */
+  /** Hits with no gap of the prefetch DURATION or more between them, and when the last one was. */
   hits: number;
-  windowStart: number;
+  lastHit: number;
   /** A refresh is under way (prefetch or stale refresh): do not start another. */
   refreshing: boolean;
 }
@@ -67,7 +67,7 @@ export function makeEntry(reply: Msg, kind: Kind, ttl: number, now: number): Ent
     stored: now,
     ttl,
     hits: 0,
-    windowStart: now,
+    lastHit: now,
     refreshing: false,
   };
 }
@@ -77,14 +77,14 @@ export function remaining(e: Entry, now: number): number {
   return e.ttl - Math.floor((now - e.stored) / 1000);
 }
 
-/** The answer to `query` from an entry: every record's TTL is the entry's time left (as in CoreDNS),
- * or with keepttl the TTL it came with. */
-export function answerFrom(e: Entry, query: Msg, ttl: number, keepTtl: boolean): Msg {
+/** The answer to `query` from an entry, with `ttl` as every record's TTL: as in CoreDNS, the entry's
+ * time left (its whole TTL with keepttl, 0 when stale), so no record outlives the entry downstream. */
+export function answerFrom(e: Entry, query: Msg, ttl: number): Msg {
   const reply = replyTo(query, e.rcode);
   reply.aa = e.aa;
   reply.ra = e.ra;
   reply.ad = e.ad;
-  const at = (rrs: readonly RR[]) => rrs.map((rr) => ({ ...rr, ttl: keepTtl ? rr.ttl : ttl }));
+  const at = (rrs: readonly RR[]) => rrs.map((rr) => ({ ...rr, ttl }));
   reply.answer = at(e.answer);
   reply.authority = at(e.authority);
   reply.additional = at(e.additional);

@@ -33,7 +33,8 @@ const INT32 = 2 ** 31 - 1;
 export function parseCache(d: Directive, blockZones: readonly string[]): CacheOptions {
   let args = d.args;
   let maxTtl: number | undefined;
-  if (args.length > 0 && /^\d+$/.test(args[0].text)) {
+  // A number first is the TTL (a negative one too, to reject it), anything else a zone.
+  if (args.length > 0 && /^-?\d+$/.test(args[0].text)) {
     maxTtl = parseIntArg(args[0], NAME, 1, INT32);
     args = args.slice(1);
   }
@@ -59,8 +60,6 @@ export function parseCache(d: Directive, blockZones: readonly string[]): CacheOp
     s.capacity = parseIntArg(opt.args[0], NAME, 1, INT32);
     if (opt.args[1]) s.maxTtl = parseIntArg(opt.args[1], NAME, 1, INT32);
     if (opt.args[2]) s.minTtl = parseIntArg(opt.args[2], NAME, 0, s.maxTtl);
-    if (s.minTtl > s.maxTtl)
-      throw configError(opt, NAME, `${which}: MINTTL ${s.minTtl} is above TTL ${s.maxTtl}`);
   };
   blockOptions(d, NAME, {
     success: kind("success"),

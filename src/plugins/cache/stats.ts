@@ -11,6 +11,8 @@ export interface CacheStats {
   misses: number;
   prefetch: number;
   servedStale: number;
+  /** Background refreshes (prefetch, stale immediate) that failed or threw. Not a CoreDNS series. */
+  refreshFailures: number;
   evictions: { success: number; denial: number };
 }
 
@@ -28,6 +30,7 @@ export function statsFor(server: string, zones: string): CacheStats {
       misses: 0,
       prefetch: 0,
       servedStale: 0,
+      refreshFailures: 0,
       evictions: { success: 0, denial: 0 },
     };
     cacheStats.set(key, s);
