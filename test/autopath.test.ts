@@ -14,6 +14,7 @@ import { startServer, type RunningServer } from "./helpers/server.ts";
 import { dig } from "./helpers/dig.ts";
 import { httpGet } from "./helpers/http-get.ts";
 import { freePort } from "./helpers/free-port.ts";
+import { setTimeout as sleep } from "node:timers/promises";
 
 const POD = "127.0.0.5"; // a pod in "default"
 const OTHER = "127.0.0.7"; // a pod in "team-a"
@@ -43,9 +44,11 @@ describe("autopath @kubernetes", () => {
     api.create("pods", pod("kube-system", "kube-proxy", "", { hostNetwork: true, hostIP: NODE }));
     dir = mkdtempSync(join(tmpdir(), "clusterdns-autopath-"));
     metricsPort = await freePort();
+    const readyPort = await freePort();
     srv = await startServer(
       `. {
     prometheus 127.0.0.1:${metricsPort}
+    ready 127.0.0.1:${readyPort}
     kubernetes cluster.local {
         kubeconfig ${writeKubeconfig(dir, api.url)}
         pods verified
@@ -56,8 +59,8 @@ describe("autopath @kubernetes", () => {
 `,
       { files: { "example.com.zone": ZONE } },
     );
-    // Held until the store synced: from then on every pod is known by address.
-    assert.equal((await dig(srv.port, "nginx.default.svc.cluster.local", "A", "-b", POD)).status, "NOERROR");
+    // Once synced every pod is known by address (a query before that is answered as without autopath).
+    for (let i = 0; i < 100 && (await httpGet(readyPort, "/ready")).status !== 200; i++) await sleep(50);
   });
   after(async () => {
     assert.equal(await srv.stop(), 0);
@@ -120,5 +123,9 @@ describe("autopath @kubernetes", () => {
     assert.equal(value(`coredns_autopath_success_total{${server}}`), 4);
     assert.equal(value(`clusterdns_autopath_answers_total{${server},result="unknown_client"}`), 4);
     assert.equal(value(`clusterdns_autopath_answers_total{${server},result="nxdomain"}`), 1);
+    // From the pods: every name asked was below one of their search domains; the AAAA of a name
+    // that exists nowhere ended NXDOMAIN, and so did team-a's pod asking default's expansion.
+    assert.equal(value(`clusterdns_search_expansions_total{${server},result="nxdomain"}`), 3);
+    assert.equal(value(`clusterdns_search_expansions_total{${server},result="answered"}`), 6);
   });
 });

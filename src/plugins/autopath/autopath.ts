@@ -73,11 +73,24 @@ export function autopathHandler(o: AutopathOptions, next: Handler): Handler {
         autopathStats(req.server).unknownClient++;
         return plain(req, next);
       }
-      if (req.qname === first || !isSubdomain(req.qname, first)) return plain(req, next);
-      const base = req.qname.slice(0, req.qname.length - first.length - 1);
-      return walk(req, path, base);
+      const reply =
+        req.qname === first || !isSubdomain(req.qname, first)
+          ? plain(req, next)
+          : walk(req, path, req.qname.slice(0, req.qname.length - first.length - 1));
+      // A name below one of the client's own search domains is (most likely) one its resolver made.
+      const expansion = path.some((d) => req.qname !== d && isSubdomain(req.qname, d));
+      return expansion ? counted(req.server, reply) : reply;
     },
   };
+}
+
+/** Counts a search-list expansion and whether it ended in NXDOMAIN (the client then tries the next). */
+async function counted(server: string, pending: Promise<Msg>): Promise<Msg> {
+  const reply = await pending;
+  const s = autopathStats(server);
+  s.expansions++;
+  if (reply.rcode === Rcode.NXDOMAIN) s.expansionsNxdomain++;
+  return reply;
 }
 
 /** Answers as without autopath; an NXDOMAIN stays out of the shared answer cache, since a pod whose

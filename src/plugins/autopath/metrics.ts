@@ -1,20 +1,18 @@
-// autopath's series, read from stats.ts at scrape time: CoreDNS's coredns_autopath_success_total and
-// clusterdns_autopath_answers_total, which says how every query autopath looked at ended.
+// autopath's series, read from stats.ts at scrape time: CoreDNS's coredns_autopath_success_total,
+// clusterdns_autopath_answers_total (how every query autopath looked at ended) and
+// clusterdns_search_expansions_total (names known pods' resolvers made from their search lists).
 
-import { Counter } from "prom-client";
-import { registry } from "../../metrics/registry.ts";
+import { scrapedCounter } from "../../metrics/registry.ts";
 import { autopathServers, type AutopathStats } from "./stats.ts";
 
-new Counter({
-  name: "coredns_autopath_success_total",
-  help: "Queries autopath answered with a CNAME to a name found on the client's search path.",
-  labelNames: ["server"],
-  registers: [registry],
-  collect() {
-    this.reset();
-    for (const [server, s] of autopathServers) this.inc({ server }, s.cname);
+scrapedCounter(
+  "coredns_autopath_success_total",
+  "Queries autopath answered with a CNAME to a name found on the client's search path.",
+  ["server"],
+  (c) => {
+    for (const [server, s] of autopathServers) c.inc({ server }, s.cname);
   },
-});
+);
 
 const RESULTS: [string, keyof AutopathStats][] = [
   ["cname", "cname"],
@@ -24,15 +22,25 @@ const RESULTS: [string, keyof AutopathStats][] = [
   ["unknown_client", "unknownClient"],
 ];
 
-new Counter({
-  name: "clusterdns_autopath_answers_total",
-  help: "Queries autopath looked at, by how they ended.",
-  labelNames: ["server", "result"],
-  registers: [registry],
-  collect() {
-    this.reset();
+scrapedCounter(
+  "clusterdns_autopath_answers_total",
+  "Queries autopath looked at, by how they ended.",
+  ["server", "result"],
+  (c) => {
     for (const [server, s] of autopathServers) {
-      for (const [result, field] of RESULTS) this.inc({ server, result }, s[field]);
+      for (const [result, field] of RESULTS) c.inc({ server, result }, s[field]);
     }
   },
-});
+);
+
+scrapedCounter(
+  "clusterdns_search_expansions_total",
+  "Queries from known pods for a name below one of their search domains, by whether they ended NXDOMAIN.",
+  ["server", "result"],
+  (c) => {
+    for (const [server, s] of autopathServers) {
+      c.inc({ server, result: "answered" }, s.expansions - s.expansionsNxdomain);
+      c.inc({ server, result: "nxdomain" }, s.expansionsNxdomain);
+    }
+  },
+);

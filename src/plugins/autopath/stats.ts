@@ -12,6 +12,10 @@ export interface AutopathStats {
   failed: number;
   /** Queries from an address whose namespace is not certain (unknown, host network, reused). */
   unknownClient: number;
+  /** Queries from known pods for a name below one of their search domains, and those of them that
+   * ended NXDOMAIN (clusterdns_search_expansions_total). */
+  expansions: number;
+  expansionsNxdomain: number;
 }
 
 export const autopathServers = new Map<string, AutopathStats>();
@@ -19,7 +23,15 @@ export const autopathServers = new Map<string, AutopathStats>();
 export function autopathStats(server: string): AutopathStats {
   let s = autopathServers.get(server);
   if (s === undefined) {
-    s = { cname: 0, nxdomain: 0, plain: 0, failed: 0, unknownClient: 0 };
+    s = {
+      cname: 0,
+      nxdomain: 0,
+      plain: 0,
+      failed: 0,
+      unknownClient: 0,
+      expansions: 0,
+      expansionsNxdomain: 0,
+    };
     autopathServers.set(server, s);
   }
   return s;

@@ -55,6 +55,7 @@ test("log writes the common log format as msg and the same facts as fields", asy
   const l = b.logs[0];
   assert.equal(l.level, 30);
   assert.equal(l.plugin, "log");
+  assert.equal(l.answeredBy, "hosts");
   assert.equal(
     l.msg,
     '10.0.0.1:40000 - 4242 "A IN example.org. udp 41 false 512" NOERROR qr,aa,rd 57 0.000123s',

@@ -58,5 +58,7 @@ function fields(q: Finished) {
     rsize: q.rsize,
     duration: q.duration,
     cached: q.cached,
+    // Which plugin answered: "autopath" marks a search list walked on the server.
+    answeredBy: q.plugin,
   };
 }
