@@ -93,6 +93,8 @@ export interface RecordedRequest {
   path: string;
   query: Record<string, string>;
   watch: boolean;
+  /** performance.now() when it arrived. */
+  at: number;
 }
 
 export interface ApiServerOptions {
@@ -607,6 +609,7 @@ export async function startApiServer(o: ApiServerOptions = {}): Promise<TestApiS
       path: u.pathname,
       query: Object.fromEntries(q),
       watch: isWatch,
+      at: performance.now(),
     });
 
     if (down) {

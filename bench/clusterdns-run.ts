@@ -1,0 +1,93 @@
+// One clusterdns process on a generated cluster behind the test API server, as the benchmarks run it,
+// and the probes they share: start to synced, and API write to new answer (propagation).
+
+import dgram from "node:dgram";
+import { writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import type { TestApiServer } from "../test/k8s/api-server.ts";
+import { benchCorefile, serveCluster } from "./cluster-api.ts";
+import type { Cluster as GeneratedCluster } from "./cluster-gen.ts";
+import { NODE_FLAGS, startPinned, type Started } from "./processes.ts";
+import { encode } from "../src/dns/encode.ts";
+import { decode } from "../src/dns/decode.ts";
+import { newQuery } from "../src/dns/message.ts";
+import { Type } from "../src/dns/constants.ts";
+import type { KService } from "../src/plugins/kubernetes/source.ts";
+
+const ROOT = resolve(import.meta.dirname, "..");
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface Running {
+  api: TestApiServer;
+  cd: Started;
+  port: number;
+  /** From spawning clusterdns to its "synced" line, ms (polled every 10 ms). */
+  startToSyncedMs: number;
+  /** From the last LIST request reaching the API to the "synced" line, ms. */
+  listToSyncedMs: number;
+}
+
+/** Serves the cluster, starts clusterdns on it and waits until it synced (at most 5 minutes). */
+export async function runOnCluster(cluster: GeneratedCluster, dir: string): Promise<Running> {
+  const { api, kubeconfig } = await serveCluster(cluster.objects, dir);
+  writeFileSync(join(dir, "Corefile"), benchCorefile(kubeconfig));
+  const t0 = performance.now();
+  const cd = await startPinned(
+    process.execPath,
+    [...NODE_FLAGS, join(ROOT, "bin", "clusterdns"), "-conf", join(dir, "Corefile"), "-dns.port", "0"],
+    /"msg":"started"/,
+    { CLUSTERDNS_LOG_LEVEL: "info" },
+  );
+  const port = Number(/"ports":\[(\d+)/.exec(cd.lines.find((l) => l.includes('"started"'))!)![1]);
+  for (let i = 0; i < 30_000 && !cd.lines.some((l) => l.includes('"msg":"synced"')); i++) await sleep(10);
+  const synced = performance.now();
+  const lastList = Math.max(...api.requests.filter((r) => !r.watch && r.query.limit).map((r) => r.at));
+  return { api, cd, port, startToSyncedMs: synced - t0, listToSyncedMs: synced - lastList };
+}
+
+/** Gives `changes` ClusterIP services new addresses one after another and times, for each, the API
+ * write to the first answer with the new address (asked over UDP every millisecond, 5 s at most). */
+export async function propagation(r: Running, cluster: GeneratedCluster, changes: number): Promise<number[]> {
+  const sock = dgram.createSocket("udp4");
+  await new Promise<void>((done) => sock.bind(0, "127.0.0.1", done));
+  let waiting: ((addr: string) => void) | undefined;
+  sock.on("message", (buf) => {
+    const rr = decode(buf).answer[0];
+    if (rr && "address" in rr.data) waiting?.(rr.data.address);
+  });
+  const ask = (name: string) =>
+    new Promise<string>((done) => {
+      const timer = setTimeout(() => done(""), 50);
+      waiting = (addr) => {
+        clearTimeout(timer);
+        done(addr);
+      };
+      sock.send(encode(newQuery(name, Type.A)), r.port, "127.0.0.1");
+    });
+  const targets = cluster.objects.filter(
+    (o): o is KService => (o as KService).kind === "Service" && (o as KService).spec?.type === "ClusterIP",
+  );
+  const times: number[] = [];
+  for (let i = 0; i < changes; i++) {
+    const svc = targets[(i * 7919) % targets.length];
+    const name = `${svc.metadata!.name}.${svc.metadata!.namespace}.svc.cluster.local.`;
+    const ip = `10.${100 + (i >> 8)}.${i & 255}.${7}`;
+    svc.spec!.clusterIP = ip;
+    svc.spec!.clusterIPs = [ip];
+    const start = performance.now();
+    r.api.update("services", svc);
+    let seen = false;
+    while (!seen && performance.now() - start < 5000) {
+      seen = (await ask(name)) === ip;
+      if (!seen) await sleep(1);
+    }
+    times.push(seen ? performance.now() - start : Infinity);
+    await sleep(10);
+  }
+  sock.close();
+  return times.sort((a, b) => a - b);
+}
+
+/** The q-quantile of sorted times, in ms with one decimal. */
+export const quantile = (sorted: number[], q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))].toFixed(1);
