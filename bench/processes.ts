@@ -77,5 +77,21 @@ export function memoryOf(pid: number | undefined): { rss: number; peak: number }
   }
 }
 
+/** CPU seconds (user + system) a process has used so far, from /proc/PID/stat; NaN when it is gone.
+ * Per query answered, it is the cost that stays put when a shared machine's other work steals time. */
+export function cpuSecondsOf(pid: number | undefined): number {
+  try {
+    // Fields after the ")" that closes the command name: utime and stime are the 12th and 13th.
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(f[11]) + Number(f[12])) / CLOCK_TICKS;
+  } catch {
+    return NaN;
+  }
+}
+
+/** sysconf(_SC_CLK_TCK): 100 on every Linux this runs on. */
+const CLOCK_TICKS = 100;
+
 /** The pid of the server itself: with taskset, the child execs the command, so the pid is the same. */
 export const pidOf = (s: Started) => s.proc.pid;

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { dnsperf } from "./dnsperf.ts";
 import { generateCluster } from "./cluster-gen.ts";
-import { benchCorefile, serveCluster } from "./cluster-api.ts";
+import { kubeadmBenchCorefile, serveCluster } from "./cluster-api.ts";
 import { NODE_FLAGS, PIN, startPinned, stop } from "./processes.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
@@ -25,7 +25,7 @@ const cluster = generateCluster({ services });
 const queryFile = join(dir, "queries.txt");
 writeFileSync(queryFile, cluster.queries.join("\n") + "\n");
 const { api, kubeconfig } = await serveCluster(cluster.objects, dir);
-writeFileSync(join(dir, "Corefile"), benchCorefile(kubeconfig));
+writeFileSync(join(dir, "Corefile"), kubeadmBenchCorefile(kubeconfig));
 const cd = await startPinned(
   process.execPath,
   [

@@ -12,10 +12,10 @@ import { cpus, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { dnsperf, type PerfResult } from "./dnsperf.ts";
 import { generateCluster } from "./cluster-gen.ts";
-import { benchCorefile, serveCluster } from "./cluster-api.ts";
+import { kubeadmBenchCorefile, serveCluster } from "./cluster-api.ts";
 import { startKnot } from "./knot.ts";
 import { compareAnswers } from "./answer-check.ts";
-import { NODE_FLAGS, PIN, memoryOf, startPinned, stop, type Started } from "./processes.ts";
+import { NODE_FLAGS, PIN, cpuSecondsOf, memoryOf, startPinned, stop, type Started } from "./processes.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -31,6 +31,8 @@ interface Target {
   port: number;
   server: Started;
   runs: PerfResult[];
+  /** Server CPU microseconds per answered query, one per round. */
+  cpu: number[];
   fixed?: PerfResult;
 }
 
@@ -46,7 +48,7 @@ async function main(): Promise<void> {
   log(`cluster: ${JSON.stringify(cluster.counts)}, ${cluster.queries.length} queries in the mix`);
 
   const { api, kubeconfig } = await serveCluster(cluster.objects, dir);
-  writeFileSync(join(dir, "Corefile"), benchCorefile(kubeconfig));
+  writeFileSync(join(dir, "Corefile"), kubeadmBenchCorefile(kubeconfig));
   const cd = await startPinned(
     process.execPath,
     [...NODE_FLAGS, join(ROOT, "bin", "clusterdns"), "-conf", join(dir, "Corefile"), "-dns.port", "0"],
@@ -69,15 +71,20 @@ async function main(): Promise<void> {
   log("answers: clusterdns and Knot agree on the first 2000 queries of the mix");
 
   const targets: Target[] = [
-    { name: "clusterdns", port: cdPort, server: cd, runs: [] },
-    { name: "Knot DNS 1 UDP worker", port: knotPort, server: knot, runs: [] },
-    { name: "bare Node UDP echo", port: echoPort, server: echo, runs: [] },
+    { name: "clusterdns", port: cdPort, server: cd, runs: [], cpu: [] },
+    { name: "Knot DNS 1 UDP worker", port: knotPort, server: knot, runs: [], cpu: [] },
+    { name: "bare Node UDP echo", port: echoPort, server: echo, runs: [], cpu: [] },
   ];
   for (const t of targets) await dnsperf({ port: t.port, queryFile, seconds: 2, core }); // warm-up
   for (let round = 0; round < rounds; round++) {
     for (const t of targets) {
-      t.runs.push(await dnsperf({ port: t.port, queryFile, seconds, core }));
-      log(`round ${round + 1}: ${t.name} ${Math.round(t.runs.at(-1)!.qps)} QPS`);
+      const cpuBefore = cpuSecondsOf(t.server.proc.pid);
+      const r = await dnsperf({ port: t.port, queryFile, seconds, core });
+      t.runs.push(r);
+      t.cpu.push(((cpuSecondsOf(t.server.proc.pid) - cpuBefore) * 1e6) / r.completed);
+      log(
+        `round ${round + 1}: ${t.name} ${Math.round(r.qps)} QPS, ${t.cpu.at(-1)!.toFixed(1)} us CPU per query`,
+      );
     }
   }
   for (const t of targets.slice(0, 2)) {
@@ -108,22 +115,24 @@ async function synced(s: Started): Promise<void> {
 function report(targets: Target[], memory: { rss: number; peak: number }[]): void {
   const qps = targets.map((t) => median(t.runs.map((r) => r.qps)));
   const [cd, knot, echo] = qps;
+  const cpu = targets.map((t) => median(t.cpu));
   const lines = [
     "",
     `${new Date().toISOString().slice(0, 10)}, ${cpus()[0]?.model ?? "?"}, ${cpus().length} cores, Node ${process.version}, ` +
       `${services} services, ${rounds} rounds of ${seconds}s per server (median shown)` +
       (PIN ? ", servers on core 0, dnsperf on core 1" : ""),
     "",
-    `| server | QPS (median) | QPS per round | vs Knot | vs echo | p50 / p99 ms at ${fixedRate} QPS | lost | RSS MB (peak) |`,
-    "|---|---|---|---|---|---|---|---|",
+    `| server | QPS (median) | QPS per round | vs Knot | vs echo | CPU us/query (vs echo) | p50 / p99 ms at ${fixedRate} QPS | lost | RSS MB (peak) |`,
+    "|---|---|---|---|---|---|---|---|---|",
     ...targets.map((t, i) => {
       const f = t.fixed;
       const lat = f ? `${f.p50Ms!.toFixed(3)} / ${f.p99Ms!.toFixed(3)}` : "-";
       const lost = t.runs.reduce((n, r) => n + r.lost, 0);
-      return `| ${t.name} | ${Math.round(qps[i])} | ${t.runs.map((r) => Math.round(r.qps)).join(" / ")} | ${(qps[i] / knot).toFixed(2)} | ${(qps[i] / echo).toFixed(2)} | ${lat} | ${lost} | ${memory[i].rss.toFixed(0)} (${memory[i].peak.toFixed(0)}) |`;
+      return `| ${t.name} | ${Math.round(qps[i])} | ${t.runs.map((r) => Math.round(r.qps)).join(" / ")} | ${(qps[i] / knot).toFixed(2)} | ${(qps[i] / echo).toFixed(2)} | ${cpu[i].toFixed(1)} (${(cpu[i] / cpu[2]).toFixed(2)}) | ${lat} | ${lost} | ${memory[i].rss.toFixed(0)} (${memory[i].peak.toFixed(0)}) |`;
     }),
     "",
-    `clusterdns / Knot: ${(cd / knot).toFixed(2)} QPS; p50 ${(targets[0].fixed!.p50Ms! / targets[1].fixed!.p50Ms!).toFixed(2)}x Knot's at ${fixedRate} QPS. clusterdns / echo: ${(cd / echo).toFixed(2)}.`,
+    `clusterdns / Knot: ${(cd / knot).toFixed(2)} QPS; p50 ${(targets[0].fixed!.p50Ms! / targets[1].fixed!.p50Ms!).toFixed(2)}x Knot's at ${fixedRate} QPS. clusterdns / echo: ${(cd / echo).toFixed(2)}. ` +
+      `CPU per query: clusterdns ${(cpu[0] / cpu[1]).toFixed(2)}x Knot's, ${(cpu[0] / cpu[2]).toFixed(2)}x the echo's.`,
   ];
   process.stdout.write(lines.join("\n") + "\n");
 }
