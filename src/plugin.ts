@@ -38,6 +38,10 @@ export interface Request {
    * every store change invalidates the names it touched): the reply then stays in the answer cache
    * past its TTLs, up to STABLE_CACHE_SECONDS, since an authoritative TTL does not count down. */
   stable?: boolean;
+  /** Set by loadbalance when the answer section is only address records of one name and type: the
+   * answer cache then replays the reply with those records rotated one place further on every hit,
+   * instead of one order for as long as it keeps the reply. */
+  rotate?: boolean;
   /** Which plugin produced the reply (for metrics' `plugin` label), set by whoever answers. */
   answeredBy?: string;
   /** How many internal lookups (SetupContext.lookup) led to this request: 0 for a client's query. */

@@ -58,8 +58,9 @@ const MONITORED = new Set([
 
 interface Entry {
   base: { server: string; zone: string; view: string };
-  requests: Map<string, { value: number }>;
-  responses: Map<string, { value: number }>;
+  requests: Map<number, { value: number }>;
+  /** By plugin, then by rcode. */
+  responses: Map<string, Map<number, { value: number }>>;
   duration: HistogramSeries;
   requestSize: { udp: HistogramSeries; tcp: HistogramSeries };
   responseSize: { udp: HistogramSeries; tcp: HistogramSeries };
@@ -91,25 +92,40 @@ function entryFor(server: string, zone: string, directives: readonly string[]): 
   return e;
 }
 
-/** A finish hook for one server block: counts every query it answered. */
+/** A finish hook for one server block: counts every query it answered. Per query it does two small-map
+ * lookups on numeric keys and bumps plain numbers; label strings are built once per new series. */
 export function queryRecorder(directives: readonly string[]): (q: QueryDone) => void {
+  // The block's entry, looked up again only when its server label changes (bind, reload).
+  let server = "";
+  let zone = "";
+  let e: Entry | undefined;
   return (q) => {
-    const e = entryFor(q.server, q.zone, directives);
-    const family = q.remoteAddress.includes(":") ? "2" : "1";
-    const rkey = `${q.proto} ${family} ${q.qtype}`;
+    if (e === undefined || q.server !== server || q.zone !== zone) {
+      server = q.server;
+      zone = q.zone;
+      e = entryFor(server, zone, directives);
+    }
+    const family = q.remoteAddress.includes(":") ? 2 : 1;
+    // qtype (16 bits), transport and family packed into one number.
+    const rkey = q.qtype * 4 + (q.proto === "tcp" ? 2 : 0) + family - 1;
     let r = e.requests.get(rkey);
     if (!r) {
       const name = typeName(q.qtype);
-      r = requests.series({ ...e.base, proto: q.proto, family, type: MONITORED.has(name) ? name : "other" });
+      r = requests.series({
+        ...e.base,
+        proto: q.proto,
+        family: String(family),
+        type: MONITORED.has(name) ? name : "other",
+      });
       e.requests.set(rkey, r);
     }
     r.value++;
-    const plugin = q.plugin;
-    const skey = `${q.rcode} ${plugin}`;
-    let s = e.responses.get(skey);
+    let byRcode = e.responses.get(q.plugin);
+    if (!byRcode) e.responses.set(q.plugin, (byRcode = new Map()));
+    let s = byRcode.get(q.rcode);
     if (!s) {
-      s = responses.series({ ...e.base, rcode: rcodeName(q.rcode), plugin });
-      e.responses.set(skey, s);
+      s = responses.series({ ...e.base, rcode: rcodeName(q.rcode), plugin: q.plugin });
+      byRcode.set(q.rcode, s);
     }
     s.value++;
     e.duration.observe(q.duration);

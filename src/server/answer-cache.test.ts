@@ -1,6 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { AnswerCache } from "./answer-cache.ts";
+import { AnswerCache, rotateInto, rotationOf } from "./answer-cache.ts";
+import { replyTo } from "../dns/message.ts";
+import { parseRRText } from "../dns/text.ts";
 import { scanQuery } from "../dns/scan.ts";
 import { encode } from "../dns/encode.ts";
 import { makeRequest } from "../../test/helpers/request.ts";
@@ -66,4 +68,48 @@ test("invalidateNames drops every entry of those names and nothing else", () => 
   c.set(www[0], entry(before, 10_000));
   assert.equal(c.get(www[0], 0), undefined, "a reply computed across the change is not stored");
   assert.equal(c.size, 2);
+});
+
+/** An encoded reply to `name A` with these answer records, and where its question ends. */
+function reply(name: string, answer: string[]): { bytes: Buffer; questionEnd: number } {
+  const req = makeRequest(name, 1);
+  const m = replyTo(req.msg);
+  m.answer = answer.map((l) => parseRRText(l));
+  const bytes = encode(m);
+  const s = scanQuery(encode(req.msg));
+  assert.ok(!("drop" in s));
+  return { bytes, questionEnd: s.questionEnd };
+}
+
+test("rotation: address records of one name rotate by one place per replay, and only those", () => {
+  const addrs = ["1", "2", "3"].map((n) => `web.test. 5 IN A 10.0.0.${n}`);
+  const { bytes, questionEnd } = reply("web.test", addrs);
+  const r = rotationOf(bytes, questionEnd);
+  assert.ok(r);
+  assert.deepEqual([r.at, r.count, r.size], [questionEnd, 3, 16]);
+  const lastOctets = () => {
+    const out = Buffer.from(bytes);
+    rotateInto(out, bytes, r);
+    assert.deepEqual(
+      out.subarray(0, questionEnd),
+      bytes.subarray(0, questionEnd),
+      "header and question kept",
+    );
+    return [0, 1, 2].map((i) => out[questionEnd + i * 16 + 15]);
+  };
+  assert.deepEqual(
+    [lastOctets(), lastOctets(), lastOctets(), lastOctets()],
+    [
+      [2, 3, 1],
+      [3, 1, 2],
+      [1, 2, 3],
+      [2, 3, 1],
+    ],
+  );
+  const q = reply("www.test", ["www.test. 5 IN CNAME web.test.", ...addrs]);
+  assert.equal(rotationOf(q.bytes, q.questionEnd), undefined, "a CNAME before the addresses");
+  const one = reply("web.test", addrs.slice(0, 1));
+  assert.equal(rotationOf(one.bytes, one.questionEnd), undefined, "a single record");
+  const other = reply("web.test", [addrs[0], "other.test. 5 IN A 10.0.0.9"]);
+  assert.equal(rotationOf(other.bytes, other.questionEnd), undefined, "records of two names");
 });

@@ -18,6 +18,46 @@ export interface CachedAnswer {
   readonly plugin: string;
   /** The server block that produced it: its finish hooks run on a hit. */
   readonly owner: unknown;
+  /** Answer records to rotate on every replay (loadbalance), when the reply asked for it. */
+  readonly rotation?: Rotation;
+}
+
+/** count records of size octets each, from offset at: the answer section of a reply whose records are
+ * all one name (a compression pointer) and one address type. */
+export interface Rotation {
+  readonly at: number;
+  readonly count: number;
+  readonly size: number;
+  /** How far the next replay rotates. */
+  turn: number;
+}
+
+/** Where the answer records of an encoded reply are, if they are `count` records of one size: the
+ * layout rotateInto needs; undefined for any other shape. */
+export function rotationOf(reply: Buffer, questionEnd: number): Rotation | undefined {
+  const count = (reply[6] << 8) | reply[7];
+  if (count < 2) return undefined;
+  let size = 0;
+  for (let i = 0, p = questionEnd; i < count; i++) {
+    // Owner a 2-octet pointer, then type, class, TTL, RDLENGTH and the RDATA.
+    if (p + 12 > reply.length || (reply[p] & 0xc0) !== 0xc0) return undefined;
+    const len = 12 + ((reply[p + 10] << 8) | reply[p + 11]);
+    if (i === 0) size = len;
+    else if (len !== size || reply[p] !== reply[questionEnd] || reply[p + 1] !== reply[questionEnd + 1])
+      return undefined;
+    p += len;
+  }
+  return { at: questionEnd, count, size, turn: 1 };
+}
+
+/** Copies the rotated answer records of `from` into `out` (already a copy of `from`). */
+export function rotateInto(out: Buffer, from: Buffer, r: Rotation): void {
+  const k = r.turn % r.count;
+  r.turn = k + 1;
+  const split = r.at + k * r.size;
+  const end = r.at + r.count * r.size;
+  out.set(from.subarray(split, end), r.at);
+  out.set(from.subarray(r.at, split), r.at + (end - split));
 }
 
 export class AnswerCache {

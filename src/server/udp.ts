@@ -12,6 +12,20 @@ export interface UdpOptions {
   reusePort: boolean;
 }
 
+/**
+ * dgram resolves every send's address with dns.lookup, which for an IP literal still answers on the
+ * next tick. Replies only ever go to the address a query came from, always a literal, so this answers
+ * at once and the reply leaves in the same turn as the query arrived.
+ */
+function literalLookup(
+  address: string,
+  family: unknown,
+  callback: (err: Error | null, address: string, family: number) => void,
+): void {
+  // dgram passes the socket's family (4 or 6) as a number.
+  callback(null, address, family === 6 ? 6 : 4);
+}
+
 export class UdpListener {
   readonly #socket: dgram.Socket;
   #pipeline: Pipeline;
@@ -29,6 +43,7 @@ export class UdpListener {
       reuseAddr: true,
       reusePort: opts.reusePort,
       ipv6Only: v6,
+      lookup: literalLookup,
     });
     this.#socket.on("message", (msg, rinfo) => this.#onMessage(msg, rinfo));
     this.#socket.on("error", (err) => this.#log.error({ err }, "udp socket error"));
@@ -81,9 +96,9 @@ export class UdpListener {
 
   #send(b: Buffer, rinfo: dgram.RemoteInfo): void {
     if (this.#closed) return;
-    this.#socket.send(b, rinfo.port, rinfo.address, (err) => {
-      if (err) this.#log.debug({ err }, "udp send failed");
-    });
+    // No callback: with one, Node schedules a tick per reply to report a send that already succeeded.
+    // Without one it drops a send error silently, which to the client is a lost reply: it asks again.
+    this.#socket.send(b, rinfo.port, rinfo.address);
   }
 
   close(): Promise<void> {

@@ -92,10 +92,26 @@ test("the handler shuffles the answer and additional sections and caps the cache
   assert.equal(req.maxAge, REPLAY_SECONDS);
 });
 
+test("only addresses of one name: the answer cache is asked to rotate them instead of a short replay", async () => {
+  const req = makeRequest("web.test", Type.A);
+  const m = await loadbalance({ random: () => 0 })(answering(ADDRS)).serve(req);
+  assert.deepEqual(sorted(m.answer), sorted(ADDRS));
+  assert.equal(req.rotate, true);
+  assert.equal(req.maxAge, undefined);
+  const limited = makeRequest("web.test", Type.A);
+  await loadbalance({ limitAnswers: 2 })(answering(ADDRS)).serve(limited);
+  assert.equal(
+    limited.rotate,
+    undefined,
+    "a cut answer is not rotated: the records left out would never show",
+  );
+  assert.equal(limited.maxAge, REPLAY_SECONDS);
+});
+
 test("the handler keeps a lower maxAge, and leaves maxAge alone when nothing was shuffled", async () => {
-  const lower = makeRequest("web.test", Type.A);
+  const lower = makeRequest("www.test", Type.A);
   lower.maxAge = 0;
-  await loadbalance()(answering(ADDRS)).serve(lower);
+  await loadbalance()(answering([CNAME, ...ADDRS])).serve(lower);
   assert.equal(lower.maxAge, 0);
   const one = makeRequest("web.test", Type.A);
   const m = await loadbalance()(answering([CNAME, ADDRS[0]])).serve(one);
@@ -159,6 +175,30 @@ test("end to end: dig gets the CNAME first and every address", async () => {
       r.answer.slice(1).sort(),
       ["1", "2", "3", "4"].map((n) => `web.lb.test. 60 IN A 192.0.2.${n}`),
     );
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});
+
+test("end to end: replies from the answer cache rotate a headless-style address set on every query", async () => {
+  const zone = [
+    "$ORIGIN lb.test.",
+    "@ 60 IN SOA ns.lb.test. hostmaster.lb.test. 1 60 60 60 60",
+    "@ 60 IN NS ns",
+    "ns 60 IN A 192.0.2.53",
+    ...["1", "2", "3"].map((n) => `web 60 IN A 192.0.2.${n}`),
+    "",
+  ].join("\n");
+  const srv = await startServer("lb.test {\n    loadbalance\n    file db.lb.test\n}\n", {
+    files: { "db.lb.test": zone },
+  });
+  try {
+    const orders: string[][] = [];
+    for (let i = 0; i < 4; i++) orders.push((await dig(srv.port, "web.lb.test", "A")).answer);
+    const all = ["1", "2", "3"].map((n) => `web.lb.test. 60 IN A 192.0.2.${n}`);
+    for (const o of orders) assert.deepEqual([...o].sort(), all);
+    // Each reply is the one before rotated by one record; the fourth is the first again.
+    for (let i = 1; i < 4; i++) assert.deepEqual(orders[i], [...orders[i - 1].slice(1), orders[i - 1][0]]);
   } finally {
     assert.equal(await srv.stop(), 0);
   }

@@ -25,13 +25,31 @@ export function loadbalance(o: LoadbalanceOptions = {}): Plugin {
       const reply = await next.serve(req);
       // Zone transfers keep their order: the SOA must stay first and last.
       if (req.qtype === Type.AXFR || req.qtype === Type.IXFR) return reply;
-      if (shuffleReply(reply, random)) req.maxAge = Math.min(req.maxAge ?? REPLAY_SECONDS, REPLAY_SECONDS);
-      if (o.limitAnswers !== undefined && reply.answer.length > o.limitAnswers) {
-        reply.answer = reply.answer.slice(0, o.limitAnswers);
-      }
-      return reply;
+      if (!shuffleReply(reply, random)) return limit(reply, o.limitAnswers);
+      const limited = o.limitAnswers !== undefined && reply.answer.length > o.limitAnswers;
+      // The answer cache can rotate a set of same-sized records on every replay; anything else it would
+      // replay in one order, so that reply may be replayed for a short while only.
+      if (!limited && rotatable(reply)) req.rotate = true;
+      else req.maxAge = Math.min(req.maxAge ?? REPLAY_SECONDS, REPLAY_SECONDS);
+      return limit(reply, o.limitAnswers);
     },
   });
+}
+
+function limit(reply: Msg, n: number | undefined): Msg {
+  if (n !== undefined && reply.answer.length > n) reply.answer = reply.answer.slice(0, n);
+  return reply;
+}
+
+/** The answer is only A or only AAAA records of one owner, and no other section had an order to keep
+ * changing: a headless Service's addresses, the common case. */
+function rotatable(m: Msg): boolean {
+  const first = m.answer[0];
+  if (first === undefined || (first.type !== Type.A && first.type !== Type.AAAA)) return false;
+  const sameSet = (rr: RR) => rr.type === first.type && rr.name === first.name;
+  const fixed = (rrs: RR[]) =>
+    rrs.filter((rr) => rr.type === Type.A || rr.type === Type.AAAA || rr.type === Type.MX).length < 2;
+  return m.answer.every(sameSet) && fixed(m.authority) && fixed(m.additional);
 }
 
 /** Shuffles every section in place; true when some section had an order to change. */
