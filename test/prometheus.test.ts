@@ -74,6 +74,9 @@ cluster.local {
     }
     assert.match(t, /^coredns_build_info\{version="[^"]+",revision="",goversion="v\d+\.\d+\.\d+"\} 1$/m);
     assert.equal(sample(t, "coredns_panics_total", {}), 0);
+    // a.example.org A: asked 4 times (3 UDP, 1 TCP), answered 3 times from the answer cache.
+    assert.equal(sample(t, "clusterdns_answer_cache_hits_total", {}), 3);
+    assert.equal(sample(t, "clusterdns_answer_cache_misses_total", {}), 5);
     assert.equal(sample(t, "coredns_reload_failed_total", {}), 0);
     assert.ok((sample(t, "process_resident_memory_bytes", {}) ?? 0) > 0);
     const to = `127.0.0.1:${upstream.port}`;

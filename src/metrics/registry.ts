@@ -4,7 +4,7 @@
 
 import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import { PlainCounter } from "./plain.ts";
-import { reloadStats, serverStats } from "../server/stats.ts";
+import { answerCacheStats, reloadStats, serverStats } from "../server/stats.ts";
 import { VERSION } from "../version.ts";
 
 export const registry = new Registry();
@@ -48,6 +48,19 @@ new Gauge({
     if (reloadStats.hash !== "") this.set({ hash: "sha512", value: reloadStats.hash }, 1);
   },
 });
+
+scrapedCounter(
+  "clusterdns_answer_cache_hits_total",
+  "Queries answered from the answer cache in front of the plugin chain (the fast path).",
+  [],
+  (c) => c.inc(answerCacheStats.hits),
+);
+scrapedCounter(
+  "clusterdns_answer_cache_misses_total",
+  "Queries the answer cache had no live reply for: they went through the plugin chain.",
+  [],
+  (c) => c.inc(answerCacheStats.misses),
+);
 
 /** coredns_plugin_enabled{server,zone,view,name}: 1 for every plugin of a block that has prometheus. */
 export const pluginEnabled = new PlainCounter(

@@ -5,6 +5,8 @@
 // bumps the generation, so a reply computed across a change is not stored (it carries the generation it
 // started under).
 
+import { answerCacheStats } from "./stats.ts";
+
 export interface CachedAnswer {
   /** The whole reply, encoded for the largest transport (TCP). */
   readonly bytes: Buffer;
@@ -66,8 +68,6 @@ export class AnswerCache {
   #byName = new Map<string, string[]>();
   #generation = 0;
   readonly capacity: number;
-  hits = 0;
-  misses = 0;
 
   constructor(capacity = 100_000) {
     this.capacity = capacity;
@@ -85,15 +85,15 @@ export class AnswerCache {
   get(key: string, now: number): CachedAnswer | undefined {
     const e = this.#entries.get(key);
     if (e === undefined) {
-      this.misses++;
+      answerCacheStats.misses++;
       return undefined;
     }
     if (e.expires <= now) {
       this.#delete(key);
-      this.misses++;
+      answerCacheStats.misses++;
       return undefined;
     }
-    this.hits++;
+    answerCacheStats.hits++;
     return e;
   }
 

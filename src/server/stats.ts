@@ -12,3 +12,10 @@ export const reloadStats = {
   /** sha512 of the Corefile that is serving, hex; "" when it did not come from a file. */
   hash: "",
 };
+
+/** Lookups in the answer caches (the fast path) of every pipeline, this one and the ones reloads
+ * replaced: a hit is a reply sent without the plugin chain. */
+export const answerCacheStats = {
+  hits: 0,
+  misses: 0,
+};
