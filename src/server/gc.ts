@@ -1,18 +1,21 @@
 // One full garbage collection on request. After the first LIST of a big cluster, V8 keeps the heap it
 // grew for the parsed pages (tens of MB at 10k services, about 60 MB at 100k) and does not give it
-// back while the server is idle; one collection right after the sync does. The collector is reached
-// without a command-line flag (the image's entry stays plain): --expose-gc set at run time exposes
-// `gc` to new contexts.
+// back while the server is idle. A plain full collection frees the garbage but leaves the old space's
+// pages half empty, the store's records scattered among them (measured at 10k services: 27 MB live in
+// 45 MB of pages); the "last resort" flavour compacts them and gives the empty pages back (27 MB in
+// 28 MB; RSS 122 -> 101 MB). The collector is reached without a command-line flag (the image's entry
+// stays plain): --expose-gc set at run time exposes `gc` to new contexts.
 
 import v8 from "node:v8";
 import vm from "node:vm";
 
-let gc: (() => void) | undefined;
+type Gc = (o: { type: "major"; execution: "sync"; flavor: "last-resort" }) => void;
+let gc: Gc | undefined;
 
 export function collectGarbage(): void {
   if (gc === undefined) {
     v8.setFlagsFromString("--expose-gc");
-    gc = vm.runInNewContext("gc") as () => void;
+    gc = vm.runInNewContext("gc") as Gc;
   }
-  gc();
+  gc({ type: "major", execution: "sync", flavor: "last-resort" });
 }
