@@ -12,6 +12,9 @@ import type { EventType, KEndpoints, KEndpointSlice, Kind, KObject, KPod, KServi
 import { SERVICE_NAME_LABEL } from "./source.ts";
 import { addressFromReverse, canonical, parent, reverseName } from "../../dns/name.ts";
 import type { LabelSelector } from "./label-selector.ts";
+import { PackedEndpoint, PortSets, dashed, ipKey, protoName, type IPKey } from "./packed.ts";
+
+export { dashed };
 
 export interface SvcPort {
   /** Lowercase; "" for an unnamed port (which has no SRV record). */
@@ -118,12 +121,14 @@ const DEFAULT_MAX_NAMES = 10_000;
 export class Store {
   readonly #o: StoreOptions;
   readonly #forward: readonly string[];
+  readonly #portSets = new PortSets();
   readonly #services = new Map<string, Service>();
   /** EndpointSlices by "ns/name". */
   readonly #slices = new Map<string, EndpointGroup>();
   /** Legacy Endpoints by "ns/name": one group per subset. */
   readonly #legacy = new Map<string, readonly EndpointGroup[]>();
-  readonly #slicesBySvc = new Map<string, Set<string>>();
+  /** Service key -> the keys of its EndpointSlices: one key, or several. */
+  readonly #slicesBySvc = new Map<string, string | string[]>();
   /** Namespace objects: name -> labels match namespace_labels (true without it). */
   readonly #namespaces = new Map<string, boolean>();
   readonly #servicesPerNs = new Map<string, number>();
@@ -131,7 +136,7 @@ export class Store {
   readonly #podsByIP = new Map<string, PodRef[]>();
   /** Published address -> the keys of the services publishing it: one key, or several. The PTR
    * targets are worked out when asked (PTR queries are rare; one stored entry per endpoint is not). */
-  readonly #byIP = new Map<string, string | string[]>();
+  readonly #byIP = new Map<IPKey, string | string[]>();
   /** Partial reverse names above published addresses ("10.in-addr.arpa."), counted. */
   readonly #reverseParents = new Map<string, number>();
   readonly #listing = new Map<Kind, Set<string>>();
@@ -167,7 +172,7 @@ export class Store {
     const batch = seen !== undefined;
     switch (kind) {
       case "services":
-        this.#applyService(key, type === "DELETED" ? undefined : slimService(obj as KService));
+        this.#applyService(key, type === "DELETED" ? undefined : this.#slimService(obj as KService));
         break;
       case "endpointslices":
         this.#applySlice(key, type === "DELETED" ? undefined : this.#slimSlice(obj as KEndpointSlice));
@@ -266,8 +271,14 @@ export class Store {
     const kinds: Kind[] = [];
     const fresh = (k: Kind) => !this.#listed.has(k) && !this.#restored.has(k);
     if (fresh("services")) for (const [k, v] of d.services) this.#applyService(k, v);
-    if (fresh("endpointslices")) for (const [k, v] of d.endpointslices) this.#applySlice(k, v);
-    if (fresh("endpoints")) for (const [k, v] of d.endpoints) this.#applyLegacy(k, v);
+    if (fresh("endpointslices")) for (const [k, v] of d.endpointslices) this.#applySlice(k, this.#pack(v));
+    if (fresh("endpoints")) {
+      for (const [k, v] of d.endpoints)
+        this.#applyLegacy(
+          k,
+          v.map((g) => this.#pack(g)),
+        );
+    }
     if (fresh("namespaces")) for (const [k, v] of d.namespaces) this.#namespaces.set(k, v);
     if (fresh("pods") && this.#o.keepPods) for (const [k, v] of d.pods) this.#applyPod(k, v);
     for (const k of ["services", "endpointslices", "endpoints", "namespaces", "pods"] as const) {
@@ -318,8 +329,8 @@ export class Store {
   endpointSources(svc: Service): { object: string; group: EndpointGroup }[] {
     const key = `${svc.name}.${svc.ns}`;
     const sliceKeys = this.#slicesBySvc.get(key);
-    if (sliceKeys && sliceKeys.size > 0) {
-      return [...sliceKeys].map((k) => ({ object: `EndpointSlice ${k}`, group: this.#slices.get(k)! }));
+    if (sliceKeys !== undefined) {
+      return listOf(sliceKeys).map((k) => ({ object: `EndpointSlice ${k}`, group: this.#slices.get(k)! }));
     }
     const legacy = this.#legacy.get(`${svc.ns}/${svc.name}`) ?? [];
     return legacy.map((group) => ({ object: `Endpoints ${svc.ns}/${svc.name}`, group }));
@@ -333,8 +344,8 @@ export class Store {
     const key = `${svc.name}.${svc.ns}`;
     const sliceKeys = this.#slicesBySvc.get(key);
     let groups: readonly EndpointGroup[];
-    if (sliceKeys && sliceKeys.size > 0) {
-      groups = [...sliceKeys].map((k) => this.#slices.get(k)!);
+    if (sliceKeys !== undefined) {
+      groups = listOf(sliceKeys).map((k) => this.#slices.get(k)!);
     } else {
       groups = this.#legacy.get(`${svc.ns}/${svc.name}`) ?? [];
     }
@@ -348,10 +359,10 @@ export class Store {
 
   /** PTR targets of an address, relative to the zone ("nginx.default.svc"), in exposed namespaces. */
   ptr(ip: string): string[] {
-    const keys = this.#byIP.get(ip);
+    const keys = this.#byIP.get(ipKey(ip));
     if (keys === undefined) return [];
     const out: string[] = [];
-    for (const key of typeof keys === "string" ? [keys] : keys) {
+    for (const key of listOf(keys)) {
       const svc = this.#services.get(key);
       if (svc && this.namespaceExposed(svc.ns)) out.push(...(this.#ptrTargets(svc).get(ip) ?? []));
     }
@@ -387,14 +398,17 @@ export class Store {
     }
     const groupBytes = (g: EndpointGroup) => {
       let b = 64 + g.ports.length * 56;
-      for (const e of g.endpoints) b += 48 + e.ip.length + e.name.length;
+      b += g.endpoints.length * 56;
       return b;
     };
     for (const g of this.#slices.values()) bytes += groupBytes(g);
     for (const gs of this.#legacy.values()) for (const g of gs) bytes += groupBytes(g);
     for (const p of this.#pods.values()) bytes += 64 + p.ns.length + p.name.length + p.ips.length * 40;
     for (const [ip, keys] of this.#byIP)
-      bytes += 48 + ip.length + (typeof keys === "string" ? 0 : 16 * keys.length);
+      bytes +=
+        40 +
+        (typeof ip === "string" ? 24 + ip.length : 0) +
+        (typeof keys === "string" ? 0 : 16 * keys.length);
     for (const k of this.#reverseParents.keys()) bytes += 40 + k.length;
     return {
       objects: {
@@ -434,19 +448,28 @@ export class Store {
     const prev = this.#slices.get(key);
     if (prev === next || (prev && next && sameJSON(prev, next))) return;
     const update = () => {
-      if (prev) this.#slicesBySvc.get(prev.service)?.delete(key);
+      if (prev) this.#unlinkSlice(prev.service, key);
       if (next) {
         this.#slices.set(key, next);
-        let set = this.#slicesBySvc.get(next.service);
-        if (!set) this.#slicesBySvc.set(next.service, (set = new Set()));
-        set.add(key);
+        const keys = this.#slicesBySvc.get(next.service);
+        if (keys === undefined) this.#slicesBySvc.set(next.service, key);
+        else if (typeof keys === "string") this.#slicesBySvc.set(next.service, [keys, key]);
+        else keys.push(key);
       } else this.#slices.delete(key);
-      if (prev && this.#slicesBySvc.get(prev.service)?.size === 0) this.#slicesBySvc.delete(prev.service);
     };
     if (prev && next && prev.service !== next.service) {
       // A slice relabelled to another service: both services' answers change.
       this.#change(prev.service, [], () => this.#change(next.service, [], update));
     } else this.#change((prev ?? next)!.service, [], update);
+  }
+
+  #unlinkSlice(service: string, key: string): void {
+    const keys = this.#slicesBySvc.get(service);
+    if (keys === key) this.#slicesBySvc.delete(service);
+    else if (Array.isArray(keys)) {
+      const rest = keys.filter((k) => k !== key);
+      this.#slicesBySvc.set(service, rest.length === 1 ? rest[0] : rest);
+    }
   }
 
   #applyLegacy(key: string, next: readonly EndpointGroup[] | undefined): void {
@@ -570,30 +593,32 @@ export class Store {
   }
 
   #index(ip: string, key: string, changed: string[]): void {
-    const keys = this.#byIP.get(ip);
+    const k = ipKey(ip);
+    const keys = this.#byIP.get(k);
     if (keys === undefined) {
-      this.#byIP.set(ip, key);
+      this.#byIP.set(k, key);
       for (const p of reverseParents(ip)) {
         const n = this.#reverseParents.get(p) ?? 0;
         this.#reverseParents.set(p, n + 1);
         if (n === 0) changed.push(p);
       }
     } else if (typeof keys === "string") {
-      if (keys !== key) this.#byIP.set(ip, [keys, key]);
+      if (keys !== key) this.#byIP.set(k, [keys, key]);
     } else if (!keys.includes(key)) keys.push(key);
   }
 
   #unindex(ip: string, key: string, changed: string[]): void {
-    const keys = this.#byIP.get(ip);
+    const k = ipKey(ip);
+    const keys = this.#byIP.get(k);
     if (keys === undefined) return;
     if (typeof keys !== "string") {
-      const rest = keys.filter((k) => k !== key);
+      const rest = keys.filter((x) => x !== key);
       if (rest.length > 0) {
-        this.#byIP.set(ip, rest.length === 1 ? rest[0] : rest);
+        this.#byIP.set(k, rest.length === 1 ? rest[0] : rest);
         return;
       }
     } else if (keys !== key) return;
-    this.#byIP.delete(ip);
+    this.#byIP.delete(k);
     for (const p of reverseParents(ip)) {
       const n = (this.#reverseParents.get(p) ?? 1) - 1;
       if (n > 0) this.#reverseParents.set(p, n);
@@ -661,10 +686,43 @@ export class Store {
   // -------------------------------------------------------------------------------------------------
   // Slimming
 
-  #endpointName(ip: string, hostname: string | undefined, pod: string | undefined): string {
+  /** The endpoint's DNS label: its hostname, else (with endpoint_pod_names) its pod's name; undefined
+   * for the dashed address. */
+  #endpointLabel(hostname: string | undefined, pod: string | undefined): string | undefined {
     if (hostname && LABEL.test(hostname)) return hostname.toLowerCase();
     if (this.#o.endpointPodNames && pod && LABEL.test(pod)) return pod.toLowerCase();
-    return dashed(ip);
+    return undefined;
+  }
+
+  /** One object literal per kind of service, all fields in place: a spread kept them in a second
+   * array beside the object. */
+  #slimService(o: KService): Service | undefined {
+    const spec = o.spec ?? {};
+    const { name, namespace: ns } = o.metadata;
+    if (!ns) return undefined;
+    const type = spec.type ?? "ClusterIP";
+    const annotations = (o.metadata as { annotations?: Record<string, string> }).annotations;
+    const ports = this.#portSets.intern(slimPorts(spec.ports));
+    const publishNotReadyAddresses =
+      spec.publishNotReadyAddresses === true || annotations?.[TOLERATE_UNREADY] === "true";
+    if (type === "ExternalName") {
+      if (typeof spec.externalName !== "string" || spec.externalName === "") return undefined;
+      const externalName = canonical(spec.externalName);
+      return {
+        name,
+        ns,
+        type,
+        ports,
+        publishNotReadyAddresses,
+        clusterIPs: NONE,
+        headless: false,
+        externalName,
+      };
+    }
+    const ips = spec.clusterIPs?.length ? spec.clusterIPs : spec.clusterIP ? [spec.clusterIP] : [];
+    const headless = ips[0] === "None";
+    const clusterIPs = headless ? NONE : exact(ips.map(normalIP).filter((ip) => ip !== undefined));
+    return { name, ns, type, ports, publishNotReadyAddresses, clusterIPs, headless };
   }
 
   #slimSlice(o: KEndpointSlice): EndpointGroup | undefined {
@@ -680,21 +738,29 @@ export class Store {
           const ip = normalIP(a);
           if (!ip) continue;
           const pod = e.targetRef?.kind === "Pod" ? e.targetRef.name : undefined;
-          endpoints.push({ ip, name: this.#endpointName(ip, e.hostname, pod), ready });
+          endpoints.push(new PackedEndpoint(ip, this.#endpointLabel(e.hostname, pod), ready));
         }
       }
     }
     return {
-      service: `${service}.${o.metadata.namespace}`,
-      ports: slimPorts(o.ports),
+      service: [service, o.metadata.namespace].join("."),
+      ports: this.#portSets.intern(slimPorts(o.ports)),
       endpoints: exact(endpoints),
     };
+  }
+
+  /** A group read back from a snapshot, in the store's packed form. */
+  #pack(g: EndpointGroup): EndpointGroup {
+    const endpoints = g.endpoints.map(
+      (e) => new PackedEndpoint(e.ip, e.name === dashed(e.ip) ? undefined : e.name, Boolean(e.ready)),
+    );
+    return { service: g.service, ports: this.#portSets.intern(g.ports), endpoints: exact(endpoints) };
   }
 
   #slimEndpoints(o: KEndpoints): readonly EndpointGroup[] | undefined {
     const ns = o.metadata.namespace;
     if (!ns) return undefined;
-    const service = `${o.metadata.name}.${ns}`;
+    const service = [o.metadata.name, ns].join(".");
     const groups: EndpointGroup[] = [];
     for (const s of arrayOf(o.subsets)) {
       const endpoints: Endpoint[] = [];
@@ -706,10 +772,10 @@ export class Store {
           const ip = normalIP(a?.ip);
           if (!ip) continue;
           const pod = a.targetRef?.kind === "Pod" ? a.targetRef.name : undefined;
-          endpoints.push({ ip, name: this.#endpointName(ip, a.hostname, pod), ready });
+          endpoints.push(new PackedEndpoint(ip, this.#endpointLabel(a.hostname, pod), ready));
         }
       }
-      groups.push({ service, ports: slimPorts(s?.ports), endpoints });
+      groups.push({ service, ports: this.#portSets.intern(slimPorts(s?.ports)), endpoints });
     }
     return groups;
   }
@@ -720,10 +786,15 @@ export class Store {
 
 const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/i;
 
+/** Keys are made with join, which gives one flat string: a template literal gives a pair of strings
+ * under a third. */
 function objectKey(kind: Kind, name: string, ns: string | undefined): string {
   if (kind === "namespaces") return name;
-  if (kind === "services") return `${name}.${ns ?? ""}`;
-  return `${ns ?? ""}/${name}`;
+  return kind === "services" ? [name, ns ?? ""].join(".") : [ns ?? "", name].join("/");
+}
+
+function listOf<T>(v: T | T[]): readonly T[] {
+  return Array.isArray(v) ? v : [v];
 }
 
 function arrayOf<T>(v: readonly T[] | null | undefined): readonly T[] {
@@ -741,11 +812,6 @@ export function normalIP(ip: unknown): string | undefined {
   if (v === 4) return ip;
   if (v === 6) return addressFromReverse(reverseName(ip)!);
   return undefined;
-}
-
-/** The dashed form of an address, as endpoint and pod names use it: 10.244.4.3 -> 10-244-4-3. */
-export function dashed(ip: string): string {
-  return ip.replace(/[.:]/g, "-");
 }
 
 export function isReverseZone(zone: string): boolean {
@@ -771,7 +837,7 @@ function slimPorts(ports: readonly { name?: string; port?: number; protocol?: st
     if (typeof p?.port !== "number") continue;
     out.push({
       name: (p.name ?? "").toLowerCase(),
-      proto: (p.protocol ?? "TCP").toLowerCase(),
+      proto: protoName(p.protocol),
       port: p.port,
     });
   }
@@ -784,30 +850,6 @@ const NONE: readonly never[] = Object.freeze([]);
  * the store holds tens of thousands of small arrays. */
 function exact<T>(a: T[]): readonly T[] {
   return a.length === 0 ? NONE : a.slice();
-}
-
-function slimService(o: KService): Service | undefined {
-  const spec = o.spec ?? {};
-  const { name, namespace } = o.metadata;
-  if (!namespace) return undefined;
-  const type = spec.type ?? "ClusterIP";
-  const annotations = (o.metadata as { annotations?: Record<string, string> }).annotations;
-  const base = {
-    name,
-    ns: namespace,
-    type,
-    ports: slimPorts(spec.ports),
-    publishNotReadyAddresses:
-      spec.publishNotReadyAddresses === true || annotations?.[TOLERATE_UNREADY] === "true",
-  };
-  if (type === "ExternalName") {
-    if (typeof spec.externalName !== "string" || spec.externalName === "") return undefined;
-    return { ...base, clusterIPs: [], headless: false, externalName: canonical(spec.externalName) };
-  }
-  const ips = spec.clusterIPs?.length ? spec.clusterIPs : spec.clusterIP ? [spec.clusterIP] : [];
-  const headless = ips[0] === "None";
-  const clusterIPs = headless ? NONE : exact(ips.map(normalIP).filter((ip) => ip !== undefined));
-  return { ...base, clusterIPs, headless };
 }
 
 function slimPod(o: KPod): SlimPod | undefined {
