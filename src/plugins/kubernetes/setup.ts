@@ -24,7 +24,7 @@ import { Records } from "./records.ts";
 import { kubernetesPlugin } from "./kubernetes.ts";
 import { objectsSource } from "./objects-file.ts";
 import { track } from "./metrics.ts";
-import { collectGarbage } from "../../server/gc.ts";
+import { collectGarbage, limitHeapGrowth } from "../../server/gc.ts";
 import { clientSearchPaths } from "./search-paths.ts";
 import { WarmStart, type SnapshotSettings } from "./snapshot.ts";
 import type { ApiSource } from "./source-api.ts";
@@ -316,10 +316,14 @@ export const setup: Setup = async (d, ctx) => {
     void store.whenSynced().then(() => {
       log.info({ source: source.describe(), objects: store.stats().objects }, "synced");
       // Give back the heap the first LIST's pages took (see src/server/gc.ts), off the sync's tick.
-      setTimeout(collectGarbage, 100).unref();
+      setTimeout(() => {
+        collectGarbage();
+        limitHeapGrowth(false);
+      }, 100).unref();
     });
     const api = "stats" in source ? (source as ApiSource).stats.bind(source) : undefined;
     untrack = track(store, api);
+    if (!store.synced) limitHeapGrowth(true);
     await source.start(store);
   });
   ctx.onShutdown(() => {
