@@ -155,18 +155,8 @@ export class Pipeline {
       }
     }
     if (block.hooks.length > 0) {
-      this.#finish(
-        block,
-        s,
-        buf.length,
-        peer,
-        reply.rcode,
-        rflags,
-        out.length,
-        start,
-        false,
-        req.answeredBy ?? "",
-      );
+      const plugin = req.answeredBy ?? "";
+      this.#finish(block, s, buf.length, peer, reply.rcode, rflags, out.length, start, false, plugin);
     }
     return out;
   }
@@ -214,6 +204,7 @@ export class Pipeline {
     return out;
   }
 
+  /** Runs the block's finish hooks (metrics, log) for one answered query. */
   #finish(
     block: Block,
     s: Scanned,
@@ -226,26 +217,19 @@ export class Pipeline {
     cached: boolean,
     plugin: string,
   ): void {
-    const done: QueryDone = {
-      server: this.label,
-      zone: block.zones[0],
-      proto: peer.proto,
-      remoteAddress: peer.remoteAddress,
-      remotePort: peer.remotePort,
-      id: s.id,
-      qname: s.qname,
-      qtype: s.qtype,
-      qclass: s.qclass,
-      size,
-      do: s.edns?.do ?? false,
-      bufsize: s.edns?.udpSize ?? PLAIN_UDP_SIZE,
-      rcode,
-      rflags,
-      rsize,
-      duration: (performance.now() - start) / 1000,
-      cached,
-      plugin,
-    };
+    const done = new FinishedQuery(s);
+    done.server = this.label;
+    done.zone = block.zones[0];
+    done.proto = peer.proto;
+    done.remoteAddress = peer.remoteAddress;
+    done.remotePort = peer.remotePort;
+    done.size = size;
+    done.rcode = rcode;
+    done.rflags = rflags;
+    done.rsize = rsize;
+    done.duration = (performance.now() - start) / 1000;
+    done.cached = cached;
+    done.plugin = plugin;
     for (const hook of block.hooks) {
       try {
         hook(done);
@@ -253,6 +237,42 @@ export class Pipeline {
         this.#log.error({ err }, "finish hook failed");
       }
     }
+  }
+}
+
+/** What the finish hooks see of a query. The text qname is built only when a hook reads it (log does,
+ * the metrics hook does not): one string less per query answered with only metrics on. */
+class FinishedQuery implements QueryDone {
+  server = "";
+  zone = "";
+  proto: Proto = "udp";
+  remoteAddress = "";
+  remotePort = 0;
+  readonly id: number;
+  readonly qtype: number;
+  readonly qclass: number;
+  size = 0;
+  readonly do: boolean;
+  readonly bufsize: number;
+  rcode = 0;
+  rflags = "";
+  rsize = 0;
+  duration = 0;
+  cached = false;
+  plugin = "";
+  readonly #scanned: Scanned;
+
+  constructor(s: Scanned) {
+    this.id = s.id;
+    this.qtype = s.qtype;
+    this.qclass = s.qclass;
+    this.do = s.edns?.do ?? false;
+    this.bufsize = s.edns?.udpSize ?? PLAIN_UDP_SIZE;
+    this.#scanned = s;
+  }
+
+  get qname(): string {
+    return this.#scanned.qname;
   }
 }
 
