@@ -22,19 +22,10 @@ export async function serveCluster(
   return { api, kubeconfig: writeKubeconfig(dir, api.url) };
 }
 
-/** The kubernetes plugin alone, as kubeadm configures it (the scale runs). */
-export const benchCorefile = (kubeconfig: string) => `cluster.local {
-    kubernetes cluster.local {
-        kubeconfig ${kubeconfig}
-        pods insecure
-    }
-}
-`;
-
-/** The QPS benchmark's Corefile: kubeadm's default for the cluster zone, so the hot path pays what it
- * pays in a cluster (metrics on every query, loadbalance's shuffled replies). Left out: forward, loop
- * and cache, which only act on names outside the zone and would send traffic off the machine, and
- * health, ready and reload, which no query goes through. */
+/** The benchmarks' Corefile: kubeadm's default for the cluster zone, so the hot path and the memory
+ * figures pay what they pay in a cluster (metrics on every query, loadbalance's shuffled replies).
+ * Left out: forward, loop and cache, which only act on names outside the zone and would send traffic
+ * off the machine, and health, ready and reload, which no query goes through. */
 export const kubeadmBenchCorefile = (kubeconfig: string) => `cluster.local {
     errors
     kubernetes cluster.local {

@@ -5,7 +5,7 @@ import dgram from "node:dgram";
 import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { TestApiServer } from "../test/k8s/api-server.ts";
-import { benchCorefile, serveCluster } from "./cluster-api.ts";
+import { kubeadmBenchCorefile, serveCluster } from "./cluster-api.ts";
 import type { Cluster as GeneratedCluster } from "./cluster-gen.ts";
 import { NODE_FLAGS, startPinned, type Started } from "./processes.ts";
 import { encode } from "../src/dns/encode.ts";
@@ -30,7 +30,7 @@ export interface Running {
 /** Serves the cluster, starts clusterdns on it and waits until it synced (at most 5 minutes). */
 export async function runOnCluster(cluster: GeneratedCluster, dir: string): Promise<Running> {
   const { api, kubeconfig } = await serveCluster(cluster.objects, dir);
-  writeFileSync(join(dir, "Corefile"), benchCorefile(kubeconfig));
+  writeFileSync(join(dir, "Corefile"), kubeadmBenchCorefile(kubeconfig));
   const t0 = performance.now();
   const cd = await startPinned(
     process.execPath,

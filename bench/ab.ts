@@ -1,0 +1,78 @@
+// A/B: two or more checkouts of clusterdns serve the benchmark's cluster from one test API server, and
+// dnsperf loads them in alternating rounds, so a change is measured against its parent in one run.
+// Each runs from its sources (no build needed in a worktree). Prints QPS and server CPU time per
+// answered query for every round, and the medians.
+//   git worktree add /tmp/before HEAD~1 && ln -s "$PWD/node_modules" /tmp/before/node_modules
+//   node bench/ab.ts /tmp/before .            (BENCH_SERVICES, BENCH_SECONDS, BENCH_ROUNDS)
+
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { dnsperf } from "./dnsperf.ts";
+import { generateCluster } from "./cluster-gen.ts";
+import { kubeadmBenchCorefile, serveCluster } from "./cluster-api.ts";
+import { NODE_FLAGS, PIN, cpuSecondsOf, startPinned, stop, type Started } from "./processes.ts";
+
+const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+const services = env("BENCH_SERVICES", 10_000);
+const seconds = env("BENCH_SECONDS", 3);
+const rounds = env("BENCH_ROUNDS", 4);
+const checkouts = process.argv.slice(2).map((p) => resolve(p));
+if (checkouts.length < 2) {
+  console.error("usage: node bench/ab.ts CHECKOUT CHECKOUT...");
+  process.exit(2);
+}
+const core = PIN ? 1 : undefined;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+interface Contender {
+  checkout: string;
+  server: Started;
+  port: number;
+  qps: number[];
+  cpu: number[];
+}
+
+const dir = mkdtempSync(join(tmpdir(), "clusterdns-ab-"));
+const cluster = generateCluster({ services });
+const queryFile = join(dir, "queries.txt");
+writeFileSync(queryFile, cluster.queries.join("\n") + "\n");
+const { api, kubeconfig } = await serveCluster(cluster.objects, dir);
+writeFileSync(join(dir, "Corefile"), kubeadmBenchCorefile(kubeconfig));
+
+const contenders: Contender[] = [];
+try {
+  for (const checkout of checkouts) {
+    const server = await startPinned(
+      process.execPath,
+      [...NODE_FLAGS, join(checkout, "bin", "clusterdns"), "-conf", join(dir, "Corefile"), "-dns.port", "0"],
+      /"msg":"synced"/,
+      { CLUSTERDNS_LOG_LEVEL: "info", CLUSTERDNS_FROM_SOURCE: "1" },
+    );
+    const started = server.lines.find((l) => l.includes('"msg":"started"')) ?? "";
+    const port = Number(/"ports":\[(\d+)/.exec(started)?.[1]);
+    await dnsperf({ port, queryFile, seconds: 2, core }); // warm-up: fills the answer cache
+    contenders.push({ checkout, server, port, qps: [], cpu: [] });
+  }
+  for (let round = 0; round < rounds; round++) {
+    for (const c of contenders) {
+      const before = cpuSecondsOf(c.server.proc.pid);
+      const r = await dnsperf({ port: c.port, queryFile, seconds, core });
+      c.qps.push(r.qps);
+      c.cpu.push(((cpuSecondsOf(c.server.proc.pid) - before) * 1e6) / r.completed);
+    }
+  }
+  const base = median(contenders[0].cpu);
+  console.log(`| checkout | QPS per round | CPU us/query per round | CPU median (vs first) |`);
+  console.log(`|---|---|---|---|`);
+  for (const c of contenders) {
+    const q = c.qps.map((x) => x.toFixed(0)).join(" / ");
+    const u = c.cpu.map((x) => x.toFixed(1)).join(" / ");
+    console.log(
+      `| ${c.checkout} | ${q} | ${u} | ${median(c.cpu).toFixed(1)} (${(median(c.cpu) / base).toFixed(2)}) |`,
+    );
+  }
+} finally {
+  for (const c of contenders) await stop(c.server.proc);
+  await api.close();
+}
