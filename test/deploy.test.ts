@@ -345,8 +345,8 @@ test("the Deployment is shaped for kube-system's DNS", () => {
     { key: "k8s-app", operator: "In", values: ["kube-dns"] },
   ]);
   assert.deepEqual(container.resources, {
-    requests: { cpu: "100m", memory: "70Mi" },
-    limits: { memory: "170Mi" },
+    requests: { cpu: "100m", memory: "100Mi" },
+    limits: { memory: "256Mi" },
   });
   const pod = podSpec.securityContext ?? {};
   const sc = container.securityContext!;
