@@ -4,6 +4,7 @@
 // answered query for every round, and the medians.
 //   git worktree add /tmp/before HEAD~1 && ln -s "$PWD/node_modules" /tmp/before/node_modules
 //   node bench/ab.ts /tmp/before .            (BENCH_SERVICES, BENCH_SECONDS, BENCH_ROUNDS)
+// A checkout may carry node flags after "::", added after the image's: `. .::--max-semi-space-size=4`.
 
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -17,7 +18,10 @@ const env = (name: string, fallback: number) => Number(process.env[name] ?? fall
 const services = env("BENCH_SERVICES", 10_000);
 const seconds = env("BENCH_SECONDS", 3);
 const rounds = env("BENCH_ROUNDS", 4);
-const checkouts = process.argv.slice(2).map((p) => resolve(p));
+const checkouts = process.argv.slice(2).map((arg) => {
+  const [path, flags = ""] = arg.split("::");
+  return { name: arg, path: resolve(path), flags: flags.split(" ").filter(Boolean) };
+});
 if (checkouts.length < 2) {
   console.error("usage: node bench/ab.ts CHECKOUT CHECKOUT...");
   process.exit(2);
@@ -26,7 +30,7 @@ const core = PIN ? 1 : undefined;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 interface Contender {
-  checkout: string;
+  name: string;
   server: Started;
   port: number;
   qps: number[];
@@ -45,14 +49,22 @@ try {
   for (const checkout of checkouts) {
     const server = await startPinned(
       process.execPath,
-      [...NODE_FLAGS, join(checkout, "bin", "clusterdns"), "-conf", join(dir, "Corefile"), "-dns.port", "0"],
+      [
+        ...NODE_FLAGS,
+        ...checkout.flags,
+        join(checkout.path, "bin", "clusterdns"),
+        "-conf",
+        join(dir, "Corefile"),
+        "-dns.port",
+        "0",
+      ],
       /"msg":"synced"/,
       { CLUSTERDNS_LOG_LEVEL: "info", CLUSTERDNS_FROM_SOURCE: "1" },
     );
     const started = server.lines.find((l) => l.includes('"msg":"started"')) ?? "";
     const port = Number(/"ports":\[(\d+)/.exec(started)?.[1]);
     await dnsperf({ port, queryFile, seconds: 2, core }); // warm-up: fills the answer cache
-    contenders.push({ checkout, server, port, qps: [], cpu: [] });
+    contenders.push({ name: checkout.name, server, port, qps: [], cpu: [] });
   }
   for (let round = 0; round < rounds; round++) {
     for (const c of contenders) {
@@ -69,7 +81,7 @@ try {
     const q = c.qps.map((x) => x.toFixed(0)).join(" / ");
     const u = c.cpu.map((x) => x.toFixed(1)).join(" / ");
     console.log(
-      `| ${c.checkout} | ${q} | ${u} | ${median(c.cpu).toFixed(1)} (${(median(c.cpu) / base).toFixed(2)}) |`,
+      `| ${c.name} | ${q} | ${u} | ${median(c.cpu).toFixed(1)} (${(median(c.cpu) / base).toFixed(2)}) |`,
     );
   }
 } finally {
