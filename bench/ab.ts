@@ -11,8 +11,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { dnsperf } from "./dnsperf.ts";
 import { generateCluster } from "./cluster-gen.ts";
-import { kubeadmBenchCorefile, serveCluster } from "./cluster-api.ts";
-import { NODE_FLAGS, PIN, cpuSecondsOf, startPinned, stop, type Started } from "./processes.ts";
+import { serveWithCorefile, startClusterdns, untilSynced } from "./clusterdns-run.ts";
+import { PIN, cpuSecondsOf, stop, type Started } from "./processes.ts";
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const services = env("BENCH_SERVICES", 10_000);
@@ -41,28 +41,17 @@ const dir = mkdtempSync(join(tmpdir(), "clusterdns-ab-"));
 const cluster = generateCluster({ services });
 const queryFile = join(dir, "queries.txt");
 writeFileSync(queryFile, cluster.queries.join("\n") + "\n");
-const { api, kubeconfig } = await serveCluster(cluster.objects, dir);
-writeFileSync(join(dir, "Corefile"), kubeadmBenchCorefile(kubeconfig));
+const { api, corefile } = await serveWithCorefile(cluster, dir);
 
 const contenders: Contender[] = [];
 try {
   for (const checkout of checkouts) {
-    const server = await startPinned(
-      process.execPath,
-      [
-        ...NODE_FLAGS,
-        ...checkout.flags,
-        join(checkout.path, "bin", "clusterdns"),
-        "-conf",
-        join(dir, "Corefile"),
-        "-dns.port",
-        "0",
-      ],
-      /"msg":"synced"/,
-      { CLUSTERDNS_LOG_LEVEL: "info", CLUSTERDNS_FROM_SOURCE: "1" },
-    );
-    const started = server.lines.find((l) => l.includes('"msg":"started"')) ?? "";
-    const port = Number(/"ports":\[(\d+)/.exec(started)?.[1]);
+    const { cd: server, port } = await startClusterdns(corefile, {
+      checkout: checkout.path,
+      nodeFlags: checkout.flags,
+      env: { CLUSTERDNS_FROM_SOURCE: "1" },
+    });
+    await untilSynced(server);
     await dnsperf({ port, queryFile, seconds: 2, core }); // warm-up: fills the answer cache
     contenders.push({ name: checkout.name, server, port, qps: [], cpu: [] });
   }

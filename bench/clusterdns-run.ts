@@ -27,19 +27,60 @@ export interface Running {
   listToSyncedMs: number;
 }
 
-/** Serves the cluster, starts clusterdns on it and waits until it synced (at most 5 minutes). */
-export async function runOnCluster(cluster: GeneratedCluster, dir: string): Promise<Running> {
+/** Serves the cluster through the test API server and writes the Corefile that reaches it. */
+export async function serveWithCorefile(
+  cluster: GeneratedCluster,
+  dir: string,
+): Promise<{ api: TestApiServer; corefile: string }> {
   const { api, kubeconfig } = await serveCluster(cluster.objects, dir);
-  writeFileSync(join(dir, "Corefile"), kubeadmBenchCorefile(kubeconfig));
-  const t0 = performance.now();
+  const corefile = join(dir, "Corefile");
+  writeFileSync(corefile, kubeadmBenchCorefile(kubeconfig));
+  return { api, corefile };
+}
+
+export interface StartOptions {
+  /** The checkout whose bin/clusterdns runs (this one by default). */
+  checkout?: string;
+  /** Node flags after the image's. */
+  nodeFlags?: string[];
+  env?: Record<string, string>;
+}
+
+/** Starts clusterdns on a Corefile, pinned, and resolves with its DNS port once it logged "started". */
+export async function startClusterdns(
+  corefile: string,
+  o: StartOptions = {},
+): Promise<{ cd: Started; port: number }> {
   const cd = await startPinned(
     process.execPath,
-    [...NODE_FLAGS, join(ROOT, "bin", "clusterdns"), "-conf", join(dir, "Corefile"), "-dns.port", "0"],
+    [
+      ...NODE_FLAGS,
+      ...(o.nodeFlags ?? []),
+      join(o.checkout ?? ROOT, "bin", "clusterdns"),
+      "-conf",
+      corefile,
+      "-dns.port",
+      "0",
+    ],
     /"msg":"started"/,
-    { CLUSTERDNS_LOG_LEVEL: "info" },
+    { CLUSTERDNS_LOG_LEVEL: "info", ...o.env },
   );
-  const port = Number(/"ports":\[(\d+)/.exec(cd.lines.find((l) => l.includes('"started"'))!)![1]);
+  const port = /"ports":\[(\d+)/.exec(cd.line)?.[1];
+  if (port === undefined) throw new Error("clusterdns printed no ports");
+  return { cd, port: Number(port) };
+}
+
+/** Resolves once clusterdns logged its first sync, polling every 10 ms; 5 minutes at most. */
+export async function untilSynced(cd: Started): Promise<void> {
   for (let i = 0; i < 30_000 && !cd.lines.some((l) => l.includes('"msg":"synced"')); i++) await sleep(10);
+}
+
+/** Serves the cluster, starts clusterdns on it and waits until it synced (at most 5 minutes). */
+export async function runOnCluster(cluster: GeneratedCluster, dir: string): Promise<Running> {
+  const { api, corefile } = await serveWithCorefile(cluster, dir);
+  const t0 = performance.now();
+  const { cd, port } = await startClusterdns(corefile);
+  await untilSynced(cd);
   const synced = performance.now();
   const lastList = Math.max(...api.requests.filter((r) => !r.watch && r.query.limit).map((r) => r.at));
   return { api, cd, port, startToSyncedMs: synced - t0, listToSyncedMs: synced - lastList };

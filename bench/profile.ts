@@ -4,13 +4,12 @@
 
 import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { dnsperf } from "./dnsperf.ts";
 import { generateCluster } from "./cluster-gen.ts";
-import { kubeadmBenchCorefile, serveCluster } from "./cluster-api.ts";
-import { NODE_FLAGS, PIN, startPinned, stop } from "./processes.ts";
+import { serveWithCorefile, startClusterdns, untilSynced } from "./clusterdns-run.ts";
+import { PIN, stop } from "./processes.ts";
 
-const ROOT = resolve(import.meta.dirname, "..");
 const services = Number(process.env.BENCH_SERVICES ?? 10_000);
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const dir = mkdtempSync(join(tmpdir(), "clusterdns-profile-"));
@@ -24,24 +23,9 @@ interface ProfileNode {
 const cluster = generateCluster({ services });
 const queryFile = join(dir, "queries.txt");
 writeFileSync(queryFile, cluster.queries.join("\n") + "\n");
-const { api, kubeconfig } = await serveCluster(cluster.objects, dir);
-writeFileSync(join(dir, "Corefile"), kubeadmBenchCorefile(kubeconfig));
-const cd = await startPinned(
-  process.execPath,
-  [
-    "--cpu-prof",
-    `--cpu-prof-dir=${dir}`,
-    ...NODE_FLAGS,
-    join(ROOT, "bin", "clusterdns"),
-    "-conf",
-    join(dir, "Corefile"),
-    "-dns.port",
-    "0",
-  ],
-  /"msg":"synced"/,
-  { CLUSTERDNS_LOG_LEVEL: "info" },
-);
-const port = Number(/"ports":\[(\d+)/.exec(cd.lines.find((l) => l.includes('"started"')) ?? "")?.[1]);
+const { api, corefile } = await serveWithCorefile(cluster, dir);
+const { cd, port } = await startClusterdns(corefile, { nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${dir}`] });
+await untilSynced(cd);
 const r = await dnsperf({ port, queryFile, seconds, core: PIN ? 1 : undefined });
 console.log(`QPS ${r.qps.toFixed(0)}`);
 await stop(cd.proc);

@@ -12,10 +12,10 @@ import { cpus, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { dnsperf, type PerfResult } from "./dnsperf.ts";
 import { generateCluster } from "./cluster-gen.ts";
-import { kubeadmBenchCorefile, serveCluster } from "./cluster-api.ts";
+import { serveWithCorefile, startClusterdns, untilSynced } from "./clusterdns-run.ts";
 import { startKnot } from "./knot.ts";
 import { compareAnswers } from "./answer-check.ts";
-import { NODE_FLAGS, PIN, cpuSecondsOf, memoryOf, startPinned, stop, type Started } from "./processes.ts";
+import { PIN, cpuSecondsOf, memoryOf, startPinned, stop, type Started } from "./processes.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -47,16 +47,9 @@ async function main(): Promise<void> {
   writeFileSync(queryFile, cluster.queries.join("\n") + "\n");
   log(`cluster: ${JSON.stringify(cluster.counts)}, ${cluster.queries.length} queries in the mix`);
 
-  const { api, kubeconfig } = await serveCluster(cluster.objects, dir);
-  writeFileSync(join(dir, "Corefile"), kubeadmBenchCorefile(kubeconfig));
-  const cd = await startPinned(
-    process.execPath,
-    [...NODE_FLAGS, join(ROOT, "bin", "clusterdns"), "-conf", join(dir, "Corefile"), "-dns.port", "0"],
-    /"msg":"started"/,
-    { CLUSTERDNS_LOG_LEVEL: "info" },
-  );
-  const cdPort = portFromLog(cd);
-  await synced(cd);
+  const { api, corefile } = await serveWithCorefile(cluster, dir);
+  const { cd, port: cdPort } = await startClusterdns(corefile);
+  await untilSynced(cd);
   const knotPort = freeUdpPort();
   const knot = await startKnot("cluster.local", zoneFile, knotPort);
   const echoPort = freeUdpPort();
@@ -94,22 +87,6 @@ async function main(): Promise<void> {
   for (const t of targets) await stop(t.server.proc);
   await api.close();
   report(targets, memory);
-}
-
-/** The DNS port from clusterdns's "started" line. */
-function portFromLog(s: Started): number {
-  for (const line of s.lines) {
-    const m = line.includes('"msg":"started"') ? /"ports":\[(\d+)/.exec(line) : null;
-    if (m) return Number(m[1]);
-  }
-  throw new Error("clusterdns printed no ports");
-}
-
-/** Waits (at most 5 minutes) until the kubernetes plugin logged its first sync. */
-async function synced(s: Started): Promise<void> {
-  for (let i = 0; i < 3000 && !s.lines.some((l) => l.includes('"msg":"synced"')); i++) {
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 function report(targets: Target[], memory: { rss: number; peak: number }[]): void {
