@@ -101,3 +101,11 @@ export function newQuery(name: string, type: number, qclass = 1, id = 0): Msg {
     additional: [],
   };
 }
+
+/** How long a denial may be kept (RFC 2308: the lower of the SOA's TTL and its MINIMUM), from the SOA
+ * in an authority section; undefined without one. */
+export function negativeTtl(authority: readonly RR[]): number | undefined {
+  const soa = authority.find((rr) => rr.type === 6); // SOA
+  if (soa === undefined || !("minimum" in soa.data)) return undefined;
+  return Math.min(soa.ttl, soa.data.minimum);
+}

@@ -7,7 +7,7 @@
 import type { Handler, Plugin, Request } from "../../plugin.ts";
 import { isFailureRcode } from "../../plugin.ts";
 import type { Msg, RR } from "../../dns/message.ts";
-import { replyTo } from "../../dns/message.ts";
+import { negativeTtl, replyTo } from "../../dns/message.ts";
 import { Class, Rcode, Type } from "../../dns/constants.ts";
 import { isSubdomain } from "../../dns/name.ts";
 import type { SearchPathSource } from "./search-path.ts";
@@ -106,7 +106,7 @@ function withCname(req: Request, target: string, r: Msg): Msg {
   const reply = replyTo(req.msg, r.rcode);
   reply.aa = r.aa;
   reply.ra = r.ra;
-  const ttl = r.answer[0]?.ttl ?? soaMinimum(r.authority) ?? 0;
+  const ttl = r.answer[0]?.ttl ?? negativeTtl(r.authority) ?? 0;
   const cname: RR = {
     name: req.qname,
     type: Type.CNAME,
@@ -118,10 +118,4 @@ function withCname(req: Request, target: string, r: Msg): Msg {
   reply.authority = r.authority;
   reply.additional = r.additional;
   return reply;
-}
-
-function soaMinimum(authority: readonly RR[]): number | undefined {
-  const soa = authority.find((rr) => rr.type === Type.SOA);
-  if (soa === undefined || !("minimum" in soa.data)) return undefined;
-  return Math.min(soa.ttl, soa.data.minimum);
 }

@@ -1,7 +1,7 @@
 // What the cache keeps of one reply, and how a kept reply becomes an answer again.
 
 import type { Msg, RR } from "../../dns/message.ts";
-import { replyTo } from "../../dns/message.ts";
+import { negativeTtl, replyTo } from "../../dns/message.ts";
 import { Rcode, Type } from "../../dns/constants.ts";
 
 /** Which of the two caches a reply goes to (CoreDNS: success and denial). */
@@ -40,11 +40,7 @@ export function kindOf(reply: Msg): Kind | undefined {
 /** The lowest TTL of the reply's records; for a denial, the SOA's negative TTL (RFC 2308:
  * min(SOA TTL, SOA MINIMUM)). Undefined when the reply holds nothing that says. */
 export function replyTtl(reply: Msg, kind: Kind): number | undefined {
-  if (kind === "denial") {
-    const soa = reply.authority.find((rr) => rr.type === Type.SOA);
-    if (soa === undefined || !("minimum" in soa.data)) return undefined;
-    return Math.min(soa.ttl, soa.data.minimum);
-  }
+  if (kind === "denial") return negativeTtl(reply.authority);
   let min: number | undefined;
   for (const section of [reply.answer, reply.authority, reply.additional]) {
     for (const rr of section) if (min === undefined || rr.ttl < min) min = rr.ttl;
