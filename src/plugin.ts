@@ -11,6 +11,11 @@ import type { Msg } from "./dns/message.ts";
 import { replyTo } from "./dns/message.ts";
 import { Rcode } from "./dns/constants.ts";
 
+/** How long, in seconds, a shuffled reply the answer cache cannot rotate (see Request.rotate) may be
+ * replayed in one order: the order changes at least this often, while the fast path still answers all
+ * but one query per second and name. */
+export const SHUFFLED_REPLAY_SECONDS = 1;
+
 export interface Request {
   /** The decoded query. `msg.question[0].name` is canonical (lowercase, absolute). */
   readonly msg: Msg;
@@ -40,7 +45,8 @@ export interface Request {
   stable?: boolean;
   /** Set by loadbalance when the answer section is only address records of one name and type: the
    * answer cache then replays the reply with those records rotated one place further on every hit,
-   * instead of one order for as long as it keeps the reply. */
+   * instead of one order for as long as it keeps the reply. A reply asked to rotate that the cache
+   * finds it cannot is replayed for SHUFFLED_REPLAY_SECONDS at most. */
   rotate?: boolean;
   /** Which plugin produced the reply (for metrics' `plugin` label), set by whoever answers. */
   answeredBy?: string;

@@ -5,7 +5,7 @@
 
 import type { Logger } from "pino";
 import type { Block } from "./block.ts";
-import type { QueryDone, Request } from "../plugin.ts";
+import { SHUFFLED_REPLAY_SECONDS, type QueryDone, type Request } from "../plugin.ts";
 import type { Msg } from "../dns/message.ts";
 import { AnswerCache, rotateInto, rotationOf } from "./answer-cache.ts";
 import { serverStats } from "./stats.ts";
@@ -138,8 +138,8 @@ export class Pipeline {
       const ttl = Math.min(
         req.maxAge ?? MAX_CACHE_SECONDS,
         req.stable ? STABLE_CACHE_SECONDS : minTtl(reply),
-        // A rotation asked for and not possible: this order is replayed for a second at most.
-        req.rotate && rotation === undefined ? 1 : MAX_CACHE_SECONDS,
+        // A rotation asked for and not possible: this order is replayed for a short while only.
+        req.rotate && rotation === undefined ? SHUFFLED_REPLAY_SECONDS : MAX_CACHE_SECONDS,
       );
       if (ttl > 0) {
         this.cache.set(s.key, {

@@ -1,9 +1,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import type { Handler } from "../../plugin.ts";
+import { SHUFFLED_REPLAY_SECONDS, type Handler } from "../../plugin.ts";
 import type { RR } from "../../dns/message.ts";
 import { setup } from "./setup.ts";
-import { loadbalance, roundRobin, REPLAY_SECONDS } from "./loadbalance.ts";
+import { loadbalance, roundRobin } from "./loadbalance.ts";
 import { makeRequest } from "../../../test/helpers/request.ts";
 import { directive as dir, fakeContext } from "../../../test/helpers/setup-context.ts";
 import { assertConfigErrors } from "../../../test/helpers/config-errors.ts";
@@ -89,7 +89,7 @@ test("the handler shuffles the answer and additional sections and caps the cache
   assert.deepEqual(sorted(m.answer.slice(1)), sorted(ADDRS));
   assert.notDeepEqual(text(m.answer.slice(1)), text(ADDRS), "the order changed");
   assert.deepEqual(text(m.additional), text([ADDRS[1], ADDRS[0]]));
-  assert.equal(req.maxAge, REPLAY_SECONDS);
+  assert.equal(req.maxAge, SHUFFLED_REPLAY_SECONDS);
 });
 
 test("only addresses of one name: the answer cache is asked to rotate them instead of a short replay", async () => {
@@ -105,7 +105,7 @@ test("only addresses of one name: the answer cache is asked to rotate them inste
     undefined,
     "a cut answer is not rotated: the records left out would never show",
   );
-  assert.equal(limited.maxAge, REPLAY_SECONDS);
+  assert.equal(limited.maxAge, SHUFFLED_REPLAY_SECONDS);
 });
 
 test("the handler keeps a lower maxAge, and leaves maxAge alone when nothing was shuffled", async () => {

@@ -2,7 +2,7 @@
 // of every section of a reply; CNAMEs go first, because stub resolvers such as glibc expect the chain
 // before the addresses it leads to.
 
-import type { Handler, Plugin } from "../../plugin.ts";
+import { SHUFFLED_REPLAY_SECONDS, type Handler, type Plugin } from "../../plugin.ts";
 import type { Msg, RR } from "../../dns/message.ts";
 import { Type } from "../../dns/constants.ts";
 
@@ -12,10 +12,6 @@ export interface LoadbalanceOptions {
   /** A number in [0, 1); injected by tests. */
   random?: () => number;
 }
-
-/** How long, in seconds, a shuffled reply may be replayed from the answer cache: the order changes
- * at least this often, while the fast path still answers all but one query per second and name. */
-export const REPLAY_SECONDS = 1;
 
 export function loadbalance(o: LoadbalanceOptions = {}): Plugin {
   const random = o.random ?? Math.random;
@@ -30,7 +26,7 @@ export function loadbalance(o: LoadbalanceOptions = {}): Plugin {
       // The answer cache can rotate a set of same-sized records on every replay; anything else it would
       // replay in one order, so that reply may be replayed for a short while only.
       if (!limited && rotatable(reply)) req.rotate = true;
-      else req.maxAge = Math.min(req.maxAge ?? REPLAY_SECONDS, REPLAY_SECONDS);
+      else req.maxAge = Math.min(req.maxAge ?? SHUFFLED_REPLAY_SECONDS, SHUFFLED_REPLAY_SECONDS);
       return limit(reply, o.limitAnswers);
     },
   });
