@@ -12,12 +12,16 @@ import vm from "node:vm";
 type Gc = (o: { type: "major"; execution: "sync"; flavor: "last-resort" }) => void;
 let gc: Gc | undefined;
 
+/** Compacting collections run so far (tests check when one ran). */
+export const gcStats = { compactions: 0 };
+
 export function collectGarbage(): void {
   if (gc === undefined) {
     v8.setFlagsFromString("--expose-gc");
     gc = vm.runInNewContext("gc") as Gc;
   }
   gc({ type: "major", execution: "sync", flavor: "last-resort" });
+  gcStats.compactions++;
 }
 
 /** While on, V8 grows the old space by 20% over what the last full collection kept instead of its own
