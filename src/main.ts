@@ -12,6 +12,7 @@ import { Instance } from "./server/instance.ts";
 import { Reloader } from "./server/reloader.ts";
 import { VERSION } from "./version.ts";
 import { createLogger } from "./log.ts";
+import { limitHeapGrowth } from "./server/gc.ts";
 
 const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -42,6 +43,7 @@ export async function main(argv: string[]): Promise<number> {
   }
 
   const log = createLogger();
+  limitHeapGrowth("serving");
   process.on("uncaughtException", (err) => log.fatal({ err }, "uncaught exception: still serving"));
   process.on("unhandledRejection", (err) => log.fatal({ err }, "unhandled rejection: still serving"));
 

@@ -322,7 +322,7 @@ export const setup: Setup = async (d, ctx) => {
       setTimeout(() => {
         const t0 = performance.now();
         collectGarbage();
-        limitHeapGrowth(false);
+        limitHeapGrowth("serving");
         compacted = true;
         const compactMs = Math.round(performance.now() - t0);
         log.info({ source: source.describe(), objects: store.stats().objects, compactMs }, "synced");
@@ -330,7 +330,7 @@ export const setup: Setup = async (d, ctx) => {
     });
     const api = "stats" in source ? (source as ApiSource).stats.bind(source) : undefined;
     untrack = track(store, api);
-    if (!store.synced) limitHeapGrowth(true);
+    if (!store.synced) limitHeapGrowth("list");
     await source.start(store);
   });
   ctx.onShutdown(() => {
