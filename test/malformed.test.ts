@@ -143,3 +143,23 @@ test("garbage over TCP: connections are closed or answered, the server keeps ser
   const ok = await dig(srv.port, "example.org", "SOA", "+tcp");
   assert.equal(ok.status, "NOERROR");
 });
+
+test("TCP: a zero-length message ends the connection; the queries before it are answered", async () => {
+  const frame = (m: Buffer) => Buffer.concat([Buffer.from([m.length >> 8, m.length & 0xff]), m]);
+  const query = validQuery("www.example.org", 1);
+  // Two queries, then a zero length, then one more that must not be read.
+  const bytes = Buffer.concat([frame(query), frame(query), Buffer.from([0, 0]), frame(query)]);
+  const received = await new Promise<Buffer>((res) => {
+    const s = net.connect(srv.port, "127.0.0.1");
+    const chunks: Buffer[] = [];
+    s.on("data", (d) => chunks.push(d));
+    s.on("close", () => res(Buffer.concat(chunks)));
+    s.on("error", () => undefined);
+    // Sent in 3-octet pieces: the framing must not depend on how the stream is cut.
+    for (let at = 0; at < bytes.length; at += 3) s.write(bytes.subarray(at, at + 3));
+    setTimeout(() => s.destroy(), 2000);
+  });
+  let replies = 0;
+  for (let at = 0; at + 2 <= received.length; at += 2 + received.readUInt16BE(at)) replies++;
+  assert.equal(replies, 2);
+});

@@ -19,6 +19,7 @@ import { createSocket, type Socket } from "node:dgram";
 import { connect as tcpConnect } from "node:net";
 import { decode } from "../dns/decode.ts";
 import { encode } from "../dns/encode.ts";
+import { tcpFrame } from "../dns/tcp-frames.ts";
 import { newQuery, replyTo, type Msg } from "../dns/message.ts";
 import { Rcode } from "../dns/constants.ts";
 import type { ResolvConf } from "./resolv-conf.ts";
@@ -368,10 +369,7 @@ async function sendVc(x: Exchange, server: Server, seconds: number, o: SendOptio
   };
   try {
     for (const q of qs) {
-      const wire = encode(q);
-      const len = Buffer.alloc(2);
-      len.writeUInt16BE(wire.length);
-      sock.write(Buffer.concat([len, wire]));
+      sock.write(tcpFrame(encode(q)));
     }
     let recv1 = false;
     let recv2 = x.q2 === undefined;

@@ -4,6 +4,7 @@
 import net from "node:net";
 import type { Logger } from "pino";
 import type { Pipeline } from "./pipeline.ts";
+import { FrameReader, tcpFrame } from "../dns/tcp-frames.ts";
 
 export interface TcpOptions {
   /** Close a connection with no query in flight after this long idle. */
@@ -61,43 +62,40 @@ export class TcpListener {
       localAddress: socket.localAddress ?? "",
       localPort: socket.localPort ?? 0,
     };
-    let pending: Buffer = Buffer.alloc(0);
+    const frames = new FrameReader();
     let inFlight = 0;
 
     const reply = (out: Buffer | undefined) => {
       if (out === undefined || socket.destroyed) return;
-      const frame = Buffer.allocUnsafe(2 + out.length);
-      frame.writeUInt16BE(out.length, 0);
-      out.copy(frame, 2);
-      socket.write(frame);
+      socket.write(tcpFrame(out));
     };
+    // Set by a zero-length message: read nothing more, answer what is in flight, then close.
+    let ended = false;
     const settled = () => {
       inFlight--;
-      if (inFlight < this.#opts.maxInFlight && socket.isPaused()) socket.resume();
+      if (inFlight < this.#opts.maxInFlight && socket.isPaused() && !ended) socket.resume();
       if (inFlight === 0) socket.setTimeout(this.#opts.idleTimeoutMs);
-      if (inFlight === 0 && this.#closing) socket.end();
+      if (inFlight === 0 && (this.#closing || ended)) socket.end();
     };
     this.#drain.set(socket, () => {
       if (inFlight === 0) socket.end();
     });
 
-    socket.on("data", (chunk: Buffer) => {
-      pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
-      while (pending.length >= 2) {
-        const len = pending.readUInt16BE(0);
-        if (len === 0) {
-          socket.destroy();
-          return;
+    socket.on("data", (chunk: Buffer) =>
+      frames.push(chunk, (msg) => {
+        // A zero-length message is no DNS message: nothing after it can be trusted to be DNS either.
+        if (msg.length === 0 || ended) {
+          ended = true;
+          socket.pause();
+          if (inFlight === 0) socket.end();
+          return false;
         }
-        if (pending.length < 2 + len) break;
-        const msg = pending.subarray(2, 2 + len);
-        pending = pending.subarray(2 + len);
         let out: Buffer | undefined | Promise<Buffer | undefined>;
         try {
           out = this.#pipeline.handle(msg, peer);
         } catch (err) {
           this.#log.error({ err }, "query failed");
-          continue;
+          return;
         }
         if (out instanceof Promise) {
           inFlight++;
@@ -107,10 +105,8 @@ export class TcpListener {
         } else {
           reply(out);
         }
-      }
-      // Keep only the unread tail, not the whole chunk it came from.
-      if (pending.length > 0 && pending.byteOffset !== 0) pending = Buffer.from(pending);
-    });
+      }),
+    );
     socket.on("timeout", () => {
       if (inFlight === 0) socket.end();
     });

@@ -4,11 +4,12 @@
 
 import net from "node:net";
 import { Conn, ExchangeCode, ExchangeError } from "./conn.ts";
+import { FrameReader, tcpFrame } from "../../dns/tcp-frames.ts";
 
 export class TcpConn extends Conn {
   readonly proto = "tcp";
   readonly #socket: net.Socket;
-  #buf: Buffer = Buffer.alloc(0);
+  readonly #frames = new FrameReader();
 
   constructor(host: string, port: number, onMismatch: () => void) {
     super(onMismatch);
@@ -24,23 +25,14 @@ export class TcpConn extends Conn {
   }
 
   #read(chunk: Buffer): void {
-    let buf = this.#buf.length === 0 ? chunk : Buffer.concat([this.#buf, chunk]);
-    while (buf.length >= 2) {
-      const len = buf.readUInt16BE(0);
-      if (buf.length < 2 + len) break;
-      const frame = buf.subarray(2, 2 + len);
-      buf = buf.subarray(2 + len);
+    this.#frames.push(chunk, (frame) => {
       this.deliver(frame);
-      if (this.closed) return;
-    }
-    this.#buf = buf;
+      return !this.closed;
+    });
   }
 
   protected send(query: Buffer): void {
-    const frame = Buffer.allocUnsafe(2 + query.length);
-    frame.writeUInt16BE(query.length, 0);
-    query.copy(frame, 2);
-    this.#socket.write(frame);
+    this.#socket.write(tcpFrame(query));
   }
 
   protected destroy(): void {
