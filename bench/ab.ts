@@ -4,7 +4,8 @@
 // answered query for every round, and the medians.
 //   git worktree add /tmp/before HEAD~1 && ln -s "$PWD/node_modules" /tmp/before/node_modules
 //   node bench/ab.ts /tmp/before .            (BENCH_SERVICES, BENCH_SECONDS, BENCH_ROUNDS)
-// A checkout may carry node flags after "::", added after the image's: `. .::--max-semi-space-size=4`.
+// A checkout may carry node flags after "::", added after the image's: `. .::--max-semi-space-size=4`,
+// and environment variables after a second "::": `. "::::MALLOC_ARENA_MAX=1"`.
 
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -19,8 +20,14 @@ const services = env("BENCH_SERVICES", 10_000);
 const seconds = env("BENCH_SECONDS", 3);
 const rounds = env("BENCH_ROUNDS", 4);
 const checkouts = process.argv.slice(2).map((arg) => {
-  const [path, flags = ""] = arg.split("::");
-  return { name: arg, path: resolve(path), flags: flags.split(" ").filter(Boolean) };
+  const [path, flags = "", env = ""] = arg.split("::");
+  const vars = env.split(" ").filter(Boolean);
+  return {
+    name: arg,
+    path: resolve(path || "."),
+    flags: flags.split(" ").filter(Boolean),
+    env: Object.fromEntries(vars.map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)])),
+  };
 });
 if (checkouts.length < 2) {
   console.error("usage: node bench/ab.ts CHECKOUT CHECKOUT...");
@@ -49,7 +56,7 @@ try {
     const { cd: server, port } = await startClusterdns(corefile, {
       checkout: checkout.path,
       nodeFlags: checkout.flags,
-      env: { CLUSTERDNS_FROM_SOURCE: "1" },
+      env: { CLUSTERDNS_FROM_SOURCE: "1", ...checkout.env },
     });
     await untilSynced(server);
     await dnsperf({ port, queryFile, seconds: 2, core }); // warm-up: fills the answer cache
