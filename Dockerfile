@@ -36,7 +36,10 @@ RUN apt-get update \
  && getcap /usr/local/bin/node | grep -q cap_net_bind_service
 
 FROM debian:trixie-slim
-ENV NODE_ENV=production
+# MALLOC_ARENA_MAX=2: glibc gives each thread that mallocs an arena of its own, and V8's worker threads
+# (compilers, concurrent marking) keep theirs populated. Two arenas: 5-7 MB less RSS at 10k services,
+# synced and under load, with the same CPU per query (README, Benchmark).
+ENV NODE_ENV=production MALLOC_ARENA_MAX=2
 WORKDIR /app
 COPY --from=node /usr/local/bin/node /usr/local/bin/node
 COPY --from=deps /app/node_modules ./node_modules

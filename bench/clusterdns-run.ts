@@ -7,7 +7,7 @@ import { join, resolve } from "node:path";
 import type { TestApiServer } from "../test/k8s/api-server.ts";
 import { kubeadmBenchCorefile, serveCluster } from "./cluster-api.ts";
 import type { Cluster as GeneratedCluster } from "./cluster-gen.ts";
-import { NODE_FLAGS, startPinned, type Started } from "./processes.ts";
+import { IMAGE_ENV, NODE_FLAGS, startPinned, type Started } from "./processes.ts";
 import { encode } from "../src/dns/encode.ts";
 import { decode } from "../src/dns/decode.ts";
 import { newQuery } from "../src/dns/message.ts";
@@ -63,7 +63,7 @@ export async function startClusterdns(
       "0",
     ],
     /"msg":"started"/,
-    { CLUSTERDNS_LOG_LEVEL: "info", ...o.env },
+    { CLUSTERDNS_LOG_LEVEL: "info", ...IMAGE_ENV, ...o.env },
   );
   const port = /"ports":\[(\d+)/.exec(cd.line)?.[1];
   if (port === undefined) throw new Error("clusterdns printed no ports");

@@ -11,6 +11,8 @@ export const PIN = cpus().length > 1;
 
 /** The node flags clusterdns runs with in its image (Dockerfile ENTRYPOINT): measure what ships. */
 export const NODE_FLAGS = ["--max-semi-space-size=1"];
+/** The environment its image sets (Dockerfile ENV), NODE_ENV aside. */
+export const IMAGE_ENV: Record<string, string> = { MALLOC_ARENA_MAX: "2" };
 
 const children = new Set<ChildProcess>();
 process.once("exit", () => {

@@ -16,6 +16,7 @@ import { promisify } from "node:util";
 import { parseAllDocuments } from "yaml";
 import * as k8s from "@kubernetes/client-node";
 import ts from "typescript";
+import { IMAGE_ENV, NODE_FLAGS } from "../bench/processes.ts";
 import { parseCorefile } from "../src/corefile/parser.ts";
 import { orderOf } from "../src/corefile/order.ts";
 import { blockKeys } from "../src/corefile/keys.ts";
@@ -418,6 +419,16 @@ test("the Dockerfile: Node 24 on slim Debian, production deps, non-root as the D
   const workdir = final.filter((i) => i.op === "WORKDIR").at(-1)!.args;
   assert.equal(entry.at(-1), `${workdir}/bin/clusterdns`);
   for (const flag of entry.slice(1, -1)) assert.match(flag, /^--[a-z-]+(=\S+)?$/, "node flags only");
+  // The benchmarks measure what ships: the same node flags and environment.
+  assert.deepEqual(entry.slice(1, -1), NODE_FLAGS, "bench/processes.ts NODE_FLAGS");
+  const env = Object.fromEntries(
+    final
+      .filter((i) => i.op === "ENV")
+      .flatMap((i) => i.args.split(/\s+/))
+      .map((kv) => kv.split("=")),
+  ) as Record<string, string>;
+  for (const [k, v] of Object.entries(IMAGE_ENV))
+    assert.equal(env[k], v, `ENV ${k} (bench/processes.ts IMAGE_ENV)`);
 
   const copies = final
     .filter((i) => i.op === "COPY" && !i.args.startsWith("--from"))
