@@ -129,6 +129,10 @@ export async function propagation(r: Running, cluster: GeneratedCluster, changes
   return times.sort((a, b) => a - b);
 }
 
+/** CoreDNS's published memory need for a cluster, MB: (pods + services) / 1000 + 54. */
+export const corednsFormulaMb = (c: { pods: number; services: number }) =>
+  Math.round((c.pods + c.services) / 1000 + 54);
+
 /** The q-quantile of sorted times, in ms with one decimal. */
 export const quantile = (sorted: number[], q: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))].toFixed(1);

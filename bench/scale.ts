@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { generateCluster } from "./cluster-gen.ts";
 import { memoryOf, stop } from "./processes.ts";
-import { propagation, quantile, runOnCluster, sleep } from "./clusterdns-run.ts";
+import { corednsFormulaMb, propagation, quantile, runOnCluster, sleep } from "./clusterdns-run.ts";
 
 const scales = (process.env.BENCH_SCALES ?? "1000,10000,100000").split(",").map(Number);
 
@@ -61,7 +61,7 @@ async function measure(services: number): Promise<Row> {
     rss: Math.round(synced.rss),
     startPeak: Math.round(synced.peak),
     relistPeak: Math.round(relist.peak),
-    coredns: Math.round((c.pods + c.services) / 1000 + 54),
+    coredns: corednsFormulaMb(c),
     p50: quantile(times, 0.5),
     p99: quantile(times, 0.99),
   };
