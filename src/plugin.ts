@@ -189,6 +189,9 @@ export interface InstanceHooks {
   readonly readyChecks: Map<string, ReadyCheck[]>;
   /** Set by `reload`: how often the Corefile is checked for changes. */
   reload?: ReloadSettings;
+  /** True for a reload's new instance: it starts while the old one answers queries, so its start-up
+   * must not stop the process (no compacting collection after a sync). */
+  readonly takesOver: boolean;
 }
 
 export interface ReloadSettings {

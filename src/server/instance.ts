@@ -31,6 +31,8 @@ export interface InstanceOptions {
   defaultPort: number;
   log: Logger;
   reusePort?: boolean;
+  /** A reload's new instance, set up while the old one serves (InstanceHooks.takesOver). */
+  takesOver?: boolean;
 }
 
 interface Group {
@@ -50,6 +52,7 @@ export class Instance implements InstanceHooks {
   lameduckMs = 0;
   reload?: ReloadSettings;
   readonly readyChecks = new Map<string, ReadyCheck[]>();
+  readonly takesOver: boolean;
   readonly #log: Logger;
   readonly #opts: InstanceOptions;
   readonly #groups = new Map<string, Group>();
@@ -60,6 +63,7 @@ export class Instance implements InstanceHooks {
   private constructor(opts: InstanceOptions) {
     this.#opts = opts;
     this.#log = opts.log;
+    this.takesOver = opts.takesOver ?? false;
   }
 
   /** Sets up every block (a bad Corefile throws ConfigError here) without opening any socket. */

@@ -78,7 +78,11 @@ export class Reloader {
     this.#tried = hash;
     let next: Instance;
     try {
-      next = await Instance.create({ ...this.#o.instance, blocks: parseCorefile(text, file) });
+      next = await Instance.create({
+        ...this.#o.instance,
+        blocks: parseCorefile(text, file),
+        takesOver: true,
+      });
       await next.takeOver(this.current, READY_WAIT_MS);
     } catch (err) {
       reloadStats.failed++;

@@ -14,6 +14,8 @@ export interface FakeContextOptions {
   root?: string;
   /** Answers ctx.lookup; by default every lookup is SERVFAIL. */
   lookup?: (name: string, qtype: number, depth?: number) => Promise<Msg>;
+  /** Set up as a reload's new instance (ctx.instance.takesOver). */
+  takesOver?: boolean;
 }
 
 export interface LogLine {
@@ -34,7 +36,12 @@ export interface FakeContext {
   shutdown: (() => void | Promise<void>)[];
   /** The hooks registered with onListening, in registration order. */
   listening: ((at: ListenAddress) => void | Promise<void>)[];
-  instance: { stopping: boolean; lameduckMs: number; readyChecks: Map<string, ReadyCheck[]> };
+  instance: {
+    stopping: boolean;
+    lameduckMs: number;
+    readyChecks: Map<string, ReadyCheck[]>;
+    takesOver: boolean;
+  };
   /** Runs the start-up hooks in order. */
   start(): Promise<void>;
   /** Runs the shutdown hooks in reverse order. */
@@ -50,7 +57,7 @@ export function fakeContext(o: FakeContextOptions = {}): FakeContext {
   const shutdown: (() => void | Promise<void>)[] = [];
   const listening: ((at: ListenAddress) => void | Promise<void>)[] = [];
   const readyChecks = new Map<string, ReadyCheck[]>();
-  const instance = { stopping: false, lameduckMs: 0, readyChecks };
+  const instance = { stopping: false, lameduckMs: 0, readyChecks, takesOver: o.takesOver ?? false };
   const f: FakeContext = {
     logs: [],
     invalidations: 0,

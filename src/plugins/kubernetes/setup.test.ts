@@ -388,6 +388,20 @@ describe("setup: the plugin over the demo cluster", () => {
     await f.stop();
   });
 
+  it("in a reload's new instance, does not compact: the old instance is serving meanwhile", async () => {
+    const f = fakeContext({ zones: ["."], root: ROOT, takesOver: true });
+    const plugin = await setup(k8s(["cluster.local"], ["objects zones/demo-cluster.yaml"]), f.ctx);
+    assert.ok(plugin);
+    const compactions = gcStats.compactions;
+    await f.start();
+    for (let i = 0; i < 500 && !f.ready(); i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(f.ready(), true);
+    assert.equal(gcStats.compactions, compactions, "a pause here would stall every query being answered");
+    const synced = f.logs.find((l) => l.msg === "synced" && l.plugin === "kubernetes");
+    assert.equal(synced?.compactMs, undefined);
+    await f.stop();
+  });
+
   it("answers its zones with aa and passes other names and classes on", async () => {
     const { f, handler, next } = await started(["objects zones/demo-cluster.yaml"]);
     await f.start();
