@@ -149,16 +149,28 @@ test("TCP: a zero-length message ends the connection; the queries before it are 
   const query = validQuery("www.example.org", 1);
   // Two queries, then a zero length, then one more that must not be read.
   const bytes = Buffer.concat([frame(query), frame(query), Buffer.from([0, 0]), frame(query)]);
+  let timedOut = false;
   const received = await new Promise<Buffer>((res) => {
-    const s = net.connect(srv.port, "127.0.0.1");
+    // A client that keeps its own side open: the server must drop the connection whole, not only
+    // half-close it. After the server's FIN the client writes on; a dropped connection answers with a
+    // reset, which fails the second write (EPIPE) and closes the socket.
+    const s = net.connect({ port: srv.port, host: "127.0.0.1", allowHalfOpen: true });
     const chunks: Buffer[] = [];
     s.on("data", (d) => chunks.push(d));
+    s.on("end", () => {
+      setTimeout(() => s.write(frame(query)), 50);
+      setTimeout(() => s.write(frame(query)), 150);
+    });
     s.on("close", () => res(Buffer.concat(chunks)));
     s.on("error", () => undefined);
     // Sent in 3-octet pieces: the framing must not depend on how the stream is cut.
     for (let at = 0; at < bytes.length; at += 3) s.write(bytes.subarray(at, at + 3));
-    setTimeout(() => s.destroy(), 2000);
+    setTimeout(() => {
+      timedOut = true;
+      s.destroy();
+    }, 2000);
   });
+  assert.equal(timedOut, false, "dropped by the server");
   let replies = 0;
   for (let at = 0; at + 2 <= received.length; at += 2 + received.readUInt16BE(at)) replies++;
   assert.equal(replies, 2);

@@ -75,7 +75,8 @@ export class TcpListener {
       inFlight--;
       if (inFlight < this.#opts.maxInFlight && socket.isPaused() && !ended) socket.resume();
       if (inFlight === 0) socket.setTimeout(this.#opts.idleTimeoutMs);
-      if (inFlight === 0 && (this.#closing || ended)) socket.end();
+      if (inFlight === 0 && ended) socket.destroySoon();
+      else if (inFlight === 0 && this.#closing) socket.end();
     };
     this.#drain.set(socket, () => {
       if (inFlight === 0) socket.end();
@@ -87,7 +88,8 @@ export class TcpListener {
         if (msg.length === 0 || ended) {
           ended = true;
           socket.pause();
-          if (inFlight === 0) socket.end();
+          // Closed whole once the replies are written, whatever the client does with its side.
+          if (inFlight === 0) socket.destroySoon();
           return false;
         }
         let out: Buffer | undefined | Promise<Buffer | undefined>;
