@@ -71,15 +71,17 @@ export class TcpListener {
     };
     // Set by a zero-length message: read nothing more, answer what is in flight, then close.
     let ended = false;
+    // Every close here is destroySoon, not end: the replies already queued are written, then the
+    // connection is let go whole. end() alone half-closes it, and a client that keeps its own side
+    // open would hold it (and a place under maxConnections) for good.
     const settled = () => {
       inFlight--;
       if (inFlight < this.#opts.maxInFlight && socket.isPaused() && !ended) socket.resume();
       if (inFlight === 0) socket.setTimeout(this.#opts.idleTimeoutMs);
-      if (inFlight === 0 && ended) socket.destroySoon();
-      else if (inFlight === 0 && this.#closing) socket.end();
+      if (inFlight === 0 && (ended || this.#closing)) socket.destroySoon();
     };
     this.#drain.set(socket, () => {
-      if (inFlight === 0) socket.end();
+      if (inFlight === 0) socket.destroySoon();
     });
 
     socket.on("data", (chunk: Buffer) =>
@@ -88,7 +90,6 @@ export class TcpListener {
         if (msg.length === 0 || ended) {
           ended = true;
           socket.pause();
-          // Closed whole once the replies are written, whatever the client does with its side.
           if (inFlight === 0) socket.destroySoon();
           return false;
         }
@@ -110,7 +111,7 @@ export class TcpListener {
       }),
     );
     socket.on("timeout", () => {
-      if (inFlight === 0) socket.end();
+      if (inFlight === 0) socket.destroySoon();
     });
     socket.on("error", (err) => this.#log.debug({ err }, "tcp connection error"));
     socket.on("close", () => {
