@@ -3,6 +3,8 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
 import { ROOT, startServer } from "./helpers/server.ts";
 import { dig } from "./helpers/dig.ts";
 import { httpGet } from "./helpers/http-get.ts";
@@ -93,5 +95,28 @@ cluster.local {
   } finally {
     assert.equal(await srv.stop(), 0);
     assert.equal(await upstream.stop(), 0);
+  }
+});
+
+test("idle, a server with metrics on does not wake up on a timer every few milliseconds", async () => {
+  // prom-client samples event-loop lag on a timer; at its default 10 ms that is 100 wake-ups a second,
+  // about 1% of a core, on a server with nothing to do.
+  const srv = await startServer(`example.net {
+    prometheus 127.0.0.1:${await freePort()}
+    whoami
+}
+`);
+  try {
+    const wakeups = () => {
+      const status = readFileSync(`/proc/${srv.proc.pid}/task/${srv.proc.pid}/status`, "utf8");
+      return Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1]);
+    };
+    await sleep(500);
+    const before = wakeups();
+    await sleep(2000);
+    const n = wakeups() - before;
+    assert.ok(n < 60, `the main thread woke ${n} times in 2 s`);
+  } finally {
+    assert.equal(await srv.stop(), 0);
   }
 });
