@@ -17,7 +17,7 @@ export interface UdpOptions {
  * next tick. Replies only ever go to the address a query came from, always a literal, so this answers
  * at once and the reply leaves in the same turn as the query arrived.
  */
-function literalLookup(
+export function literalLookup(
   address: string,
   family: unknown,
   callback: (err: Error | null, address: string, family: number) => void,
