@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { dnsperf } from "./dnsperf.ts";
 import { generateCluster } from "./cluster-gen.ts";
 import { corednsFormulaMb, runOnCluster, sleep } from "./clusterdns-run.ts";
-import { PIN, memoryOf, stop } from "./processes.ts";
+import { PIN, memoryOf, resetPeak, stop } from "./processes.ts";
 
 const scales = (process.env.BENCH_SCALES ?? "10000,100000").split(",").map(Number);
 const seconds = Number(process.env.BENCH_SECONDS ?? 60);
@@ -36,7 +36,7 @@ async function measure(services: number): Promise<Row> {
     await sleep(2000);
     const synced = memoryOf(pid);
     // Reset the peak (VmHWM) so the load's own peak shows, not the start's.
-    writeFileSync(`/proc/${pid}/clear_refs`, "5");
+    resetPeak(pid);
     const perf = await dnsperf({ port: r.port, queryFile, seconds, core: PIN ? 1 : undefined });
     const after = memoryOf(pid);
     const c = cluster.counts;

@@ -2,7 +2,7 @@
 // (RSS from /proc), and killed whatever way the run ends.
 
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { createInterface } from "node:readline";
 
@@ -77,6 +77,11 @@ export function memoryOf(pid: number | undefined): { rss: number; peak: number }
   } catch {
     return { rss: 0, peak: 0 };
   }
+}
+
+/** Starts a new peak: VmHWM from now on shows the highest RSS after this call (clear_refs 5). */
+export function resetPeak(pid: number): void {
+  writeFileSync(`/proc/${pid}/clear_refs`, "5");
 }
 
 /** CPU seconds (user + system) a process has used so far, from /proc/PID/stat; NaN when it is gone.

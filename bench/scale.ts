@@ -6,11 +6,11 @@
 // (pods + services) / 1000 + 54 MB.
 //   npm run bench:scale
 
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { generateCluster } from "./cluster-gen.ts";
-import { memoryOf, stop } from "./processes.ts";
+import { memoryOf, resetPeak, stop } from "./processes.ts";
 import { corednsFormulaMb, propagation, quantile, runOnCluster, sleep } from "./clusterdns-run.ts";
 
 const scales = (process.env.BENCH_SCALES ?? "1000,10000,100000").split(",").map(Number);
@@ -36,7 +36,7 @@ async function measure(services: number): Promise<Row> {
   await sleep(2000);
   const synced = memoryOf(pid);
   // Reset the peak (VmHWM) so the relist's own peak shows.
-  writeFileSync(`/proc/${pid}/clear_refs`, "5");
+  resetPeak(pid);
   const lists = r.api.requests.length;
   r.api.compact();
   r.api.dropWatches();
