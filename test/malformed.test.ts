@@ -8,6 +8,8 @@ import net from "node:net";
 import { startServer, ROOT, type RunningServer } from "./helpers/server.ts";
 import { dig } from "./helpers/dig.ts";
 import { rng } from "./helpers/rng.ts";
+import { halfOpenExchange } from "./helpers/half-open.ts";
+import { tcpFrame } from "../src/dns/tcp-frames.ts";
 
 let srv: RunningServer;
 before(async () => {
@@ -145,32 +147,13 @@ test("garbage over TCP: connections are closed or answered, the server keeps ser
 });
 
 test("TCP: a zero-length message ends the connection; the queries before it are answered", async () => {
-  const frame = (m: Buffer) => Buffer.concat([Buffer.from([m.length >> 8, m.length & 0xff]), m]);
   const query = validQuery("www.example.org", 1);
   // Two queries, then a zero length, then one more that must not be read.
-  const bytes = Buffer.concat([frame(query), frame(query), Buffer.from([0, 0]), frame(query)]);
-  let timedOut = false;
-  const received = await new Promise<Buffer>((res) => {
-    // A client that keeps its own side open: the server must drop the connection whole, not only
-    // half-close it. After the server's FIN the client writes on; a dropped connection answers with a
-    // reset, which fails the second write (EPIPE) and closes the socket.
-    const s = net.connect({ port: srv.port, host: "127.0.0.1", allowHalfOpen: true });
-    const chunks: Buffer[] = [];
-    s.on("data", (d) => chunks.push(d));
-    s.on("end", () => {
-      setTimeout(() => s.write(frame(query)), 50);
-      setTimeout(() => s.write(frame(query)), 150);
-    });
-    s.on("close", () => res(Buffer.concat(chunks)));
-    s.on("error", () => undefined);
-    // Sent in 3-octet pieces: the framing must not depend on how the stream is cut.
-    for (let at = 0; at < bytes.length; at += 3) s.write(bytes.subarray(at, at + 3));
-    setTimeout(() => {
-      timedOut = true;
-      s.destroy();
-    }, 2000);
-  });
-  assert.equal(timedOut, false, "dropped by the server");
+  const bytes = Buffer.concat([tcpFrame(query), tcpFrame(query), Buffer.from([0, 0]), tcpFrame(query)]);
+  // Sent in 3-octet pieces: the framing must not depend on how the stream is cut. The client keeps its
+  // own side open: the server must drop the connection whole, not only half-close it.
+  const { received, end } = await halfOpenExchange(srv.port, { send: bytes, piece: 3, waitMs: 2000 });
+  assert.equal(end, "dropped", "dropped by the server");
   let replies = 0;
   for (let at = 0; at + 2 <= received.length; at += 2 + received.readUInt16BE(at)) replies++;
   assert.equal(replies, 2);
