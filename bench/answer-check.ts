@@ -8,7 +8,7 @@ import { newQuery, type Msg } from "../src/dns/message.ts";
 import { typeFromName } from "../src/dns/constants.ts";
 import { rdataToText } from "../src/dns/text.ts";
 
-function ask(port: number, name: string, type: number): Promise<Msg> {
+function ask(port: number, name: string, type: number, edns: boolean): Promise<Msg> {
   const sock = dgram.createSocket("udp4");
   const id = Math.floor(Math.random() * 65536);
   return new Promise((resolve, reject) => {
@@ -24,7 +24,7 @@ function ask(port: number, name: string, type: number): Promise<Msg> {
       resolve(m);
     });
     const q = newQuery(name.endsWith(".") ? name : `${name}.`, type, 1, id);
-    q.edns = { udpSize: 1232, version: 0, do: false, options: [] };
+    if (edns) q.edns = { udpSize: 1232, version: 0, do: false, options: [] };
     sock.send(encode(q), port, "127.0.0.1");
   });
 }
@@ -34,13 +34,21 @@ const summary = (m: Msg) =>
     "\n",
   );
 
-/** Asks both servers every query line ("NAME TYPE"); returns the differences, at most `max`. */
-export async function compareAnswers(lines: string[], a: number, b: number, max = 10): Promise<string[]> {
+/** Asks both servers every query line ("NAME TYPE"), with EDNS (1232 octets) or without, as dnsperf
+ * asks; returns the differences, at most `max`. */
+export async function compareAnswers(
+  lines: string[],
+  a: number,
+  b: number,
+  o: { edns?: boolean; max?: number } = {},
+): Promise<string[]> {
+  const edns = o.edns ?? true;
+  const max = o.max ?? 10;
   const diffs: string[] = [];
   for (const line of lines) {
     const [name, typeText] = line.split(" ");
     const type = typeFromName(typeText)!;
-    const [x, y] = await Promise.all([ask(a, name, type), ask(b, name, type)]);
+    const [x, y] = await Promise.all([ask(a, name, type, edns), ask(b, name, type, edns)]);
     if (summary(x) !== summary(y))
       diffs.push(
         `${line}:\n  ${summary(x).replaceAll("\n", "\n  ")}\nvs\n  ${summary(y).replaceAll("\n", "\n  ")}`,

@@ -1,5 +1,5 @@
 // The generated cluster behind the test API server (test/k8s/api-server.ts), reached through a
-// kubeconfig as clusterdns reaches a real cluster.
+// kubeconfig as clusterdns reaches a real cluster, and the Corefiles the benchmarks serve it with.
 
 import { startApiServer, type TestApiServer } from "../test/k8s/api-server.ts";
 import { writeKubeconfig } from "../test/k8s/kubeconfig.ts";
@@ -22,18 +22,44 @@ export async function serveCluster(
   return { api, kubeconfig: writeKubeconfig(dir, api.url) };
 }
 
-/** The benchmarks' Corefile: kubeadm's default for the cluster zone, so the hot path and the memory
- * figures pay what they pay in a cluster (metrics on every query, loadbalance's shuffled replies).
- * Left out: forward, loop and cache, which only act on names outside the zone and would send traffic
- * off the machine, and health, ready and reload, which no query goes through. */
-export const kubeadmBenchCorefile = (kubeconfig: string) => `cluster.local {
-    errors
-    kubernetes cluster.local {
+/** The Corefiles a benchmark can serve the cluster with. */
+export type BenchCorefile = "kubeadm" | "kubeadm-disable" | "lean";
+
+/**
+ * kubeadm's default Corefile, whole: every plugin a cluster runs, in one block, with `forward` to a
+ * loopback upstream instead of /etc/resolv.conf and every HTTP listener on a free loopback port.
+ * - "kubeadm": `cache 30` as kubeadm wrote it until 1.31 and as most clusters still run it (an upgrade
+ *   keeps the ConfigMap): the cache sits in the same block as `kubernetes` and caches cluster answers.
+ * - "kubeadm-disable": kubeadm's current default, whose cache skips the cluster domain
+ *   (`disable success/denial cluster.local`).
+ * - "lean": `kubernetes` alone, labelled as a trimmed Corefile wherever it is reported.
+ */
+export function benchCorefile(which: BenchCorefile, kubeconfig: string, upstreamPort: number): string {
+  const kubernetes = `    kubernetes cluster.local in-addr.arpa ip6.arpa {
         kubeconfig ${kubeconfig}
         pods insecure
+        fallthrough in-addr.arpa ip6.arpa
         ttl 30
     }
-    prometheus 127.0.0.1:0
+`;
+  if (which === "lean") return `. {\n${kubernetes}}\n`;
+  const cache =
+    which === "kubeadm"
+      ? "    cache 30\n"
+      : "    cache 30 {\n        disable success cluster.local\n        disable denial cluster.local\n    }\n";
+  return `. {
+    errors
+    health 127.0.0.1:0 {
+        lameduck 5s
+    }
+    ready 127.0.0.1:0
+${kubernetes}    prometheus 127.0.0.1:0
+    forward . 127.0.0.1:${upstreamPort} {
+        max_concurrent 1000
+    }
+${cache}    loop
+    reload
     loadbalance
 }
 `;
+}

@@ -5,7 +5,7 @@ import dgram from "node:dgram";
 import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { TestApiServer } from "../test/k8s/api-server.ts";
-import { kubeadmBenchCorefile, serveCluster } from "./cluster-api.ts";
+import { benchCorefile, serveCluster, type BenchCorefile } from "./cluster-api.ts";
 import type { Cluster as GeneratedCluster } from "./cluster-gen.ts";
 import { IMAGE_ENV, NODE_FLAGS, startPinned, type Started } from "./processes.ts";
 import { encode } from "../src/dns/encode.ts";
@@ -27,15 +27,44 @@ export interface Running {
   listToSyncedMs: number;
 }
 
-/** Serves the cluster through the test API server and writes the Corefile that reaches it. */
+/** Where `forward` sends outside names when a benchmark asks only cluster names: the discard port,
+ * where nothing listens on loopback (the `loop` plugin's start-up probe gets its error and moves on). */
+export const NO_UPSTREAM = 9;
+
+/** Which Corefile the single-server benchmarks use: BENCH_COREFILE, kubeadm's whole one by default. */
+export const benchCorefileChoice = (): BenchCorefile => {
+  const v = process.env.BENCH_COREFILE ?? "kubeadm";
+  if (v !== "kubeadm" && v !== "kubeadm-disable" && v !== "lean") {
+    throw new Error(`BENCH_COREFILE=${v}: want kubeadm, kubeadm-disable or lean`);
+  }
+  return v;
+};
+
+/** Serves the cluster through the test API server and writes one Corefile per choice that reaches it,
+ * forwarding outside names to `upstreamPort` on loopback. */
+export async function serveWithCorefiles(
+  cluster: GeneratedCluster,
+  dir: string,
+  which: readonly BenchCorefile[],
+  upstreamPort = NO_UPSTREAM,
+): Promise<{ api: TestApiServer; corefiles: Record<BenchCorefile, string> }> {
+  const { api, kubeconfig } = await serveCluster(cluster.objects, dir);
+  const corefiles = {} as Record<BenchCorefile, string>;
+  for (const w of which) {
+    corefiles[w] = join(dir, `Corefile.${w}`);
+    writeFileSync(corefiles[w], benchCorefile(w, kubeconfig, upstreamPort));
+  }
+  return { api, corefiles };
+}
+
+/** serveWithCorefiles with the one Corefile BENCH_COREFILE names. */
 export async function serveWithCorefile(
   cluster: GeneratedCluster,
   dir: string,
 ): Promise<{ api: TestApiServer; corefile: string }> {
-  const { api, kubeconfig } = await serveCluster(cluster.objects, dir);
-  const corefile = join(dir, "Corefile");
-  writeFileSync(corefile, kubeadmBenchCorefile(kubeconfig));
-  return { api, corefile };
+  const which = benchCorefileChoice();
+  const { api, corefiles } = await serveWithCorefiles(cluster, dir, [which]);
+  return { api, corefile: corefiles[which] };
 }
 
 export interface StartOptions {

@@ -54,7 +54,8 @@ export function startPinned(
     createInterface({ input: proc.stderr! }).on("line", onLine);
     proc.once("exit", (code) => {
       clearTimeout(timer);
-      reject(new Error(`${cmd} exited with ${code} before it was ready`));
+      const last = lines.slice(-5).join("\n  ");
+      reject(new Error(`${cmd} ${args.join(" ")} exited with ${code} before it was ready:\n  ${last}`));
     });
   });
 }

@@ -1,20 +1,31 @@
-// The benchmark: a generated cluster (bench/cluster-gen.ts, 10k services by default) served by
-// clusterdns through the test API server, by Knot DNS from the equivalent zone file, and a bare Node UDP
-// echo server as the floor of Node's own I/O. One run, servers pinned to core 0, dnsperf to core 1.
-// Answers are compared with Knot's before any load. Rounds alternate between the servers so a slow
-// minute of a shared machine hits all alike; the table shows each server's median round.
+// The benchmark: a generated cluster (bench/cluster-gen.ts, 10k services by default) served in one run by
+//   - clusterdns through the test API server, on kubeadm's whole Corefile (the main row: `cache 30` in
+//     the same block as `kubernetes`, as most clusters run it), on kubeadm's current default (its cache
+//     skips cluster.local), and on `kubernetes` alone (a trimmed Corefile, labelled so);
+//   - Knot DNS with one UDP worker, from the equivalent zone file (also the upstream of `forward`);
+//   - two anchors replaying Knot's precomputed answers: a minimal Node server (Node's floor for a DNS
+//     server) and a miekg/dns server (CoreDNS's own library with no plugins);
+//   - a bare Node UDP echo (Node's own I/O floor, no DNS at all).
+// Servers are pinned to core 0, dnsperf to core 1. Answers are compared with Knot's before any load.
+// Rounds alternate between the servers so a slow minute of a shared machine hits all alike; the table
+// shows each server's median round.
 //   npm run bench
-//   BENCH_SERVICES=1000 BENCH_SECONDS=5 BENCH_ROUNDS=3 npm run bench
-// Needs dnsperf, knotd and taskset (Debian: dnsperf, knot, util-linux).
+//   BENCH_SERVICES=1000 BENCH_SECONDS=5 BENCH_ROUNDS=3 BENCH_SERVERS=kubeadm,minimal,miekg npm run bench
+// Needs dnsperf, knotd, taskset, go and miekg/dns (Debian: dnsperf, knot, util-linux, golang-go,
+// golang-github-miekg-dns-dev).
 
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { dnsperf, type PerfResult } from "./dnsperf.ts";
 import { generateCluster } from "./cluster-gen.ts";
-import { serveWithCorefile, startClusterdns, untilSynced } from "./clusterdns-run.ts";
+import { serveWithCorefiles, startClusterdns, untilSynced } from "./clusterdns-run.ts";
+import type { BenchCorefile } from "./cluster-api.ts";
 import { startKnot } from "./knot.ts";
 import { compareAnswers } from "./answer-check.ts";
+import { precomputeAnswers } from "./precompute.ts";
+import { writeAnswers } from "./answers-file.ts";
+import { buildMiekg, startMiekg } from "./miekg.ts";
 import { PIN, cpuSecondsOf, memoryOf, startPinned, stop, type Started } from "./processes.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
@@ -26,8 +37,28 @@ const fixedRate = env("BENCH_FIXED_QPS", 10_000);
 const dir = mkdtempSync(join(tmpdir(), "clusterdns-bench-"));
 const core = PIN ? 1 : undefined;
 
+const ALL = ["kubeadm", "kubeadm-disable", "lean", "knot", "minimal", "miekg", "echo"] as const;
+type Id = (typeof ALL)[number];
+const chosen = new Set<Id>(
+  (process.env.BENCH_SERVERS?.split(",") ?? ALL).map((id) => {
+    if (!(ALL as readonly string[]).includes(id))
+      throw new Error(`BENCH_SERVERS: unknown '${id}' (${ALL.join(", ")})`);
+    return id as Id;
+  }),
+);
+
+const NAMES: Record<Id, string> = {
+  kubeadm: "clusterdns, kubeadm Corefile (`cache 30`)",
+  "kubeadm-disable": "clusterdns, kubeadm Corefile of 1.31+ (cache skips cluster.local)",
+  lean: "clusterdns, `kubernetes` only (trimmed)",
+  knot: "Knot DNS, 1 UDP worker",
+  minimal: "minimal Node server (precomputed answers)",
+  miekg: "miekg/dns minimal server (precomputed answers)",
+  echo: "bare Node UDP echo (no DNS)",
+};
+
 interface Target {
-  name: string;
+  id: Id;
   port: number;
   server: Started;
   runs: PerfResult[];
@@ -47,27 +78,51 @@ async function main(): Promise<void> {
   writeFileSync(queryFile, cluster.queries.join("\n") + "\n");
   log(`cluster: ${JSON.stringify(cluster.counts)}, ${cluster.queries.length} queries in the mix`);
 
-  const { api, corefile } = await serveWithCorefile(cluster, dir);
-  const { cd, port: cdPort } = await startClusterdns(corefile);
-  await untilSynced(cd);
+  // Knot always runs: it is the reference the answers are checked against and forward's upstream.
   const knotPort = freeUdpPort();
   const knot = await startKnot("cluster.local", zoneFile, knotPort);
-  const echoPort = freeUdpPort();
-  const echo = await startPinned(
-    process.execPath,
-    [join(ROOT, "bench", "echo-server.ts"), String(echoPort)],
-    /echo listening/,
-  );
+  const targets: Target[] = [];
+  const add = (id: Id, port: number, server: Started) => {
+    if (chosen.has(id)) targets.push({ id, port, server, runs: [], cpu: [] });
+  };
 
-  const diffs = await compareAnswers(cluster.queries.slice(0, 2000), cdPort, knotPort);
-  if (diffs.length > 0) throw new Error(`clusterdns and Knot disagree:\n${diffs.join("\n")}`);
-  log("answers: clusterdns and Knot agree on the first 2000 queries of the mix");
+  const corefileIds = (["kubeadm", "kubeadm-disable", "lean"] as const).filter((id) => chosen.has(id));
+  const { api, corefiles } = await serveWithCorefiles(cluster, dir, corefileIds, knotPort);
+  for (const id of corefileIds) {
+    const { cd, port } = await startClusterdns(corefiles[id as BenchCorefile]);
+    await untilSynced(cd);
+    add(id, port, cd);
+  }
+  add("knot", knotPort, knot);
 
-  const targets: Target[] = [
-    { name: "clusterdns", port: cdPort, server: cd, runs: [], cpu: [] },
-    { name: "Knot DNS 1 UDP worker", port: knotPort, server: knot, runs: [], cpu: [] },
-    { name: "bare Node UDP echo", port: echoPort, server: echo, runs: [], cpu: [] },
-  ];
+  if (chosen.has("minimal") || chosen.has("miekg")) {
+    const answersFile = join(dir, "answers.bin");
+    writeFileSync(answersFile, writeAnswers(await precomputeAnswers(knotPort, cluster.queries)));
+    if (chosen.has("minimal")) {
+      const port = freeUdpPort();
+      const args = [join(ROOT, "bench", "minimal-server.ts"), String(port), answersFile];
+      add("minimal", port, await startPinned(process.execPath, args, /minimal listening/));
+    }
+    if (chosen.has("miekg")) {
+      const port = freeUdpPort();
+      add("miekg", port, await startMiekg(buildMiekg(), port, answersFile));
+    }
+  }
+  if (chosen.has("echo")) {
+    const port = freeUdpPort();
+    const args = [join(ROOT, "bench", "echo-server.ts"), String(port)];
+    add("echo", port, await startPinned(process.execPath, args, /echo listening/));
+  }
+
+  for (const t of targets) {
+    if (t.id === "knot" || t.id === "echo") continue;
+    // The anchors replay answers to queries without EDNS, which is how dnsperf asks.
+    const edns = t.id !== "minimal" && t.id !== "miekg";
+    const diffs = await compareAnswers(cluster.queries.slice(0, 2000), t.port, knotPort, { edns });
+    if (diffs.length > 0) throw new Error(`${NAMES[t.id]} and Knot disagree:\n${diffs.join("\n")}`);
+  }
+  log("answers: every server agrees with Knot on the first 2000 queries of the mix");
+
   for (const t of targets) await dnsperf({ port: t.port, queryFile, seconds: 2, core }); // warm-up
   for (let round = 0; round < rounds; round++) {
     for (const t of targets) {
@@ -76,43 +131,55 @@ async function main(): Promise<void> {
       t.runs.push(r);
       t.cpu.push(((cpuSecondsOf(t.server.proc.pid) - cpuBefore) * 1e6) / r.completed);
       log(
-        `round ${round + 1}: ${t.name} ${Math.round(r.qps)} QPS, ${t.cpu.at(-1)!.toFixed(1)} us CPU per query`,
+        `round ${round + 1}: ${t.id} ${Math.round(r.qps)} QPS, ${t.cpu.at(-1)!.toFixed(1)} us CPU per query`,
       );
     }
   }
-  // The echo too: its latency is the floor of Node's own I/O path, as its QPS is.
   for (const t of targets) {
     t.fixed = await dnsperf({ port: t.port, queryFile, seconds, core, maxQps: fixedRate, percentiles: true });
   }
   const memory = targets.map((t) => memoryOf(t.server.proc.pid));
   for (const t of targets) await stop(t.server.proc);
+  if (!chosen.has("knot")) await stop(knot.proc);
   await api.close();
   report(targets, memory);
 }
 
 function report(targets: Target[], memory: { rss: number; peak: number }[]): void {
-  const qps = targets.map((t) => median(t.runs.map((r) => r.qps)));
-  const [cd, knot, echo] = qps;
-  const cpu = targets.map((t) => median(t.cpu));
-  const p50vsKnot = (i: number) => (targets[i].fixed!.p50Ms! / targets[1].fixed!.p50Ms!).toFixed(2);
+  const qps = new Map(targets.map((t) => [t.id, median(t.runs.map((r) => r.qps))]));
+  const cpu = new Map(targets.map((t) => [t.id, median(t.cpu)]));
+  const ratio = (t: Target, anchor: Id) => {
+    const a = qps.get(anchor);
+    return a === undefined ? "-" : (qps.get(t.id)! / a).toFixed(2);
+  };
   const lines = [
     "",
     `${new Date().toISOString().slice(0, 10)}, ${cpus()[0]?.model ?? "?"}, ${cpus().length} cores, Node ${process.version}, ` +
       `${services} services, ${rounds} rounds of ${seconds}s per server (median shown)` +
       (PIN ? ", servers on core 0, dnsperf on core 1" : ""),
     "",
-    `| server | QPS (median) | QPS per round | vs Knot | vs echo | CPU us/query (vs echo) | p50 / p99 ms at ${fixedRate} QPS | lost | RSS MB (peak) |`,
-    "|---|---|---|---|---|---|---|---|---|",
+    `| server | QPS (median) | QPS per round | vs minimal Node | vs miekg/dns | vs Knot | CPU us/query | p50 / p99 ms at ${fixedRate} QPS | lost | RSS MB (peak) |`,
+    "|---|---|---|---|---|---|---|---|---|---|",
     ...targets.map((t, i) => {
       const f = t.fixed;
       const lat = f ? `${f.p50Ms!.toFixed(3)} / ${f.p99Ms!.toFixed(3)}` : "-";
       const lost = t.runs.reduce((n, r) => n + r.lost, 0);
-      return `| ${t.name} | ${Math.round(qps[i])} | ${t.runs.map((r) => Math.round(r.qps)).join(" / ")} | ${(qps[i] / knot).toFixed(2)} | ${(qps[i] / echo).toFixed(2)} | ${cpu[i].toFixed(1)} (${(cpu[i] / cpu[2]).toFixed(2)}) | ${lat} | ${lost} | ${memory[i].rss.toFixed(0)} (${memory[i].peak.toFixed(0)}) |`;
+      return `| ${NAMES[t.id]} | ${Math.round(qps.get(t.id)!)} | ${t.runs.map((r) => Math.round(r.qps)).join(" / ")} | ${ratio(t, "minimal")} | ${ratio(t, "miekg")} | ${ratio(t, "knot")} | ${cpu.get(t.id)!.toFixed(1)} | ${lat} | ${lost} | ${memory[i].rss.toFixed(0)} (${memory[i].peak.toFixed(0)}) |`;
     }),
-    "",
-    `clusterdns / Knot: ${(cd / knot).toFixed(2)} QPS; p50 ${p50vsKnot(0)}x Knot's at ${fixedRate} QPS (the echo's: ${p50vsKnot(2)}x). clusterdns / echo: ${(cd / echo).toFixed(2)}. ` +
-      `CPU per query: clusterdns ${(cpu[0] / cpu[1]).toFixed(2)}x Knot's, ${(cpu[0] / cpu[2]).toFixed(2)}x the echo's.`,
   ];
+  const main = targets.find((t) => t.id === "kubeadm");
+  const minimal = targets.find((t) => t.id === "minimal");
+  const miekg = targets.find((t) => t.id === "miekg");
+  if (main && minimal && miekg) {
+    const q = qps.get("kubeadm")!;
+    const p99 = main.fixed!.p99Ms! / minimal.fixed!.p99Ms!;
+    lines.push(
+      "",
+      `Targets, kubeadm's Corefile: QPS ${(q / qps.get("minimal")!).toFixed(2)}x the minimal Node server (>= 0.9), ` +
+        `${(q / qps.get("miekg")!).toFixed(2)}x the miekg/dns server (>= 1.0); p99 at ${fixedRate} QPS ` +
+        `${p99.toFixed(2)}x the minimal Node server's (<= 2.0).`,
+    );
+  }
   process.stdout.write(lines.join("\n") + "\n");
 }
 
