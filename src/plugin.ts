@@ -33,25 +33,108 @@ export interface Request {
   readonly server: string;
   /** Largest reply this client takes over this transport (65535 for TCP). */
   readonly maxSize: number;
-  /** Set by a plugin whose answer depends on who asked (whoami, autopath, views): the reply is then
-   * never stored in the shared answer cache. */
-  private: boolean;
-  /** Upper bound, in seconds, on how long the encoded reply may be replayed from the answer cache.
-   * Plugins lower it (forwarded answers whose TTLs count down); undefined means "the reply's TTLs". */
-  maxAge?: number;
-  /** Set by a plugin that drops its cached answers itself whenever they could change (kubernetes:
-   * every store change invalidates the names it touched): the reply then stays in the answer cache
-   * past its TTLs, up to STABLE_CACHE_SECONDS, since an authoritative TTL does not count down. */
-  stable?: boolean;
-  /** Set by loadbalance when the answer section is only address records of one name and type: the
-   * answer cache then replays the reply with those records rotated one place further on every hit,
-   * instead of one order for as long as it keeps the reply. A reply asked to rotate that the cache
-   * finds it cannot is replayed for SHUFFLED_REPLAY_SECONDS at most. */
-  rotate?: boolean;
+  /** How the answer cache may keep the reply: set by the plugins that know. A request a plugin derives
+   * from this one (rewrite) shares the object, so what the inner plugins decide reaches the pipeline. */
+  readonly cache: AnswerPolicy;
+  /** The answer cache's entry for this question when the fast path could not answer from it (expired,
+   * stale, due for prefetch, or too big for this client): `cache` answers from it. */
+  readonly stored?: StoredAnswer;
+  /** Runs `fetch` in the background on a request of its own for this question (cache's prefetch and
+   * stale refresh) and stores the reply it returns as the answer cache stores a client's: resolves
+   * with the new entry, or undefined when nothing was stored. Undefined for internal lookups. */
+  readonly refresh?: (fetch: (req: Request) => Promise<Msg | undefined>) => Promise<StoredAnswer | undefined>;
   /** Which plugin produced the reply (for metrics' `plugin` label), set by whoever answers. */
   answeredBy?: string;
   /** How many internal lookups (SetupContext.lookup) led to this request: 0 for a client's query. */
   readonly depth?: number;
+}
+
+/** How the answer cache may keep one reply. The pipeline makes one per query and reads it once the
+ * chain has answered; plugins only ever narrow it. */
+export class AnswerPolicy {
+  /** Never stored: the reply depends on who asked (whoami, autopath, explain). */
+  private = false;
+  /** Upper bound, in seconds, on how long the encoded reply may be replayed (forwarded answers, whose
+   * TTLs count down upstream; a shuffled reply the cache cannot rotate). */
+  maxAge = Infinity;
+  /** The plugin drops its cached answers itself whenever they could change (kubernetes: every store
+   * change invalidates the names it touched): the reply then stays in the answer cache past its TTLs,
+   * up to STABLE_CACHE_SECONDS, since an authoritative TTL does not count down. */
+  stable = false;
+  /** Set by loadbalance when the answer section is only address records of one name and type: the
+   * answer cache then replays the reply with those records rotated one place further on every hit,
+   * instead of one order for as long as it keeps the reply. A reply asked to rotate that the cache
+   * finds it cannot is replayed for SHUFFLED_REPLAY_SECONDS at most. */
+  rotate = false;
+  /** Set by `cache` when it keeps the reply: the entry then follows the cache's rules (TTLs counting
+   * down from `ttl` since `stored`, prefetch, serve_stale) instead of the ones above. */
+  kept: Kept | undefined = undefined;
+  /** Set by `cache` when the query was in its zones: its metrics count the hits and misses of the
+   * stored reply, also when the fast path answers. */
+  seenBy: CacheCounters | undefined = undefined;
+
+  /** Replays for `seconds` at most (only ever lowers the bound). */
+  limit(seconds: number): void {
+    if (seconds < this.maxAge) this.maxAge = seconds;
+  }
+}
+
+/** What `cache` decided for a reply it keeps. */
+export interface Kept {
+  readonly keeper: Keeper;
+  readonly kind: CacheKind;
+  /** The entry's TTL in seconds, and when (Date.now()) it started counting down. */
+  readonly ttl: number;
+  readonly stored: number;
+}
+
+export type CacheKind = "success" | "denial";
+
+/** A `cache` instance as the answer cache sees it: its rules for a kept entry, and the bound on how
+ * many it keeps. */
+export interface Keeper {
+  /** Answer with the entry's whole TTL instead of the time left (keepttl). */
+  readonly keepTtl: boolean;
+  /** How long past its TTL an entry may still answer (serve_stale), ms; 0 without. */
+  readonly staleMs: number;
+  readonly prefetch: PrefetchRule | undefined;
+  /** Counts a hit on a kept entry with `left` seconds to go towards its popularity and says whether a
+   * refresh should start now (prefetch). */
+  due(entry: StoredAnswer, left: number, now: number): boolean;
+  /** Takes a new entry into its count; `evict` drops one that no longer fits its capacity. */
+  admit(entry: StoredAnswer, kind: CacheKind, evict: (e: StoredAnswer) => void): void;
+  /** The answer cache dropped this entry (expired, invalidated, replaced). */
+  forget(entry: StoredAnswer, kind: CacheKind): void;
+}
+
+export interface PrefetchRule {
+  /** Hits with no gap of durationMs or more between them make an entry popular. */
+  readonly amount: number;
+  readonly durationMs: number;
+  /** Refresh once the time left is down to this share of the TTL (or the last second). */
+  readonly percentage: number;
+}
+
+/** Counters `cache` keeps per server: the fast path bumps them too. */
+export interface CacheCounters {
+  requests: number;
+  hits: Record<CacheKind, number>;
+  misses: number;
+  prefetch: number;
+}
+
+/** An entry of the answer cache as a plugin sees it: the encoded reply and the cache's state. */
+export interface StoredAnswer {
+  readonly bytes: Buffer;
+  readonly rcode: number;
+  /** Date.now() until which the fast path replays it. */
+  readonly expires: number;
+  readonly kept: Kept | undefined;
+  /** Prefetch popularity: hits with no gap of the prefetch DURATION, and the last hit (Date.now()). */
+  hits: number;
+  lastHit: number;
+  /** A background refresh of this entry is under way. */
+  refreshing: boolean;
 }
 
 export interface Handler {

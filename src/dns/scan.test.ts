@@ -84,7 +84,9 @@ test("a plain query: header bits, canonical qname, question end, key", () => {
   assert.equal(s.qclass, 1);
   assert.equal(s.questionEnd, buf.length);
   assert.equal(s.edns, undefined);
-  assert.equal(s.key, buf.toString("latin1", 12) + "0");
+  assert.equal(s.key, buf.toString("latin1", 12) + "8", "CD set: its own key");
+  buf[3] &= ~0x10;
+  assert.equal(scanned(buf).key, buf.toString("latin1", 12) + "0");
 });
 
 test("the root name and a name of exactly 255 octets are accepted", () => {

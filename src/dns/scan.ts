@@ -23,7 +23,9 @@ export interface Scanned {
   questionEnd: number;
   edns: Edns | undefined;
   /** Answer-cache key: the question's name octets ASCII-lowercased, its type and class octets as they
-   * are, and "0" (no OPT), "1" (OPT) or "2" (OPT with DO), as a latin1 string. */
+   * are, and "0" (no OPT), "1" (OPT) or "2" (OPT with DO), with 0x04 added for a local EDNS option
+   * and 0x08 for the CD bit (a validating upstream answers a CD query differently), as a latin1
+   * string. */
   key: string;
 }
 
@@ -167,6 +169,7 @@ export function scanQuery(buf: Buffer): Scanned | ScanFailure {
   scratch[keyLen++] = buf[questionEnd - 3];
   scratch[keyLen++] = buf[questionEnd - 2];
   scratch[keyLen++] = buf[questionEnd - 1];
+  if ((buf[3] & 0x10) !== 0) ednsState |= 0x08;
   scratch[keyLen++] = ednsState;
   return new ScannedQuery(buf, opcode, questionEnd, edns, scratch.toString("latin1", 0, keyLen));
 }

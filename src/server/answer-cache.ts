@@ -1,18 +1,23 @@
 // The fast path: encoded replies keyed by the query's lowercased question and EDNS state. A hit copies
 // the stored bytes and patches the ID and the question, so no decode, plugin call or encode happens.
+// Replies the `cache` plugin keeps live here too, as wire bytes: a hit writes the time left into every
+// TTL field on the way out (src/dns/wire-ttl.ts), so `cache 30` costs a few stores per query and holds
+// no decoded message.
 // A change in the data behind answers calls invalidate(), which drops every entry, or invalidateNames()
 // when the plugin knows which owner names changed (a Service among 10k must not empty the cache). Either
 // bumps the generation, so a reply computed across a change is not stored (it carries the generation it
 // started under).
 
-import { answerCacheStats } from "./stats.ts";
+import type { CacheCounters, Kept, StoredAnswer } from "../plugin.ts";
 
-export interface CachedAnswer {
+/** One stored reply. A class, so that every entry has one shape for the fast path's field reads. */
+export class CachedAnswer implements StoredAnswer {
   /** The whole reply, encoded for the largest transport (TCP). */
   readonly bytes: Buffer;
-  readonly generation: number;
-  /** Date.now() past which the entry must not be used. */
+  /** Date.now() until which the fast path replays it. */
   readonly expires: number;
+  /** Date.now() at which the entry goes: `expires`, or later for a kept entry that may answer stale. */
+  readonly dropAt: number;
   /** What the finish hooks report for a hit. */
   readonly rcode: number;
   readonly rflags: string;
@@ -21,7 +26,41 @@ export interface CachedAnswer {
   /** The server block that produced it: its finish hooks run on a hit. */
   readonly owner: unknown;
   /** Answer records to rotate on every replay (loadbalance), when the reply asked for it. */
-  readonly rotation?: Rotation;
+  readonly rotation: Rotation | undefined;
+  /** `cache`'s decision when it keeps the reply: TTLs age from kept.stored. */
+  readonly kept: Kept | undefined;
+  /** `cache`'s counters when the query was in its zones (a hit counts there too). */
+  readonly seenBy: CacheCounters | undefined;
+  hits = 0;
+  lastHit = 0;
+  refreshing = false;
+  /** The key it is stored under, once stored. */
+  key = "";
+
+  constructor(o: {
+    bytes: Buffer;
+    expires: number;
+    dropAt?: number;
+    rcode: number;
+    rflags: string;
+    plugin: string;
+    owner: unknown;
+    rotation?: Rotation;
+    kept?: Kept;
+    seenBy?: CacheCounters;
+  }) {
+    this.bytes = o.bytes;
+    this.expires = o.expires;
+    this.dropAt = Math.max(o.expires, o.dropAt ?? 0);
+    this.rcode = o.rcode;
+    this.rflags = o.rflags;
+    this.plugin = o.plugin;
+    this.owner = o.owner;
+    this.rotation = o.rotation;
+    this.kept = o.kept;
+    this.seenBy = o.seenBy;
+    this.lastHit = o.kept?.stored ?? 0;
+  }
 }
 
 /** count records of size octets each, from offset at: the answer section of a reply whose records are
@@ -68,6 +107,7 @@ export class AnswerCache {
   #byName = new Map<string, string[]>();
   #generation = 0;
   readonly capacity: number;
+  readonly #evict = (e: StoredAnswer) => this.#remove(e as CachedAnswer);
 
   constructor(capacity = 100_000) {
     this.capacity = capacity;
@@ -81,41 +121,38 @@ export class AnswerCache {
     return this.#entries.size;
   }
 
-  /** A live entry for the key, or undefined. */
+  /** The entry for the key while it may still answer (fresh, or stale within serve_stale), else
+   * undefined. Whether the fast path may replay it is the caller's check of `expires`. */
   get(key: string, now: number): CachedAnswer | undefined {
     const e = this.#entries.get(key);
-    if (e === undefined) {
-      answerCacheStats.misses++;
-      return undefined;
-    }
-    if (e.expires <= now) {
-      this.#delete(key);
-      answerCacheStats.misses++;
-      return undefined;
-    }
-    answerCacheStats.hits++;
-    return e;
+    if (e === undefined || e.dropAt > now) return e;
+    this.#remove(e);
+    return undefined;
   }
 
   /** Stores a reply computed under `generation`, unless the data changed meanwhile. */
-  set(key: string, entry: CachedAnswer): void {
-    if (entry.generation !== this.#generation) return;
-    if (this.#entries.size >= this.capacity && !this.#entries.has(key)) {
+  set(key: string, entry: CachedAnswer, generation: number): void {
+    if (generation !== this.#generation) return;
+    const old = this.#entries.get(key);
+    if (old !== undefined) this.#remove(old);
+    else if (this.#entries.size >= this.capacity) {
       // Oldest first: a Map iterates in insertion order.
-      const oldest = this.#entries.keys().next().value;
-      if (oldest !== undefined) this.#delete(oldest);
+      const oldest = this.#entries.values().next().value;
+      if (oldest !== undefined) this.#remove(oldest);
     }
-    if (!this.#entries.has(key)) {
-      const name = key.slice(0, -5);
-      const keys = this.#byName.get(name);
-      if (keys === undefined) this.#byName.set(name, [key]);
-      else keys.push(key);
-    }
+    entry.key = key;
+    const name = key.slice(0, -5);
+    const keys = this.#byName.get(name);
+    if (keys === undefined) this.#byName.set(name, [key]);
+    else keys.push(key);
     this.#entries.set(key, entry);
+    const kept = entry.kept;
+    if (kept !== undefined) kept.keeper.admit(entry, kept.kind, this.#evict);
   }
 
   invalidate(): void {
     this.#generation++;
+    for (const e of this.#entries.values()) e.kept?.keeper.forget(e, e.kept.kind);
     this.#entries.clear();
     this.#byName.clear();
   }
@@ -126,17 +163,22 @@ export class AnswerCache {
     for (const name of names) {
       const keys = this.#byName.get(wireName(name));
       if (keys === undefined) continue;
-      for (const k of keys) this.#entries.delete(k);
-      this.#byName.delete(wireName(name));
+      for (const k of [...keys]) {
+        const e = this.#entries.get(k);
+        if (e !== undefined) this.#remove(e);
+      }
     }
   }
 
-  #delete(key: string): void {
-    if (!this.#entries.delete(key)) return;
-    const name = key.slice(0, -5);
+  /** Removes this very entry (not a newer one under its key). */
+  #remove(e: CachedAnswer): void {
+    if (this.#entries.get(e.key) !== e) return;
+    this.#entries.delete(e.key);
+    e.kept?.keeper.forget(e, e.kept.kind);
+    const name = e.key.slice(0, -5);
     const keys = this.#byName.get(name);
     if (keys === undefined) return;
-    const i = keys.indexOf(key);
+    const i = keys.indexOf(e.key);
     if (i >= 0) keys.splice(i, 1);
     if (keys.length === 0) this.#byName.delete(name);
   }

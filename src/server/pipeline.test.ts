@@ -4,9 +4,11 @@ import { pino } from "pino";
 import type { Block } from "./block.ts";
 import type { Handler } from "../plugin.ts";
 import { Pipeline, STABLE_CACHE_SECONDS } from "./pipeline.ts";
-import { newQuery, replyTo } from "../dns/message.ts";
+import { newQuery, replyTo, type Msg } from "../dns/message.ts";
 import { encode } from "../dns/encode.ts";
 import { scanQuery } from "../dns/scan.ts";
+import { decode } from "../dns/decode.ts";
+import { Cache } from "../plugins/cache/cache.ts";
 import { Rcode, Type } from "../dns/constants.ts";
 
 function pipelineWith(chain: Handler): Pipeline {
@@ -24,28 +26,59 @@ function pipelineWith(chain: Handler): Pipeline {
   return p;
 }
 
-test("lookup runs an internal query through the mux and chain, marked private and with its depth", async () => {
+/** A reply to `query` with one A record, 192.0.2.7, of this TTL. */
+function answerA(query: Msg, ttl: number): Msg {
+  const r = replyTo(query);
+  const name = query.question[0].name;
+  r.answer.push({ name, type: Type.A, class: 1, ttl, data: { type: Type.A, address: "192.0.2.7" } });
+  return r;
+}
+
+test("lookup runs an internal query through the mux and chain, with its depth", async () => {
   const seen: { qname: string; private: boolean; depth?: number }[] = [];
   const p = pipelineWith({
     name: "answer",
     async serve(req) {
-      seen.push({ qname: req.qname, private: req.private, depth: req.depth });
-      const r = replyTo(req.msg);
-      r.answer.push({
-        name: req.qname,
-        type: Type.A,
-        class: 1,
-        ttl: 5,
-        data: { type: Type.A, address: "192.0.2.7" },
-      });
-      return r;
+      seen.push({ qname: req.qname, private: req.cache.private, depth: req.depth });
+      return answerA(req.msg, 5);
     },
   });
   const r = await p.lookup("www.example.org.", Type.A, 2);
   assert.equal(r.rcode, Rcode.NOERROR);
   assert.deepEqual(r.answer[0]?.data, { type: Type.A, address: "192.0.2.7" });
-  assert.deepEqual(seen, [{ qname: "www.example.org.", private: true, depth: 2 }]);
-  assert.equal(p.cache.size, 0, "internal lookups never fill the answer cache");
+  assert.deepEqual(seen, [{ qname: "www.example.org.", private: false, depth: 2 }]);
+  assert.equal(p.cache.size, 0, "only what `cache` keeps of an internal lookup is stored");
+});
+
+test("lookup answers from and fills the answer cache through `cache`, as a client without EDNS", async () => {
+  let asked = 0;
+  const upstream: Handler = {
+    name: "forward",
+    async serve(req) {
+      asked++;
+      return answerA(req.msg, 60);
+    },
+  };
+  const cache = new Cache({
+    zones: ["."],
+    success: { capacity: 10, maxTtl: 30, minTtl: 5 },
+    denial: { capacity: 10, maxTtl: 30, minTtl: 5 },
+    servfailTtl: 5,
+    disable: { success: [], denial: [] },
+    keepTtl: false,
+  });
+  const p = pipelineWith(cache.handler(upstream));
+  for (let i = 0; i < 2; i++) {
+    const r = await p.lookup("www.example.org.", Type.A, 1);
+    assert.deepEqual(
+      r.answer.map((rr) => rr.ttl),
+      [30],
+    );
+  }
+  assert.equal(asked, 1, "the second lookup came from the entry");
+  const out = await p.handle(encode(newQuery("www.example.org.", Type.A, 1, 9)), peer);
+  assert.equal(decode(out!).answer[0].ttl, 30);
+  assert.equal(asked, 1, "a client's query is answered from the lookup's entry");
 });
 
 test("lookup: REFUSED outside every zone, SERVFAIL past the depth limit or when the chain throws", async () => {
@@ -64,30 +97,24 @@ test("lookup: REFUSED outside every zone, SERVFAIL past the depth limit or when 
   assert.equal(calls, 1);
 });
 
+const peer = {
+  proto: "udp" as const,
+  remoteAddress: "127.0.0.1",
+  remotePort: 5300,
+  localAddress: "127.0.0.1",
+  localPort: 53,
+};
+
 test("a stable reply outlives its TTL in the answer cache; invalidation still drops it", async () => {
   const answer = (stable: boolean): Handler => ({
     name: "answer",
     async serve(req) {
-      req.stable = stable;
-      const r = replyTo(req.msg);
+      req.cache.stable = stable;
+      const r = answerA(req.msg, 5);
       r.aa = true;
-      r.answer.push({
-        name: req.qname,
-        type: Type.A,
-        class: 1,
-        ttl: 5,
-        data: { type: Type.A, address: "192.0.2.7" },
-      });
       return r;
     },
   });
-  const peer = {
-    proto: "udp" as const,
-    remoteAddress: "127.0.0.1",
-    remotePort: 5300,
-    localAddress: "127.0.0.1",
-    localPort: 53,
-  };
   const buf = encode(newQuery("www.example.org.", Type.A, 1, 7));
   const key = (scanQuery(buf) as { key: string }).key;
   for (const stable of [false, true]) {

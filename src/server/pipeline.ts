@@ -5,13 +5,14 @@
 
 import type { Logger } from "pino";
 import type { Block } from "./block.ts";
-import { SHUFFLED_REPLAY_SECONDS, type QueryDone, type Request } from "../plugin.ts";
+import { AnswerPolicy, SHUFFLED_REPLAY_SECONDS, type QueryDone, type Request } from "../plugin.ts";
 import type { Msg } from "../dns/message.ts";
-import { AnswerCache, rotateInto, rotationOf } from "./answer-cache.ts";
-import { serverStats } from "./stats.ts";
+import { AnswerCache, CachedAnswer, rotateInto, rotationOf } from "./answer-cache.ts";
+import { answerCacheStats, serverStats } from "./stats.ts";
 import { ZoneMux } from "./mux.ts";
 import { scanQuery, errorReply, toQueryMsg, type Scanned } from "../dns/scan.ts";
 import { encode } from "../dns/encode.ts";
+import { setTtls } from "../dns/wire-ttl.ts";
 import { newQuery, replyTo } from "../dns/message.ts";
 import { Class, EDNS_UDP_SIZE, PLAIN_UDP_SIZE, Rcode } from "../dns/constants.ts";
 
@@ -35,19 +36,29 @@ const MAX_CACHE_SECONDS = 3600;
  * limits the damage of an invalidation that a bug would miss. */
 export const STABLE_CACHE_SECONDS = 60;
 
+/** What a stored reply is filed under and how it is finished: from the client's scanned query, or from
+ * an internal lookup's name. */
+interface Question {
+  key: string;
+  questionEnd: number;
+  query: Msg;
+}
+
 export class Pipeline {
   /** "dns://:53": the server as CoreDNS names it in logs and metrics (set again once the port is bound). */
   label: string;
   readonly mux = new ZoneMux<Block>();
   readonly cache: AnswerCache;
   readonly #log: Logger;
+  readonly #now: () => number;
   /** Queries answered through the chain and not finished yet (for graceful stop). */
   inFlight = 0;
 
-  constructor(label: string, log: Logger, cache = new AnswerCache()) {
+  constructor(label: string, log: Logger, cache = new AnswerCache(), now: () => number = Date.now) {
     this.label = label;
     this.#log = log;
     this.cache = cache;
+    this.#now = now;
   }
 
   /** The reply to one query packet, or undefined to drop it. */
@@ -56,26 +67,47 @@ export class Pipeline {
     if ("drop" in s) return s.drop ? undefined : errorReply(buf, s);
 
     const maxSize = peer.proto === "tcp" ? 65535 : s.edns ? clampUdp(s.edns.udpSize) : PLAIN_UDP_SIZE;
-    const hit = this.cache.get(s.key, Date.now());
-    if (hit !== undefined && hit.bytes.length <= maxSize) {
-      const block = hit.owner as Block;
-      const start = block.hooks.length > 0 ? performance.now() : 0;
-      const out = Buffer.allocUnsafe(hit.bytes.length);
-      // Uint8Array's own set and a loop: Buffer.copy's argument checks cost more than these short copies.
-      out.set(hit.bytes);
-      // The client's ID and spelling of the question (0x20), and its RD and CD bits.
-      out[0] = buf[0];
-      out[1] = buf[1];
-      out[2] = (hit.bytes[2] & 0xfe) | (buf[2] & 0x01);
-      out[3] = (hit.bytes[3] & 0xef) | (buf[3] & 0x10);
-      for (let i = 12, end = s.questionEnd; i < end; i++) out[i] = buf[i];
-      if (hit.rotation !== undefined) rotateInto(out, hit.bytes, hit.rotation);
-      if (block.hooks.length > 0) {
-        this.#finish(block, s, buf.length, peer, hit.rcode, hit.rflags, out.length, start, true, hit.plugin);
-      }
-      return out;
+    const now = this.#now();
+    const hit = this.cache.get(s.key, now);
+    if (hit === undefined || now >= hit.expires || hit.bytes.length > maxSize) {
+      answerCacheStats.misses++;
+      return this.#slow(buf, s, peer, maxSize, performance.now(), hit);
     }
-    return this.#slow(buf, s, peer, maxSize, performance.now());
+    // A reply `cache` keeps goes out with its time left as every TTL, and may be due for a refresh.
+    let ttl = -1;
+    const kept = hit.kept;
+    if (kept !== undefined) {
+      const left = kept.ttl - Math.floor((now - kept.stored) / 1000);
+      if (kept.keeper.prefetch !== undefined && kept.keeper.due(hit, left, now)) {
+        answerCacheStats.misses++;
+        return this.#slow(buf, s, peer, maxSize, performance.now(), hit);
+      }
+      ttl = kept.keeper.keepTtl ? kept.ttl : left;
+    }
+    const seen = hit.seenBy;
+    if (seen !== undefined) {
+      seen.requests++;
+      if (kept !== undefined) seen.hits[kept.kind]++;
+      else seen.misses++;
+    }
+    answerCacheStats.hits++;
+    const block = hit.owner as Block;
+    const start = block.hooks.length > 0 ? performance.now() : 0;
+    const out = Buffer.allocUnsafe(hit.bytes.length);
+    // Uint8Array's own set and a loop: Buffer.copy's argument checks cost more than these short copies.
+    out.set(hit.bytes);
+    // The client's ID and spelling of the question (0x20), and its RD and CD bits.
+    out[0] = buf[0];
+    out[1] = buf[1];
+    out[2] = (hit.bytes[2] & 0xfe) | (buf[2] & 0x01);
+    out[3] = (hit.bytes[3] & 0xef) | (buf[3] & 0x10);
+    for (let i = 12, end = s.questionEnd; i < end; i++) out[i] = buf[i];
+    if (hit.rotation !== undefined) rotateInto(out, hit.bytes, hit.rotation);
+    if (ttl >= 0) setTtls(out, s.questionEnd, ttl);
+    if (block.hooks.length > 0) {
+      this.#finish(block, s, buf.length, peer, hit.rcode, hit.rflags, out.length, start, true, hit.plugin);
+    }
+    return out;
   }
 
   async #slow(
@@ -84,6 +116,7 @@ export class Pipeline {
     peer: Peer,
     maxSize: number,
     start: number,
+    stored: CachedAnswer | undefined,
   ): Promise<Buffer | undefined> {
     const query = toQueryMsg(s);
     const m = this.mux.match(s.qname);
@@ -92,6 +125,7 @@ export class Pipeline {
     }
     if (m === undefined) return this.#simple(buf, s, query, Rcode.REFUSED, maxSize);
     const block = m.value;
+    const q: Question = { key: s.key, questionEnd: s.questionEnd, query };
     const req: Request = {
       msg: query,
       qname: s.qname,
@@ -105,7 +139,9 @@ export class Pipeline {
       localPort: peer.localPort,
       server: this.label,
       maxSize,
-      private: false,
+      cache: new AnswerPolicy(),
+      stored,
+      refresh: (fetch) => this.#refresh(q, block, req, fetch),
     };
     const generation = this.cache.generation;
     let reply: Msg;
@@ -133,27 +169,7 @@ export class Pipeline {
     const out = full.length <= maxSize ? full : encode(reply, maxSize);
     buf.copy(out, 12, 12, s.questionEnd);
     const rflags = flagsText(reply, out.length < full.length);
-    if (!req.private && !reply.tc && (reply.rcode === Rcode.NOERROR || reply.rcode === Rcode.NXDOMAIN)) {
-      const rotation = req.rotate ? rotationOf(full, s.questionEnd) : undefined;
-      const ttl = Math.min(
-        req.maxAge ?? MAX_CACHE_SECONDS,
-        req.stable ? STABLE_CACHE_SECONDS : minTtl(reply),
-        // A rotation asked for and not possible: this order is replayed for a short while only.
-        req.rotate && rotation === undefined ? SHUFFLED_REPLAY_SECONDS : MAX_CACHE_SECONDS,
-      );
-      if (ttl > 0) {
-        this.cache.set(s.key, {
-          bytes: full,
-          generation,
-          expires: Date.now() + ttl * 1000,
-          rcode: reply.rcode,
-          rflags: flagsText(reply, false),
-          plugin: req.answeredBy ?? "",
-          owner: block,
-          rotation,
-        });
-      }
-    }
+    this.#file(q, block, reply, full, req, generation);
     if (block.hooks.length > 0) {
       const plugin = req.answeredBy ?? "";
       this.#finish(block, s, buf.length, peer, reply.rcode, rflags, out.length, start, false, plugin);
@@ -161,8 +177,95 @@ export class Pipeline {
     return out;
   }
 
-  /** An internal query through the zone mux and the chain, for plugins (SetupContext.lookup): no answer
-   * cache, no finish hooks, and a failure is a SERVFAIL reply rather than an exception. */
+  /** Request.refresh: the fetch runs on a request of its own, and the reply is stored only if the data
+   * behind it did not change while it ran. */
+  async #refresh(
+    q: Question,
+    block: Block,
+    client: Request,
+    fetch: (req: Request) => Promise<Msg | undefined>,
+  ): Promise<CachedAnswer | undefined> {
+    const generation = this.cache.generation;
+    const own: Request = {
+      ...client,
+      cache: new AnswerPolicy(),
+      stored: undefined,
+      refresh: undefined,
+      answeredBy: undefined,
+    };
+    const reply = await fetch(own);
+    return reply === undefined ? undefined : this.#store(q, block, reply, own, generation);
+  }
+
+  /** Encodes and stores a reply produced away from a client's query (a refresh, an internal lookup). */
+  #store(q: Question, block: Block, reply: Msg, req: Request, generation: number): CachedAnswer | undefined {
+    normalise(reply, q.query);
+    try {
+      return this.#file(q, block, reply, encode(reply), req, generation);
+    } catch (err) {
+      this.#log.error({ err, qname: q.query.question[0].name }, "a reply to store could not be encoded");
+      return undefined;
+    }
+  }
+
+  /** Puts an encoded reply in the answer cache when the request's policy allows, for as long as it
+   * allows. */
+  #file(
+    q: Question,
+    block: Block,
+    reply: Msg,
+    full: Buffer,
+    req: Request,
+    generation: number,
+  ): CachedAnswer | undefined {
+    const policy = req.cache;
+    if (policy.private || reply.tc) return undefined;
+    const kept = policy.kept;
+    if (kept === undefined && reply.rcode !== Rcode.NOERROR && reply.rcode !== Rcode.NXDOMAIN)
+      return undefined;
+    const now = this.#now();
+    const rotation = policy.rotate ? rotationOf(full, q.questionEnd) : undefined;
+    // A rotation asked for and not possible: this order is replayed for a short while only.
+    const replay = policy.rotate && rotation === undefined ? SHUFFLED_REPLAY_SECONDS : policy.maxAge;
+    let expires: number;
+    let dropAt: number;
+    if (kept !== undefined) {
+      const end = kept.stored + kept.ttl * 1000;
+      expires = Math.min(end, now + replay * 1000);
+      dropAt = end + kept.keeper.staleMs;
+      if (dropAt <= now) return undefined;
+    } else {
+      const ttl = Math.min(replay, MAX_CACHE_SECONDS, policy.stable ? STABLE_CACHE_SECONDS : minTtl(reply));
+      if (ttl <= 0) return undefined;
+      expires = dropAt = now + ttl * 1000;
+    }
+    const entry = new CachedAnswer({
+      bytes: full,
+      expires,
+      dropAt,
+      rcode: reply.rcode,
+      rflags: flagsText(reply, false),
+      // A hit on what `cache` keeps is the cache's answer, as CoreDNS labels it.
+      plugin: kept !== undefined ? "cache" : (req.answeredBy ?? ""),
+      owner: block,
+      rotation,
+      kept,
+      seenBy: policy.seenBy,
+    });
+    // The same kept reply filed again (a new order for loadbalance) keeps its popularity and refresh.
+    const before = req.stored;
+    if (kept !== undefined && before?.kept === kept) {
+      entry.hits = before.hits;
+      entry.lastHit = before.lastHit;
+      entry.refreshing = before.refreshing;
+    }
+    this.cache.set(q.key, entry, generation);
+    return entry;
+  }
+
+  /** An internal query through the zone mux and the chain, for plugins (SetupContext.lookup): no finish
+   * hooks, and a failure is a SERVFAIL reply rather than an exception. It answers from and fills the
+   * answer cache only through `cache` (as a client without EDNS would see it). */
   async lookup(name: string, qtype: number, depth: number): Promise<Msg> {
     const query = newQuery(name, qtype);
     const m = this.mux.match(name);
@@ -171,6 +274,7 @@ export class Pipeline {
       this.#log.warn({ qname: name, qtype, depth }, "internal lookups nested too deep; answering SERVFAIL");
       return replyTo(query, Rcode.SERVFAIL);
     }
+    const key = lookupKey(name, qtype);
     const req: Request = {
       msg: query,
       qname: name,
@@ -184,11 +288,18 @@ export class Pipeline {
       localPort: 0,
       server: this.label,
       maxSize: 65535,
-      private: true,
+      cache: new AnswerPolicy(),
+      stored: this.cache.get(key, this.#now()),
       depth,
     };
+    const generation = this.cache.generation;
     try {
-      return await m.value.chain.serve(req);
+      const reply = await m.value.chain.serve(req);
+      if (req.cache.kept !== undefined) {
+        const copy = { ...reply, answer: [...reply.answer], authority: [...reply.authority] };
+        this.#store({ key, questionEnd: 12 + key.length - 1, query }, m.value, copy, req, generation);
+      }
+      return reply;
     } catch (err) {
       this.#log.error({ err, qname: name, qtype }, "plugin chain failed in an internal lookup");
       return replyTo(query, Rcode.SERVFAIL);
@@ -290,6 +401,15 @@ function normalise(reply: Msg, query: Msg): void {
     reply.edns = undefined;
     if (reply.rcode > 15) reply.rcode = Rcode.SERVFAIL;
   }
+}
+
+/** The answer-cache key of a query without EDNS for a canonical name (see Scanned.key). */
+function lookupKey(name: string, qtype: number): string {
+  let key = "";
+  if (name !== ".") {
+    for (const label of name.slice(0, -1).split(".")) key += String.fromCharCode(label.length) + label;
+  }
+  return key + "\0" + String.fromCharCode(qtype >> 8, qtype & 0xff, 0, Class.IN) + "0";
 }
 
 /** UDP payload we send to an EDNS client: its size, at least 512, at most what we advertise. Capping

@@ -1,6 +1,6 @@
 // A Request as the server would hand it to a plugin, for unit tests that call a handler directly.
 
-import type { Handler, Request } from "../../src/plugin.ts";
+import { AnswerPolicy, type Handler, type Request } from "../../src/plugin.ts";
 import { Class, Rcode } from "../../src/dns/constants.ts";
 import { canonical } from "../../src/dns/name.ts";
 import { replyTo } from "../../src/dns/message.ts";
@@ -38,7 +38,7 @@ export function makeRequest(name: string, qtype: number, o: RequestOptions = {})
     localPort: 53,
     server: "dns://:53",
     maxSize: proto === "tcp" ? 65535 : 1232,
-    private: false,
+    cache: new AnswerPolicy(),
   };
 }
 

@@ -101,7 +101,7 @@ describe("autopath", () => {
       "api.example.com.cluster.local.",
       "api.example.com.",
     ]);
-    assert.equal(req.private, true, "the answer depends on who asked");
+    assert.equal(req.cache.private, true, "the answer depends on who asked");
     assert.equal(autopathStats("dns://:5301").cname, 1);
   });
 
@@ -128,7 +128,7 @@ describe("autopath", () => {
       [Type.A],
     );
     assert.deepEqual(asked, ["nginx.default.svc.cluster.local."]);
-    assert.equal(req.private, false);
+    assert.equal(req.cache.private, false);
   });
 
   it("keeps NODATA of an existing candidate: the name exists, with no record of that type", async () => {
@@ -150,7 +150,7 @@ describe("autopath", () => {
     assert.equal(r.rcode, Rcode.NXDOMAIN);
     assert.equal(r.question[0].name, "nothing.here.default.svc.cluster.local.");
     assert.deepEqual(asked.slice(3), ["nothing.here.corp.example.", "nothing.here."]);
-    assert.equal(req.private, true);
+    assert.equal(req.cache.private, true);
   });
 
   it("gives up the walk when a candidate's lookup fails, so the client walks itself", async () => {
@@ -166,7 +166,7 @@ describe("autopath", () => {
     const r = await h.serve(req);
     assert.equal(r.rcode, Rcode.NXDOMAIN);
     assert.deepEqual(asked, ["api.example.com.default.svc.cluster.local."]);
-    assert.equal(req.private, true);
+    assert.equal(req.cache.private, true);
   });
 
   it("leaves names outside the client's first search domain alone", async () => {

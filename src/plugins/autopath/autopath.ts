@@ -41,7 +41,7 @@ export function autopathHandler(o: AutopathOptions, next: Handler): Handler {
     }
     // From here the answer depends on who asked: keep it out of the shared answer cache, and
     // keep the asked name's plain NXDOMAIN out of it too (another client must not replay it).
-    req.private = true;
+    req.cache.private = true;
     const tried = new Set([path[0]]);
     for (const domain of [...path.slice(1), ...o.extra, "."]) {
       if (tried.has(domain)) continue;
@@ -97,7 +97,7 @@ async function counted(server: string, pending: Promise<Msg>): Promise<Msg> {
  * first search domain this name ends with would get a walk, not that NXDOMAIN. */
 async function plain(req: Request, next: Handler): Promise<Msg> {
   const reply = await next.serve(req);
-  if (reply.rcode === Rcode.NXDOMAIN) req.private = true;
+  if (reply.rcode === Rcode.NXDOMAIN) req.cache.private = true;
   return reply;
 }
 

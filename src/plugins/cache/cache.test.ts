@@ -1,10 +1,19 @@
+// The cache through the server's pipeline: queries go in as packets and come out as replies, so what is
+// tested is what a client sees, fast path (the answer cache replaying what `cache` keeps) and slow path
+// (the plugin answering from a stored entry) alike. One clock drives both.
+
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import type { Handler, Request } from "../../plugin.ts";
+import { pino } from "pino";
+import type { Handler, QueryDone, Request } from "../../plugin.ts";
 import type { Msg, RR } from "../../dns/message.ts";
 import { replyTo } from "../../dns/message.ts";
+import { encode } from "../../dns/encode.ts";
+import { decode } from "../../dns/decode.ts";
 import { Class, Rcode, Type } from "../../dns/constants.ts";
-import { makeRequest } from "../../../test/helpers/request.ts";
+import { Pipeline, type Peer } from "../../server/pipeline.ts";
+import type { Block } from "../../server/block.ts";
+import { makeRequest, type RequestOptions } from "../../../test/helpers/request.ts";
 import { Cache, type CacheOptions } from "./cache.ts";
 import { statsFor } from "./stats.ts";
 import { registry } from "../../metrics/registry.ts";
@@ -26,7 +35,8 @@ const soa = (ttl: number, minimum: number): RR => ({
   data: { type: Type.SOA, mname: "ns.", rname: "h.", serial: 1, refresh: 1, retry: 1, expire: 1, minimum },
 });
 
-/** An upstream whose answers the test sets per name; it counts what it was asked. */
+/** An upstream whose answers the test sets per name; it counts what it was asked. Its own replies are
+ * never replayed by the answer cache (maxAge 0), so whatever is replayed is what `cache` kept. */
 function upstream() {
   const answers = new Map<string, (q: Msg) => Msg>();
   const asked: string[] = [];
@@ -35,6 +45,8 @@ function upstream() {
     name: "upstream",
     serve(req) {
       asked.push(req.qname);
+      req.answeredBy = "upstream";
+      req.cache.limit(0);
       if (fail === "throw") return Promise.reject(new Error("upstream down"));
       if (fail) return Promise.resolve(replyTo(req.msg, Rcode.SERVFAIL));
       const make = answers.get(req.qname);
@@ -50,8 +62,9 @@ function upstream() {
 }
 
 let server = 0;
-function setup(o: Partial<CacheOptions> = {}) {
+function setup(o: Partial<CacheOptions> = {}, inner?: Handler) {
   let now = 1_000_000;
+  const clock = () => now;
   const label = `dns://:${++server}`;
   const cache = new Cache({
     zones: ["."],
@@ -60,26 +73,46 @@ function setup(o: Partial<CacheOptions> = {}) {
     servfailTtl: 5,
     disable: { success: [], denial: [] },
     keepTtl: false,
-    now: () => now,
+    now: clock,
     ...o,
   });
   const up = upstream();
-  const h = cache.handler(up.next);
+  const pipeline = new Pipeline(label, pino({ level: "silent" }), undefined, clock);
+  let done: QueryDone | undefined;
+  const block: Block = {
+    keys: [],
+    zones: ["."],
+    chain: cache.handler(inner ?? up.next),
+    hooks: [(q) => (done = { ...q, qname: q.qname })],
+    bind: [],
+    directives: ["cache"],
+    shared: new Map(),
+  };
+  pipeline.mux.add(".", block);
+  /** Asks as a client: `patch` sets header fields of the query (id, cd). */
   const ask = async (
     name: string,
     type: number = Type.A,
-    ro: Parameters<typeof makeRequest>[2] = {},
+    ro: RequestOptions = {},
     patch: Partial<Msg> = {},
   ) => {
-    const base = makeRequest(name, type, ro);
-    const req: Request = { ...base, msg: { ...base.msg, ...patch }, server: label };
-    const reply = await h.serve(req);
-    return { reply, req };
+    const query = { ...makeRequest(name, type, ro).msg, ...patch };
+    const peer: Peer = {
+      proto: ro.proto ?? "udp",
+      remoteAddress: "127.0.0.1",
+      remotePort: 40000,
+      localAddress: "127.0.0.1",
+      localPort: 53,
+    };
+    const out = await pipeline.handle(encode(query), peer);
+    assert.ok(out, "a reply");
+    return { reply: decode(out), done: done!, query };
   };
   return {
     cache,
     up,
     ask,
+    pipeline,
     label,
     stats: () => statsFor(label, o.zones?.join(" ") ?? "."),
     tick: (s: number) => (now += s * 1000),
@@ -91,24 +124,26 @@ const ttls = (m: Msg) => m.answer.map((rr) => rr.ttl);
 const flush = () => new Promise((r) => setImmediate(r));
 
 describe("cache", () => {
-  it("answers a repeated query from the cache, its TTL counting down", async () => {
+  it("answers a repeated query from the cache, its TTL counting down on the fast path", async () => {
     const t = setup();
     t.up.answer("www.example.org.", [a("www.example.org.", "192.0.2.1", 300)]);
     const first = await t.ask("www.example.org");
     assert.deepEqual(ttls(first.reply), [300]);
-    assert.equal(first.req.maxAge, 1, "the wire cache replays it for a second at most");
+    assert.deepEqual([first.done.cached, first.done.plugin], [false, "upstream"]);
     t.tick(10);
     const second = await t.ask("www.example.org");
     assert.deepEqual(ttls(second.reply), [290]);
     assert.deepEqual(second.reply.answer[0].data, { type: Type.A, address: "192.0.2.1" });
-    assert.equal(second.req.answeredBy, "cache");
+    assert.deepEqual([second.done.cached, second.done.plugin], [true, "cache"], "replayed as the cache's");
     assert.equal(second.reply.id, 4242, "the query's ID");
+    t.tick(0.5);
+    assert.deepEqual(ttls((await t.ask("www.example.org")).reply), [290], "whole seconds, as CoreDNS");
     assert.deepEqual(t.up.asked, ["www.example.org."]);
-    t.tick(291);
+    t.tick(290);
     await t.ask("www.example.org");
     assert.equal(t.up.asked.length, 2, "expired: asked again");
     const s = t.stats();
-    assert.deepEqual([s.requests, s.hits.success, s.misses], [3, 1, 2]);
+    assert.deepEqual([s.requests, s.hits.success, s.misses], [4, 2, 2]);
   });
 
   it("answers with the entry's whole TTL with keepttl, and still expires it on time", async () => {
@@ -122,22 +157,23 @@ describe("cache", () => {
     assert.equal(t.up.asked.length, 2);
   });
 
-  it("gives every record the entry's time left, and echoes the query's ID and question", async () => {
+  it("gives every record the entry's time left (not OPT), and echoes the query's ID and question", async () => {
     const t = setup();
     t.up.answer("www.example.org.", [a("www.example.org.", "192.0.2.1", 60)], {
       authority: [{ ...soa(7200, 60), type: Type.NS, data: { type: Type.NS, target: "ns.example.org." } }],
       additional: [a("ns.example.org.", "192.0.2.53", 7200)],
     });
-    await t.ask("www.example.org");
+    await t.ask("www.example.org", Type.A, { edns: true });
     t.tick(15);
-    const { reply, req } = await t.ask("www.example.org", Type.A, {}, { id: 777 });
+    const question = [{ name: "WwW.example.ORG.", type: Type.A, class: Class.IN }];
+    const { reply } = await t.ask("www.example.org", Type.A, { edns: true }, { id: 777, question });
     assert.deepEqual(
       [reply.answer, reply.authority, reply.additional].map((s) => s.map((rr) => rr.ttl)),
       [[45], [45], [45]],
     );
+    assert.deepEqual(reply.edns, { udpSize: 1232, version: 0, do: false, options: [] }, "OPT untouched");
     assert.equal(reply.id, 777);
-    assert.deepEqual(reply.question, req.msg.question);
-    assert.notEqual(reply.question, req.msg.question, "a copy, not the query's own array");
+    assert.equal(reply.question[0].name, "WwW.example.ORG.", "the client's spelling");
     assert.equal(reply.qr, true);
   });
 
@@ -199,6 +235,22 @@ describe("cache", () => {
     ]);
   });
 
+  it("counts a request and a miss for a reply it looked at but did not keep, also on the fast path", async () => {
+    const stable: Handler = {
+      name: "kubernetes",
+      serve(req) {
+        req.cache.stable = true;
+        return Promise.resolve({ ...replyTo(req.msg), answer: [a(req.qname, "10.96.0.1", 5)] });
+      },
+    };
+    const t = setup({ disable: { success: ["cluster.local."], denial: [] } }, stable);
+    for (let i = 0; i < 3; i++) await t.ask("web.default.svc.cluster.local");
+    const last = await t.ask("web.default.svc.cluster.local");
+    assert.deepEqual([last.done.cached, last.done.plugin], [true, ""], "the answer cache replays it");
+    const s = t.stats();
+    assert.deepEqual([s.requests, s.misses, s.hits.success], [4, 4, 0], "as CoreDNS counts a disabled name");
+  });
+
   it("keys on name, type, DO and CD bits, and only caches inside its zones", async () => {
     const t = setup({ zones: ["example.org."] });
     t.up.answer("www.example.org.", [a("www.example.org.", "192.0.2.1")]);
@@ -223,21 +275,20 @@ describe("cache", () => {
     t.up.answer("big.example.org.", [a("big.example.org.", "192.0.2.1")], { tc: true });
     await t.ask("big.example.org");
     await t.ask("big.example.org");
-    const priv: Handler = t.cache.handler({
+    assert.equal(t.up.asked.length, 2);
+    let calls = 0;
+    const whoami: Handler = {
       name: "whoami",
       serve(req) {
-        req.private = true;
+        calls++;
+        req.cache.private = true;
         return Promise.resolve({ ...replyTo(req.msg), answer: [a(req.qname, "127.0.0.1")] });
       },
-    });
-    let calls = 0;
-    for (let i = 0; i < 2; i++) {
-      const req: Request = makeRequest("me.example.org", Type.A);
-      await priv.serve(req);
-      if (req.answeredBy !== "cache") calls++;
-    }
+    };
+    const w = setup({}, whoami);
+    await w.ask("me.example.org");
+    await w.ask("me.example.org");
     assert.equal(calls, 2);
-    assert.equal(t.up.asked.length, 2);
   });
 
   it("keeps no zone transfers, no other rcodes, and no replies without a question", async () => {
@@ -246,8 +297,8 @@ describe("cache", () => {
     t.up.answer("refused.example.org.", [], { rcode: Rcode.REFUSED });
     t.up.answer("empty.example.org.", [a("empty.example.org.", "192.0.2.1")], { question: [] });
     for (let i = 0; i < 2; i++) {
-      await t.ask("example.org", Type.AXFR);
-      await t.ask("example.org", Type.IXFR);
+      await t.ask("example.org", Type.AXFR, { proto: "tcp" });
+      await t.ask("example.org", Type.IXFR, { proto: "tcp" });
       await t.ask("refused.example.org");
       await t.ask("empty.example.org");
     }
@@ -273,21 +324,22 @@ describe("cache", () => {
     assert.deepEqual([s.hits.success, s.hits.denial], [1, 1]);
   });
 
-  it("caps maxAge at one second only for what it answers or keeps, never raising it", async () => {
+  it("what it keeps, it ages itself: the next plugins' replay bounds are lifted, others stand", async () => {
     const t = setup({ disable: { success: ["cluster.local."], denial: [] } });
-    t.up.answer("web.default.svc.cluster.local.", [a("web.default.svc.cluster.local.", "10.96.0.1")]);
-    t.up.answer("www.example.org.", [a("www.example.org.", "192.0.2.1")]);
-    const fresh = await t.ask("web.default.svc.cluster.local");
-    assert.equal(fresh.req.maxAge, undefined, "not kept: the next plugin's own maxAge stands");
-    assert.equal((await t.ask("www.example.org")).req.maxAge, 1);
-    const h = t.cache.handler({
-      name: "upstream",
-      serve: () => Promise.reject(new Error("not asked on a hit")),
-    });
-    const req: Request = { ...makeRequest("www.example.org", Type.A), server: "dns://:1", maxAge: 0 };
-    await h.serve(req);
-    assert.equal(req.answeredBy, "cache");
-    assert.equal(req.maxAge, 0);
+    const next: Handler = {
+      name: "forward",
+      serve(req) {
+        req.cache.limit(1); // forward's: its answers' TTLs count down upstream
+        return Promise.resolve({ ...replyTo(req.msg), answer: [a(req.qname, "192.0.2.1")] });
+      },
+    };
+    const h = t.cache.handler(next);
+    const kept = { ...makeRequest("www.example.org", Type.A), server: t.label };
+    await h.serve(kept);
+    assert.deepEqual([kept.cache.maxAge, kept.cache.kept?.ttl], [Infinity, 300]);
+    const notKept = { ...makeRequest("web.default.svc.cluster.local", Type.A), server: t.label };
+    await h.serve(notKept);
+    assert.deepEqual([notKept.cache.maxAge, notKept.cache.kept], [1, undefined]);
   });
 
   it("keeps SERVFAIL for the servfail duration only", async () => {
@@ -311,6 +363,37 @@ describe("cache", () => {
     assert.equal(none.up.asked.length, 2);
   });
 
+  it("answers a client too small for the stored reply from the entry, without asking again", async () => {
+    const t = setup();
+    const many = Array.from({ length: 40 }, (_, i) => a("many.example.org.", `192.0.2.${i + 1}`, 60));
+    t.up.answer("many.example.org.", many);
+    const tcp = await t.ask("many.example.org", Type.A, { proto: "tcp" });
+    assert.equal(tcp.reply.answer.length, 40);
+    t.tick(10);
+    const udp = await t.ask("many.example.org"); // no EDNS: 512 octets at most
+    assert.equal(udp.reply.tc, true);
+    assert.deepEqual([udp.done.cached, udp.done.plugin], [false, "cache"]);
+    assert.ok(
+      udp.reply.answer.every((rr) => rr.ttl === 50),
+      "the time left",
+    );
+    const again = await t.ask("many.example.org", Type.A, { proto: "tcp" });
+    assert.deepEqual([again.done.cached, again.reply.answer.length], [true, 40], "the entry stays");
+    assert.deepEqual(t.up.asked, ["many.example.org."]);
+  });
+
+  it("an invalidated name is asked again at once, whatever time it had left", async () => {
+    const t = setup();
+    t.up.answer("web.default.svc.cluster.local.", [a("web.default.svc.cluster.local.", "10.96.0.1", 30)]);
+    await t.ask("web.default.svc.cluster.local");
+    await t.ask("web.default.svc.cluster.local");
+    t.up.answer("web.default.svc.cluster.local.", [a("web.default.svc.cluster.local.", "10.96.0.2", 30)]);
+    t.pipeline.cache.invalidateNames(["web.default.svc.cluster.local."]);
+    const after = await t.ask("web.default.svc.cluster.local");
+    assert.deepEqual(after.reply.answer[0].data, { type: Type.A, address: "10.96.0.2" });
+    assert.equal(t.up.asked.length, 2);
+  });
+
   it("prefetches a popular entry near its end, in the background", async () => {
     const t = setup({ prefetch: { amount: 3, durationMs: 120_000, percentage: 10 } });
     t.up.answer("hot.example.org.", [a("hot.example.org.", "192.0.2.1", 100)]);
@@ -326,6 +409,7 @@ describe("cache", () => {
     const after = await t.ask("hot.example.org");
     assert.deepEqual(ttls(after.reply), [100], "the refreshed entry");
     assert.deepEqual(after.reply.answer[0].data, { type: Type.A, address: "192.0.2.2" });
+    assert.equal(after.done.cached, true, "served by the fast path again");
     assert.equal(t.stats().prefetch, 1);
   });
 
@@ -371,6 +455,25 @@ describe("cache", () => {
     assert.equal((await t.ask("hot.example.org")).reply.rcode, Rcode.NOERROR, "still the old answer");
   });
 
+  it("a refresh that straddles a change of its name is not stored", async () => {
+    const t = setup({ serveStale: { durationMs: 60_000, verify: false } });
+    t.up.answer("web.default.svc.cluster.local.", [a("web.default.svc.cluster.local.", "10.96.0.1", 10)]);
+    await t.ask("web.default.svc.cluster.local");
+    t.tick(15);
+    let release = () => {};
+    const held = new Promise<void>((r) => (release = r));
+    const slow = t.up.next.serve.bind(t.up.next);
+    t.up.next.serve = async (req: Request) => {
+      await held;
+      return slow(req);
+    };
+    assert.deepEqual(ttls((await t.ask("web.default.svc.cluster.local")).reply), [0], "stale, refreshing");
+    t.pipeline.cache.invalidateNames(["web.default.svc.cluster.local."]);
+    release();
+    await flush();
+    assert.equal(t.pipeline.cache.size, 0, "the refresh started before the change and is not kept");
+  });
+
   it("serve_stale immediate: answers at once with TTL 0 and refreshes behind", async () => {
     const t = setup({ serveStale: { durationMs: 60_000, verify: false } });
     t.up.answer("www.example.org.", [a("www.example.org.", "192.0.2.1", 10)]);
@@ -378,7 +481,7 @@ describe("cache", () => {
     t.tick(15);
     t.up.answer("www.example.org.", [a("www.example.org.", "192.0.2.2", 10)]);
     const stale = await t.ask("www.example.org");
-    assert.equal(stale.req.answeredBy, "cache");
+    assert.equal(stale.done.plugin, "cache");
     assert.deepEqual(ttls(stale.reply), [0]);
     assert.deepEqual(stale.reply.answer[0].data, { type: Type.A, address: "192.0.2.1" }, "the old one");
     await flush();
@@ -408,16 +511,16 @@ describe("cache", () => {
       const stale = await t.ask("www.example.org");
       assert.equal(stale.reply.rcode, Rcode.NOERROR, `upstream ${String(mode)}`);
       assert.deepEqual(ttls(stale.reply), [0]);
-      assert.equal(stale.req.answeredBy, "cache");
+      assert.equal(stale.done.plugin, "cache");
     }
     assert.deepEqual([t.stats().servedStale, t.up.asked.length], [3, 4], "every stale answer asked first");
     t.up.setFail(false);
     t.up.answer("www.example.org.", [a("www.example.org.", "192.0.2.2", 10)]);
     const fresh = await t.ask("www.example.org");
     assert.deepEqual(fresh.reply.answer[0].data, { type: Type.A, address: "192.0.2.2" });
-    assert.equal(fresh.req.maxAge, 1, "kept");
     t.tick(2);
-    assert.deepEqual(ttls((await t.ask("www.example.org")).reply), [8], "from the cache again");
+    const hit = await t.ask("www.example.org");
+    assert.deepEqual([ttls(hit.reply), hit.done.cached], [[8], true], "from the cache again");
     assert.equal(t.up.asked.length, 5);
   });
 
@@ -432,16 +535,18 @@ describe("cache", () => {
     assert.equal(t.stats().servedStale, 0);
   });
 
-  it("evicts the least recently used entry when full, and counts it", async () => {
+  it("evicts the entry stored longest ago when full, and counts it", async () => {
     const t = setup({ success: { capacity: 2, maxTtl: 3600, minTtl: 5 } });
     for (const n of ["a", "b", "c"]) {
       t.up.answer(`${n}.example.org.`, [a(`${n}.example.org.`, "192.0.2.1")]);
       await t.ask(`${n}.example.org`);
     }
     assert.equal(t.stats().evictions.success, 1);
+    assert.equal(t.pipeline.cache.size, 2, "gone from the answer cache too");
     await t.ask("a.example.org");
     assert.equal(t.up.asked.length, 4, "a was evicted");
   });
+
   it("shows its numbers as CoreDNS's coredns_cache_* series; a stopped cache drops its entries", async () => {
     const t = setup({ zones: ["example.org."], denial: { capacity: 1, maxTtl: 1800, minTtl: 5 } });
     t.cache.start();

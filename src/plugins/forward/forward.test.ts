@@ -78,7 +78,7 @@ test("forwards a query and relays the upstream's answer as this server's", async
   assert.equal(www.reply.answer[0].name, "www.example.org.");
   assert.equal(www.reply.answer[0].ttl, 300);
   assert.equal(www.req.answeredBy, "forward");
-  assert.equal(www.req.maxAge, FORWARD_MAX_AGE);
+  assert.equal(www.req.cache.maxAge, FORWARD_MAX_AGE);
 
   const alias = await ask(h, "alias.example.org", Type.AAAA);
   assert.deepEqual(

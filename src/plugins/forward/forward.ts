@@ -135,7 +135,7 @@ export class Forward {
     }
     if (reply === undefined) return failure(req, Rcode.SERVFAIL);
     if (next.name === NAME && this.#passOn(reply)) return next.serve(req);
-    req.maxAge = Math.min(req.maxAge ?? FORWARD_MAX_AGE, FORWARD_MAX_AGE);
+    req.cache.limit(FORWARD_MAX_AGE);
     return forClient(reply, req.msg);
   }
 

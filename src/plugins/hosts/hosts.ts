@@ -158,7 +158,7 @@ export class Hosts {
     m.answer = answer;
     req.answeredBy = "hosts";
     // No SOA to take a negative TTL from: the record TTL bounds how long a denial is replayed.
-    if (answer.length === 0) req.maxAge = Math.min(req.maxAge ?? this.opts.ttl, this.opts.ttl);
+    if (answer.length === 0) req.cache.limit(this.opts.ttl);
     return m;
   }
 }

@@ -69,16 +69,16 @@ export function kubernetesHandler(o: KubernetesOptions, next: Handler): Handler 
     if (a.rcode === Rcode.NXDOMAIN && fallsThrough(req.qname)) return next.serve(req);
     req.answeredBy = "kubernetes";
     if (a.chase !== undefined) await chase(a, req.qtype, (n, t) => o.lookup(n, t, (req.depth ?? 0) + 1));
-    if (a.uncacheable) req.private = true;
+    if (a.uncacheable) req.cache.private = true;
     // Every store change invalidates the names it touched; a chased target may come from elsewhere.
-    else if (a.chase === undefined) req.stable = true;
+    else if (a.chase === undefined) req.cache.stable = true;
     const reply = replyTo(req.msg, a.rcode);
     reply.aa = true;
     reply.answer = a.answer;
     reply.authority = a.authority;
     reply.additional = a.additional;
     if (req.msg.edns?.options.some((x) => x.code === EXPLAIN_OPTION) && !isReverseZone(zone)) {
-      req.private = true;
+      req.cache.private = true;
       const lines = explain(store, records.options, zone, req.qname);
       reply.additional = [...reply.additional, ...explainRecords(req.qname, lines)];
     }

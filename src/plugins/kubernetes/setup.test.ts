@@ -547,10 +547,10 @@ describe("handler: before the first sync", () => {
     await f.start();
     const short = makeRequest("fd00--5.default.pod.cluster.local", Type.AAAA);
     assert.equal((await handler.serve(short)).answer.length, 1);
-    assert.equal(short.private, false);
+    assert.equal(short.cache.private, false);
     const long = makeRequest("fd00-0-0-0-0-0-0-5.default.pod.cluster.local", Type.AAAA);
     assert.equal((await handler.serve(long)).answer.length, 1);
-    assert.equal(long.private, true);
+    assert.equal(long.cache.private, true);
     const elsewhere = makeRequest("fd00--5.kube-system.pod.cluster.local", Type.AAAA);
     assert.equal((await handler.serve(elsewhere)).rcode, Rcode.NXDOMAIN);
   });

@@ -89,33 +89,33 @@ test("the handler shuffles the answer and additional sections and caps the cache
   assert.deepEqual(sorted(m.answer.slice(1)), sorted(ADDRS));
   assert.notDeepEqual(text(m.answer.slice(1)), text(ADDRS), "the order changed");
   assert.deepEqual(text(m.additional), text([ADDRS[1], ADDRS[0]]));
-  assert.equal(req.maxAge, SHUFFLED_REPLAY_SECONDS);
+  assert.equal(req.cache.maxAge, SHUFFLED_REPLAY_SECONDS);
 });
 
 test("only addresses of one name: the answer cache is asked to rotate them instead of a short replay", async () => {
   const req = makeRequest("web.test", Type.A);
   const m = await loadbalance({ random: () => 0 })(answering(ADDRS)).serve(req);
   assert.deepEqual(sorted(m.answer), sorted(ADDRS));
-  assert.equal(req.rotate, true);
-  assert.equal(req.maxAge, undefined);
+  assert.equal(req.cache.rotate, true);
+  assert.equal(req.cache.maxAge, Infinity);
   const limited = makeRequest("web.test", Type.A);
   await loadbalance({ limitAnswers: 2 })(answering(ADDRS)).serve(limited);
   assert.equal(
-    limited.rotate,
-    undefined,
+    limited.cache.rotate,
+    false,
     "a cut answer is not rotated: the records left out would never show",
   );
-  assert.equal(limited.maxAge, SHUFFLED_REPLAY_SECONDS);
+  assert.equal(limited.cache.maxAge, SHUFFLED_REPLAY_SECONDS);
 });
 
 test("the handler keeps a lower maxAge, and leaves maxAge alone when nothing was shuffled", async () => {
   const lower = makeRequest("www.test", Type.A);
-  lower.maxAge = 0;
+  lower.cache.limit(0);
   await loadbalance()(answering([CNAME, ...ADDRS])).serve(lower);
-  assert.equal(lower.maxAge, 0);
+  assert.equal(lower.cache.maxAge, 0);
   const one = makeRequest("web.test", Type.A);
   const m = await loadbalance()(answering([CNAME, ADDRS[0]])).serve(one);
-  assert.equal(one.maxAge, undefined);
+  assert.equal(one.cache.maxAge, Infinity);
   assert.deepEqual(text(m.answer), text([CNAME, ADDRS[0]]));
 });
 

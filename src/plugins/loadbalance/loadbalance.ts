@@ -25,8 +25,8 @@ export function loadbalance(o: LoadbalanceOptions = {}): Plugin {
       const limited = o.limitAnswers !== undefined && reply.answer.length > o.limitAnswers;
       // The answer cache can rotate a set of same-sized records on every replay; anything else it would
       // replay in one order, so that reply may be replayed for a short while only.
-      if (!limited && rotatable(reply)) req.rotate = true;
-      else req.maxAge = Math.min(req.maxAge ?? SHUFFLED_REPLAY_SECONDS, SHUFFLED_REPLAY_SECONDS);
+      if (!limited && rotatable(reply)) req.cache.rotate = true;
+      else req.cache.limit(SHUFFLED_REPLAY_SECONDS);
       return limit(reply, o.limitAnswers);
     },
   });

@@ -273,22 +273,30 @@ test("a rewritten name that is not a valid domain name is SERVFAIL, without call
   assert.equal((await empty.serve(makeRequest("a.b.test", Type.A))).rcode, Rcode.SERVFAIL);
 });
 
-test("private and maxAge set by the chain reach the pipeline's request", async () => {
+test("what the chain decides about caching reaches the pipeline's request, every flag of it", async () => {
+  let innerStored: unknown = "not called";
   const h = await chain(
     {
-      name: "private",
+      name: "decides",
       serve(req) {
-        req.private = true;
-        req.maxAge = 7;
+        innerStored = req.stored;
+        req.cache.private = true;
+        req.cache.limit(7);
+        req.cache.stable = true;
+        req.cache.rotate = true;
         return Promise.resolve(replyTo(req.msg));
       },
     },
     dir("rewrite", ["name", "a.test", "b.test"]),
   );
-  const req = makeRequest("a.test", Type.A);
+  const stored = { bytes: Buffer.alloc(12), rcode: 0, expires: 0, kept: undefined, hits: 0, lastHit: 0 };
+  const req = { ...makeRequest("a.test", Type.A), stored: { ...stored, refreshing: false } };
   await h.serve(req);
-  assert.equal(req.private, true);
-  assert.equal(req.maxAge, 7);
+  assert.deepEqual(
+    [req.cache.private, req.cache.maxAge, req.cache.stable, req.cache.rotate],
+    [true, 7, true, true],
+  );
+  assert.equal(innerStored, undefined, "the stored answer of a.test is not one for b.test");
 });
 
 test("setup rejects unsupported fields and bad rules with file:line", async () => {

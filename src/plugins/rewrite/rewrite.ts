@@ -28,16 +28,19 @@ export function rewrite(rules: readonly Rule[]): Plugin {
       const plan = planFor(rules, req);
       if (plan === undefined) return next.serve(req);
       if (!validName(plan.qname)) return failure(req, Rcode.SERVFAIL);
+      // Shares the client's AnswerPolicy (what the inner plugins decide about caching reaches the
+      // pipeline, filed under the client's question); the stored entry and its refresh belong to the
+      // client's question, not this one.
       const inner: Request = {
         ...req,
         msg: { ...req.msg, question: [{ name: plan.qname, type: plan.qtype, class: plan.qclass }] },
         qname: plan.qname,
         qtype: plan.qtype,
         qclass: plan.qclass,
+        stored: undefined,
+        refresh: undefined,
       };
       const reply = await next.serve(inner);
-      req.private = inner.private;
-      req.maxAge = inner.maxAge;
       req.answeredBy = inner.answeredBy;
       return revert(reply, req, plan);
     },

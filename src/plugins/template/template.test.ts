@@ -61,7 +61,7 @@ test("answers built from named and numbered groups, the zone, class and type", a
   assert.deepEqual(m.answer.map(rrToText), ["ip-10-1-2-3.example.\t60\tIN\tA\t10.1.2.3"]);
   assert.deepEqual(m.additional.map(rrToText), ['example.\t60\tIN\tTXT\t"A 10"']);
   assert.equal(req.answeredBy, "template");
-  assert.equal(req.private, false);
+  assert.equal(req.cache.private, false);
   assert.equal(next.calls.length, 0);
   // No regex match: fallthrough passes on.
   await h.serve(makeRequest("www.example", Type.A));
@@ -151,7 +151,7 @@ test("a template reading .Remote makes the reply private", async () => {
   const req = makeRequest("who.test", Type.TXT, { remoteAddress: "10.9.8.7" });
   const m = await h.serve(req);
   assert.deepEqual(m.answer.map(rrToText), ['who.test.\t0\tIN\tTXT\t"10.9.8.7"']);
-  assert.equal(req.private, true);
+  assert.equal(req.cache.private, true);
 });
 
 test("a record that does not parse at query time is SERVFAIL and logged", async () => {

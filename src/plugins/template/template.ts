@@ -72,7 +72,7 @@ function answer(t: Template, req: Request, zone: string, m: RegExpExecArray, log
     return failure(req, Rcode.SERVFAIL);
   }
   req.answeredBy = "template";
-  if ([...t.answer, ...t.authority, ...t.additional].some((c) => c.usesRemote)) req.private = true;
+  if ([...t.answer, ...t.authority, ...t.additional].some((c) => c.usesRemote)) req.cache.private = true;
   return reply;
 }
 

@@ -18,7 +18,7 @@ async function handler() {
 test("IPv4 client over UDP: A and _udp SRV in additional, empty answer, private", async () => {
   const { h, next } = await handler();
   const req = makeRequest("Example.org", Type.A, { remoteAddress: "10.1.2.3", remotePort: 40212 });
-  assert.equal(req.private, false);
+  assert.equal(req.cache.private, false);
   const m = await h.serve(req);
   assert.equal(m.rcode, Rcode.NOERROR);
   assert.equal(m.aa, true);
@@ -39,7 +39,7 @@ test("IPv4 client over UDP: A and _udp SRV in additional, empty answer, private"
       data: { type: Type.SRV, priority: 0, weight: 0, port: 40212, target: "." },
     },
   ]);
-  assert.equal(req.private, true);
+  assert.equal(req.cache.private, true);
   assert.equal(req.answeredBy, "whoami");
   assert.equal(next.calls.length, 0);
 });

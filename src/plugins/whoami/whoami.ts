@@ -36,7 +36,7 @@ export function answer(req: Request): Msg {
   };
   m.additional = [addr, srv];
   // The reply depends on who asked: never replay it to someone else.
-  req.private = true;
+  req.cache.private = true;
   req.answeredBy = "whoami";
   return m;
 }
