@@ -125,6 +125,33 @@ test("invalidateNames drops every entry of those names and nothing else", () => 
   assert.equal(c.size, 2);
 });
 
+test("a reply computed across a change of other names is stored; across a full invalidation it is not", () => {
+  const key = (label: string) => `${String.fromCharCode(label.length)}${label}\0\0\x01\0\x010`;
+  const c = new AnswerCache();
+  const started = c.generation;
+  c.invalidateNames(["other.", "more."]);
+  c.set(key("www"), entry(10_000), started);
+  assert.ok(c.get(key("www"), 0), "an upstream answer is not lost to an unrelated cluster change");
+  c.set(key("other"), entry(10_000), started);
+  assert.equal(c.get(key("other"), 0), undefined, "its own name changed meanwhile");
+  const later = c.generation;
+  c.invalidate();
+  c.set(key("x"), entry(10_000), later);
+  assert.equal(c.get(key("x"), 0), undefined);
+});
+
+test("changed names are remembered for a bounded count; older requests are then refused", () => {
+  const c = new AnswerCache(10, 3);
+  const started = c.generation;
+  for (const n of ["a.", "b.", "c.", "d."]) c.invalidateNames([n]);
+  c.set("\x03www\0\0\x01\0\x010", entry(10_000), started);
+  assert.equal(c.size, 0, "a.'s change is forgotten: the request is too old to tell");
+  const recent = c.generation;
+  c.invalidateNames(["e."]);
+  c.set("\x03www\0\0\x01\0\x010", entry(10_000), recent);
+  assert.equal(c.size, 1);
+});
+
 /** An encoded reply to `name A` with these answer records, and where its question ends. */
 function reply(name: string, answer: string[]): { bytes: Buffer; questionEnd: number } {
   const req = makeRequest(name, 1);

@@ -5,8 +5,9 @@
 // no decoded message.
 // A change in the data behind answers calls invalidate(), which drops every entry, or invalidateNames()
 // when the plugin knows which owner names changed (a Service among 10k must not empty the cache). Either
-// bumps the generation, so a reply computed across a change is not stored (it carries the generation it
-// started under).
+// bumps the generation, and a reply carries the generation it was computed under: it is not stored when
+// its own name (or everything) changed meanwhile. A change of other names does not stop it, or an
+// upstream answer would rarely be kept in a cluster whose endpoints change every few milliseconds.
 
 import type { CacheCounters, Kept, StoredAnswer } from "../plugin.ts";
 
@@ -106,11 +107,19 @@ export class AnswerCache {
   /** Keys by their name part (the key without its 5 trailing type, class and EDNS octets). */
   #byName = new Map<string, string[]>();
   #generation = 0;
+  /** The generation of the last invalidate(). */
+  #clearedAt = 0;
+  /** Name part -> the generation of its last invalidation, oldest first, at most #rememberNames. */
+  #changedAt = new Map<string, number>();
+  /** Invalidations up to this generation are no longer in #changedAt: older replies are refused. */
+  #forgottenUpTo = 0;
+  readonly #rememberNames: number;
   readonly capacity: number;
   readonly #evict = (e: StoredAnswer) => this.#remove(e as CachedAnswer);
 
-  constructor(capacity = 100_000) {
+  constructor(capacity = 100_000, rememberNames = 10_000) {
     this.capacity = capacity;
+    this.#rememberNames = rememberNames;
   }
 
   get generation(): number {
@@ -130,9 +139,13 @@ export class AnswerCache {
     return undefined;
   }
 
-  /** Stores a reply computed under `generation`, unless the data changed meanwhile. */
+  /** Stores a reply computed under `generation`, unless the data behind its name changed meanwhile. */
   set(key: string, entry: CachedAnswer, generation: number): void {
-    if (generation !== this.#generation) return;
+    const name = key.slice(0, -5);
+    if (generation !== this.#generation) {
+      if (generation < this.#clearedAt || generation < this.#forgottenUpTo) return;
+      if ((this.#changedAt.get(name) ?? 0) > generation) return;
+    }
     const old = this.#entries.get(key);
     if (old !== undefined) this.#remove(old);
     else if (this.#entries.size >= this.capacity) {
@@ -141,7 +154,6 @@ export class AnswerCache {
       if (oldest !== undefined) this.#remove(oldest);
     }
     entry.key = key;
-    const name = key.slice(0, -5);
     const keys = this.#byName.get(name);
     if (keys === undefined) this.#byName.set(name, [key]);
     else keys.push(key);
@@ -151,7 +163,8 @@ export class AnswerCache {
   }
 
   invalidate(): void {
-    this.#generation++;
+    this.#clearedAt = ++this.#generation;
+    this.#changedAt.clear();
     for (const e of this.#entries.values()) e.kept?.keeper.forget(e, e.kept.kind);
     this.#entries.clear();
     this.#byName.clear();
@@ -159,14 +172,23 @@ export class AnswerCache {
 
   /** Drops the entries for these canonical names ("a.example."), every type and EDNS state. */
   invalidateNames(names: Iterable<string>): void {
-    this.#generation++;
+    const generation = ++this.#generation;
     for (const name of names) {
-      const keys = this.#byName.get(wireName(name));
+      const wire = wireName(name);
+      // Moved to the end: #changedAt stays in generation order, so the oldest go first.
+      this.#changedAt.delete(wire);
+      this.#changedAt.set(wire, generation);
+      const keys = this.#byName.get(wire);
       if (keys === undefined) continue;
       for (const k of [...keys]) {
         const e = this.#entries.get(k);
         if (e !== undefined) this.#remove(e);
       }
+    }
+    for (const [wire, at] of this.#changedAt) {
+      if (this.#changedAt.size <= this.#rememberNames) break;
+      this.#changedAt.delete(wire);
+      this.#forgottenUpTo = at;
     }
   }
 
