@@ -7,7 +7,8 @@ import type { RR } from "../../dns/message.ts";
 import { Class, Type } from "../../dns/constants.ts";
 import type { RecordsOptions } from "./records.ts";
 import { podAddress } from "./records.ts";
-import type { Service, Store } from "./store.ts";
+import type { Store } from "./store.ts";
+import type { Service } from "./slim-types.ts";
 
 /** The EDNS option code (RFC 6891 local/experimental range) that asks for an explanation. */
 export const EXPLAIN_OPTION = 65430;

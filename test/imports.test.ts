@@ -1,0 +1,91 @@
+// The shape of src/ as its imports draw it: no import cycles, and no file over 600 lines, so a
+// newcomer can read any module without first reading the ones that read it.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync, readdirSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import ts from "typescript";
+import { ROOT } from "./helpers/server.ts";
+
+/** src/ files (tests excluded) -> the src/ files they import, type-only and dynamic imports included. */
+function importGraph(): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  const files = readdirSync(join(ROOT, "src"), { recursive: true, encoding: "utf8" })
+    .filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts"))
+    .map((f) => join("src", f));
+  for (const file of files) {
+    const { importedFiles } = ts.preProcessFile(readFileSync(join(ROOT, file), "utf8"), true, true);
+    const deps = importedFiles
+      .map((i) => i.fileName)
+      .filter((name) => name.startsWith("."))
+      .map((name) => relative(ROOT, resolve(ROOT, dirname(file), name)));
+    graph.set(file, deps);
+  }
+  return graph;
+}
+
+/** Every cycle's files, one strongly connected component each (Tarjan). */
+function cycles(graph: Map<string, string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const out: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop()!;
+      onStack.delete(w);
+      component.push(w);
+    } while (w !== v);
+    if (component.length > 1 || (graph.get(v) ?? []).includes(v)) out.push(component.sort());
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return out;
+}
+
+test("the cycle finder finds a cycle", () => {
+  const g = new Map([
+    ["a", ["b"]],
+    ["b", ["c"]],
+    ["c", ["a"]],
+    ["d", ["a"]],
+  ]);
+  assert.deepEqual(cycles(g), [["a", "b", "c"]]);
+  assert.deepEqual(
+    cycles(
+      new Map([
+        ["a", ["b"]],
+        ["b", []],
+      ]),
+    ),
+    [],
+  );
+});
+
+test("src/ has no import cycles", () => {
+  assert.deepEqual(cycles(importGraph()), []);
+});
+
+test("no file in src/ is over 600 lines", () => {
+  const long: string[] = [];
+  for (const file of importGraph().keys()) {
+    const lines = readFileSync(join(ROOT, file), "utf8").split("\n").length;
+    if (lines > 600) long.push(`${file}: ${lines} lines`);
+  }
+  assert.deepEqual(long, []);
+});
