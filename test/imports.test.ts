@@ -1,5 +1,5 @@
-// The shape of src/ as its imports draw it: no import cycles, and no file over 600 lines, so a
-// newcomer can read any module without first reading the ones that read it.
+// The shape of src/ as its imports draw it: no import cycles, no import back up the layers, and no
+// file over 600 lines, so a newcomer can read any module without first reading the ones that use it.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -79,6 +79,21 @@ test("the cycle finder finds a cycle", () => {
 
 test("src/ has no import cycles", () => {
   assert.deepEqual(cycles(importGraph()), []);
+});
+
+/** Folders (or files) of src/ and what they must not import: the server knows plugins only through
+ * the contract in src/plugin.ts; main.ts hands it the registry. */
+const FORBIDDEN: [from: string, to: string][] = [["src/server/", "src/plugins/"]];
+
+test("no import runs back up the layers", () => {
+  const wrong: string[] = [];
+  for (const [file, deps] of importGraph()) {
+    for (const dep of deps) {
+      for (const [from, to] of FORBIDDEN)
+        if (file.startsWith(from) && dep.startsWith(to)) wrong.push(`${file} -> ${dep}`);
+    }
+  }
+  assert.deepEqual(wrong, []);
 });
 
 test("no file in src/ is over 600 lines", () => {
