@@ -11,7 +11,7 @@ import { Instance } from "./server/instance.ts";
 import { Reloader } from "./server/reloader.ts";
 import { VERSION } from "./version.ts";
 import { createLogger } from "./log.ts";
-import { limitHeapGrowth } from "./server/gc.ts";
+import { limitHeapGrowth } from "./runtime/heap.ts";
 
 const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 

@@ -23,7 +23,7 @@ import { blockKeys } from "../src/corefile/keys.ts";
 import type { Directive, ServerBlock } from "../src/corefile/types.ts";
 import { kindsFor, parseConfig } from "../src/plugins/kubernetes/setup.ts";
 import { RESOURCE_PATHS } from "../src/plugins/kubernetes/reflector.ts";
-import { parseListenAddress } from "../src/plugins/health/http-listener.ts";
+import { parseListenAddress } from "../src/http/listener.ts";
 import { DEFAULT_HEALTH_ADDRESS, setup as healthSetup } from "../src/plugins/health/setup.ts";
 import { DEFAULT_READY_ADDRESS, setup as readySetup } from "../src/plugins/ready/setup.ts";
 import { setup as errorsSetup } from "../src/plugins/errors/setup.ts";

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { AnswerCache, rotateInto, rotationOf } from "./answer-cache.ts";
-import { answerCacheStats } from "./stats.ts";
+import { answerCacheStats } from "../metrics/server-stats.ts";
 import { replyTo } from "../dns/message.ts";
 import { parseRRText } from "../dns/text.ts";
 import { scanQuery } from "../dns/scan.ts";

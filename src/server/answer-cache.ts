@@ -5,7 +5,7 @@
 // bumps the generation, so a reply computed across a change is not stored (it carries the generation it
 // started under).
 
-import { answerCacheStats } from "./stats.ts";
+import { answerCacheStats } from "../metrics/server-stats.ts";
 
 export interface CachedAnswer {
   /** The whole reply, encoded for the largest transport (TCP). */

@@ -10,9 +10,6 @@ import { podAddress } from "./records.ts";
 import type { Store } from "./store.ts";
 import type { Service } from "./slim-types.ts";
 
-/** The EDNS option code (RFC 6891 local/experimental range) that asks for an explanation. */
-export const EXPLAIN_OPTION = 65430;
-
 /** Lines saying what produced the answer to `qname` in `zone` (a forward zone of the stanza). */
 export function explain(store: Store, o: RecordsOptions, zone: string, qname: string): string[] {
   if (qname === zone) return [`the zone apex: SOA and NS of ${zone}`];
