@@ -5,14 +5,13 @@ import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseFlags, USAGE, FlagError } from "./cli-flags.ts";
 import { parseCorefile } from "./corefile/parser.ts";
-import { ORDER } from "./corefile/order.ts";
-import { setups } from "./plugins/index.ts";
+import { plugins } from "./plugins/index.ts";
 import { DEFAULT_COREFILE } from "./default-corefile.ts";
 import { Instance } from "./server/instance.ts";
 import { Reloader } from "./server/reloader.ts";
 import { VERSION } from "./version.ts";
 import { createLogger } from "./log.ts";
-import { limitHeapGrowth } from "./server/gc.ts";
+import { limitHeapGrowth } from "./runtime/heap.ts";
 
 const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -38,7 +37,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (flags.plugins) {
     process.stdout.write("Server types:\n  dns\n\nPlugins:\n");
-    for (const name of ORDER) if (setups.has(name)) process.stdout.write(`  dns.${name}\n`);
+    for (const name of plugins.keys()) process.stdout.write(`  dns.${name}\n`);
     return 0;
   }
 
@@ -69,6 +68,7 @@ export async function main(argv: string[]): Promise<number> {
 
   let instance: Instance;
   const instanceOptions = {
+    plugins,
     root: source.root,
     defaultPort: flags.dnsPort ?? 53,
     log,

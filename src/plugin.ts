@@ -1,6 +1,6 @@
 // The contract every plugin implements, after CoreDNS's plugin.Handler: a handler answers, passes the
 // query to the next handler, or returns an error rcode. A plugin is a function from "next" to handler;
-// the chain order comes from src/corefile/order.ts, never from the Corefile.
+// the chain order comes from the registry (src/plugins/index.ts), never from the Corefile.
 //
 // Unlike CoreDNS, a handler returns the reply instead of writing it to a ResponseWriter: the cache,
 // autopath and the log/metrics hook then see the reply as a value, with no writer wrappers needed.
@@ -285,3 +285,8 @@ export interface ReloadSettings {
 /** What src/plugins/<name>/setup.ts exports as `setup`. Returns undefined for directives that only
  * configure the server (bind, health, ready) and add no handler. */
 export type Setup = (d: Directive, ctx: SetupContext) => Plugin | undefined | Promise<Plugin | undefined>;
+
+/** Directive name -> setup, for every plugin a server can set up, in execution order: a query passes
+ * through a block's handlers in the registry's order, whatever order the Corefile lists them in. A
+ * directive the registry does not hold is an unknown directive. */
+export type Registry = ReadonlyMap<string, Setup>;

@@ -2,15 +2,13 @@
 
 import { ConfigError } from "./errors.ts";
 import { parseKey } from "./keys.ts";
-import { orderOf } from "./order.ts";
 import type { ServerBlock } from "./types.ts";
 
-/** Every directive of every server block must be one clusterdns knows (src/corefile/order.ts). */
-export function checkDirectives(blocks: ServerBlock[]): void {
+/** Every directive of every server block must be one of `known` (the plugin registry). */
+export function checkDirectives(blocks: ServerBlock[], known: ReadonlyMap<string, unknown>): void {
   for (const b of blocks) {
     for (const d of b.directives) {
-      if (orderOf(d.name) === undefined)
-        throw new ConfigError(d.file, d.line, `Unknown directive '${d.name}'`);
+      if (!known.has(d.name)) throw new ConfigError(d.file, d.line, `Unknown directive '${d.name}'`);
     }
   }
 }

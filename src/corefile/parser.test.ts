@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { loadCorefile, parseCorefile } from "./parser.ts";
 import { ConfigError } from "./errors.ts";
+import { checkDirectives } from "./check.ts";
 import type { Directive } from "./types.ts";
 
 const KUBEADM = `.:53 {
@@ -290,9 +291,15 @@ test("import errors: missing file or snippet, cycles, unbalanced imported files"
 });
 
 test("unknown directives are errors at their file:line; nested names are the plugin's business", () => {
-  fails(() => parse(". {\n  errors\n  bogus 1 2\n}"), "Corefile:3", /Unknown directive 'bogus'/);
-  fails(() => parse("a.org {\n}\nb.org {\n  health{\n}"), "Corefile:4", /Unknown directive 'health\{'/);
-  assert.equal(parse(". {\n  health {\n    bogus\n  }\n}").length, 1);
+  const known = new Map([
+    ["errors", 1],
+    ["health", 1],
+  ]);
+  const check = (text: string) => checkDirectives(parse(text), known);
+  assert.equal(parse(". {\n  errors\n  bogus 1 2\n}").length, 1, "parsing alone does not know plugins");
+  fails(() => check(". {\n  errors\n  bogus 1 2\n}"), "Corefile:3", /Unknown directive 'bogus'/);
+  fails(() => check("a.org {\n}\nb.org {\n  health{\n}"), "Corefile:4", /Unknown directive 'health\{'/);
+  check(". {\n  health {\n    bogus\n  }\n}");
 });
 
 test("unbalanced braces and bad structure are errors at file:line", () => {

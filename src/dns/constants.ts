@@ -49,6 +49,9 @@ export const Opcode = {
 export const EDNS_UDP_SIZE = 1232;
 /** What a client without EDNS may receive over UDP (RFC 1035 4.2.1). */
 export const PLAIN_UDP_SIZE = 512;
+/** The EDNS option code (RFC 6891 9: 65001-65534 are for local/experimental use) that asks the
+ * kubernetes plugin which objects an answer came from: `dig +ednsopt=65430`, `clusterdns resolve`. */
+export const EXPLAIN_OPTION = 65430;
 
 const typeNames = new Map<number, string>(Object.entries(Type).map(([k, v]) => [v, k]));
 const rcodeNames = new Map<number, string>(Object.entries(Rcode).map(([k, v]) => [v, k]));

@@ -4,7 +4,7 @@
 
 import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import { PlainCounter } from "./plain.ts";
-import { answerCacheStats, reloadStats, serverStats } from "../server/stats.ts";
+import { answerCacheStats, reloadStats, serverStats } from "./server-stats.ts";
 import { VERSION } from "../version.ts";
 
 export const registry = new Registry();

@@ -1,7 +1,8 @@
-// Directive name -> setup. A directive listed in src/corefile/order.ts but missing here is parsed but
-// rejected at start-up as "not built yet", with file:line.
+// The registry: every plugin clusterdns has, in the order a query passes through them. This list is the
+// one place that holds both the directive names and their order (after CoreDNS's plugin.cfg). main.ts
+// hands it to the server; the server knows only the Registry contract (src/plugin.ts).
 
-import type { Setup } from "../plugin.ts";
+import type { Registry, Setup } from "../plugin.ts";
 import { setup as autopath } from "./autopath/setup.ts";
 import { setup as bind } from "./bind/setup.ts";
 import { setup as cache } from "./cache/setup.ts";
@@ -22,24 +23,25 @@ import { setup as rewrite } from "./rewrite/setup.ts";
 import { setup as template } from "./template/setup.ts";
 import { setup as whoami } from "./whoami/setup.ts";
 
-export const setups: ReadonlyMap<string, Setup> = new Map<string, Setup>([
-  ["autopath", autopath],
+/** Execution order: a new plugin goes where CoreDNS's plugin.cfg puts it (index.test.ts checks). */
+export const plugins: Registry = new Map<string, Setup>([
+  ["reload", reload],
   ["bind", bind],
-  ["cache", cache],
-  ["chaos", chaos],
-  ["errors", errors],
-  ["file", file],
-  ["forward", forward],
+  ["ready", ready],
   ["health", health],
+  ["prometheus", prometheus],
+  ["errors", errors],
+  ["log", log],
+  ["chaos", chaos],
+  ["loadbalance", loadbalance],
+  ["cache", cache],
+  ["rewrite", rewrite],
+  ["autopath", autopath],
+  ["template", template],
   ["hosts", hosts],
   ["kubernetes", kubernetes],
-  ["loadbalance", loadbalance],
-  ["log", log],
+  ["file", file],
   ["loop", loop],
-  ["prometheus", prometheus],
-  ["ready", ready],
-  ["reload", reload],
-  ["rewrite", rewrite],
-  ["template", template],
+  ["forward", forward],
   ["whoami", whoami],
 ]);

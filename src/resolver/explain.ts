@@ -9,8 +9,7 @@ import { randomInt } from "node:crypto";
 import { decode } from "../dns/decode.ts";
 import { encode } from "../dns/encode.ts";
 import { newQuery } from "../dns/message.ts";
-import { Type } from "../dns/constants.ts";
-import { EXPLAIN_OPTION } from "../plugins/kubernetes/explain.ts";
+import { EXPLAIN_OPTION, Type } from "../dns/constants.ts";
 import type { Server } from "./send.ts";
 
 const PREFIX = "clusterdns: ";

@@ -3,28 +3,28 @@
 
 import type { Logger } from "pino";
 import type { Block } from "./block.ts";
-import type { Directive, ServerBlock, ServerKey } from "../corefile/types.ts";
+import type { ServerBlock, ServerKey } from "../corefile/types.ts";
 import type {
   Handler,
   InstanceHooks,
   Plugin,
   QueryDone,
   ReadyCheck,
+  Registry,
   ReloadSettings,
   SetupContext,
 } from "../plugin.ts";
 import { endOfChain } from "../plugin.ts";
 import { blockKeys } from "../corefile/keys.ts";
-import { checkKeys } from "../corefile/check.ts";
-import { configError } from "../corefile/errors.ts";
-import { orderOf } from "../corefile/order.ts";
-import { setups } from "../plugins/index.ts";
+import { checkDirectives, checkKeys } from "../corefile/check.ts";
 import { Pipeline } from "./pipeline.ts";
 import { UdpListener } from "./udp.ts";
 import { TcpListener, defaultTcpOptions } from "./tcp.ts";
 
 export interface InstanceOptions {
   blocks: ServerBlock[];
+  /** The plugins there are, in execution order (src/plugins/index.ts). */
+  plugins: Registry;
   /** Folder that relative paths in the Corefile resolve against. */
   root: string;
   /** Port for keys that name none: 53, or -dns.port. */
@@ -56,6 +56,8 @@ export class Instance implements InstanceHooks {
   readonly #log: Logger;
   readonly #opts: InstanceOptions;
   readonly #groups = new Map<string, Group>();
+  /** Directive name -> its place in the chain. */
+  readonly #rank: ReadonlyMap<string, number>;
   readonly #startup: (() => void | Promise<void>)[] = [];
   readonly #shutdown: (() => void | Promise<void>)[] = [];
   readonly #listening: (() => void | Promise<void>)[] = [];
@@ -64,10 +66,12 @@ export class Instance implements InstanceHooks {
     this.#opts = opts;
     this.#log = opts.log;
     this.takesOver = opts.takesOver ?? false;
+    this.#rank = new Map([...opts.plugins.keys()].map((name, i) => [name, i]));
   }
 
   /** Sets up every block (a bad Corefile throws ConfigError here) without opening any socket. */
   static async create(opts: InstanceOptions): Promise<Instance> {
+    checkDirectives(opts.blocks, opts.plugins);
     checkKeys(opts.blocks, opts.defaultPort);
     const inst = new Instance(opts);
     for (const b of opts.blocks) await inst.#setupBlock(b);
@@ -77,8 +81,8 @@ export class Instance implements InstanceHooks {
   async #setupBlock(b: ServerBlock): Promise<void> {
     const keys = blockKeys(b);
     const zones = [...new Set(keys.map((k) => k.zone))];
-    // Handlers run in the order of src/corefile/order.ts; directives of one name keep file order.
-    const ordered = [...b.directives].sort((x, y) => orderOf(x.name)! - orderOf(y.name)!);
+    // Handlers run in the registry's order; directives of one name keep file order (a stable sort).
+    const ordered = [...b.directives].sort((x, y) => this.#rank.get(x.name)! - this.#rank.get(y.name)!);
     const directives = [...new Set(ordered.map((d) => d.name))];
     const block: Block = {
       keys,
@@ -116,17 +120,11 @@ export class Instance implements InstanceHooks {
     };
     const plugins: Plugin[] = [];
     for (const d of ordered) {
-      const plugin = await this.#setupDirective(d, ctx);
+      const plugin = await this.#opts.plugins.get(d.name)!(d, ctx);
       if (plugin) plugins.push(plugin);
     }
     block.chain = plugins.reduceRight<Handler>((next, p) => p(next), endOfChain);
     for (const k of keys) this.#group(k, block).pipeline.mux.add(k.zone, block);
-  }
-
-  async #setupDirective(d: Directive, ctx: SetupContext): Promise<Plugin | undefined> {
-    const setup = setups.get(d.name);
-    if (!setup) throw configError(d, d.name, `directive '${d.name}' is not available in this version yet`);
-    return setup(d, ctx);
   }
 
   #group(k: ServerKey, block: Block): Group {

@@ -8,7 +8,7 @@ import type { Block } from "./block.ts";
 import { AnswerPolicy, SHUFFLED_REPLAY_SECONDS, type QueryDone, type Request } from "../plugin.ts";
 import type { Msg } from "../dns/message.ts";
 import { AnswerCache, CachedAnswer, rotateInto, rotationOf } from "./answer-cache.ts";
-import { answerCacheStats, serverStats } from "./stats.ts";
+import { answerCacheStats, serverStats } from "../metrics/server-stats.ts";
 import { ZoneMux } from "./mux.ts";
 import { scanQuery, errorReply, toQueryMsg, type Scanned } from "../dns/scan.ts";
 import { encode } from "../dns/encode.ts";

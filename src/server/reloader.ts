@@ -7,7 +7,7 @@ import { readFile } from "node:fs/promises";
 import type { Logger } from "pino";
 import { parseCorefile } from "../corefile/parser.ts";
 import { Instance, type InstanceOptions } from "./instance.ts";
-import { reloadStats } from "./stats.ts";
+import { reloadStats } from "../metrics/server-stats.ts";
 
 /** How long a new configuration may take to become ready (a kubernetes store to sync) before it
  * takes over anyway. */

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { createServer } from "node:net";
 import type { Directive } from "../../corefile/types.ts";
 import { setup } from "./setup.ts";
-import { boundPort, parseListenAddress } from "./http-listener.ts";
+import { boundPort, parseListenAddress } from "../../http/listener.ts";
 import { directive as dir, fakeContext } from "../../../test/helpers/setup-context.ts";
 import { assertConfigErrors, configErrorLike } from "../../../test/helpers/config-errors.ts";
 import { httpGet as get } from "../../../test/helpers/http-get.ts";

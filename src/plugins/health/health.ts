@@ -1,8 +1,8 @@
 // health: the liveness endpoint. GET /health answers 200 "OK" for as long as the process serves,
 // lameduck included (readiness, not liveness, is what turns off first).
 
-import type { Route } from "./http-listener.ts";
-import { reply } from "./http-listener.ts";
+import type { Route } from "../../http/listener.ts";
+import { reply } from "../../http/listener.ts";
 
 export const HEALTH_PATH = "/health";
 

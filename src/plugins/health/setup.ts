@@ -3,8 +3,8 @@
 // }
 
 import type { Setup } from "../../plugin.ts";
-import type { Lease } from "./http-listener.ts";
-import { acquire, parseListenAddress } from "./http-listener.ts";
+import type { Lease } from "../../http/listener.ts";
+import { acquire, parseListenAddress } from "../../http/listener.ts";
 import { HEALTH_PATH, healthRoute } from "./health.ts";
 import { argCount, blockOptions, parseDuration } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";

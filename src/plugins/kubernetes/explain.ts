@@ -7,10 +7,8 @@ import type { RR } from "../../dns/message.ts";
 import { Class, Type } from "../../dns/constants.ts";
 import type { RecordsOptions } from "./records.ts";
 import { podAddress } from "./records.ts";
-import type { Service, Store } from "./store.ts";
-
-/** The EDNS option code (RFC 6891 local/experimental range) that asks for an explanation. */
-export const EXPLAIN_OPTION = 65430;
+import type { Store } from "./store.ts";
+import type { Service } from "./slim-types.ts";
 
 /** Lines saying what produced the answer to `qname` in `zone` (a forward zone of the stanza). */
 export function explain(store: Store, o: RecordsOptions, zone: string, qname: string): string[] {

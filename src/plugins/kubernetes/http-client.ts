@@ -11,8 +11,8 @@ import http from "node:http";
 import https from "node:https";
 import type { ClientRequest, IncomingMessage, OutgoingHttpHeaders } from "node:http";
 import { readFileSync } from "node:fs";
-import { KubeError, KubeErrorCode, statusError } from "./client.ts";
-import type { ApiClient, KList, KStatus, Query } from "./client.ts";
+import { KubeError, KubeErrorCode, statusError } from "./api.ts";
+import type { ApiClient, KList, KStatus, Query } from "./api.ts";
 import type { KubeConnection } from "./kubeconfig.ts";
 
 export interface HttpClientOptions {

@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "yaml";
-import { KubeError, KubeErrorCode } from "./client.ts";
+import { KubeError, KubeErrorCode } from "./api.ts";
 import { loadKubeConfig } from "./kubeconfig.ts";
 import type { LoadEnv } from "./kubeconfig.ts";
 

@@ -12,8 +12,8 @@ import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { parse } from "yaml";
-import { KubeError, KubeErrorCode } from "./client.ts";
-import type { ClientOptions } from "./client.ts";
+import { KubeError, KubeErrorCode } from "./api.ts";
+import type { ClientOptions } from "./api.ts";
 
 /** Everything needed to reach the API and authenticate, with files already read. */
 export interface KubeConnection {

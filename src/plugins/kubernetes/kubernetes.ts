@@ -6,13 +6,13 @@ import type { Handler, Plugin, Request } from "../../plugin.ts";
 import { failure } from "../../plugin.ts";
 import type { Msg } from "../../dns/message.ts";
 import { replyTo } from "../../dns/message.ts";
-import { Class, Rcode, Type } from "../../dns/constants.ts";
+import { Class, EXPLAIN_OPTION, Rcode, Type } from "../../dns/constants.ts";
 import { isSubdomain } from "../../dns/name.ts";
 import type { Records } from "./records.ts";
 import { chase } from "./records.ts";
 import type { Store } from "./store.ts";
 import { isReverseZone } from "./store.ts";
-import { EXPLAIN_OPTION, explain, explainRecords } from "./explain.ts";
+import { explain, explainRecords } from "./explain.ts";
 
 export interface KubernetesOptions {
   store: Store;

@@ -10,8 +10,11 @@
 import type { Msg, RR } from "../../dns/message.ts";
 import { Class, Rcode, Type } from "../../dns/constants.ts";
 import { addressFromReverse, isSubdomain } from "../../dns/name.ts";
-import type { EndpointGroup, Service, Store } from "./store.ts";
-import { dashed, isReverseZone, normalIP } from "./store.ts";
+import type { Store } from "./store.ts";
+import { isReverseZone } from "./store.ts";
+import type { EndpointGroup, Service } from "./slim-types.ts";
+import { normalIP } from "./slim.ts";
+import { dashed } from "./packed.ts";
 
 /** The schema version `dns-version.<zone>` answers, as CoreDNS does. */
 export const DNS_SCHEMA_VERSION = "1.1.0";

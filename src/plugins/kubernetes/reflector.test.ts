@@ -15,7 +15,9 @@ import type { ApiServerOptions, TestApiServer } from "../../../test/k8s/api-serv
 import { writeKubeconfig } from "../../../test/k8s/kubeconfig.ts";
 import { endpointSlice, endpoints, namespace, service } from "../../../test/k8s/objects.ts";
 import { Backoff } from "./backoff.ts";
-import { createClient, KubeError, KubeErrorCode, loadKubeConfig } from "./client.ts";
+import { KubeError, KubeErrorCode } from "./api.ts";
+import { createClient } from "./client.ts";
+import { loadKubeConfig } from "./kubeconfig.ts";
 import { Reflector } from "./reflector.ts";
 import type { ReflectorTuning } from "./reflector.ts";
 import { apiSource } from "./source-api.ts";

@@ -12,9 +12,10 @@
 
 import type { Logger } from "pino";
 import { Backoff } from "./backoff.ts";
+import { Latch } from "./latch.ts";
 import type { BackoffOptions } from "./backoff.ts";
-import { KubeError, KubeErrorCode, statusError } from "./client.ts";
-import type { ApiClient, KStatus, Query } from "./client.ts";
+import { KubeError, KubeErrorCode, statusError } from "./api.ts";
+import type { ApiClient, KStatus, Query } from "./api.ts";
 import type { EventType, Kind, KObject, Sink } from "./source.ts";
 
 /** Where each kind lives in the API. */
@@ -89,7 +90,8 @@ export class Reflector {
   private lastError?: string;
   /** Whether the last failure was logged as a warning (so retries log at debug until recovery). */
   private warned = false;
-  private syncWaiters: (() => void)[] = [];
+  /** Open once the first LIST has completed, or the reflector has stopped. */
+  private readonly settled = new Latch();
 
   constructor(o: ReflectorOptions) {
     this.o = o;
@@ -115,8 +117,7 @@ export class Reflector {
 
   /** Resolves once the first LIST has completed, or the reflector has stopped. */
   waitSynced(): Promise<void> {
-    if (this.s.synced) return Promise.resolve();
-    return new Promise((resolve) => this.syncWaiters.push(resolve));
+    return this.settled.wait();
   }
 
   async stop(): Promise<void> {
@@ -169,7 +170,7 @@ export class Reflector {
         await this.sleep(this.backoff.next());
       }
     }
-    for (const w of this.syncWaiters) w();
+    this.settled.open();
   }
 
   private silentMs(): number {
@@ -270,10 +271,8 @@ export class Reflector {
     };
     if (first) this.log.info(fields, "listed");
     else this.log.debug(fields, "listed again");
-    if (!this.s.synced) {
-      this.s.synced = true;
-      for (const w of this.syncWaiters.splice(0)) w();
-    }
+    this.s.synced = true;
+    this.settled.open();
   }
 
   /** Runs one watch until it ends; resolves how, rejects on a failure. */

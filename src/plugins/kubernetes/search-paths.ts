@@ -5,7 +5,7 @@ import type { SearchPathSource } from "../autopath/search-path.ts";
 import { join } from "../../dns/name.ts";
 import type { PodMode } from "./records.ts";
 import type { Store } from "./store.ts";
-import { normalIP } from "./store.ts";
+import { normalIP } from "./slim.ts";
 
 export function clientSearchPaths(store: Store, zone: string, pods: PodMode): SearchPathSource {
   if (pods !== "verified") {

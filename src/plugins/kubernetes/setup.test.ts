@@ -13,7 +13,7 @@ import { directive, fakeContext } from "../../../test/helpers/setup-context.ts";
 import { makeRequest, recordingNext } from "../../../test/helpers/request.ts";
 import { kindsFor, parseConfig, setup } from "./setup.ts";
 import { kubernetesHandler } from "./kubernetes.ts";
-import { gcStats } from "../../server/gc.ts";
+import { gcStats } from "../../runtime/heap.ts";
 import { Records } from "./records.ts";
 import { Store } from "./store.ts";
 import { ObjectsError, loadObjects, objectsSource } from "./objects-file.ts";

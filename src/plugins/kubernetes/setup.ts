@@ -24,7 +24,7 @@ import { Records } from "./records.ts";
 import { kubernetesPlugin } from "./kubernetes.ts";
 import { objectsSource } from "./objects-file.ts";
 import { track } from "./metrics.ts";
-import { collectGarbage, limitHeapGrowth } from "../../server/gc.ts";
+import { collectGarbage, limitHeapGrowth } from "../../runtime/heap.ts";
 import { clientSearchPaths } from "./search-paths.ts";
 import { WarmStart, type SnapshotSettings } from "./snapshot.ts";
 import type { ApiSource } from "./source-api.ts";
@@ -317,7 +317,7 @@ export const setup: Setup = async (d, ctx) => {
       ctx.onShutdown(() => warm.stop());
     }
     void store.whenSynced().then(() => {
-      // Give back the heap the first LIST's pages took (see src/server/gc.ts), once the sync's tick
+      // Give back the heap the first LIST's pages took (see src/runtime/heap.ts), once the sync's tick
       // has let go of the last page. Not in a reload's new instance: the old one is answering queries,
       // and the collection would stop them all (0.13 s at 10k services, 0.57 s at 100k).
       setTimeout(() => {

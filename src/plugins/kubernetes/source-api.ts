@@ -4,8 +4,9 @@
 
 import type { Logger } from "pino";
 import { Backoff } from "./backoff.ts";
+import { Latch } from "./latch.ts";
 import { createClient } from "./client.ts";
-import type { ApiClient, ClientOptions } from "./client.ts";
+import type { ApiClient, ClientOptions } from "./api.ts";
 import { Reflector } from "./reflector.ts";
 import type { ReflectorStats, ReflectorTuning } from "./reflector.ts";
 import type { Kind, Sink, Source } from "./source.ts";
@@ -54,11 +55,12 @@ export function apiSource(opts: ApiSourceOptions): ApiSource {
   let fallback = false;
   let discovery: Promise<void> | undefined;
   let started = false;
-  const waiters: (() => void)[] = [];
+  /** Open once synced, or stopped. */
+  const settled = new Latch();
 
   const synced = () => started && pending === 0 && [...reflectors.values()].every((r) => r.synced);
   const notify = () => {
-    if (synced() || stopCtl.signal.aborted) for (const w of waiters.splice(0)) w();
+    if (synced() || stopCtl.signal.aborted) settled.open();
   };
 
   function startReflector(kind: Kind, sink: Sink): void {
@@ -148,8 +150,8 @@ export function apiSource(opts: ApiSourceOptions): ApiSource {
     },
     synced,
     waitSynced() {
-      if (synced() || stopCtl.signal.aborted) return Promise.resolve();
-      return new Promise((resolve) => waiters.push(resolve));
+      notify();
+      return settled.wait();
     },
     stats() {
       const all = [...reflectors.values()].map((r) => r.stats());

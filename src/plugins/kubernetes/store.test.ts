@@ -2,7 +2,9 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { Kind, KObject } from "./source.ts";
 import type { StoreOptions } from "./store.ts";
-import { Store, dashed, normalIP } from "./store.ts";
+import { Store } from "./store.ts";
+import { normalIP } from "./slim.ts";
+import { dashed } from "./packed.ts";
 import { parseLabelSelector } from "./label-selector.ts";
 import { endpointSlice, endpoints, namespace, pod, service } from "../../../test/k8s/objects.ts";
 

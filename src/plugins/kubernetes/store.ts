@@ -7,73 +7,16 @@
 // hands them to `onChange`, so the answer cache drops exactly those; a namespace that appears or
 // vanishes, or a change too large to list, asks for a full invalidation instead.
 
-import { isIP } from "node:net";
-import type { EventType, KEndpoints, KEndpointSlice, Kind, KObject, KPod, KService } from "./source.ts";
-import { SERVICE_NAME_LABEL } from "./source.ts";
-import { addressFromReverse, canonical, parent, reverseName } from "../../dns/name.ts";
+import type { EventType, Kind, KObject, KPod, KService, KEndpointSlice, KEndpoints } from "./source.ts";
+import { parent, reverseName } from "../../dns/name.ts";
 import type { LabelSelector } from "./label-selector.ts";
-import { PackedEndpoint, PortSets, dashed, ipKey, protoName, type IPKey } from "./packed.ts";
-
-export { dashed };
-
-export interface SvcPort {
-  /** Lowercase; "" for an unnamed port (which has no SRV record). */
-  readonly name: string;
-  /** Lowercase: "tcp", "udp", "sctp". */
-  readonly proto: string;
-  readonly port: number;
-}
-
-export interface Service {
-  readonly name: string;
-  readonly ns: string;
-  readonly type: string;
-  /** Canonical addresses, primary family first; empty for headless and ExternalName services. */
-  readonly clusterIPs: readonly string[];
-  readonly headless: boolean;
-  /** Canonical target of an ExternalName service. */
-  readonly externalName?: string;
-  readonly ports: readonly SvcPort[];
-  /** spec.publishNotReadyAddresses, or the spec's tolerate-unready-endpoints annotation. */
-  readonly publishNotReadyAddresses: boolean;
-}
-
-/** One address of an endpoint. `name` is its DNS label: the hostname, else (with endpoint_pod_names)
- * the target pod's name, else the dashed address ("10-244-4-3", "fd00--1"). */
-export interface Endpoint {
-  readonly ip: string;
-  readonly name: string;
-  readonly ready: boolean;
-}
-
-/** The endpoints of one EndpointSlice (or one subset of an Endpoints object) with their ports. */
-export interface EndpointGroup {
-  /** "name.namespace" of the service. */
-  readonly service: string;
-  readonly ports: readonly SvcPort[];
-  readonly endpoints: readonly Endpoint[];
-}
-
-export interface PodRef {
-  readonly ns: string;
-  readonly name: string;
-  /** The pod shares its node's address: the address says nothing about who asked. */
-  readonly hostNetwork?: true;
-}
-
-export interface SlimPod {
-  ns: string;
-  name: string;
-  ips: readonly string[];
-  hostNetwork?: true;
-}
-
-interface Footprint {
-  /** Relative owner name -> a signature of its answers. */
-  names: Map<string, string>;
-  /** Published address -> its PTR targets. */
-  ips: Map<string, readonly string[]>;
-}
+import type { EndpointGroup, PodRef, Service, SlimPod } from "./slim-types.ts";
+import { Slimmer, slimPod } from "./slim.ts";
+import { dashed, ipKey } from "./packed.ts";
+import { OneOrMany } from "./one-or-many.ts";
+import { Latch } from "./latch.ts";
+import { footprint, ptrTargets, type Footprint } from "./footprint.ts";
+import { PendingChanges } from "./pending-changes.ts";
 
 export interface StoreOptions {
   /** The stanza's zones (canonical); forward zones turn relative names into owner names. */
@@ -115,45 +58,46 @@ export interface StoreStats {
 }
 
 const KUBE_DNS = "kube-dns.kube-system";
-const TOLERATE_UNREADY = "service.alpha.kubernetes.io/tolerate-unready-endpoints";
 const DEFAULT_MAX_NAMES = 10_000;
 
 export class Store {
   readonly #o: StoreOptions;
-  readonly #forward: readonly string[];
-  readonly #portSets = new PortSets();
+  readonly #slim: Slimmer;
   readonly #services = new Map<string, Service>();
   /** EndpointSlices by "ns/name". */
   readonly #slices = new Map<string, EndpointGroup>();
   /** Legacy Endpoints by "ns/name": one group per subset. */
   readonly #legacy = new Map<string, readonly EndpointGroup[]>();
-  /** Service key -> the keys of its EndpointSlices: one key, or several. */
-  readonly #slicesBySvc = new Map<string, string | string[]>();
+  /** Service key -> the keys of its EndpointSlices. */
+  readonly #slicesBySvc = new OneOrMany<string>();
   /** Namespace objects: name -> labels match namespace_labels (true without it). */
   readonly #namespaces = new Map<string, boolean>();
   readonly #servicesPerNs = new Map<string, number>();
   readonly #pods = new Map<string, SlimPod>();
   readonly #podsByIP = new Map<string, PodRef[]>();
-  /** Published address -> the keys of the services publishing it: one key, or several. The PTR
+  /** Published address -> the keys of the services publishing it. The PTR
    * targets are worked out when asked (PTR queries are rare; one stored entry per endpoint is not). */
-  readonly #byIP = new Map<IPKey, string | string[]>();
+  readonly #byIP = new OneOrMany<number | string>();
   /** Partial reverse names above published addresses ("10.in-addr.arpa."), counted. */
   readonly #reverseParents = new Map<string, number>();
   readonly #listing = new Map<Kind, Set<string>>();
   readonly #listed = new Set<Kind>();
   /** Kinds loaded from a snapshot and not listed from the API since. */
   readonly #restored = new Set<Kind>();
-  #pending = new Set<string>();
-  #pendingAll = false;
-  #synced = false;
-  #syncWaiters: (() => void)[] = [];
-  #apiWaiters: (() => void)[] = [];
+  readonly #pending: PendingChanges;
+  /** Open once every kind waited for was listed, from the API or a snapshot. */
+  readonly #synced = new Latch();
+  /** Open once every kind waited for was listed from the API. */
+  readonly #fromApi = new Latch();
   #modified = Date.now();
 
   constructor(o: StoreOptions) {
     this.#o = o;
-    this.#forward = o.zones.filter((z) => !isReverseZone(z));
-    this.#synced = this.#computeSynced();
+    const forward = o.zones.filter((z) => !isReverseZone(z));
+    this.#pending = new PendingChanges(o.zones, forward, o.maxNames ?? DEFAULT_MAX_NAMES);
+    this.#slim = new Slimmer(o);
+    if (this.#computeSynced()) this.#synced.open();
+    if (this.#computeSynced(false)) this.#fromApi.open();
   }
 
   // -------------------------------------------------------------------------------------------------
@@ -172,13 +116,13 @@ export class Store {
     const batch = seen !== undefined;
     switch (kind) {
       case "services":
-        this.#applyService(key, type === "DELETED" ? undefined : this.#slimService(obj as KService));
+        this.#applyService(key, type === "DELETED" ? undefined : this.#slim.service(obj as KService));
         break;
       case "endpointslices":
-        this.#applySlice(key, type === "DELETED" ? undefined : this.#slimSlice(obj as KEndpointSlice));
+        this.#applySlice(key, type === "DELETED" ? undefined : this.#slim.slice(obj as KEndpointSlice));
         break;
       case "endpoints":
-        this.#applyLegacy(key, type === "DELETED" ? undefined : this.#slimEndpoints(obj as KEndpoints));
+        this.#applyLegacy(key, type === "DELETED" ? undefined : this.#slim.endpoints(obj as KEndpoints));
         break;
       case "namespaces":
         this.#applyNamespace(meta.name, type !== "DELETED", meta.labels);
@@ -226,14 +170,11 @@ export class Store {
         else this.#applySlice(key, undefined);
       }
     }
-    if (!this.#synced && this.#computeSynced()) {
-      this.#synced = true;
-      this.#pendingAll = true;
-      for (const w of this.#syncWaiters.splice(0)) w();
+    if (!this.#synced.isOpen && this.#computeSynced()) {
+      this.#pending.all();
+      this.#synced.open();
     }
-    if (this.#apiWaiters.length > 0 && this.#computeSynced(false)) {
-      for (const w of this.#apiWaiters.splice(0)) w();
-    }
+    if (this.#computeSynced(false)) this.#fromApi.open();
     this.#flush();
   }
 
@@ -242,14 +183,14 @@ export class Store {
 
   /** True once the first list of every kind waited for is done. */
   get synced(): boolean {
-    return this.#synced;
+    return this.#synced.isOpen;
   }
 
   /** Where the answers come from: "api" once every kind waited for was listed from the API,
    * "snapshot" while some still come from a snapshot, "none" before either. */
   get servingFrom(): "api" | "snapshot" | "none" {
-    if (this.#computeSynced(false)) return "api";
-    return this.#synced ? "snapshot" : "none";
+    if (this.#fromApi.isOpen) return "api";
+    return this.#synced.isOpen ? "snapshot" : "none";
   }
 
   /** The slim state, for a snapshot file (snapshot.ts). Shares the stored objects: serialise it at
@@ -271,12 +212,13 @@ export class Store {
     const kinds: Kind[] = [];
     const fresh = (k: Kind) => !this.#listed.has(k) && !this.#restored.has(k);
     if (fresh("services")) for (const [k, v] of d.services) this.#applyService(k, v);
-    if (fresh("endpointslices")) for (const [k, v] of d.endpointslices) this.#applySlice(k, this.#pack(v));
+    if (fresh("endpointslices"))
+      for (const [k, v] of d.endpointslices) this.#applySlice(k, this.#slim.pack(v));
     if (fresh("endpoints")) {
       for (const [k, v] of d.endpoints)
         this.#applyLegacy(
           k,
-          v.map((g) => this.#pack(g)),
+          v.map((g) => this.#slim.pack(g)),
         );
     }
     if (fresh("namespaces")) for (const [k, v] of d.namespaces) this.#namespaces.set(k, v);
@@ -287,24 +229,19 @@ export class Store {
         kinds.push(k);
       }
     }
-    this.#pendingAll = true;
-    if (!this.#synced && this.#computeSynced()) {
-      this.#synced = true;
-      for (const w of this.#syncWaiters.splice(0)) w();
-    }
+    this.#pending.all();
+    if (this.#computeSynced()) this.#synced.open();
     this.#flush();
     return kinds;
   }
 
   /** Resolves once every kind waited for was listed from the API (not a snapshot). */
   whenApi(): Promise<void> {
-    if (this.servingFrom === "api") return Promise.resolve();
-    return new Promise((resolve) => this.#apiWaiters.push(resolve));
+    return this.#fromApi.wait();
   }
 
   whenSynced(): Promise<void> {
-    if (this.#synced) return Promise.resolve();
-    return new Promise((resolve) => this.#syncWaiters.push(resolve));
+    return this.#synced.wait();
   }
 
   /** Date.now() of the last change that altered an answer (the SOA serial). */
@@ -329,8 +266,8 @@ export class Store {
   endpointSources(svc: Service): { object: string; group: EndpointGroup }[] {
     const key = `${svc.name}.${svc.ns}`;
     const sliceKeys = this.#slicesBySvc.get(key);
-    if (sliceKeys !== undefined) {
-      return listOf(sliceKeys).map((k) => ({ object: `EndpointSlice ${k}`, group: this.#slices.get(k)! }));
+    if (sliceKeys.length > 0) {
+      return sliceKeys.map((k) => ({ object: `EndpointSlice ${k}`, group: this.#slices.get(k)! }));
     }
     const legacy = this.#legacy.get(`${svc.ns}/${svc.name}`) ?? [];
     return legacy.map((group) => ({ object: `Endpoints ${svc.ns}/${svc.name}`, group }));
@@ -344,8 +281,8 @@ export class Store {
     const key = `${svc.name}.${svc.ns}`;
     const sliceKeys = this.#slicesBySvc.get(key);
     let groups: readonly EndpointGroup[];
-    if (sliceKeys !== undefined) {
-      groups = listOf(sliceKeys).map((k) => this.#slices.get(k)!);
+    if (sliceKeys.length > 0) {
+      groups = sliceKeys.map((k) => this.#slices.get(k)!);
     } else {
       groups = this.#legacy.get(`${svc.ns}/${svc.name}`) ?? [];
     }
@@ -359,12 +296,11 @@ export class Store {
 
   /** PTR targets of an address, relative to the zone ("nginx.default.svc"), in exposed namespaces. */
   ptr(ip: string): string[] {
-    const keys = this.#byIP.get(ipKey(ip));
-    if (keys === undefined) return [];
     const out: string[] = [];
-    for (const key of listOf(keys)) {
+    for (const key of this.#byIP.get(ipKey(ip))) {
       const svc = this.#services.get(key);
-      if (svc && this.namespaceExposed(svc.ns)) out.push(...(this.#ptrTargets(svc).get(ip) ?? []));
+      if (svc && this.namespaceExposed(svc.ns))
+        out.push(...(ptrTargets(svc, this.endpoints(svc)).get(ip) ?? []));
     }
     return [...new Set(out)];
   }
@@ -404,11 +340,7 @@ export class Store {
     for (const g of this.#slices.values()) bytes += groupBytes(g);
     for (const gs of this.#legacy.values()) for (const g of gs) bytes += groupBytes(g);
     for (const p of this.#pods.values()) bytes += 64 + p.ns.length + p.name.length + p.ips.length * 40;
-    for (const [ip, keys] of this.#byIP)
-      bytes +=
-        40 +
-        (typeof ip === "string" ? 24 + ip.length : 0) +
-        (typeof keys === "string" ? 0 : 16 * keys.length);
+    bytes += this.#byIP.bytes((ip) => (typeof ip === "string" ? 24 + ip.length : 0));
     for (const k of this.#reverseParents.keys()) bytes += 40 + k.length;
     return {
       objects: {
@@ -420,7 +352,7 @@ export class Store {
       },
       addresses: this.#byIP.size,
       bytes,
-      synced: this.#synced,
+      synced: this.#synced.isOpen,
       modified: this.#modified,
     };
   }
@@ -448,28 +380,16 @@ export class Store {
     const prev = this.#slices.get(key);
     if (prev === next || (prev && next && sameJSON(prev, next))) return;
     const update = () => {
-      if (prev) this.#unlinkSlice(prev.service, key);
+      if (prev) this.#slicesBySvc.delete(prev.service, key);
       if (next) {
         this.#slices.set(key, next);
-        const keys = this.#slicesBySvc.get(next.service);
-        if (keys === undefined) this.#slicesBySvc.set(next.service, key);
-        else if (typeof keys === "string") this.#slicesBySvc.set(next.service, [keys, key]);
-        else keys.push(key);
+        this.#slicesBySvc.add(next.service, key);
       } else this.#slices.delete(key);
     };
     if (prev && next && prev.service !== next.service) {
       // A slice relabelled to another service: both services' answers change.
       this.#change(prev.service, [], () => this.#change(next.service, [], update));
     } else this.#change((prev ?? next)!.service, [], update);
-  }
-
-  #unlinkSlice(service: string, key: string): void {
-    const keys = this.#slicesBySvc.get(service);
-    if (keys === key) this.#slicesBySvc.delete(service);
-    else if (Array.isArray(keys)) {
-      const rest = keys.filter((k) => k !== key);
-      this.#slicesBySvc.set(service, rest.length === 1 ? rest[0] : rest);
-    }
   }
 
   #applyLegacy(key: string, next: readonly EndpointGroup[] | undefined): void {
@@ -545,80 +465,23 @@ export class Store {
     this.#changed(rel, abs);
   }
 
-  /** The owner names a service publishes, each with a signature of its answers, and its addresses. */
+  /** What the service `key` publishes now. */
   #footprint(key: string): Footprint {
-    const names = new Map<string, string>();
-    const ips = new Map<string, readonly string[]>();
     const svc = this.#services.get(key);
-    if (!svc) return { names, ips };
-    const base = `${svc.name}.${svc.ns}.svc`;
-    const groups = this.endpoints(svc);
-    // A cluster IP's answers depend on its endpoints only through "has any" (ignore empty_service).
-    const whole = JSON.stringify([svc, svc.headless ? groups : groups.length > 0]);
-    names.set(base, whole);
-    const ports = svc.headless ? groups.flatMap((g) => g.ports) : svc.externalName ? [] : svc.ports;
-    for (const p of ports) {
-      if (!p.name) continue;
-      names.set(`_${p.proto}.${base}`, "");
-      names.set(`_${p.name}._${p.proto}.${base}`, whole);
-    }
-    const byName = new Map<string, string[]>();
-    for (const g of groups) {
-      for (const e of g.endpoints) {
-        const owner = `${e.name}.${base}`;
-        const list = byName.get(owner) ?? [];
-        list.push(e.ip);
-        byName.set(owner, list);
-      }
-    }
-    for (const [owner, list] of byName) names.set(owner, list.sort().join());
-    return { names, ips: this.#ptrTargets(svc, groups) };
-  }
-
-  /** Every address a service publishes, with its PTR targets relative to the zone: the service's
-   * name for a cluster IP, `endpoint.service.ns.svc` for an endpoint. */
-  #ptrTargets(svc: Service, groups = this.endpoints(svc)): Map<string, string[]> {
-    const base = `${svc.name}.${svc.ns}.svc`;
-    const targets = new Map<string, string[]>();
-    for (const ip of svc.clusterIPs) targets.set(ip, [base]);
-    for (const g of groups) {
-      for (const e of g.endpoints) {
-        const owner = `${e.name}.${base}`;
-        const t = targets.get(e.ip);
-        if (t === undefined) targets.set(e.ip, [owner]);
-        else if (!t.includes(owner)) t.push(owner);
-      }
-    }
-    return targets;
+    return svc ? footprint(svc, this.endpoints(svc)) : { names: new Map(), ips: new Map() };
   }
 
   #index(ip: string, key: string, changed: string[]): void {
-    const k = ipKey(ip);
-    const keys = this.#byIP.get(k);
-    if (keys === undefined) {
-      this.#byIP.set(k, key);
-      for (const p of reverseParents(ip)) {
-        const n = this.#reverseParents.get(p) ?? 0;
-        this.#reverseParents.set(p, n + 1);
-        if (n === 0) changed.push(p);
-      }
-    } else if (typeof keys === "string") {
-      if (keys !== key) this.#byIP.set(k, [keys, key]);
-    } else if (!keys.includes(key)) keys.push(key);
+    if (!this.#byIP.add(ipKey(ip), key)) return;
+    for (const p of reverseParents(ip)) {
+      const n = this.#reverseParents.get(p) ?? 0;
+      this.#reverseParents.set(p, n + 1);
+      if (n === 0) changed.push(p);
+    }
   }
 
   #unindex(ip: string, key: string, changed: string[]): void {
-    const k = ipKey(ip);
-    const keys = this.#byIP.get(k);
-    if (keys === undefined) return;
-    if (typeof keys !== "string") {
-      const rest = keys.filter((x) => x !== key);
-      if (rest.length > 0) {
-        this.#byIP.set(k, rest.length === 1 ? rest[0] : rest);
-        return;
-      }
-    } else if (keys !== key) return;
-    this.#byIP.delete(k);
+    if (!this.#byIP.delete(ipKey(ip), key)) return;
     for (const p of reverseParents(ip)) {
       const n = (this.#reverseParents.get(p) ?? 1) - 1;
       if (n > 0) this.#reverseParents.set(p, n);
@@ -629,33 +492,24 @@ export class Store {
     }
   }
 
-  /** Records changed names: `relative` under every forward zone, `absolute` as they are. */
+  /** Records changed names: `relative` under every forward zone, `absolute` as they are. Before the
+   * sync nothing is recorded: the sync itself asks for a full invalidation. */
   #changed(relative: readonly string[], absolute: readonly string[]): void {
     if (relative.length === 0 && absolute.length === 0) return;
     this.#modified = Date.now();
-    // Before the sync nothing is listed: the sync itself asks for a full invalidation.
-    if (this.#pendingAll || !this.#synced) return;
-    for (const zone of this.#forward) for (const r of relative) this.#pending.add(joinZone(r, zone));
-    for (const a of absolute) this.#pending.add(a);
-    if (this.#pending.size > (this.#o.maxNames ?? DEFAULT_MAX_NAMES)) this.#changedAll();
+    if (this.#synced.isOpen) this.#pending.add(relative, absolute);
   }
 
   #changedAll(): void {
     this.#modified = Date.now();
-    this.#pendingAll = true;
-    this.#pending.clear();
+    this.#pending.all();
   }
 
-  /** Hands the pending change to onChange (after each watch event, and at the end of each list, whose
-   * objects are batched), unless the store is not synced yet: the sync itself asks for a full
-   * invalidation. The apex names always go with it: the SOA serial changed. */
+  /** Hands the pending change to onChange, once synced. */
   #flush(): void {
-    if (!this.#synced) return;
-    if (!this.#pendingAll && this.#pending.size === 0) return;
-    const names: readonly string[] | "all" = this.#pendingAll ? "all" : [...this.#pending, ...this.#o.zones];
-    this.#pending = new Set();
-    this.#pendingAll = false;
-    this.#o.onChange?.(names, this.#modified);
+    if (!this.#synced.isOpen) return;
+    const names = this.#pending.take();
+    if (names !== undefined) this.#o.onChange?.(names, this.#modified);
   }
 
   #computeSynced(withRestored = true): boolean {
@@ -682,109 +536,10 @@ export class Store {
         return [...this.#pods.keys()];
     }
   }
-
-  // -------------------------------------------------------------------------------------------------
-  // Slimming
-
-  /** The endpoint's DNS label: its hostname, else (with endpoint_pod_names) its pod's name; undefined
-   * for the dashed address. */
-  #endpointLabel(hostname: string | undefined, pod: string | undefined): string | undefined {
-    if (hostname && LABEL.test(hostname)) return hostname.toLowerCase();
-    if (this.#o.endpointPodNames && pod && LABEL.test(pod)) return pod.toLowerCase();
-    return undefined;
-  }
-
-  /** One object literal per kind of service, all fields in place: a spread kept them in a second
-   * array beside the object. */
-  #slimService(o: KService): Service | undefined {
-    const spec = o.spec ?? {};
-    const { name, namespace: ns } = o.metadata;
-    if (!ns) return undefined;
-    const type = spec.type ?? "ClusterIP";
-    const annotations = (o.metadata as { annotations?: Record<string, string> }).annotations;
-    const ports = this.#portSets.intern(slimPorts(spec.ports));
-    const publishNotReadyAddresses =
-      spec.publishNotReadyAddresses === true || annotations?.[TOLERATE_UNREADY] === "true";
-    if (type === "ExternalName") {
-      if (typeof spec.externalName !== "string" || spec.externalName === "") return undefined;
-      const externalName = canonical(spec.externalName);
-      return {
-        name,
-        ns,
-        type,
-        ports,
-        publishNotReadyAddresses,
-        clusterIPs: NONE,
-        headless: false,
-        externalName,
-      };
-    }
-    const ips = spec.clusterIPs?.length ? spec.clusterIPs : spec.clusterIP ? [spec.clusterIP] : [];
-    const headless = ips[0] === "None";
-    const clusterIPs = headless ? NONE : exact(ips.map(normalIP).filter((ip) => ip !== undefined));
-    return { name, ns, type, ports, publishNotReadyAddresses, clusterIPs, headless };
-  }
-
-  #slimSlice(o: KEndpointSlice): EndpointGroup | undefined {
-    const service = o.metadata.labels?.[SERVICE_NAME_LABEL];
-    if (!service || !o.metadata.namespace) return undefined;
-    const endpoints: Endpoint[] = [];
-    if (o.addressType === "IPv4" || o.addressType === "IPv6") {
-      for (const e of arrayOf(o.endpoints)) {
-        const c = e?.conditions ?? {};
-        // The API says a missing ready means ready; a terminating endpoint is not ready.
-        const ready = c.ready ?? c.terminating !== true;
-        for (const a of arrayOf(e?.addresses)) {
-          const ip = normalIP(a);
-          if (!ip) continue;
-          const pod = e.targetRef?.kind === "Pod" ? e.targetRef.name : undefined;
-          endpoints.push(new PackedEndpoint(ip, this.#endpointLabel(e.hostname, pod), ready));
-        }
-      }
-    }
-    return {
-      service: [service, o.metadata.namespace].join("."),
-      ports: this.#portSets.intern(slimPorts(o.ports)),
-      endpoints: exact(endpoints),
-    };
-  }
-
-  /** A group read back from a snapshot, in the store's packed form. */
-  #pack(g: EndpointGroup): EndpointGroup {
-    const endpoints = g.endpoints.map(
-      (e) => new PackedEndpoint(e.ip, e.name === dashed(e.ip) ? undefined : e.name, Boolean(e.ready)),
-    );
-    return { service: g.service, ports: this.#portSets.intern(g.ports), endpoints: exact(endpoints) };
-  }
-
-  #slimEndpoints(o: KEndpoints): readonly EndpointGroup[] | undefined {
-    const ns = o.metadata.namespace;
-    if (!ns) return undefined;
-    const service = [o.metadata.name, ns].join(".");
-    const groups: EndpointGroup[] = [];
-    for (const s of arrayOf(o.subsets)) {
-      const endpoints: Endpoint[] = [];
-      for (const [list, ready] of [
-        [s?.addresses, true],
-        [s?.notReadyAddresses, false],
-      ] as const) {
-        for (const a of arrayOf(list)) {
-          const ip = normalIP(a?.ip);
-          if (!ip) continue;
-          const pod = a.targetRef?.kind === "Pod" ? a.targetRef.name : undefined;
-          endpoints.push(new PackedEndpoint(ip, this.#endpointLabel(a.hostname, pod), ready));
-        }
-      }
-      groups.push({ service, ports: this.#portSets.intern(slimPorts(s?.ports)), endpoints });
-    }
-    return groups;
-  }
 }
 
 // ---------------------------------------------------------------------------------------------------
 // Helpers
-
-const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/i;
 
 /** Keys are made with join, which gives one flat string: a template literal gives a pair of strings
  * under a third. */
@@ -793,34 +548,12 @@ function objectKey(kind: Kind, name: string, ns: string | undefined): string {
   return kind === "services" ? [name, ns ?? ""].join(".") : [ns ?? "", name].join("/");
 }
 
-function listOf<T>(v: T | T[]): readonly T[] {
-  return Array.isArray(v) ? v : [v];
-}
-
-function arrayOf<T>(v: readonly T[] | null | undefined): readonly T[] {
-  return Array.isArray(v) ? v : [];
-}
-
 function sameJSON(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
-/** An address in canonical text (IPv6 compressed, lowercase), or undefined when it is not one. */
-export function normalIP(ip: unknown): string | undefined {
-  if (typeof ip !== "string") return undefined;
-  const v = isIP(ip);
-  if (v === 4) return ip;
-  if (v === 6) return addressFromReverse(reverseName(ip)!);
-  return undefined;
-}
-
 export function isReverseZone(zone: string): boolean {
   return zone.endsWith("in-addr.arpa.") || zone.endsWith("ip6.arpa.");
-}
-
-function joinZone(relative: string, zone: string): string {
-  if (relative === "") return zone;
-  return zone === "." ? `${relative}.` : `${relative}.${zone}`;
 }
 
 /** The partial reverse names strictly between an address's reverse name and in-addr.arpa./ip6.arpa. */
@@ -829,38 +562,4 @@ function reverseParents(ip: string): string[] {
   const top = ip.includes(":") ? "ip6.arpa." : "in-addr.arpa.";
   for (let n = parent(reverseName(ip)!); n !== top; n = parent(n)) out.push(n);
   return out;
-}
-
-function slimPorts(ports: readonly { name?: string; port?: number; protocol?: string }[] | null | undefined) {
-  const out: SvcPort[] = [];
-  for (const p of arrayOf(ports)) {
-    if (typeof p?.port !== "number") continue;
-    out.push({
-      name: (p.name ?? "").toLowerCase(),
-      proto: protoName(p.protocol),
-      port: p.port,
-    });
-  }
-  return exact(out);
-}
-
-const NONE: readonly never[] = Object.freeze([]);
-
-/** The array at its length: one grown by push keeps spare slots (16 for a one-element array), and
- * the store holds tens of thousands of small arrays. */
-function exact<T>(a: T[]): readonly T[] {
-  return a.length === 0 ? NONE : a.slice();
-}
-
-function slimPod(o: KPod): SlimPod | undefined {
-  const { name, namespace, deletionTimestamp } = o.metadata;
-  const phase = o.status?.phase;
-  // A pod being deleted or finished no longer owns its address.
-  if (!namespace || deletionTimestamp || phase === "Succeeded" || phase === "Failed") return undefined;
-  const raw = o.status?.podIPs?.length ? o.status.podIPs.map((p) => p?.ip) : [o.status?.podIP];
-  const ips = exact([...new Set(raw.map(normalIP).filter((ip) => ip !== undefined))]);
-  if (ips.length === 0) return undefined;
-  return o.spec?.hostNetwork === true
-    ? { ns: namespace, name, ips, hostNetwork: true }
-    : { ns: namespace, name, ips };
 }

@@ -3,8 +3,8 @@
 // one listener; the registry (src/metrics/registry.ts) outlives reloads.
 
 import type { Setup } from "../../plugin.ts";
-import type { Lease } from "../health/http-listener.ts";
-import { acquire, parseListenAddress, reply } from "../health/http-listener.ts";
+import type { Lease } from "../../http/listener.ts";
+import { acquire, parseListenAddress, reply } from "../../http/listener.ts";
 import { argCount, noBlock } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
 import { registry } from "../../metrics/registry.ts";

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import type { Directive } from "../../corefile/types.ts";
 import { setup } from "./setup.ts";
 import { setup as healthSetup } from "../health/setup.ts";
-import { boundPort } from "../health/http-listener.ts";
+import { boundPort } from "../../http/listener.ts";
 import { directive as dir, fakeContext } from "../../../test/helpers/setup-context.ts";
 import { assertConfigErrors } from "../../../test/helpers/config-errors.ts";
 import { httpGet as get } from "../../../test/helpers/http-get.ts";

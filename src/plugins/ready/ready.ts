@@ -2,8 +2,8 @@
 // passes, else 503 with the plugins still waiting, one per line; 503 from the moment shutdown begins.
 
 import type { InstanceHooks, ReadyCheck } from "../../plugin.ts";
-import type { Route } from "../health/http-listener.ts";
-import { reply } from "../health/http-listener.ts";
+import type { Route } from "../../http/listener.ts";
+import { reply } from "../../http/listener.ts";
 
 export const READY_PATH = "/ready";
 

@@ -3,9 +3,9 @@
 // }
 
 import type { Setup } from "../../plugin.ts";
-import type { Lease } from "../health/http-listener.ts";
+import type { Lease } from "../../http/listener.ts";
 import type { Monitor } from "./ready.ts";
-import { acquire, parseListenAddress } from "../health/http-listener.ts";
+import { acquire, parseListenAddress } from "../../http/listener.ts";
 import { READY_PATH, readyRoute } from "./ready.ts";
 import { argCount, blockOptions } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";

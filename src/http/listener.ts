@@ -1,5 +1,5 @@
-// The small HTTP listeners of health and ready. Directives naming the same address share one server
-// (ref-counted), each adding its path; the last one released closes it. Shared by src/plugins/ready.
+// The small HTTP listeners of health, ready and prometheus. Directives naming the same address share
+// one server (ref-counted), each adding its path; the last one released closes it.
 
 import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";

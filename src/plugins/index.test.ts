@@ -1,0 +1,37 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { plugins } from "./index.ts";
+
+const HERE = import.meta.dirname;
+
+// The relative order of the plugins in CoreDNS's plugin.cfg (the ones CoreDNS ships), which a Corefile
+// written for CoreDNS relies on: a query passes errors, log, cache, ... in this order.
+// prettier-ignore
+const COREDNS_ORDER = [
+  "root", "metadata", "geoip", "cancel", "tls", "timeouts", "multisocket", "reload", "nsid", "bufsize",
+  "bind", "debug", "trace", "ready", "health", "pprof", "prometheus", "errors", "log", "dnstap", "local",
+  "dns64", "acl", "any", "chaos", "loadbalance", "tsig", "cache", "rewrite", "header", "dnssec",
+  "autopath", "minimal", "template", "transfer", "hosts", "route53", "azure", "clouddns",
+  "k8s_external", "kubernetes", "file", "auto", "secondary", "etcd", "loop", "forward", "grpc",
+  "erratic", "whoami", "on", "sign", "view",
+];
+
+test("every plugin folder is in the registry and every registered plugin has a folder", () => {
+  const folders = readdirSync(HERE, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name)
+    .sort();
+  assert.deepEqual([...plugins.keys()].sort(), folders);
+  for (const name of folders) {
+    assert.ok(existsSync(join(HERE, name, "setup.ts")), `${name}/setup.ts`);
+    assert.ok(existsSync(join(HERE, name, "README.md")), `${name}/README.md`);
+  }
+});
+
+test("plugins CoreDNS also has run in CoreDNS's order", () => {
+  const ours = [...plugins.keys()].filter((name) => COREDNS_ORDER.includes(name));
+  const theirs = COREDNS_ORDER.filter((name) => plugins.has(name));
+  assert.deepEqual(ours, theirs);
+});

@@ -1,0 +1,55 @@
+// What one service publishes, from its slim record and its published endpoints: the owner names with
+// a signature of their answers, and the addresses with their PTR targets. The store takes it before
+// and after each change; the names whose signature differs are the answers the change altered.
+
+import type { EndpointGroup, Service } from "./slim-types.ts";
+
+export interface Footprint {
+  /** Relative owner name -> a signature of its answers. */
+  names: Map<string, string>;
+  /** Published address -> its PTR targets. */
+  ips: Map<string, readonly string[]>;
+}
+
+/** The owner names a service publishes, each with a signature of its answers, and its addresses. */
+export function footprint(svc: Service, groups: readonly EndpointGroup[]): Footprint {
+  const names = new Map<string, string>();
+  const base = `${svc.name}.${svc.ns}.svc`;
+  // A cluster IP's answers depend on its endpoints only through "has any" (ignore empty_service).
+  const whole = JSON.stringify([svc, svc.headless ? groups : groups.length > 0]);
+  names.set(base, whole);
+  const ports = svc.headless ? groups.flatMap((g) => g.ports) : svc.externalName ? [] : svc.ports;
+  for (const p of ports) {
+    if (!p.name) continue;
+    names.set(`_${p.proto}.${base}`, "");
+    names.set(`_${p.name}._${p.proto}.${base}`, whole);
+  }
+  const byName = new Map<string, string[]>();
+  for (const g of groups) {
+    for (const e of g.endpoints) {
+      const owner = `${e.name}.${base}`;
+      const list = byName.get(owner) ?? [];
+      list.push(e.ip);
+      byName.set(owner, list);
+    }
+  }
+  for (const [owner, list] of byName) names.set(owner, list.sort().join());
+  return { names, ips: ptrTargets(svc, groups) };
+}
+
+/** Every address a service publishes, with its PTR targets relative to the zone: the service's
+ * name for a cluster IP, `endpoint.service.ns.svc` for an endpoint. */
+export function ptrTargets(svc: Service, groups: readonly EndpointGroup[]): Map<string, string[]> {
+  const base = `${svc.name}.${svc.ns}.svc`;
+  const targets = new Map<string, string[]>();
+  for (const ip of svc.clusterIPs) targets.set(ip, [base]);
+  for (const g of groups) {
+    for (const e of g.endpoints) {
+      const owner = `${e.name}.${base}`;
+      const t = targets.get(e.ip);
+      if (t === undefined) targets.set(e.ip, [owner]);
+      else if (!t.includes(owner)) t.push(owner);
+    }
+  }
+  return targets;
+}

@@ -1,0 +1,55 @@
+// What the store keeps of each API object: only the fields DNS needs, in these shapes. slim.ts cuts
+// API objects down to them, packed.ts holds the compact forms of the most numerous ones, and a
+// snapshot file (snapshot.ts) holds them as JSON.
+
+export interface SvcPort {
+  /** Lowercase; "" for an unnamed port (which has no SRV record). */
+  readonly name: string;
+  /** Lowercase: "tcp", "udp", "sctp". */
+  readonly proto: string;
+  readonly port: number;
+}
+
+export interface Service {
+  readonly name: string;
+  readonly ns: string;
+  readonly type: string;
+  /** Canonical addresses, primary family first; empty for headless and ExternalName services. */
+  readonly clusterIPs: readonly string[];
+  readonly headless: boolean;
+  /** Canonical target of an ExternalName service. */
+  readonly externalName?: string;
+  readonly ports: readonly SvcPort[];
+  /** spec.publishNotReadyAddresses, or the spec's tolerate-unready-endpoints annotation. */
+  readonly publishNotReadyAddresses: boolean;
+}
+
+/** One address of an endpoint. `name` is its DNS label: the hostname, else (with endpoint_pod_names)
+ * the target pod's name, else the dashed address ("10-244-4-3", "fd00--1"). */
+export interface Endpoint {
+  readonly ip: string;
+  readonly name: string;
+  readonly ready: boolean;
+}
+
+/** The endpoints of one EndpointSlice (or one subset of an Endpoints object) with their ports. */
+export interface EndpointGroup {
+  /** "name.namespace" of the service. */
+  readonly service: string;
+  readonly ports: readonly SvcPort[];
+  readonly endpoints: readonly Endpoint[];
+}
+
+export interface PodRef {
+  readonly ns: string;
+  readonly name: string;
+  /** The pod shares its node's address: the address says nothing about who asked. */
+  readonly hostNetwork?: true;
+}
+
+export interface SlimPod {
+  ns: string;
+  name: string;
+  ips: readonly string[];
+  hostNetwork?: true;
+}

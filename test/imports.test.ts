@@ -1,0 +1,121 @@
+// The shape of src/ as its imports draw it: no import cycles, no import back up the layers, and no
+// file over 600 lines, so a newcomer can read any module without first reading the ones that use it.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync, readdirSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import ts from "typescript";
+import { ROOT } from "./helpers/server.ts";
+
+/** src/ files (tests excluded) -> the src/ files they import, type-only and dynamic imports included. */
+function importGraph(): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  const files = readdirSync(join(ROOT, "src"), { recursive: true, encoding: "utf8" })
+    .filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts"))
+    .map((f) => join("src", f));
+  for (const file of files) {
+    const { importedFiles } = ts.preProcessFile(readFileSync(join(ROOT, file), "utf8"), true, true);
+    const deps = importedFiles
+      .map((i) => i.fileName)
+      .filter((name) => name.startsWith("."))
+      .map((name) => relative(ROOT, resolve(ROOT, dirname(file), name)));
+    graph.set(file, deps);
+  }
+  return graph;
+}
+
+/** Every cycle's files, one strongly connected component each (Tarjan). */
+function cycles(graph: Map<string, string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const out: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop()!;
+      onStack.delete(w);
+      component.push(w);
+    } while (w !== v);
+    if (component.length > 1 || (graph.get(v) ?? []).includes(v)) out.push(component.sort());
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return out;
+}
+
+test("the cycle finder finds a cycle", () => {
+  const g = new Map([
+    ["a", ["b"]],
+    ["b", ["c"]],
+    ["c", ["a"]],
+    ["d", ["a"]],
+  ]);
+  assert.deepEqual(cycles(g), [["a", "b", "c"]]);
+  assert.deepEqual(
+    cycles(
+      new Map([
+        ["a", ["b"]],
+        ["b", []],
+      ]),
+    ),
+    [],
+  );
+});
+
+test("src/ has no import cycles", () => {
+  assert.deepEqual(cycles(importGraph()), []);
+});
+
+/** The layers of src/, bottom first. A file may import its own folder and the layers below its own;
+ * folders on one layer do not import each other (the server knows plugins only through the contract
+ * in src/plugin.ts: main.ts hands it the registry). */
+const LAYERS: string[][] = [
+  ["src/dns/", "src/runtime/", "src/version.ts", "src/log.ts", "src/cli-flags.ts", "src/default-corefile.ts"],
+  ["src/corefile/", "src/http/"],
+  ["src/plugin.ts"],
+  ["src/metrics/", "src/resolver/"],
+  ["src/server/", "src/plugins/"],
+  ["src/main.ts"],
+];
+
+/** [layer, unit] of a src/ path. */
+function placeOf(file: string): [number, string] {
+  for (const [i, units] of LAYERS.entries()) for (const u of units) if (file.startsWith(u)) return [i, u];
+  assert.fail(`${file} is in no layer of test/imports.test.ts`);
+}
+
+test("no import runs back up the layers or across one", () => {
+  const wrong: string[] = [];
+  for (const [file, deps] of importGraph()) {
+    const [layer, unit] = placeOf(file);
+    for (const dep of deps.filter((d) => d.startsWith("src/"))) {
+      const [depLayer, depUnit] = placeOf(dep);
+      if (depUnit !== unit && depLayer >= layer) wrong.push(`${file} -> ${dep}`);
+    }
+  }
+  assert.deepEqual(wrong, []);
+});
+
+test("no file in src/ is over 600 lines", () => {
+  const long: string[] = [];
+  for (const file of importGraph().keys()) {
+    const lines = readFileSync(join(ROOT, file), "utf8").split("\n").length;
+    if (lines > 600) long.push(`${file}: ${lines} lines`);
+  }
+  assert.deepEqual(long, []);
+});
