@@ -34,9 +34,14 @@ export type BenchCorefile = "kubeadm" | "kubeadm-disable" | "lean";
  *   (`disable success/denial cluster.local`).
  * - "lean": `kubernetes` alone, labelled as a trimmed Corefile wherever it is reported.
  */
-export function benchCorefile(which: BenchCorefile, kubeconfig: string, upstreamPort: number): string {
+export function benchCorefile(
+  which: BenchCorefile,
+  kubeconfig: string,
+  upstreamPort: number,
+  source = `kubeconfig ${kubeconfig}`,
+): string {
   const kubernetes = `    kubernetes cluster.local in-addr.arpa ip6.arpa {
-        kubeconfig ${kubeconfig}
+        ${source}
         pods insecure
         fallthrough in-addr.arpa ip6.arpa
         ttl 30

@@ -205,6 +205,11 @@ export class Instance implements InstanceHooks {
     g.tcp.length = 0;
   }
 
+  /** The pipelines of its listener groups, in Corefile order (bench/hot-path.ts drives them). */
+  get pipelines(): Pipeline[] {
+    return [...this.#groups.values()].map((g) => g.pipeline);
+  }
+
   /** The ports actually bound, one per listener group, in Corefile order. */
   get ports(): number[] {
     return [...this.#groups.values()].map((g) => g.port);

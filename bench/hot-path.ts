@@ -1,0 +1,80 @@
+// The hot path alone: clusterdns's pipelines driven in this process with the benchmark's query mix, no
+// socket in between, so a change to the per-query work is measured without the I/O that dominates a
+// dnsperf run (and without its noise on a shared machine: CPU time of this process only). The cluster
+// comes from an `objects` file of the generated cluster; the Corefile is one of the benchmark's.
+//   node bench/hot-path.ts                  (BENCH_SERVICES, BENCH_COREFILE, HOT_PASSES)
+//   node --cpu-prof bench/hot-path.ts       a profile of the same
+// Prints CPU ns per query over the timed passes, and how many the fast path answered.
+
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pino } from "pino";
+import { generateCluster } from "./cluster-gen.ts";
+import { benchCorefile } from "./cluster-api.ts";
+import { NO_UPSTREAM, benchCorefileChoice } from "./clusterdns-run.ts";
+import { parseCorefile } from "../src/corefile/parser.ts";
+import { Instance } from "../src/server/instance.ts";
+import { plugins } from "../src/plugins/index.ts";
+import { answerCacheStats } from "../src/metrics/server-stats.ts";
+import { encode } from "../src/dns/encode.ts";
+import { newQuery } from "../src/dns/message.ts";
+import { typeFromName } from "../src/dns/constants.ts";
+import type { Peer } from "../src/server/pipeline.ts";
+
+const services = Number(process.env.BENCH_SERVICES ?? 10_000);
+const passes = Number(process.env.HOT_PASSES ?? 20);
+const which = benchCorefileChoice();
+const dir = mkdtempSync(join(tmpdir(), "clusterdns-hot-"));
+
+const cluster = generateCluster({ services });
+const objects = join(dir, "objects.json");
+writeFileSync(objects, JSON.stringify({ kind: "List", items: cluster.objects }));
+const corefile = benchCorefile(which, "", NO_UPSTREAM, `objects ${objects}`);
+const inst = await Instance.create({
+  blocks: parseCorefile(corefile, join(dir, "Corefile")),
+  root: dir,
+  defaultPort: 0,
+  log: pino({ level: "silent" }),
+  plugins,
+});
+await inst.start();
+while (![...inst.readyChecks.values()].every((checks) => checks.every((c) => c()))) {
+  await new Promise((r) => setTimeout(r, 20));
+}
+const pipeline = inst.pipelines[0];
+const peer: Peer = {
+  proto: "udp",
+  remoteAddress: "127.0.0.1",
+  remotePort: 40000,
+  localAddress: "127.0.0.1",
+  localPort: 53,
+};
+const packets = cluster.queries.map((line, i) => {
+  const [name, type] = line.split(" ");
+  return encode(newQuery(`${name}.`, typeFromName(type)!, 1, i & 0xffff));
+});
+
+async function pass(): Promise<void> {
+  for (const p of packets) {
+    const out = pipeline.handle(p, peer);
+    if (out instanceof Promise) await out;
+  }
+}
+
+await pass(); // fills the answer cache
+await pass(); // and warms the code
+const before = { ...answerCacheStats };
+const cpu = process.cpuUsage();
+const t0 = performance.now();
+for (let i = 0; i < passes; i++) await pass();
+const used = process.cpuUsage(cpu);
+const wall = performance.now() - t0;
+const n = passes * packets.length;
+const hits = answerCacheStats.hits - before.hits;
+process.stdout.write(
+  `${which}, ${services} services, ${n} queries: ${(((used.user + used.system) * 1000) / n).toFixed(0)} ns CPU per query ` +
+    `(${((wall * 1e6) / n).toFixed(0)} ns wall), fast path ${((100 * hits) / n).toFixed(1)}%\n`,
+);
+await inst.stop();
+process.exit(0);
