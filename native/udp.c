@@ -21,6 +21,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -451,7 +452,7 @@ static napi_value bind_socket(napi_env env, napi_callback_info info) {
     napi_throw_error(env, "ERR_SOCKET_ALREADY_BOUND", "Socket is already bound");
     return NULL;
   }
-  char address[INET6_ADDRSTRLEN + 1] = {0};
+  char address[INET6_ADDRSTRLEN + IF_NAMESIZE + 2] = {0};
   size_t alen = 0;
   int32_t port = 0;
   bool reuse_port = false;
