@@ -5,6 +5,7 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import dgram from "node:dgram";
 import { SocketAddress } from "node:net";
+import { Worker } from "node:worker_threads";
 import { pino } from "pino";
 import type { Peer, Pipeline } from "./pipeline.ts";
 import type { UdpListener } from "./udp.ts";
@@ -166,6 +167,29 @@ for (const name of UDP_ENGINES) {
     });
   });
 }
+
+test("batched: a worker thread ended with its socket open and polled closes it, and the process goes on", async (t) => {
+  if (!UDP_ENGINES.includes("batched")) return t.skip("no batched engine here");
+  // The addon's environment clean-up hook closes the socket, else the worker's loop could not close.
+  const code = `
+    import { BatchedListener, loadAddon } from ${JSON.stringify(new URL("./udp-batched.ts", import.meta.url).href)};
+    import { parentPort } from "node:worker_threads";
+    const l = new BatchedListener(loadAddon(), { handle: (b) => b }, { address: "127.0.0.1", port: 0, reusePort: false }, console);
+    parentPort.postMessage(await l.bind("127.0.0.1", 0));
+  `;
+  const w = new Worker(code, { eval: true });
+  const port = await new Promise<number>((resolve, reject) => {
+    w.once("message", resolve);
+    w.once("error", reject);
+  });
+  assert.equal(await w.terminate(), 1);
+  const again = dgram.createSocket("udp4");
+  await new Promise<void>((resolve, reject) => {
+    again.once("error", reject);
+    again.bind({ port, address: "127.0.0.1", exclusive: true }, resolve);
+  });
+  again.close();
+});
 
 test("-udp.engine: dgram is always there, batched only where its addon loads; the default falls back", () => {
   assert.equal(chooseUdpEngine("dgram").name, "dgram");
