@@ -90,6 +90,8 @@ export async function startClusterdns(
       corefile,
       "-dns.port",
       "0",
+      // BENCH_UDP_ENGINE=dgram|batched: the UDP engine (default: clusterdns's own choice).
+      ...(process.env.BENCH_UDP_ENGINE ? ["-udp.engine", process.env.BENCH_UDP_ENGINE] : []),
     ],
     /"msg":"started"/,
     { CLUSTERDNS_LOG_LEVEL: "info", ...IMAGE_ENV, ...o.env },

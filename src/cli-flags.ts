@@ -1,11 +1,17 @@
 // Command-line flags in CoreDNS's spelling: `-conf FILE`, `--conf FILE` and `-conf=FILE` all work.
 
+/** How UDP is read and sent (src/server/udp-engine.ts). */
+export const UDP_ENGINES = ["dgram", "batched"] as const;
+export type UdpEngineName = (typeof UDP_ENGINES)[number];
+
 export interface Flags {
   conf?: string;
   dnsPort?: number;
   version: boolean;
   plugins: boolean;
   reusePort: boolean;
+  /** -udp.engine: how UDP is read and sent; unset: batched where it was built, else dgram. */
+  udpEngine?: UdpEngineName;
   help: boolean;
 }
 
@@ -13,7 +19,7 @@ export class FlagError extends Error {
   readonly code = "CDNS_ERR_FLAG";
 }
 
-const valued = new Set(["conf", "dns.port"]);
+const valued = new Set(["conf", "dns.port", "udp.engine"]);
 const boolean = new Set(["version", "plugins", "reuseport", "help", "h"]);
 
 export function parseFlags(argv: string[]): Flags {
@@ -35,7 +41,11 @@ export function parseFlags(argv: string[]): Flags {
     const value = inline ?? argv[++i];
     if (value === undefined) throw new FlagError(`flag -${name} needs a value`);
     if (name === "conf") f.conf = value;
-    else {
+    else if (name === "udp.engine") {
+      if (!(UDP_ENGINES as readonly string[]).includes(value))
+        throw new FlagError(`-udp.engine: '${value}' is not one of ${UDP_ENGINES.join(", ")}`);
+      f.udpEngine = value as UdpEngineName;
+    } else {
       if (!/^\d+$/.test(value) || Number(value) > 65535)
         throw new FlagError(`-dns.port: '${value}' is not a port`);
       f.dnsPort = Number(value);
@@ -49,6 +59,7 @@ export const USAGE = `Usage: clusterdns [flags]
   -conf FILE      Corefile to load (default: ./Corefile, else the built-in demo)
   -dns.port N     port for server blocks that name none (default 53)
   -reuseport      share the DNS port with other clusterdns processes (one core each)
+  -udp.engine E   batched (recvmmsg/sendmmsg, the default where built) or dgram (Node's own)
   -plugins        list the plugins this build has
   -version        print the version
 `;

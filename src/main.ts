@@ -9,6 +9,7 @@ import { plugins } from "./plugins/index.ts";
 import { DEFAULT_COREFILE } from "./default-corefile.ts";
 import { Instance } from "./server/instance.ts";
 import { Reloader } from "./server/reloader.ts";
+import { chooseUdpEngine, type UdpEngine } from "./server/udp-engine.ts";
 import { VERSION } from "./version.ts";
 import { createLogger } from "./log.ts";
 import { limitHeapGrowth } from "./runtime/heap.ts";
@@ -66,6 +67,15 @@ export async function main(argv: string[]): Promise<number> {
   process.on("SIGTERM", () => onSignal("SIGTERM"));
   process.on("SIGINT", () => onSignal("SIGINT"));
 
+  let udpEngine: UdpEngine;
+  try {
+    udpEngine = chooseUdpEngine(flags.udpEngine);
+  } catch (err) {
+    process.stderr.write(`clusterdns: ${(err as Error).message}\n`);
+    return 1;
+  }
+  log.info({ engine: udpEngine.name, fallback: udpEngine.fallback }, "udp engine");
+
   let instance: Instance;
   const instanceOptions = {
     plugins,
@@ -73,6 +83,7 @@ export async function main(argv: string[]): Promise<number> {
     defaultPort: flags.dnsPort ?? 53,
     log,
     reusePort: flags.reusePort,
+    udpEngine,
   };
   try {
     const blocks = parseCorefile(source.text, source.file);

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { startServer, startFailure, ROOT } from "./helpers/server.ts";
 import { dig } from "./helpers/dig.ts";
 import { freePort } from "./helpers/free-port.ts";
+import { UDP_ENGINES, engineArgs } from "./helpers/engines.ts";
 
 const run = promisify(execFile);
 const BIN = join(ROOT, "bin", "clusterdns");
@@ -97,20 +98,39 @@ test("with no Corefile at all, the built-in demo serves example.org and the demo
   assert.equal(await s.stop(), 0);
 });
 
-test("-reuseport: two processes share one port for UDP and TCP, and both answer", async () => {
-  const port = await freePort();
-  const corefile = `example.org:${port} {\n    whoami\n}\n`;
-  const a = await startServer(corefile, { args: ["-reuseport"] });
-  try {
-    const b = await startServer(corefile, { args: ["-reuseport"] });
+for (const engine of UDP_ENGINES) {
+  test(`-reuseport: two processes share one port for UDP and TCP, and both answer (${engine})`, async () => {
+    const port = await freePort();
+    const corefile = `example.org:${port} {\n    whoami\n}\n`;
+    const args = ["-reuseport", ...engineArgs(engine)];
+    const a = await startServer(corefile, { args });
     try {
-      assert.deepEqual([a.port, b.port], [port, port]);
-      assert.equal((await dig(port, "example.org", "A")).status, "NOERROR");
-      assert.equal((await dig(port, "example.org", "A", "+tcp")).status, "NOERROR");
+      const b = await startServer(corefile, { args });
+      try {
+        assert.deepEqual([a.port, b.port], [port, port]);
+        assert.equal((await dig(port, "example.org", "A")).status, "NOERROR");
+        assert.equal((await dig(port, "example.org", "A", "+tcp")).status, "NOERROR");
+      } finally {
+        assert.equal(await b.stop(), 0);
+      }
     } finally {
-      assert.equal(await b.stop(), 0);
+      assert.equal(await a.stop(), 0);
     }
-  } finally {
-    assert.equal(await a.stop(), 0);
-  }
+  });
+}
+
+test("-udp.engine: the engine is logged once at start; an unknown one exits 2 with usage", async () => {
+  const s = await startServer(`example.org {\n    whoami\n}\n`);
+  const lines = s.logs.filter((l) => l.msg === "udp engine");
+  assert.equal(await s.stop(), 0);
+  assert.deepEqual(
+    lines.map((l) => l.engine),
+    [UDP_ENGINES.at(-1)],
+    "batched where it is built (Linux), else dgram",
+  );
+  const bad = await run(process.execPath, [BIN, "-udp.engine", "turbo"]).catch(
+    (e: { code: number; stderr: string }) => e,
+  );
+  assert.equal((bad as { code: number }).code, 2);
+  assert.match((bad as { stderr: string }).stderr, /-udp\.engine: 'turbo' is not one of dgram, batched/);
 });

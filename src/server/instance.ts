@@ -18,7 +18,8 @@ import { endOfChain } from "../plugin.ts";
 import { blockKeys } from "../corefile/keys.ts";
 import { checkDirectives, checkKeys } from "../corefile/check.ts";
 import { Pipeline } from "./pipeline.ts";
-import { UdpListener } from "./udp.ts";
+import type { UdpListener } from "./udp.ts";
+import { dgramEngine, type UdpEngine } from "./udp-engine.ts";
 import { TcpListener, defaultTcpOptions } from "./tcp.ts";
 
 export interface InstanceOptions {
@@ -31,6 +32,8 @@ export interface InstanceOptions {
   defaultPort: number;
   log: Logger;
   reusePort?: boolean;
+  /** How UDP is read and sent (udp-engine.ts); dgram when not given. */
+  udpEngine?: UdpEngine;
   /** A reload's new instance, set up while the old one serves (InstanceHooks.takesOver). */
   takesOver?: boolean;
 }
@@ -167,7 +170,7 @@ export class Instance implements InstanceHooks {
         for (const address of g.bind) {
           const optional = g.bind === WILDCARD && address === "::";
           try {
-            const udp = new UdpListener(
+            const udp = (this.#opts.udpEngine ?? dgramEngine).listener(
               g.pipeline,
               { address, port, reusePort: this.#opts.reusePort ?? false },
               this.#log,

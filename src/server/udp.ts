@@ -1,4 +1,5 @@
-// UDP listener: one socket per address, replies sent from the socket the query came in on.
+// UDP listeners: one socket per address, replies sent from the socket the query came in on. This is
+// the dgram engine (one datagram per system call and per callback); udp-batched.ts is the native one.
 
 import dgram from "node:dgram";
 import { isIPv6 } from "node:net";
@@ -26,7 +27,16 @@ export function literalLookup(
   callback(null, address, family === 6 ? 6 : 4);
 }
 
-export class UdpListener {
+/** What an instance needs of a UDP listener, whichever engine (udp-engine.ts) made it. */
+export interface UdpListener {
+  /** Binds and starts answering; resolves with the port bound (port 0 picks one). */
+  bind(address: string, port: number): Promise<number>;
+  /** Hands later queries to another pipeline (a reload); queries in flight finish on the old one. */
+  use(pipeline: Pipeline): void;
+  close(): Promise<void>;
+}
+
+export class DgramListener implements UdpListener {
   readonly #socket: dgram.Socket;
   #pipeline: Pipeline;
   readonly #log: Logger;
