@@ -16,6 +16,10 @@ import { Rcode } from "./dns/constants.ts";
  * but one query per second and name. */
 export const SHUFFLED_REPLAY_SECONDS = 1;
 
+/** The clock of every cache decision, in ms: wall time at start, then monotonic, so that TTLs neither
+ * jump nor stall when the system clock is stepped. One read gives the time and a duration's start. */
+export const cacheClock = (): number => performance.timeOrigin + performance.now();
+
 export interface Request {
   /** The decoded query. `msg.question[0].name` is canonical (lowercase, absolute). */
   readonly msg: Msg;
@@ -83,7 +87,7 @@ export class AnswerPolicy {
 export interface Kept {
   readonly keeper: Keeper;
   readonly kind: CacheKind;
-  /** The entry's TTL in seconds, and when (Date.now()) it started counting down. */
+  /** The entry's TTL in seconds, and when (cacheClock()) it started counting down. */
   readonly ttl: number;
   readonly stored: number;
 }
@@ -127,10 +131,10 @@ export interface CacheCounters {
 export interface StoredAnswer {
   readonly bytes: Buffer;
   readonly rcode: number;
-  /** Date.now() until which the fast path replays it. */
+  /** cacheClock() until which the fast path replays it. */
   readonly expires: number;
   readonly kept: Kept | undefined;
-  /** Prefetch popularity: hits with no gap of the prefetch DURATION, and the last hit (Date.now()). */
+  /** Prefetch popularity: hits with no gap of the prefetch DURATION, and the last hit (cacheClock()). */
   hits: number;
   lastHit: number;
   /** A background refresh of this entry is under way. */

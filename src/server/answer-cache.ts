@@ -15,9 +15,9 @@ import type { CacheCounters, Kept, StoredAnswer } from "../plugin.ts";
 export class CachedAnswer implements StoredAnswer {
   /** The whole reply, encoded for the largest transport (TCP). */
   readonly bytes: Buffer;
-  /** Date.now() until which the fast path replays it. */
+  /** cacheClock() until which the fast path replays it. */
   readonly expires: number;
-  /** Date.now() at which the entry goes: `expires`, or later for a kept entry that may answer stale. */
+  /** cacheClock() at which the entry goes: `expires`, or later for a kept entry that may answer stale. */
   readonly dropAt: number;
   /** What the finish hooks report for a hit. */
   readonly rcode: number;
@@ -35,6 +35,9 @@ export class CachedAnswer implements StoredAnswer {
   hits = 0;
   lastHit = 0;
   refreshing = false;
+  /** The TTL every record of `bytes` holds now: a kept entry's stored bytes are rewritten when the time
+   * left changes (once a second at most), so that a hit is a plain copy. */
+  shownTtl = -1;
   /** The key it is stored under, once stored. */
   key = "";
 

@@ -5,7 +5,13 @@
 
 import type { Logger } from "pino";
 import type { Block } from "./block.ts";
-import { AnswerPolicy, SHUFFLED_REPLAY_SECONDS, type QueryDone, type Request } from "../plugin.ts";
+import {
+  AnswerPolicy,
+  SHUFFLED_REPLAY_SECONDS,
+  cacheClock,
+  type QueryDone,
+  type Request,
+} from "../plugin.ts";
 import type { Msg } from "../dns/message.ts";
 import { AnswerCache, CachedAnswer, rotateInto, rotationOf } from "./answer-cache.ts";
 import { answerCacheStats, serverStats } from "../metrics/server-stats.ts";
@@ -50,28 +56,33 @@ export class Pipeline {
   readonly mux = new ZoneMux<Block>();
   readonly cache: AnswerCache;
   readonly #log: Logger;
-  readonly #now: () => number;
+  /** A clock tests inject; undefined is cacheClock, read once per query with the duration's start. */
+  readonly #now: (() => number) | undefined;
+  /** What the finish hooks see, filled anew for every query they run for (they must not keep it). */
+  readonly #done = new FinishedQuery();
   /** Queries answered through the chain and not finished yet (for graceful stop). */
   inFlight = 0;
 
-  constructor(label: string, log: Logger, cache = new AnswerCache(), now: () => number = Date.now) {
+  constructor(label: string, log: Logger, cache = new AnswerCache(), now?: () => number) {
     this.label = label;
     this.#log = log;
     this.cache = cache;
     this.#now = now;
   }
 
-  /** The reply to one query packet, or undefined to drop it. */
+  /** The reply to one query packet, or undefined to drop it. The caller may reuse `peer` for its next
+   * packet once this returns: what a reply computed later needs of it is copied. */
   handle(buf: Buffer, peer: Peer): Buffer | undefined | Promise<Buffer | undefined> {
     const s = scanQuery(buf);
     if ("drop" in s) return s.drop ? undefined : errorReply(buf, s);
 
     const maxSize = peer.proto === "tcp" ? 65535 : s.edns ? clampUdp(s.edns.udpSize) : PLAIN_UDP_SIZE;
-    const now = this.#now();
+    const start = performance.now();
+    const now = this.#now === undefined ? performance.timeOrigin + start : this.#now();
     const hit = this.cache.get(s.key, now);
     if (hit === undefined || now >= hit.expires || hit.bytes.length > maxSize) {
       answerCacheStats.misses++;
-      return this.#slow(buf, s, peer, maxSize, performance.now(), hit);
+      return this.#slow(buf, s, { ...peer }, maxSize, start, hit);
     }
     // A reply `cache` keeps goes out with its time left as every TTL, and may be due for a refresh.
     let ttl = -1;
@@ -80,7 +91,7 @@ export class Pipeline {
       const left = kept.ttl - Math.floor((now - kept.stored) / 1000);
       if (kept.keeper.prefetch !== undefined && kept.keeper.due(hit, left, now)) {
         answerCacheStats.misses++;
-        return this.#slow(buf, s, peer, maxSize, performance.now(), hit);
+        return this.#slow(buf, s, { ...peer }, maxSize, start, hit);
       }
       ttl = kept.keeper.keepTtl ? kept.ttl : left;
     }
@@ -91,8 +102,11 @@ export class Pipeline {
       else seen.misses++;
     }
     answerCacheStats.hits++;
+    if (ttl !== hit.shownTtl && ttl >= 0) {
+      setTtls(hit.bytes, s.questionEnd, ttl);
+      hit.shownTtl = ttl;
+    }
     const block = hit.owner as Block;
-    const start = block.hooks.length > 0 ? performance.now() : 0;
     const out = Buffer.allocUnsafe(hit.bytes.length);
     // Uint8Array's own set and a loop: Buffer.copy's argument checks cost more than these short copies.
     out.set(hit.bytes);
@@ -103,7 +117,6 @@ export class Pipeline {
     out[3] = (hit.bytes[3] & 0xef) | (buf[3] & 0x10);
     for (let i = 12, end = s.questionEnd; i < end; i++) out[i] = buf[i];
     if (hit.rotation !== undefined) rotateInto(out, hit.bytes, hit.rotation);
-    if (ttl >= 0) setTtls(out, s.questionEnd, ttl);
     if (block.hooks.length > 0) {
       this.#finish(block, s, buf.length, peer, hit.rcode, hit.rflags, out.length, start, true, hit.plugin);
     }
@@ -223,7 +236,7 @@ export class Pipeline {
     const kept = policy.kept;
     if (kept === undefined && reply.rcode !== Rcode.NOERROR && reply.rcode !== Rcode.NXDOMAIN)
       return undefined;
-    const now = this.#now();
+    const now = this.#clock();
     const rotation = policy.rotate ? rotationOf(full, q.questionEnd) : undefined;
     // A rotation asked for and not possible: this order is replayed for a short while only.
     const replay = policy.rotate && rotation === undefined ? SHUFFLED_REPLAY_SECONDS : policy.maxAge;
@@ -289,7 +302,7 @@ export class Pipeline {
       server: this.label,
       maxSize: 65535,
       cache: new AnswerPolicy(),
-      stored: this.cache.get(key, this.#now()),
+      stored: this.cache.get(key, this.#clock()),
       depth,
     };
     const generation = this.cache.generation;
@@ -304,6 +317,10 @@ export class Pipeline {
       this.#log.error({ err, qname: name, qtype }, "plugin chain failed in an internal lookup");
       return replyTo(query, Rcode.SERVFAIL);
     }
+  }
+
+  #clock(): number {
+    return this.#now === undefined ? cacheClock() : this.#now();
   }
 
   /** A reply with only an rcode, for queries no block may answer. */
@@ -328,7 +345,8 @@ export class Pipeline {
     cached: boolean,
     plugin: string,
   ): void {
-    const done = new FinishedQuery(s);
+    const done = this.#done;
+    done.reset(s);
     done.server = this.label;
     done.zone = block.zones[0];
     done.proto = peer.proto;
@@ -351,7 +369,8 @@ export class Pipeline {
   }
 }
 
-/** What the finish hooks see of a query. The text qname is built only when a hook reads it (log does,
+/** What the finish hooks see of a query: one per pipeline, filled anew for each query (hooks run
+ * synchronously and must not keep it). The text qname is built only when a hook reads it (log does,
  * the metrics hook does not): one string less per query answered with only metrics on. */
 class FinishedQuery implements QueryDone {
   server = "";
@@ -359,21 +378,21 @@ class FinishedQuery implements QueryDone {
   proto: Proto = "udp";
   remoteAddress = "";
   remotePort = 0;
-  readonly id: number;
-  readonly qtype: number;
-  readonly qclass: number;
+  id = 0;
+  qtype = 0;
+  qclass = 0;
   size = 0;
-  readonly do: boolean;
-  readonly bufsize: number;
+  do = false;
+  bufsize = PLAIN_UDP_SIZE;
   rcode = 0;
   rflags = "";
   rsize = 0;
   duration = 0;
   cached = false;
   plugin = "";
-  readonly #scanned: Scanned;
+  #scanned: Scanned | undefined = undefined;
 
-  constructor(s: Scanned) {
+  reset(s: Scanned): void {
     this.id = s.id;
     this.qtype = s.qtype;
     this.qclass = s.qclass;
@@ -383,7 +402,7 @@ class FinishedQuery implements QueryDone {
   }
 
   get qname(): string {
-    return this.#scanned.qname;
+    return this.#scanned?.qname ?? ".";
   }
 }
 

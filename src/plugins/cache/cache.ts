@@ -21,7 +21,7 @@ import type {
   Request,
   StoredAnswer,
 } from "../../plugin.ts";
-import { isFailureRcode } from "../../plugin.ts";
+import { cacheClock, isFailureRcode } from "../../plugin.ts";
 import type { Msg, RR } from "../../dns/message.ts";
 import { replyTo } from "../../dns/message.ts";
 import { decode } from "../../dns/decode.ts";
@@ -65,7 +65,7 @@ export class Cache implements Keeper {
 
   constructor(o: CacheOptions) {
     this.#o = o;
-    this.#now = o.now ?? Date.now;
+    this.#now = o.now ?? cacheClock;
     this.keepTtl = o.keepTtl;
     this.staleMs = o.serveStale?.durationMs ?? 0;
     this.prefetch = o.prefetch;
