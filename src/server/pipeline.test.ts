@@ -128,3 +128,28 @@ test("a stable reply outlives its TTL in the answer cache; invalidation still dr
     assert.equal(at(1), false, "invalidation drops it");
   }
 });
+
+test("a caller may reuse the peer object once handle returns: a reply computed later keeps its own", async () => {
+  let release = () => {};
+  const held = new Promise<void>((r) => (release = r));
+  const seen: string[] = [];
+  const p = pipelineWith({
+    name: "slow",
+    async serve(req) {
+      await held;
+      seen.push(`${req.remoteAddress}:${req.remotePort}`);
+      return answerA(req.msg, 5);
+    },
+  });
+  let hooked = "";
+  (p.mux.match("example.org.")!.value as Block).hooks.push(
+    (q) => (hooked = `${q.remoteAddress}:${q.remotePort}`),
+  );
+  const reused = { ...peer, remoteAddress: "192.0.2.1", remotePort: 1111 };
+  const pending = p.handle(encode(newQuery("www.example.org.", Type.A, 1, 1)), reused);
+  reused.remoteAddress = "192.0.2.2";
+  reused.remotePort = 2222;
+  release();
+  await pending;
+  assert.deepEqual([seen[0], hooked], ["192.0.2.1:1111", "192.0.2.1:1111"]);
+});

@@ -79,6 +79,7 @@ export class BatchedListener implements UdpListener {
   #closed = false;
   #localAddress = "";
   #localPort = 0;
+  readonly #peer: Peer = { proto: "udp", remoteAddress: "", remotePort: 0, localAddress: "", localPort: 0 };
   /** Address text by the address: clients ask again and again, a string per datagram is not free. */
   readonly #v4 = new Map<number, string>();
   readonly #v6 = new Map<string, string>();
@@ -140,13 +141,12 @@ export class BatchedListener implements UdpListener {
       const query = Buffer.allocUnsafe(len);
       if (len <= 512) for (let k = 0; k < len; k++) query[k] = recv[at + k];
       else recv.copy(query, 0, at, at + len);
-      const peer: Peer = {
-        proto: "udp",
-        remoteAddress: this.#addressText(m + 1),
-        remotePort: meta[m + 1],
-        localAddress: this.#localAddress,
-        localPort: this.#localPort,
-      };
+      // One object for every datagram: Pipeline.handle copies what a later reply needs of it.
+      const peer = this.#peer;
+      peer.remoteAddress = this.#addressText(m + 1);
+      peer.remotePort = meta[m + 1];
+      peer.localAddress = this.#localAddress;
+      peer.localPort = this.#localPort;
       let out: Buffer | undefined | Promise<Buffer | undefined>;
       try {
         out = pipeline.handle(query, peer);

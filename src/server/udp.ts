@@ -4,7 +4,7 @@
 import dgram from "node:dgram";
 import { isIPv6 } from "node:net";
 import type { Logger } from "pino";
-import type { Pipeline } from "./pipeline.ts";
+import type { Peer, Pipeline } from "./pipeline.ts";
 
 export interface UdpOptions {
   address: string;
@@ -43,6 +43,7 @@ export class DgramListener implements UdpListener {
   #closed = false;
   #localAddress = "";
   #localPort = 0;
+  readonly #peer: Peer = { proto: "udp", remoteAddress: "", remotePort: 0, localAddress: "", localPort: 0 };
 
   constructor(pipeline: Pipeline, opts: UdpOptions, log: Logger) {
     this.#pipeline = pipeline;
@@ -79,13 +80,12 @@ export class DgramListener implements UdpListener {
   }
 
   #onMessage(msg: Buffer, rinfo: dgram.RemoteInfo): void {
-    const peer = {
-      proto: "udp" as const,
-      remoteAddress: rinfo.address,
-      remotePort: rinfo.port,
-      localAddress: this.#localAddress,
-      localPort: this.#localPort,
-    };
+    // One object for every datagram: Pipeline.handle copies what a later reply needs of it.
+    const peer = this.#peer;
+    peer.remoteAddress = rinfo.address;
+    peer.remotePort = rinfo.port;
+    peer.localAddress = this.#localAddress;
+    peer.localPort = this.#localPort;
     let out: Buffer | undefined | Promise<Buffer | undefined>;
     try {
       out = this.#pipeline.handle(msg, peer);
