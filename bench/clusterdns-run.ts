@@ -68,6 +68,8 @@ export async function serveWithCorefile(
 }
 
 export interface StartOptions {
+  /** -udp.engine; BENCH_UDP_ENGINE, else clusterdns's own choice (batched where the addon is built). */
+  engine?: "dgram" | "batched";
   /** The checkout whose bin/clusterdns runs (this one by default). */
   checkout?: string;
   /** Node flags after the image's. */
@@ -90,8 +92,9 @@ export async function startClusterdns(
       corefile,
       "-dns.port",
       "0",
-      // BENCH_UDP_ENGINE=dgram|batched: the UDP engine (default: clusterdns's own choice).
-      ...(process.env.BENCH_UDP_ENGINE ? ["-udp.engine", process.env.BENCH_UDP_ENGINE] : []),
+      ...((o.engine ?? process.env.BENCH_UDP_ENGINE)
+        ? ["-udp.engine", o.engine ?? process.env.BENCH_UDP_ENGINE!]
+        : []),
     ],
     /"msg":"started"/,
     { CLUSTERDNS_LOG_LEVEL: "info", ...IMAGE_ENV, ...o.env },

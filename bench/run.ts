@@ -37,7 +37,17 @@ const fixedRate = env("BENCH_FIXED_QPS", 10_000);
 const dir = mkdtempSync(join(tmpdir(), "clusterdns-bench-"));
 const core = PIN ? 1 : undefined;
 
-const ALL = ["kubeadm", "kubeadm-disable", "lean", "knot", "minimal", "miekg", "echo"] as const;
+const ALL = [
+  "kubeadm",
+  "kubeadm-dgram",
+  "kubeadm-disable",
+  "lean",
+  "lean-dgram",
+  "knot",
+  "minimal",
+  "miekg",
+  "echo",
+] as const;
 type Id = (typeof ALL)[number];
 const chosen = new Set<Id>(
   (process.env.BENCH_SERVERS?.split(",") ?? ALL).map((id) => {
@@ -49,8 +59,10 @@ const chosen = new Set<Id>(
 
 const NAMES: Record<Id, string> = {
   kubeadm: "clusterdns, kubeadm Corefile (`cache 30`)",
+  "kubeadm-dgram": "clusterdns, kubeadm Corefile (`cache 30`), dgram engine",
   "kubeadm-disable": "clusterdns, kubeadm Corefile of 1.31+ (cache skips cluster.local)",
   lean: "clusterdns, `kubernetes` only (trimmed)",
+  "lean-dgram": "clusterdns, `kubernetes` only (trimmed), dgram engine",
   knot: "Knot DNS, 1 UDP worker",
   minimal: "minimal Node server (precomputed answers)",
   miekg: "miekg/dns minimal server (precomputed answers)",
@@ -86,10 +98,24 @@ async function main(): Promise<void> {
     if (chosen.has(id)) targets.push({ id, port, server, runs: [], cpu: [] });
   };
 
-  const corefileIds = (["kubeadm", "kubeadm-disable", "lean"] as const).filter((id) => chosen.has(id));
-  const { api, corefiles } = await serveWithCorefiles(cluster, dir, corefileIds, knotPort);
-  for (const id of corefileIds) {
-    const { cd, port } = await startClusterdns(corefiles[id as BenchCorefile]);
+  // Each clusterdns row: its Corefile, and the UDP engine (the batched one ships; dgram is Node's own,
+  // the like-for-like comparison with the minimal Node server).
+  const rows: [Id, BenchCorefile, "batched" | "dgram"][] = [
+    ["kubeadm", "kubeadm", "batched"],
+    ["kubeadm-dgram", "kubeadm", "dgram"],
+    ["kubeadm-disable", "kubeadm-disable", "batched"],
+    ["lean", "lean", "batched"],
+    ["lean-dgram", "lean", "dgram"],
+  ];
+  const wanted = rows.filter(([id]) => chosen.has(id));
+  const { api, corefiles } = await serveWithCorefiles(
+    cluster,
+    dir,
+    [...new Set(wanted.map(([, c]) => c))],
+    knotPort,
+  );
+  for (const [id, c, engine] of wanted) {
+    const { cd, port } = await startClusterdns(corefiles[c], { engine });
     await untilSynced(cd);
     add(id, port, cd);
   }
@@ -167,17 +193,28 @@ function report(targets: Target[], memory: { rss: number; peak: number }[]): voi
       return `| ${NAMES[t.id]} | ${Math.round(qps.get(t.id)!)} | ${t.runs.map((r) => Math.round(r.qps)).join(" / ")} | ${ratio(t, "minimal")} | ${ratio(t, "miekg")} | ${ratio(t, "knot")} | ${cpu.get(t.id)!.toFixed(1)} | ${lat} | ${lost} | ${memory[i].rss.toFixed(0)} (${memory[i].peak.toFixed(0)}) |`;
     }),
   ];
-  const main = targets.find((t) => t.id === "kubeadm");
   const minimal = targets.find((t) => t.id === "minimal");
   const miekg = targets.find((t) => t.id === "miekg");
-  if (main && minimal && miekg) {
-    const q = qps.get("kubeadm")!;
+  const knot = targets.find((t) => t.id === "knot");
+  for (const id of ["kubeadm", "kubeadm-dgram"] as const) {
+    const main = targets.find((t) => t.id === id);
+    if (!main || !minimal || !miekg) continue;
+    const q = qps.get(id)!;
     const p99 = main.fixed!.p99Ms! / minimal.fixed!.p99Ms!;
     lines.push(
       "",
-      `Targets, kubeadm's Corefile: QPS ${(q / qps.get("minimal")!).toFixed(2)}x the minimal Node server (>= 0.9), ` +
+      `Targets, ${NAMES[id]}: QPS ${(q / qps.get("minimal")!).toFixed(2)}x the minimal Node server (>= 0.9), ` +
         `${(q / qps.get("miekg")!).toFixed(2)}x the miekg/dns server (>= 1.0); p99 at ${fixedRate} QPS ` +
         `${p99.toFixed(2)}x the minimal Node server's (<= 2.0).`,
+    );
+  }
+  for (const [id, want] of [
+    ["lean", 1.0],
+    ["kubeadm", 0.75],
+  ] as const) {
+    if (!knot || !qps.has(id)) continue;
+    lines.push(
+      `Target, ${NAMES[id]}: QPS ${(qps.get(id)! / qps.get("knot")!).toFixed(2)}x Knot (>= ${want}).`,
     );
   }
   process.stdout.write(lines.join("\n") + "\n");
