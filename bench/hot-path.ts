@@ -4,6 +4,7 @@
 // comes from an `objects` file of the generated cluster; the Corefile is one of the benchmark's.
 //   node bench/hot-path.ts                  (BENCH_SERVICES, BENCH_COREFILE, HOT_PASSES)
 //   node --cpu-prof bench/hot-path.ts       a profile of the same
+//   node --expose-gc bench/hot-path.ts      also the memory one answer-cache entry takes
 // Prints CPU ns per query over the timed passes, and how many the fast path answered.
 
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -62,19 +63,38 @@ async function pass(): Promise<void> {
   }
 }
 
+/** Heap and ArrayBuffer bytes in use after full collections (NaN without --expose-gc). */
+const used = (): number => {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (gc === undefined) return NaN;
+  for (let i = 0; i < 3; i++) gc();
+  const m = process.memoryUsage();
+  return m.heapUsed + m.arrayBuffers;
+};
 await pass(); // fills the answer cache
 await pass(); // and warms the code
 const before = { ...answerCacheStats };
 const cpu = process.cpuUsage();
 const t0 = performance.now();
 for (let i = 0; i < passes; i++) await pass();
-const used = process.cpuUsage(cpu);
+const cpuUsed = process.cpuUsage(cpu);
 const wall = performance.now() - t0;
 const n = passes * packets.length;
 const hits = answerCacheStats.hits - before.hits;
+// Memory of the entries alone: with the answer cache full, then emptied (the code the passes compiled
+// and what the store worked out on the way stay in both).
+const entries = pipeline.cache.size;
+const replyBytes = (pipeline.cache.bytes() - entries * 64) / entries;
+const full = used();
+pipeline.cache.invalidate();
+const perEntry = (full - used()) / entries;
 process.stdout.write(
-  `${which}, ${services} services, ${n} queries: ${(((used.user + used.system) * 1000) / n).toFixed(0)} ns CPU per query ` +
-    `(${((wall * 1e6) / n).toFixed(0)} ns wall), fast path ${((100 * hits) / n).toFixed(1)}%\n`,
+  `${which}, ${services} services, ${n} queries: ${(((cpuUsed.user + cpuUsed.system) * 1000) / n).toFixed(0)} ns CPU per query ` +
+    `(${((wall * 1e6) / n).toFixed(0)} ns wall), fast path ${((100 * hits) / n).toFixed(1)}%` +
+    (Number.isNaN(perEntry)
+      ? ""
+      : `; ${entries} answer-cache entries, ${perEntry.toFixed(0)} bytes each (key and reply ${replyBytes.toFixed(0)})`) +
+    "\n",
 );
 await inst.stop();
 process.exit(0);

@@ -129,7 +129,8 @@ export interface CacheCounters {
 
 /** An entry of the answer cache as a plugin sees it: the encoded reply and the cache's state. */
 export interface StoredAnswer {
-  readonly bytes: Buffer;
+  /** The stored reply, encoded (a new Buffer on every call). */
+  reply(): Buffer;
   readonly rcode: number;
   /** cacheClock() until which the fast path replays it. */
   readonly expires: number;

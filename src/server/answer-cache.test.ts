@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { AnswerCache, CachedAnswer, rotateInto, rotationOf } from "./answer-cache.ts";
+import { AnswerCache, CachedAnswer, rotate, rotationOf } from "./answer-cache.ts";
 import type { CacheKind, Keeper, StoredAnswer } from "../plugin.ts";
 import { replyTo } from "../dns/message.ts";
 import { parseRRText } from "../dns/text.ts";
@@ -12,17 +12,14 @@ const entry = (expires: number, tag = 1, o: Partial<ConstructorParameters<typeof
   new CachedAnswer({
     bytes: Buffer.from([tag]),
     expires,
-    rcode: 0,
-    rflags: "qr,aa",
-    plugin: "file",
-    owner: undefined,
+    meta: { rcode: 0, rflags: "qr,aa", plugin: "file", owner: undefined },
     ...o,
   });
 
 test("a stored answer is found until it expires", () => {
   const c = new AnswerCache();
   c.set("k", entry(1000), c.generation);
-  assert.equal(c.get("k", 999)?.bytes[0], 1);
+  assert.equal(c.get("k", 999)?.reply()[0], 1);
   assert.equal(c.get("k", 1000), undefined);
   assert.equal(c.size, 0, "an expired entry is dropped when seen");
 });
@@ -100,7 +97,7 @@ test("at capacity the oldest entry makes room", () => {
   c.set("3", entry(10_000, 3), 0);
   assert.equal(c.size, 2);
   assert.equal(c.get("1", 0), undefined);
-  assert.equal(c.get("3", 0)?.bytes[0], 3);
+  assert.equal(c.get("3", 0)?.reply()[0], 3);
 });
 
 test("invalidateNames drops every entry of those names and nothing else", () => {
@@ -171,7 +168,7 @@ test("rotation: address records of one name rotate by one place per replay, and 
   assert.deepEqual([r.at, r.count, r.size], [questionEnd, 3, 16]);
   const lastOctets = () => {
     const out = Buffer.from(bytes);
-    rotateInto(out, bytes, r);
+    rotate(out, r);
     assert.deepEqual(
       out.subarray(0, questionEnd),
       bytes.subarray(0, questionEnd),
@@ -194,4 +191,22 @@ test("rotation: address records of one name rotate by one place per replay, and 
   assert.equal(rotationOf(one.bytes, one.questionEnd), undefined, "a single record");
   const other = reply("web.test", [addrs[0], "other.test. 5 IN A 10.0.0.9"]);
   assert.equal(rotationOf(other.bytes, other.questionEnd), undefined, "records of two names");
+});
+
+test("the entries of one name stay findable for invalidation as others of it come and go", () => {
+  const c = new AnswerCache();
+  const key = (type: number) => `\x03www\x00\x00${String.fromCharCode(type)}\x00\x010`;
+  c.set(key(1), entry(10_000), c.generation);
+  c.set(key(28), entry(500), c.generation);
+  c.set(key(33), entry(10_000), c.generation);
+  c.set(key(16), entry(10_000), c.generation);
+  assert.equal(c.get(key(28), 600), undefined, "one from the middle of the list expires");
+  c.set(key(16), entry(10_000, 2), c.generation); // the head replaced
+  c.set("\x03ftp\x00\x00\x01\x00\x010", entry(10_000), c.generation);
+  c.invalidateNames(["www."]);
+  assert.deepEqual(
+    [1, 28, 33, 16].map((t) => c.get(key(t), 0)),
+    [undefined, undefined, undefined, undefined],
+  );
+  assert.equal(c.size, 1, "ftp. stays");
 });

@@ -13,7 +13,7 @@ import {
   type Request,
 } from "../plugin.ts";
 import type { Msg } from "../dns/message.ts";
-import { AnswerCache, CachedAnswer, rotateInto, rotationOf } from "./answer-cache.ts";
+import { AnswerCache, CachedAnswer, rotate, rotationOf, type Meta } from "./answer-cache.ts";
 import { answerCacheStats, serverStats } from "../metrics/server-stats.ts";
 import { ZoneMux } from "./mux.ts";
 import { scanQuery, errorReply, toQueryMsg, type Scanned } from "../dns/scan.ts";
@@ -60,6 +60,7 @@ export class Pipeline {
   readonly #now: (() => number) | undefined;
   /** What the finish hooks see, filled anew for every query they run for (they must not keep it). */
   readonly #done = new FinishedQuery();
+  readonly #metas = new Map<Block, Map<string, Meta>>();
   /** Queries answered through the chain and not finished yet (for graceful stop). */
   inFlight = 0;
 
@@ -80,7 +81,7 @@ export class Pipeline {
     const start = performance.now();
     const now = this.#now === undefined ? performance.timeOrigin + start : this.#now();
     const hit = this.cache.get(s.key, now);
-    if (hit === undefined || now >= hit.expires || hit.bytes.length > maxSize) {
+    if (hit === undefined || now >= hit.expires || hit.wire.length > maxSize) {
       answerCacheStats.misses++;
       return this.#slow(buf, s, { ...peer }, maxSize, start, hit);
     }
@@ -102,23 +103,20 @@ export class Pipeline {
       else seen.misses++;
     }
     answerCacheStats.hits++;
-    if (ttl !== hit.shownTtl && ttl >= 0) {
-      setTtls(hit.bytes, s.questionEnd, ttl);
-      hit.shownTtl = ttl;
-    }
-    const block = hit.owner as Block;
-    const out = Buffer.allocUnsafe(hit.bytes.length);
-    // Uint8Array's own set and a loop: Buffer.copy's argument checks cost more than these short copies.
-    out.set(hit.bytes);
+    const meta = hit.meta;
+    const block = meta.owner as Block;
+    const out = Buffer.allocUnsafe(hit.wire.length);
+    hit.copyInto(out);
     // The client's ID and spelling of the question (0x20), and its RD and CD bits.
     out[0] = buf[0];
     out[1] = buf[1];
-    out[2] = (hit.bytes[2] & 0xfe) | (buf[2] & 0x01);
-    out[3] = (hit.bytes[3] & 0xef) | (buf[3] & 0x10);
+    out[2] = (out[2] & 0xfe) | (buf[2] & 0x01);
+    out[3] = (out[3] & 0xef) | (buf[3] & 0x10);
     for (let i = 12, end = s.questionEnd; i < end; i++) out[i] = buf[i];
-    if (hit.rotation !== undefined) rotateInto(out, hit.bytes, hit.rotation);
+    if (hit.rotation !== undefined) rotate(out, hit.rotation);
+    if (ttl >= 0) setTtls(out, s.questionEnd, ttl);
     if (block.hooks.length > 0) {
-      this.#finish(block, s, buf.length, peer, hit.rcode, hit.rflags, out.length, start, true, hit.plugin);
+      this.#finish(block, s, buf.length, peer, meta.rcode, meta.rflags, out.length, start, true, meta.plugin);
     }
     return out;
   }
@@ -256,11 +254,8 @@ export class Pipeline {
       bytes: full,
       expires,
       dropAt,
-      rcode: reply.rcode,
-      rflags: flagsText(reply, false),
       // A hit on what `cache` keeps is the cache's answer, as CoreDNS labels it.
-      plugin: kept !== undefined ? "cache" : (req.answeredBy ?? ""),
-      owner: block,
+      meta: this.#meta(block, reply.rcode, flagsText(reply, false), kept ? "cache" : (req.answeredBy ?? "")),
       rotation,
       kept,
       seenBy: policy.seenBy,
@@ -317,6 +312,16 @@ export class Pipeline {
       this.#log.error({ err, qname: name, qtype }, "plugin chain failed in an internal lookup");
       return replyTo(query, Rcode.SERVFAIL);
     }
+  }
+
+  /** The one Meta of these values for this block (there are a few per block). */
+  #meta(owner: Block, rcode: number, rflags: string, plugin: string): Meta {
+    let byBlock = this.#metas.get(owner);
+    if (byBlock === undefined) this.#metas.set(owner, (byBlock = new Map()));
+    const key = `${rcode} ${rflags} ${plugin}`;
+    let m = byBlock.get(key);
+    if (m === undefined) byBlock.set(key, (m = { rcode, rflags, plugin, owner }));
+    return m;
   }
 
   #clock(): number {

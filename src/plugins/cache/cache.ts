@@ -175,7 +175,7 @@ export class Cache implements Keeper {
     req.answeredBy = "cache";
     if (ttl === 0 || now < e.expires) req.cache.private = true;
     else req.cache.kept = e.kept;
-    const m = decode(e.bytes);
+    const m = decode(e.reply());
     const reply = replyTo(req.msg, m.rcode);
     reply.aa = m.aa;
     reply.ra = m.ra;

@@ -289,7 +289,14 @@ test("what the chain decides about caching reaches the pipeline's request, every
     },
     dir("rewrite", ["name", "a.test", "b.test"]),
   );
-  const stored = { bytes: Buffer.alloc(12), rcode: 0, expires: 0, kept: undefined, hits: 0, lastHit: 0 };
+  const stored = {
+    reply: () => Buffer.alloc(12),
+    rcode: 0,
+    expires: 0,
+    kept: undefined,
+    hits: 0,
+    lastHit: 0,
+  };
   const req = { ...makeRequest("a.test", Type.A), stored: { ...stored, refreshing: false } };
   await h.serve(req);
   assert.deepEqual(
