@@ -3,12 +3,12 @@
 
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import dgram from "node:dgram";
 import net from "node:net";
 import dns2 from "dns2";
 import { startServer, ROOT, type RunningServer } from "./helpers/server.ts";
 import { UDP_ENGINES, engineArgs } from "./helpers/engines.ts";
 import { dig } from "./helpers/dig.ts";
+import { exchangeUdp as exchangeWith } from "./helpers/udp-exchange.ts";
 import { queryMsg } from "./helpers/query-msg.ts";
 import { encode } from "../src/dns/encode.ts";
 import { decode } from "../src/dns/decode.ts";
@@ -102,21 +102,8 @@ for (const engine of UDP_ENGINES) {
       assert.notEqual(portOf(a), portOf(b), "each dig uses a new source port, so each answer differs");
     });
 
-    function exchangeUdp(query: Buffer, timeoutMs = 1000, host = "127.0.0.1"): Promise<Buffer | undefined> {
-      return new Promise((resolve) => {
-        const sock = dgram.createSocket(host.includes(":") ? "udp6" : "udp4");
-        const timer = setTimeout(() => {
-          sock.close();
-          resolve(undefined);
-        }, timeoutMs);
-        sock.on("message", (m) => {
-          clearTimeout(timer);
-          sock.close();
-          resolve(m);
-        });
-        sock.send(query, srv.port, host);
-      });
-    }
+    const exchangeUdp = (query: Buffer, timeoutMs?: number, host?: string) =>
+      exchangeWith(srv.port, query, timeoutMs, host);
 
     test("over IPv6: answers, whoami sees ::1, TC and sizes as over IPv4", async (t) => {
       if (srv.logs.some((l) => /IPv6 is not available/.test(String(l.msg)))) return t.skip("no IPv6 here");

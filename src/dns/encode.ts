@@ -1,4 +1,5 @@
-// Msg -> wire (RFC 1035 4.1), with name compression (4.1.4), EDNS0 (RFC 6891) and truncation.
+// Msg -> wire (RFC 1035 4.1), with name compression (4.1.4) and EDNS0 (RFC 6891). Fitting a reply to a
+// client's size is fit.ts's work, on these bytes.
 //
 // Hand-written rather than dns2's encoder: DESIGN.md measured dns2 at ~65k parse+build+encode per
 // second and ~1.8 ms for 120 A records (a bit-at-a-time writer and a Buffer per name). This one writes
@@ -18,114 +19,100 @@ export class EncodeError extends Error {
 }
 
 const MAX_MESSAGE = 65535;
-const MIN_SIZE = 512;
 /** Compression pointers have 14 bits of offset. */
 const MAX_POINTER = 0x3fff;
 
-// Writing stops at the first record that starts past the limit, so the scratch needs room for a full
-// message plus one more record of the largest size (name 255, fixed 10, rdata 65535) and an OPT.
+// A record is written before its size is known, so the scratch holds a full message plus one more
+// record of the largest size (name 255, fixed 10, rdata 65535) and an OPT.
 const buf = Buffer.allocUnsafe(2 * MAX_MESSAGE + 255 + 10 + 64);
 let off = 0;
 /** Lowercased name suffix ("svc.cluster.local.") -> offset where it was written. */
 const targets = new Map<string, number>();
 
-// What a pass writes: everything, or the truncated forms (header, question, OPT; then without the
-// OPT's options; then the header and a bare OPT) for when the message does not fit.
-const FULL = 0;
-const NO_RECORDS = 1;
-const NO_OPTIONS = 2;
-const HEADER_ONLY = 3;
-
 /**
- * Encodes `msg`. When the result would exceed `maxSize` (clamped to 512..65535), returns instead the
- * header with TC=1, the question and the OPT record, with answer, authority and additional emptied.
+ * Encodes `msg` whole. Fitting it to a client's size is fitReply's work (fit.ts), on these bytes.
+ * A message holds at most 65535 octets: the records that would run past that (with room kept for the
+ * OPT record) are left out, with TC=1 when one of them belonged to the answer or authority section.
  * An OPT RR is written from `msg.edns` only; type-41 records in `msg.additional` are skipped.
  * Throws EncodeError (CDNS_ERR_ENCODE) for what no valid message holds: rcode above 15 without edns,
- * a label over 63 octets, a name over 255, an empty label, a character above U+00FF in a name or
- * string, a malformed address, a field out of range.
+ * a label over 63 octets, a name over 255, an empty label, a bad escape or a character above U+00FF
+ * in a name, a character above U+00FF in a string, a malformed address, a field out of range.
  */
-export function encode(msg: Msg, maxSize = MAX_MESSAGE): Buffer {
-  const limit = maxSize >= MAX_MESSAGE ? MAX_MESSAGE : maxSize > MIN_SIZE ? Math.floor(maxSize) : MIN_SIZE;
+export function encode(msg: Msg): Buffer {
   if (!Number.isInteger(msg.rcode) || msg.rcode < 0 || msg.rcode > 0xfff) {
     throw new EncodeError(`rcode ${msg.rcode} is not a 12-bit number`);
   }
   if (msg.rcode > 15 && msg.edns === undefined) {
     throw new EncodeError(`rcode ${msg.rcode} needs an OPT record (msg.edns) for its upper bits`);
   }
-  if (!write(msg, limit, FULL) && !write(msg, limit, NO_RECORDS) && !write(msg, limit, NO_OPTIONS)) {
-    write(msg, limit, HEADER_ONLY);
-  }
+  write(msg);
   // Its own ArrayBuffer: a reply kept in the answer cache must not pin an 8 KiB pool slab.
   const out = Buffer.allocUnsafeSlow(off);
   buf.copy(out, 0, 0, off);
   return out;
 }
 
-/** One pass into the scratch; false when the result is longer than `limit`. */
-function write(msg: Msg, limit: number, mode: number): boolean {
+/** One pass into the scratch. */
+function write(msg: Msg): void {
   targets.clear();
   off = 12;
   let qdcount = 0;
-  let ancount = 0;
-  let nscount = 0;
-  let arcount = 0;
-  if (mode !== HEADER_ONLY) {
-    for (const q of msg.question) {
-      // The first question goes uncompressed at 12: the server overwrites it with the client's bytes.
-      writeName(q.name, qdcount > 0);
-      u16(q.type, "question type");
-      u16(q.class, "question class");
-      qdcount++;
-      if (off > limit) return false;
-    }
+  for (const q of msg.question) {
+    // The first question goes uncompressed at 12: the server overwrites it with the client's bytes.
+    writeName(q.name, qdcount > 0);
+    u16(q.type, "question type");
+    u16(q.class, "question class");
+    qdcount++;
+    if (off > MAX_MESSAGE) throw new EncodeError(`${qdcount} questions take more than ${MAX_MESSAGE} octets`);
   }
-  if (mode === FULL) {
-    for (const rr of msg.answer) {
-      if (off > limit) return false;
-      writeRR(rr);
-      ancount++;
-    }
-    for (const rr of msg.authority) {
-      if (off > limit) return false;
-      writeRR(rr);
-      nscount++;
-    }
-    for (const rr of msg.additional) {
-      if (rr.type === Type.OPT) continue;
-      if (off > limit) return false;
-      writeRR(rr);
-      arcount++;
-    }
-    if (off > limit) return false;
-  }
+  let optLen = 0;
   if (msg.edns !== undefined) {
-    writeOpt(msg.edns, msg.rcode, mode < NO_OPTIONS);
-    arcount++;
+    optLen = 11;
+    for (const o of msg.edns.options) optLen += 4 + o.data.length;
   }
-  if (off > limit) return false;
+  if (off + optLen > MAX_MESSAGE) throw new EncodeError(`question and OPT take ${off + optLen} octets`);
+  const limit = MAX_MESSAGE - optLen;
+  const counts = [0, 0, 0];
+  let cut = false; // an answer or authority record was left out
+  const sections = [msg.answer, msg.authority, msg.additional];
+  fill: for (let s = 0; s < 3; s++) {
+    for (const rr of sections[s]) {
+      if (rr.type === Type.OPT) continue;
+      const start = off;
+      writeRR(rr);
+      if (off > limit) {
+        // Only the OPT record follows, so no name will point at a target set inside this record.
+        off = start;
+        cut = s < 2;
+        break fill;
+      }
+      counts[s]++;
+    }
+  }
+  if (msg.edns !== undefined) writeOpt(msg.edns, msg.rcode);
 
   check16(msg.id, "id");
   if (!Number.isInteger(msg.opcode) || msg.opcode < 0 || msg.opcode > 15) {
     throw new EncodeError(`opcode ${msg.opcode} is not a 4-bit number`);
   }
+  const arcount = counts[2] + (msg.edns !== undefined ? 1 : 0);
   buf[0] = msg.id >> 8;
   buf[1] = msg.id;
   buf[2] =
     (msg.qr ? 0x80 : 0) |
     (msg.opcode << 3) |
     (msg.aa ? 0x04 : 0) |
-    (msg.tc || mode !== FULL ? 0x02 : 0) |
+    (msg.tc || cut ? 0x02 : 0) |
     (msg.rd ? 0x01 : 0);
   buf[3] = (msg.ra ? 0x80 : 0) | (msg.ad ? 0x20 : 0) | (msg.cd ? 0x10 : 0) | (msg.rcode & 0x0f);
   buf[4] = qdcount >> 8;
   buf[5] = qdcount;
-  buf[6] = ancount >> 8;
-  buf[7] = ancount;
-  buf[8] = nscount >> 8;
-  buf[9] = nscount;
+  buf[6] = counts[0] >> 8;
+  buf[7] = counts[0];
+  buf[8] = counts[1] >> 8;
+  buf[9] = counts[1];
   buf[10] = arcount >> 8;
   buf[11] = arcount;
-  return true;
 }
 
 function writeRR(rr: RR): void {
@@ -189,7 +176,7 @@ function writeRR(rr: RR): void {
   buf[lenAt + 1] = rdlen;
 }
 
-function writeOpt(edns: Edns, rcode: number, withOptions: boolean): void {
+function writeOpt(edns: Edns, rcode: number): void {
   buf[off++] = 0; // owner: root
   buf[off++] = 0;
   buf[off++] = Type.OPT;
@@ -203,17 +190,12 @@ function writeOpt(edns: Edns, rcode: number, withOptions: boolean): void {
   buf[off++] = 0;
   const lenAt = off;
   off += 2;
-  if (withOptions) {
-    let total = 0;
-    for (const o of edns.options) total += 4 + o.data.length;
-    if (total > MAX_MESSAGE) throw new EncodeError(`EDNS options take ${total} octets`);
-    for (const o of edns.options) {
-      u16(o.code, "EDNS option code");
-      buf[off++] = o.data.length >> 8;
-      buf[off++] = o.data.length;
-      buf.set(o.data, off);
-      off += o.data.length;
-    }
+  for (const o of edns.options) {
+    u16(o.code, "EDNS option code");
+    buf[off++] = o.data.length >> 8;
+    buf[off++] = o.data.length;
+    buf.set(o.data, off);
+    off += o.data.length;
   }
   const rdlen = off - lenAt - 2;
   buf[lenAt] = rdlen >> 8;

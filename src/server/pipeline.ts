@@ -1,6 +1,6 @@
 // The path of one query, shared by UDP and TCP:
 //   scan header and question -> fast path (answer cache) -> on a miss: zone mux -> plugin chain ->
-//   encode -> fit to the client's size -> bytes for the socket.
+//   encode -> fit to the client's size (src/dns/fit.ts) -> bytes for the socket.
 // A cache hit is answered synchronously, without a promise, a decode or an encode.
 
 import type { Logger } from "pino";
@@ -19,6 +19,7 @@ import { ZoneMux } from "./mux.ts";
 import { scanQuery, errorReply, toQueryMsg, type Scanned } from "../dns/scan.ts";
 import { encode } from "../dns/encode.ts";
 import { setTtls } from "../dns/wire-ttl.ts";
+import { fitReply } from "../dns/fit.ts";
 import { newQuery, replyTo } from "../dns/message.ts";
 import { Class, EDNS_UDP_SIZE, PLAIN_UDP_SIZE, Rcode } from "../dns/constants.ts";
 
@@ -132,9 +133,9 @@ export class Pipeline {
     const query = toQueryMsg(s);
     const m = this.mux.match(s.qname);
     if (s.qclass !== Class.IN && s.qclass !== Class.CH && s.qclass !== Class.ANY) {
-      return this.#simple(buf, s, query, Rcode.NOTIMP, maxSize);
+      return this.#simple(buf, s, query, Rcode.NOTIMP);
     }
-    if (m === undefined) return this.#simple(buf, s, query, Rcode.REFUSED, maxSize);
+    if (m === undefined) return this.#simple(buf, s, query, Rcode.REFUSED);
     const block = m.value;
     const q: Question = { key: s.key, questionEnd: s.questionEnd, query };
     const req: Request = {
@@ -177,9 +178,9 @@ export class Pipeline {
       normalise(reply, query);
       full = encode(reply);
     }
-    const out = full.length <= maxSize ? full : encode(reply, maxSize);
+    const out = fitReply(full, s.questionEnd, maxSize);
     buf.copy(out, 12, 12, s.questionEnd);
-    const rflags = flagsText(reply, out.length < full.length);
+    const rflags = flagsText(reply, (out[2] & 0x02) !== 0);
     this.#file(q, block, reply, full, req, generation);
     if (block.hooks.length > 0) {
       const plugin = req.answeredBy ?? "";
@@ -328,11 +329,12 @@ export class Pipeline {
     return this.#now === undefined ? cacheClock() : this.#now();
   }
 
-  /** A reply with only an rcode, for queries no block may answer. */
-  #simple(buf: Buffer, s: Scanned, query: Msg, rcode: number, maxSize: number): Buffer {
+  /** A reply with only an rcode, for queries no block may answer: header, question and OPT, which
+   * always fit 512 octets. */
+  #simple(buf: Buffer, s: Scanned, query: Msg, rcode: number): Buffer {
     const reply = replyTo(query, rcode);
     normalise(reply, query);
-    const out = encode(reply, maxSize);
+    const out = encode(reply);
     buf.copy(out, 12, 12, s.questionEnd);
     return out;
   }

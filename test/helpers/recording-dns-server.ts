@@ -86,7 +86,7 @@ function replyFor(table: Table, q: Msg, tcp: boolean): Buffer | undefined {
     r.tc = true;
     r.answer = [];
   }
-  return encode(r, tcp ? 65535 : 512);
+  return encode(r);
 }
 
 /**

@@ -1,0 +1,155 @@
+// Fitting an encoded reply to what the client can take (RFC 1035 4.2.1, RFC 6891 6.2.5), by the rules
+// of RFC 2181 section 9: the TC bit says that something the client asked for is missing, never that
+// optional extras were left out. Works on the wire bytes, so a reply replayed from the answer cache is
+// fitted without decoding it or running the plugin chain again.
+//
+// What it relies on, as encode.ts writes it: one question, compression pointers that only point
+// backwards, and the OPT record (if any) last. Dropping a tail of records then leaves every pointer
+// of the records kept valid, and the OPT record (owner the root, no names inside) can move.
+
+import { skipName } from "./scan.ts";
+import { PLAIN_UDP_SIZE, Type } from "./constants.ts";
+
+/** A reply that is not what encode.ts writes: a bug in whoever built it, never the client's fault. */
+export class FitError extends Error {
+  readonly code = "CDNS_ERR_FIT";
+  constructor(message: string) {
+    super(message);
+    this.name = "FitError";
+  }
+}
+
+const MAX_MESSAGE = 65535;
+const RRSIG = 46;
+
+/**
+ * `full` made to fit `maxSize` octets (taken as 512 when below: every client takes that). Returns
+ * `full` itself when it fits, else a new Buffer holding, in this order of preference:
+ *  1. the answer and authority sections whole, and as many whole RRsets of the additional section as
+ *     fit, in order (TC as in `full`: RFC 2181 9, missing additional data is no truncation);
+ *  2. for a positive answer (answer not empty, no SOA in the authority), the answer alone: its NS
+ *     records are as optional as the additional section (TC as in `full`);
+ *  3. otherwise the required part cut short, TC=1: the answer (and, for a negative answer or a
+ *     referral, the authority after it) as long as whole RRsets fit, then as many records of the
+ *     RRset that does not fit whole as do, so a client that never retries over TCP still gets a
+ *     usable partial answer. A signed RRset (one followed by its RRSIGs) is never cut: a partial one
+ *     could not be validated, and a signature is never kept without all of its RRset.
+ * The OPT record is always kept, last; when header, question and OPT alone exceed the size, the OPT
+ * loses its options. An RRset here is a run of adjacent records of one owner, class and type, with
+ * the RRSIGs covering that type that follow it. `questionEnd` is the offset just past the question.
+ * Throws FitError (CDNS_ERR_FIT) for bytes that do not parse as such a reply.
+ */
+export function fitReply(full: Buffer, questionEnd: number, maxSize: number): Buffer {
+  const limit = maxSize >= MAX_MESSAGE ? MAX_MESSAGE : Math.max(PLAIN_UDP_SIZE, Math.floor(maxSize));
+  if (full.length <= limit) return full;
+  const an = (full[6] << 8) | full[7];
+  const ns = (full[8] << 8) | full[9];
+  const total = an + ns + ((full[10] << 8) | full[11]);
+
+  // Every record's end, and where each RRset starts.
+  const ends = new Int32Array(total);
+  const setStart = new Uint8Array(total);
+  const signed = new Uint8Array(total); // set on the first record of an RRset that has RRSIGs
+  let soaInAuthority = false;
+  let opt = -1;
+  let prevKey = "";
+  let first = 0;
+  let p = questionEnd;
+  for (let i = 0; i < total; i++) {
+    const start = p;
+    p = skipName(full, p, full.length);
+    if (p < 0 || p + 10 > full.length) throw new FitError(`record ${i} at offset ${start} does not parse`);
+    const type = (full[p] << 8) | full[p + 1];
+    const end = p + 10 + ((full[p + 8] << 8) | full[p + 9]);
+    if (end > full.length) throw new FitError(`record ${i} at offset ${start} runs past the message`);
+    ends[i] = end;
+    if (type === Type.OPT && i === total - 1 && i >= an + ns) {
+      opt = start;
+      p = end;
+      break;
+    }
+    if (type === Type.SOA && i >= an && i < an + ns) soaInAuthority = true;
+    const covered = type === RRSIG && end - p >= 12 ? (full[p + 10] << 8) | full[p + 11] : type;
+    const key = `${i < an ? 0 : i < an + ns ? 1 : 2}/${ownerKey(full, start)}/${full[p + 2]}.${full[p + 3]}/${covered}`;
+    if (i === 0 || key !== prevKey) {
+      setStart[i] = 1;
+      first = i;
+    }
+    if (type === RRSIG) signed[first] = 1;
+    prevKey = key;
+    p = end;
+  }
+  if (p !== full.length) throw new FitError(`${full.length - p} octets after the last record`);
+  const records = opt < 0 ? total : total - 1;
+
+  // The OPT record, whole if header, question and OPT fit, else without its options.
+  let meta = opt < 0 ? full.subarray(0, 0) : full.subarray(opt);
+  if (opt >= 0 && questionEnd + meta.length > limit) {
+    meta = Buffer.concat([full.subarray(opt, opt + 9), Buffer.from([0, 0])]);
+  }
+  const sizeWith = (n: number) => (n === 0 ? questionEnd : ends[n - 1]) + meta.length;
+
+  let kept: number;
+  let truncated = (full[2] & 0x02) !== 0;
+  if (sizeWith(an + ns) <= limit) {
+    kept = an + ns;
+    // Whole RRsets of the additional section, in order, while they fit.
+    for (let i = an + ns; i < records; i++) {
+      let j = i + 1;
+      while (j < records && setStart[j] === 0) j++;
+      if (sizeWith(j) > limit) break;
+      kept = j;
+      i = j - 1;
+    }
+  } else if (an > 0 && !soaInAuthority && sizeWith(an) <= limit) {
+    kept = an;
+  } else {
+    truncated = true;
+    const required = an === 0 || soaInAuthority ? an + ns : an;
+    kept = 0;
+    for (let i = 0; i < required;) {
+      let j = i + 1;
+      while (j < required && setStart[j] === 0) j++;
+      if (sizeWith(j) <= limit) {
+        kept = j;
+        i = j;
+        continue;
+      }
+      // The first RRset that does not fit whole: as many of its records as fit, unless it is signed.
+      if (signed[i] === 0) while (kept + 1 < j && sizeWith(kept + 1) <= limit) kept++;
+      break;
+    }
+  }
+
+  const body = kept === 0 ? questionEnd : ends[kept - 1];
+  const out = Buffer.allocUnsafeSlow(body + meta.length);
+  full.copy(out, 0, 0, body);
+  out.set(meta, body);
+  const keptAn = Math.min(kept, an);
+  const keptNs = Math.min(Math.max(kept - an, 0), ns);
+  const keptAr = Math.max(kept - an - ns, 0) + (opt < 0 ? 0 : 1);
+  out[2] = truncated ? out[2] | 0x02 : out[2] & ~0x02;
+  out.writeUInt16BE(keptAn, 6);
+  out.writeUInt16BE(keptNs, 8);
+  out.writeUInt16BE(keptAr, 10);
+  return out;
+}
+
+/** The owner name at `off` with pointers followed and ASCII lowercased (RFC 4343), one char per
+ * octet; skipName has checked it. */
+function ownerKey(buf: Buffer, off: number): string {
+  let key = "";
+  let p = off;
+  for (let l = buf[p]; l !== 0; l = buf[p]) {
+    if (l >= 0xc0) {
+      p = ((l & 0x3f) << 8) | buf[p + 1];
+      continue;
+    }
+    for (let i = p; i <= p + l; i++) {
+      const c = buf[i];
+      key += String.fromCharCode(c >= 0x41 && c <= 0x5a ? c | 0x20 : c);
+    }
+    p += l + 1;
+  }
+  return key;
+}
