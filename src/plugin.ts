@@ -9,7 +9,7 @@ import type { Logger } from "pino";
 import type { Directive } from "./corefile/types.ts";
 import type { Msg } from "./dns/message.ts";
 import { replyTo } from "./dns/message.ts";
-import { Rcode } from "./dns/constants.ts";
+import { Class, Rcode } from "./dns/constants.ts";
 
 /** How long, in seconds, a shuffled reply the answer cache cannot rotate (see Request.rotate) may be
  * replayed in one order: the order changes at least this often, while the fast path still answers all
@@ -154,11 +154,14 @@ export function failure(req: Request, rcode: number): Msg {
   return replyTo(req.msg, rcode);
 }
 
-/** The end of every chain: nothing handled the query. CoreDNS answers SERVFAIL here too. */
+/** The end of every chain: nothing handled the query. CoreDNS answers SERVFAIL here too; a query of
+ * a class other than IN (or ANY) that no plugin answered gets REFUSED: there is no data of that class
+ * here, which is no failure of the server (resolvers count a SERVFAIL against it). */
 export const endOfChain: Handler = {
   name: "end",
   serve(req) {
-    return Promise.resolve(failure(req, Rcode.SERVFAIL));
+    const served = req.qclass === Class.IN || req.qclass === Class.ANY;
+    return Promise.resolve(failure(req, served ? Rcode.SERVFAIL : Rcode.REFUSED));
   },
 };
 

@@ -11,6 +11,12 @@ import { dig } from "./helpers/dig.ts";
 import { writeHeadlessObjects, MANY_ADDRESSES, NINE_HOSTNAMES } from "./k8s/headless.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { exchangeUdp } from "./helpers/udp-exchange.ts";
+import { queryMsg } from "./helpers/query-msg.ts";
+import { encode } from "../src/dns/encode.ts";
+import { decode } from "../src/dns/decode.ts";
+import type { Msg } from "../src/dns/message.ts";
+import { Rcode, Type } from "../src/dns/constants.ts";
 
 let srv: RunningServer;
 let tmp: string;
@@ -43,6 +49,15 @@ after(async () => {
 });
 
 const MANY = "many.default.svc.cluster.local";
+
+/** A TSIG rdata (RFC 8945 4.2): algorithm hmac-sha256., time signed, fudge 300, a 32-octet MAC,
+ * original ID 0x1234, no error, no other data. */
+const TSIG_RDATA = new Uint8Array([
+  ...[11, ...Buffer.from("hmac-sha256"), 0],
+  ...[0, 0, 0x65, 0x43, 0x21, 0x0f, 1, 0x2c, 0, 32],
+  ...new Array<number>(32).fill(7),
+  ...[0x12, 0x34, 0, 0, 0, 0],
+]);
 
 test("too big for plain UDP: as many whole records as fit, TC=1, the rest over TCP", async () => {
   for (let i = 0; i < 2; i++) {
@@ -86,4 +101,82 @@ test("a zone file's 40 A records over plain UDP: a partial answer, TC=1", async 
   assert.ok(r.flags.includes("tc"));
   assert.ok(r.answer.length > 20, `${r.answer.length} records`);
   for (const l of r.answer) assert.match(l, /^big\.example\.org\. \d+ IN A \d+\.\d+\.\d+\.\d+$/);
+});
+
+test("classes: CH for a name in a zone or nowhere is REFUSED, never SERVFAIL; HS and NONE NOTIMP", async () => {
+  const cases: [string, string, string, string][] = [
+    [MANY, "A", "CH", "REFUSED"], // kubernetes
+    ["www.example.org", "A", "CH", "REFUSED"], // file
+    ["whoami.example.net", "A", "CH", "REFUSED"], // chaos passes, whoami passes, end of the chain
+    ["www.example.org", "A", "HS", "NOTIMP"],
+    [MANY, "A", "ANY", "NOERROR"],
+    ["version.bind", "TXT", "CH", "NOERROR"],
+  ];
+  for (const [name, type, cls, status] of cases) {
+    const r = await dig(srv.port, name, type, "-c", cls);
+    assert.equal(r.status, status, `${cls} ${name}`);
+  }
+  const none = await exchangeUdp(srv.port, encode(queryMsg("www.example.org.", Type.A, { qclass: 254 })));
+  assert.equal(decode(none!).rcode, Rcode.NOTIMP);
+});
+
+test("unknown opcodes: NOTIMP with RD and CD clear", async () => {
+  for (const opcode of ["1", "2", "3", "6", "15"]) {
+    const r = await dig(srv.port, "www.example.org", "A", `+opcode=${opcode}`, "+cd", "+rec");
+    assert.equal(r.status, "NOTIMP", `opcode ${opcode}`);
+    assert.deepEqual(r.flags, ["qr"], `opcode ${opcode}`);
+  }
+  const query = await dig(srv.port, "www.example.org", "A", "+cd", "+rec");
+  assert.ok(query.flags.includes("rd") && query.flags.includes("cd"), "QUERY keeps them");
+});
+
+test("TSIG under a key the server does not have: NOTAUTH with an unsigned BADKEY TSIG, no answer", async () => {
+  for (const proto of ["+notcp", "+tcp"]) {
+    const r = await dig(
+      srv.port,
+      "www.example.org",
+      "A",
+      "-y",
+      "hmac-sha256:nokey.example:c2VjcmV0c2VjcmV0",
+      proto,
+    );
+    assert.equal(r.status, "NOTAUTH");
+    assert.equal(r.answer.length, 0);
+    // dig prints the reply's TSIG: key name, algorithm, time, fudge, MAC size 0, original ID, error.
+    assert.match(r.text, /^nokey\.example\.\s+0\s+ANY\s+TSIG\s+hmac-sha256\. \d+ 300 0 \d+ BADKEY 0/m);
+  }
+  // A TSIG record anywhere but last in the additional section is FORMERR.
+  const signed = (sections: Partial<Msg>) =>
+    exchangeUdp(srv.port, encode(queryMsg("www.example.org.", Type.A, sections)));
+  const tsig = {
+    name: "k.",
+    type: Type.TSIG,
+    class: 255,
+    ttl: 0,
+    data: { type: Type.TSIG, raw: TSIG_RDATA },
+  };
+  const a = { name: "k.", type: Type.A, class: 1, ttl: 0, data: { type: Type.A, address: "192.0.2.1" } };
+  assert.equal(decode((await signed({ answer: [tsig] }))!).rcode, Rcode.FORMERR);
+  assert.equal(decode((await signed({ additional: [tsig, a] }))!).rcode, Rcode.FORMERR);
+  assert.equal(decode((await signed({ additional: [a, tsig] }))!).rcode, Rcode.NOTAUTH);
+});
+
+test("meta and obsolete QTYPEs: FORMERR or NOTIMP, the question echoed", async () => {
+  // [QTYPE as dig takes it, as dig prints it, status]
+  const cases: [string, string, string][] = [
+    ["TYPE0", "TYPE0", "FORMERR"],
+    ["TYPE41", "OPT", "FORMERR"],
+    ["TYPE250", "TSIG", "FORMERR"],
+    ["TYPE249", "TKEY", "NOTIMP"],
+    ["MAILB", "MAILB", "NOTIMP"],
+    ["MAILA", "MAILA", "NOTIMP"],
+  ];
+  for (const [type, printed, status] of cases) {
+    for (const name of [MANY, "www.example.org"]) {
+      const r = await dig(srv.port, name, type);
+      assert.equal(r.status, status, `${type} ${name}`);
+      const question = r.text.split("\n").find((l) => l.startsWith(`;${name}.`));
+      assert.deepEqual(question?.split(/\s+/), [`;${name}.`, "IN", printed], `${type} ${name}`);
+    }
+  }
 });

@@ -1,4 +1,4 @@
-// Numbers from the IANA DNS parameters registry (RFC 1035, 3596, 2782, 6891, 8659).
+// Numbers from the IANA DNS parameters registry (RFC 1035, 3596, 2782, 6891, 8659, 4034, 8945).
 
 export const Type = {
   A: 1,
@@ -12,8 +12,13 @@ export const Type = {
   AAAA: 28,
   SRV: 33,
   OPT: 41,
+  RRSIG: 46,
+  TKEY: 249,
+  TSIG: 250,
   IXFR: 251,
   AXFR: 252,
+  MAILB: 253,
+  MAILA: 254,
   ANY: 255,
   CAA: 257,
 } as const;

@@ -20,7 +20,6 @@ export class FitError extends Error {
 }
 
 const MAX_MESSAGE = 65535;
-const RRSIG = 46;
 
 /**
  * `full` made to fit `maxSize` octets (taken as 512 when below: every client takes that). Returns
@@ -69,13 +68,13 @@ export function fitReply(full: Buffer, questionEnd: number, maxSize: number): Bu
       break;
     }
     if (type === Type.SOA && i >= an && i < an + ns) soaInAuthority = true;
-    const covered = type === RRSIG && end - p >= 12 ? (full[p + 10] << 8) | full[p + 11] : type;
+    const covered = type === Type.RRSIG && end - p >= 12 ? (full[p + 10] << 8) | full[p + 11] : type;
     const key = `${i < an ? 0 : i < an + ns ? 1 : 2}/${ownerKey(full, start)}/${full[p + 2]}.${full[p + 3]}/${covered}`;
     if (i === 0 || key !== prevKey) {
       setStart[i] = 1;
       first = i;
     }
-    if (type === RRSIG) signed[first] = 1;
+    if (type === Type.RRSIG) signed[first] = 1;
     prevKey = key;
     p = end;
   }

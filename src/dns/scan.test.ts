@@ -315,14 +315,135 @@ test("errorReply: FORMERR without a question, with and without OPT; NOTIMP echoe
   assert.equal(m.rcode, Rcode.FORMERR);
   assert.deepEqual(m.edns, { udpSize: 1232, version: 0, do: false, options: [] });
 
-  buf = query("zone.example.", { flags: 0x2100 }); // NOTIFY, RD
+  buf = query("zone.example.", { flags: 0x2110 }); // NOTIFY, RD, CD
   reply = errorReply(buf, failed(buf, Rcode.NOTIMP));
   const n = decode(reply);
   assert.equal(n.opcode, 4);
   assert.equal(n.qr, true);
-  assert.equal(n.rd, true);
   assert.equal(n.rcode, Rcode.NOTIMP);
   assert.deepEqual(n.question, [{ name: "zone.example.", type: 1, class: 1 }]);
+  // RD and CD are QUERY's bits: an unknown opcode's reply clears them; a QUERY's error keeps them.
+  assert.deepEqual([n.rd, n.cd], [false, false]);
+  for (const opcode of [1, 2, 3, 5, 15]) {
+    buf = query("zone.example.", { flags: (opcode << 11) | 0x0110 });
+    const r = decode(errorReply(buf, failed(buf, Rcode.NOTIMP)));
+    assert.deepEqual([r.opcode, r.rd, r.cd], [opcode, false, false]);
+  }
+  buf = query("zone.example.", { flags: 0x0110, type: Type.MAILA });
+  const q = decode(errorReply(buf, failed(buf, Rcode.NOTIMP)));
+  assert.deepEqual([q.rd, q.cd], [true, true]);
+});
+
+test("QTYPEs no query may ask for: 0, OPT and TSIG FORMERR; TKEY, MAILB, MAILA NOTIMP", () => {
+  const cases: [number, number][] = [
+    [0, Rcode.FORMERR],
+    [Type.OPT, Rcode.FORMERR],
+    [Type.TSIG, Rcode.FORMERR],
+    [Type.TKEY, Rcode.NOTIMP],
+    [Type.MAILB, Rcode.NOTIMP],
+    [Type.MAILA, Rcode.NOTIMP],
+  ];
+  for (const [type, rcode] of cases) {
+    const buf = query("example.org.", { type });
+    const f = failed(buf, rcode);
+    assert.equal(f.questionEnd, buf.length, "the question is echoed");
+  }
+  for (const type of [Type.A, Type.ANY, Type.AXFR, 65535, 128]) scanned(query("example.org.", { type }));
+  // The other rules come first: a malformed OPT query with QTYPE 0 is FORMERR, BADVERS wins.
+  failed(bytes(header(1, 0, 1, 0, 0, 1), wireName("a"), [0, 0, 0, 1], optRR({ version: 1 })), Rcode.BADVERS);
+});
+
+/** A TSIG record: owner (wire octets), algorithm name, time signed, fudge, MAC, original ID. */
+function tsigRR(
+  owner: number[],
+  opts: { mac?: number; origId?: number; alg?: number[]; other?: number[] } = {},
+) {
+  const alg = opts.alg ?? wireName("hmac-sha256");
+  const mac = Array.from({ length: opts.mac ?? 32 }, (_, i) => i);
+  const origId = opts.origId ?? 0x1234;
+  const other = opts.other ?? [];
+  const rdata = [
+    ...alg,
+    ...[0, 0, 0x65, 0x43, 0x21, 0x0f], // time signed
+    1,
+    0x2c, // fudge 300
+    mac.length >> 8,
+    mac.length & 0xff,
+    ...mac,
+    origId >> 8,
+    origId & 0xff,
+    0,
+    0, // error
+    other.length >> 8,
+    other.length & 0xff,
+    ...other,
+  ];
+  return [...owner, 0, 250, 0, 255, 0, 0, 0, 0, rdata.length >> 8, rdata.length & 0xff, ...rdata];
+}
+
+test("TSIG: last in the additional section or FORMERR; a well-formed one gets NOTAUTH", () => {
+  const q = bytes(wireName("a.example"), QTYPE_A_IN);
+  const key = wireName("key.example");
+  const bad: [string, Buffer][] = [
+    ["in the answer section", bytes(header(1, 0, 1, 1), q, tsigRR(key))],
+    ["in the authority section", bytes(header(1, 0, 1, 0, 1), q, tsigRR(key))],
+    ["before the OPT record", bytes(header(1, 0, 1, 0, 0, 2), q, tsigRR(key), optRR())],
+    ["two of them", bytes(header(1, 0, 1, 0, 0, 2), q, tsigRR(key), tsigRR(key))],
+    ["MAC longer than the rdata", bytes(header(1, 0, 1, 0, 0, 1), q, tsigRR(key).slice(0, -3))],
+    ["other data cut", bytes(header(1, 0, 1, 0, 0, 1), q, tsigRR(key, { other: [1, 2] }).slice(0, -1))],
+  ];
+  for (const [what, buf] of bad) {
+    if (what === "MAC longer than the rdata" || what === "other data cut") {
+      // Cut rdata: shorten its RDLENGTH too, so only the TSIG rdata is wrong.
+      const at = 12 + q.length + key.length + 8;
+      buf.writeUInt16BE(buf.readUInt16BE(at) - (what === "other data cut" ? 1 : 3), at);
+    }
+    const f = failed(buf, Rcode.FORMERR);
+    assert.equal(f.tsig, -1, what);
+  }
+  const ok = bytes(header(1, 0, 1, 0, 0, 2), q, optRR(), tsigRR(key));
+  const f = failed(ok, Rcode.NOTAUTH);
+  assert.equal(f.tsig, 12 + q.length + 11);
+  // A TSIG wins over BADVERS and over a meta QTYPE, not over an unknown opcode.
+  failed(bytes(header(1, 0, 1, 0, 0, 2), q, optRR({ version: 1 }), tsigRR(key)), Rcode.NOTAUTH);
+  failed(bytes(header(1, 0, 1, 0, 0, 1), wireName("a"), [0, 41, 0, 1], tsigRR(key)), Rcode.NOTAUTH);
+  const notify = failed(bytes(header(1, 0x2000, 1, 0, 0, 1), q, tsigRR(key)), Rcode.NOTIMP);
+  assert.equal(notify.tsig, -1);
+});
+
+test("errorReply to a TSIG query: NOTAUTH, unsigned TSIG with error BADKEY (RFC 8945 5.3.2)", () => {
+  const q = bytes(wireName("A.Example"), QTYPE_A_IN);
+  // The key name compressed against the question (a.example -> key + pointer), the algorithm whole.
+  const buf = bytes(
+    header(0x4321, 0x0110, 1, 0, 0, 2),
+    q,
+    optRR({ do: true }),
+    tsigRR([3, 0x6b, 0x65, 0x79, 0xc0, 12], { origId: 0x9999 }),
+  );
+  const reply = errorReply(buf, failed(buf, Rcode.NOTAUTH));
+  const m = decode(reply);
+  assert.deepEqual([m.id, m.rcode, m.rd, m.cd, m.qr], [0x4321, Rcode.NOTAUTH, true, true, true]);
+  assert.deepEqual(m.edns, { udpSize: 1232, version: 0, do: true, options: [] });
+  assert.equal(m.additional.length, 1);
+  const t = m.additional[0];
+  assert.deepEqual([t.name, t.type, t.class, t.ttl], ["key.A.Example.", 250, 255, 0]);
+  const alg = wireName("hmac-sha256");
+  const expected = [...alg, 0, 0, 0x65, 0x43, 0x21, 0x0f, 1, 0x2c, 0, 0, 0x99, 0x99, 0, 17, 0, 0];
+  assert.deepEqual([...(t.data as { raw: Uint8Array }).raw], expected);
+  // Written whole: the reply holds no compression pointer after the question.
+  assert.ok(!reply.subarray(12 + q.length).includes(0xc0));
+  // dns2 reads it too.
+  assert.equal(dns2.Packet.parse(reply).errors.length, 0);
+});
+
+test("errorReply: a TSIG record that would take the reply past 512 octets is left out", () => {
+  const long = ["a".repeat(63), "b".repeat(63), "c".repeat(63), "d".repeat(61)].join(".");
+  const q = bytes(wireName(long), QTYPE_A_IN);
+  const buf = bytes(header(1, 0, 1, 0, 0, 1), q, tsigRR(wireName(long), { alg: wireName(long) }));
+  const reply = errorReply(buf, failed(buf, Rcode.NOTAUTH));
+  assert.equal(reply.length, 12 + q.length);
+  const m = decode(reply);
+  assert.deepEqual([m.rcode, m.additional.length], [Rcode.NOTAUTH, 0]);
 });
 
 test("skipName: backward chains pass; forward, looping and overlong ones fail", () => {

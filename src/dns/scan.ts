@@ -5,7 +5,7 @@
 // qname is built on first read, which a cache hit without log hooks never does.
 
 import type { Edns, Msg } from "./message.ts";
-import { EDNS_UDP_SIZE, Opcode, Rcode, Type } from "./constants.ts";
+import { Class, EDNS_UDP_SIZE, Opcode, PLAIN_UDP_SIZE, Rcode, Type } from "./constants.ts";
 
 /** A query that may be answered: what the fast path and the plugin chain need from it. */
 export interface Scanned {
@@ -48,6 +48,8 @@ export interface ScanError {
   readonly edns: boolean;
   /** That OPT record's DO bit (RFC 3225: copied into the reply). */
   readonly do: boolean;
+  /** Offset of the query's TSIG record when the rcode is NOTAUTH (its key is unknown), else -1. */
+  readonly tsig: number;
 }
 
 export type ScanFailure = ScanDrop | ScanError;
@@ -61,10 +63,20 @@ const MAX_JUMPS = 127;
 const scratch = Buffer.allocUnsafe(260);
 
 /**
- * Reads one query. Rules, first match wins: under 12 octets or QR=1 -> drop (never answer a response);
- * opcode other than QUERY -> NOTIMP; QDCOUNT other than 1 -> FORMERR; a question that does not parse
- * -> FORMERR; a malformed record or trailing octets -> FORMERR; OPT outside the additional section,
- * more than one OPT, or an OPT owner other than the root -> FORMERR; OPT version other than 0 -> BADVERS.
+ * Reads one query. Rules, first match wins:
+ * - under 12 octets or QR=1 -> drop (never answer a response);
+ * - opcode other than QUERY -> NOTIMP, with RD and CD clear (they are defined for QUERY only);
+ * - QDCOUNT other than 1, a question that does not parse, a malformed record or trailing octets ->
+ *   FORMERR;
+ * - OPT outside the additional section, more than one OPT, or an OPT owner other than the root ->
+ *   FORMERR; a TSIG record that is not the last record of the additional section (RFC 8945 5.1), or
+ *   whose rdata does not parse -> FORMERR;
+ * - a TSIG record -> NOTAUTH, its TSIG error BADKEY (RFC 8945 5.2.1): clusterdns holds no keys, so
+ *   every key is unknown, and an unsigned answer must not pass for an authenticated one;
+ * - OPT version other than 0 -> BADVERS;
+ * - QTYPE 0 (reserved, RFC 6895 3.1), OPT or TSIG (meta-types that live only in the additional
+ *   section, RFC 6891 6.1.1, RFC 8945 4.2) -> FORMERR; QTYPE TKEY (key negotiation, RFC 2930), MAILB
+ *   or MAILA (RFC 1035 3.2.3, obsolete) -> NOTIMP. BIND answers these the same way.
  *
  * Stricter than RFC 1035 in two places, both so that the question bytes alone identify the question
  * (the answer cache keys on them and echoes them): the question may hold no compression pointer (a
@@ -123,6 +135,8 @@ export function scanQuery(buf: Buffer): Scanned | ScanFailure {
   let opt = -1; // offset of the first OPT record's TYPE field
   let optCount = 0;
   let optBad = false;
+  let tsig = -1; // offset of the TSIG record
+  let tsigBad = false;
   for (let i = 0; i < records; i++) {
     const start = p;
     p = skipName(buf, p, len);
@@ -131,6 +145,10 @@ export function scanQuery(buf: Buffer): Scanned | ScanFailure {
     const rdlen = (buf[p + 8] << 8) | buf[p + 9];
     const end = p + 10 + rdlen;
     if (end > len) return failure(buf, opcode, rcode || Rcode.FORMERR, questionEnd, opt);
+    if (type === Type.TSIG) {
+      if (i < additionalFrom || i !== records - 1 || !tsigFits(buf, p + 10, end)) tsigBad = true;
+      else tsig = start;
+    }
     if (type === Type.OPT) {
       optCount++;
       if (i < additionalFrom || p !== start + 1 || buf[start] !== 0 || !optionsFit(buf, p + 10, end)) {
@@ -141,9 +159,11 @@ export function scanQuery(buf: Buffer): Scanned | ScanFailure {
     }
     p = end;
   }
-  if (p !== len || optBad || optCount > 1) rcode ||= Rcode.FORMERR;
+  if (p !== len || optBad || optCount > 1 || tsigBad) rcode ||= Rcode.FORMERR;
+  else if (tsig >= 0) rcode ||= Rcode.NOTAUTH;
   else if (opt >= 0 && buf[opt + 5] !== 0) rcode ||= Rcode.BADVERS;
-  if (rcode !== Rcode.NOERROR) return failure(buf, opcode, rcode, questionEnd, opt);
+  else rcode ||= qtypeRcode((buf[questionEnd - 4] << 8) | buf[questionEnd - 3]);
+  if (rcode !== Rcode.NOERROR) return failure(buf, opcode, rcode, questionEnd, opt, tsig);
 
   let edns: Edns | undefined;
   let ednsState = 0x30; // "0"
@@ -214,18 +234,52 @@ class ScannedQuery implements Scanned {
   }
 }
 
-function failure(buf: Buffer, opcode: number, rcode: number, questionEnd: number, opt: number): ScanError {
+function failure(
+  buf: Buffer,
+  opcode: number,
+  rcode: number,
+  questionEnd: number,
+  opt: number,
+  tsig = -1,
+): ScanError {
+  const query = opcode === Opcode.QUERY;
   return {
     drop: false,
     rcode,
     id: (buf[0] << 8) | buf[1],
     opcode,
-    rd: (buf[2] & 0x01) !== 0,
-    cd: (buf[3] & 0x10) !== 0,
+    rd: query && (buf[2] & 0x01) !== 0,
+    cd: query && (buf[3] & 0x10) !== 0,
     questionEnd,
     edns: opt >= 0,
     do: opt >= 0 && (buf[opt + 6] & 0x80) !== 0,
+    tsig: rcode === Rcode.NOTAUTH ? tsig : -1,
   };
+}
+
+/** The rcode for a QTYPE no query may ask for (see scanQuery), else NOERROR. */
+function qtypeRcode(qtype: number): number {
+  switch (qtype) {
+    case 0:
+    case Type.OPT:
+    case Type.TSIG:
+      return Rcode.FORMERR;
+    case Type.TKEY:
+    case Type.MAILB:
+    case Type.MAILA:
+      return Rcode.NOTIMP;
+  }
+  return Rcode.NOERROR;
+}
+
+/** True when a TSIG rdata (RFC 8945 4.2) exactly fills from..end: algorithm name, time signed (48
+ * bits), fudge, MAC size and MAC, original ID, error, other length and other data. */
+function tsigFits(buf: Buffer, from: number, end: number): boolean {
+  let p = skipName(buf, from, end);
+  if (p < 0 || p + 10 > end) return false;
+  p += 10 + ((buf[p + 8] << 8) | buf[p + 9]);
+  if (p + 6 > end) return false;
+  return p + 6 + ((buf[p + 4] << 8) | buf[p + 5]) === end;
 }
 
 /** True when EDNS options (code, length, data)* exactly fill from..end. */
@@ -270,21 +324,30 @@ export function skipName(buf: Uint8Array, off: number, limit: number): number {
   }
 }
 
+/** TSIG error "key not recognized" (RFC 8945 4.3). */
+const TSIG_BADKEY = 17;
+
 /**
- * The reply to a packet scanQuery refused: the query's ID, opcode and RD/CD bits, QR=1, the rcode,
- * the question when it parsed, and an OPT record when the query had one or the rcode needs one.
- * At most 12 + 259 + 11 octets, so it always fits a plain 512-octet UDP reply.
+ * The reply to a packet scanQuery refused: the query's ID and opcode, its RD and CD bits for QUERY,
+ * QR=1, the rcode, the question when it parsed, an OPT record when the query had one or the rcode
+ * needs one, and for NOTAUTH the unsigned TSIG record RFC 8945 5.3.2 asks for: the query's key name,
+ * algorithm, time signed, fudge and original ID, an empty MAC and error BADKEY. That TSIG record is
+ * left out when it would take the reply over 512 octets (only names of ~450 octets together do), so
+ * the reply always fits a plain UDP client: 12 + 259 + 11 octets without it.
  */
 export function errorReply(query: Buffer, f: ScanFailure & { drop: false }): Buffer {
   const qlen = f.questionEnd > 12 ? f.questionEnd - 12 : 0;
   const withOpt = f.edns || f.rcode > 15;
-  const out = Buffer.alloc(12 + qlen + (withOpt ? 11 : 0));
+  const head = 12 + qlen + (withOpt ? 11 : 0);
+  let tsig = f.tsig >= 0 ? badKey(query, f.tsig) : undefined;
+  if (tsig !== undefined && head + tsig.length > PLAIN_UDP_SIZE) tsig = undefined;
+  const out = Buffer.alloc(head + (tsig?.length ?? 0));
   out[0] = query[0];
   out[1] = query[1];
   out[2] = 0x80 | ((f.opcode & 0x0f) << 3) | (f.rd ? 0x01 : 0);
   out[3] = (f.cd ? 0x10 : 0) | (f.rcode & 0x0f);
   out[5] = qlen > 0 ? 1 : 0;
-  out[11] = withOpt ? 1 : 0;
+  out[11] = (withOpt ? 1 : 0) + (tsig !== undefined ? 1 : 0);
   if (qlen > 0) query.copy(out, 12, 12, f.questionEnd);
   if (withOpt) {
     // Owner root (already 0), TYPE OPT, CLASS = our UDP size, TTL = ext-rcode, version 0, DO.
@@ -294,7 +357,42 @@ export function errorReply(query: Buffer, f: ScanFailure & { drop: false }): Buf
     out[o + 5] = (f.rcode >> 4) & 0xff;
     out[o + 7] = f.do ? 0x80 : 0;
   }
+  if (tsig !== undefined) out.set(tsig, head);
   return out;
+}
+
+/** The unsigned BADKEY TSIG record answering the query's TSIG record at `at`; names written whole
+ * (RFC 8945 4.2: not compressed). scanQuery has checked the record. */
+function badKey(query: Buffer, at: number): Buffer {
+  const owner = nameOctets(query, at);
+  const p = skipName(query, at, query.length); // TYPE
+  const alg = nameOctets(query, p + 10);
+  const times = skipName(query, p + 10, query.length); // time signed, fudge, MAC size
+  const origId = times + 10 + ((query[times + 8] << 8) | query[times + 9]);
+  const rdata = Buffer.alloc(alg.length + 16);
+  rdata.set(alg);
+  query.copy(rdata, alg.length, times, times + 8);
+  // MAC size 0 (already), original ID, error BADKEY, other length 0.
+  query.copy(rdata, alg.length + 10, origId, origId + 2);
+  rdata.writeUInt16BE(TSIG_BADKEY, alg.length + 12);
+  const fixed = Buffer.from([0, Type.TSIG, 0, Class.ANY, 0, 0, 0, 0, rdata.length >> 8, rdata.length & 0xff]);
+  return Buffer.concat([owner, fixed, rdata]);
+}
+
+/** The name at `off` written whole, pointers followed (skipName has checked it). */
+function nameOctets(buf: Buffer, off: number): Buffer {
+  const parts: Buffer[] = [];
+  let p = off;
+  for (let l = buf[p]; l !== 0; l = buf[p]) {
+    if (l >= 0xc0) {
+      p = ((l & 0x3f) << 8) | buf[p + 1];
+      continue;
+    }
+    parts.push(buf.subarray(p, p + 1 + l));
+    p += l + 1;
+  }
+  parts.push(Buffer.from([0]));
+  return Buffer.concat(parts);
 }
 
 /** The decoded query for the plugin chain (the slow path). Other sections of a query are not kept. */

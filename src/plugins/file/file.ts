@@ -49,12 +49,16 @@ export function fileHandler(zones: ZoneSet, next: Handler): Handler {
   return {
     name: "file",
     serve(req) {
-      if (req.qclass !== Class.IN && req.qclass !== Class.ANY) return next.serve(req);
       const zone = zones.match(req.qname);
       if (!zone) return next.serve(req);
       req.answeredBy = "file";
-      // Zone transfers belong to the transfer plugin, which runs before this one.
-      if (req.qtype === Type.AXFR || req.qtype === Type.IXFR)
+      // Zones hold class IN only: REFUSED for CH and the like. Zone transfers belong to the transfer
+      // plugin, which runs before this one.
+      if (
+        (req.qclass !== Class.IN && req.qclass !== Class.ANY) ||
+        req.qtype === Type.AXFR ||
+        req.qtype === Type.IXFR
+      )
         return Promise.resolve(failure(req, Rcode.REFUSED));
       const found = zone.lookup(req.qname, req.qtype);
       const reply = replyTo(req.msg, found.rcode);

@@ -88,11 +88,16 @@ export function kubernetesHandler(o: KubernetesOptions, next: Handler): Handler 
   return {
     name: "kubernetes",
     serve(req) {
-      if (req.qclass !== Class.IN && req.qclass !== Class.ANY) return next.serve(req);
       const zone = records.zoneOf(req.qname);
       if (zone === undefined) return next.serve(req);
-      // Zone transfers belong to the transfer plugin, which runs before this one.
-      if (req.qtype === Type.AXFR || req.qtype === Type.IXFR) {
+      // The cluster's names exist in class IN only; REFUSED (not SERVFAIL, which resolvers count
+      // against the server) for CH and the like. Zone transfers belong to the transfer plugin, which
+      // runs before this one.
+      if (
+        (req.qclass !== Class.IN && req.qclass !== Class.ANY) ||
+        req.qtype === Type.AXFR ||
+        req.qtype === Type.IXFR
+      ) {
         req.answeredBy = "kubernetes";
         return Promise.resolve(failure(req, Rcode.REFUSED));
       }

@@ -62,10 +62,15 @@ test("IPv4-mapped client address is answered with an A; the root name gets _udp.
   assert.equal(m.additional[1].name, "_udp.");
 });
 
-test("the record class follows the question", async () => {
-  const { h } = await handler();
-  const m = await h.serve(makeRequest("x.test", Type.TXT, { qclass: Class.CH }));
-  assert.ok(m.additional.every((rr) => rr.class === Class.CH));
+test("class IN only: ANY is answered in IN, CH and others pass on", async () => {
+  const { h, next } = await handler();
+  const m = await h.serve(makeRequest("x.test", Type.TXT, { qclass: Class.ANY }));
+  assert.ok(m.additional.length === 2 && m.additional.every((rr) => rr.class === Class.IN));
+  for (const qclass of [Class.CH, 4]) {
+    const r = await h.serve(makeRequest("x.test", Type.A, { qclass }));
+    assert.equal(r.rcode, Rcode.REFUSED, "the recording next's answer");
+  }
+  assert.equal(next.calls.length, 2);
 });
 
 test("setup rejects arguments and blocks with file:line", async () => {

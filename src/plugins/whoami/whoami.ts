@@ -1,16 +1,19 @@
 // whoami: tells a client what the server saw of it. The answer section stays empty; the additional
 // section holds the client's address (A or AAAA) and an SRV `_<proto>.<qname>` carrying its port.
+// Class IN only: an A record of class CH is a Chaosnet address (RFC 1035 3.4.1), a name and 16 bits,
+// so a CH query passes on (and ends REFUSED, see endOfChain).
 
 import type { Handler, Request } from "../../plugin.ts";
 import type { Msg, RR } from "../../dns/message.ts";
 import { replyTo } from "../../dns/message.ts";
-import { Type } from "../../dns/constants.ts";
+import { Class, Type } from "../../dns/constants.ts";
 
-/** Answers every query that reaches it; `next` is never called. */
-export function whoami(_next: Handler): Handler {
+/** Answers every query of class IN or ANY that reaches it; others go to `next`. */
+export function whoami(next: Handler): Handler {
   return {
     name: "whoami",
     serve(req) {
+      if (req.qclass !== Class.IN && req.qclass !== Class.ANY) return next.serve(req);
       return Promise.resolve(answer(req));
     },
   };
@@ -20,7 +23,7 @@ export function answer(req: Request): Msg {
   const m = replyTo(req.msg);
   m.aa = true;
   const name = req.qname;
-  const cls = req.qclass;
+  const cls = Class.IN;
   // A dual-stack socket reports IPv4 clients as ::ffff:a.b.c.d; CoreDNS answers those with an A.
   const ip = req.remoteAddress.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, "");
   const addr: RR = ip.includes(":")
