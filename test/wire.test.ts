@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { startServer, ROOT, type RunningServer } from "./helpers/server.ts";
 import { dig } from "./helpers/dig.ts";
 import { writeHeadlessObjects, MANY_ADDRESSES, NINE_HOSTNAMES } from "./k8s/headless.ts";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { exchangeUdp } from "./helpers/udp-exchange.ts";
 import { queryMsg } from "./helpers/query-msg.ts";
@@ -18,12 +18,22 @@ import { decode } from "../src/dns/decode.ts";
 import type { Msg } from "../src/dns/message.ts";
 import { Rcode, Type } from "../src/dns/constants.ts";
 
+/** A zone whose owner a\.b is one label holding a dot. */
+const DOTTED_ZONE = `$ORIGIN dotted.test.
+@      60 SOA ns hostmaster 1 7200 900 1209600 60
+@      60 NS  ns
+ns     60 A   192.0.2.53
+a\\.b   60 A   192.0.2.41
+b      60 A   192.0.2.42
+`;
+
 let srv: RunningServer;
 let tmp: string;
 
 before(async () => {
   tmp = mkdtempSync(join(tmpdir(), "wire-"));
   const objects = writeHeadlessObjects(join(tmp, "headless.json"));
+  writeFileSync(join(tmp, "dotted.zone"), DOTTED_ZONE);
   srv = await startServer(
     `cluster.local {
     log
@@ -34,6 +44,10 @@ before(async () => {
 example.org {
     log
     file ${ROOT}/zones/example.org.zone
+}
+dotted.test {
+    log
+    file ${join(tmp, "dotted.zone")}
 }
 . {
     chaos
@@ -180,3 +194,39 @@ test("meta and obsolete QTYPEs: FORMERR or NOTIMP, the question echoed", async (
     }
   }
 });
+
+test("a label holding a '.' octet (RFC 2181 11): one label, answered, echoed and logged escaped", async () => {
+  for (let i = 0; i < 2; i++) {
+    // Twice: the second from the answer cache.
+    const r = await dig(srv.port, "A\\.b.dotted.test", "A");
+    assert.equal(r.status, "NOERROR");
+    // The owner points at the question, so it shows the client's spelling.
+    assert.deepEqual(r.answer, ["A\\.b.dotted.test. 60 IN A 192.0.2.41"]);
+    assert.match(r.text, /^;A\\\.b\.dotted\.test\.\s+IN\s+A$/m, "the client's spelling echoed");
+  }
+  assert.equal((await dig(srv.port, "a.b.dotted.test", "A")).status, "NXDOMAIN");
+  // Not a name below cluster.local's namespace "default": one label "many.default".
+  const k = await dig(srv.port, "many\\.default.svc.cluster.local", "A");
+  assert.equal(k.status, "NXDOMAIN");
+  assert.match(k.authority[0], /^cluster\.local\. \d+ IN SOA /);
+  // x\.cluster.local. is the label "x.cluster" under local., which no block but "." serves: whoami.
+  const w = await dig(srv.port, "x\\.cluster.local", "A");
+  assert.deepEqual([w.status, w.answer.length], ["NOERROR", 0]);
+  assert.match(w.additional[0], /^x\\\.cluster\.local\. 0 IN A 127\.0\.0\.1$/);
+  // The log line prints the name escaped.
+  const logged = await waitForLog((rec) => rec.name === "many\\.default.svc.cluster.local.");
+  assert.equal(logged.rcode, "NXDOMAIN");
+  assert.match(String(logged.msg), / many\\\.default\.svc\.cluster\.local\. /);
+});
+
+/** The first log record `match` accepts, waiting for it a little (stdout is asynchronous). */
+async function waitForLog(
+  match: (rec: Record<string, unknown>) => boolean,
+): Promise<Record<string, unknown>> {
+  for (let i = 0; i < 50; i++) {
+    const rec = srv.logs.find(match);
+    if (rec) return rec;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error("no such log line");
+}

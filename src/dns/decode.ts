@@ -8,12 +8,13 @@
 // kept opaque; records it cannot decode are left out of the sections and only listed in
 // packet.errors; trailing octets are accepted; types it has a codec for (RRSIG, DNSKEY, SPF, ...) come
 // back as objects, not as the raw rdata RFC 3597 asks for; a label holding a "." octet comes back
-// indistinguishable from two labels; and it reads one bit at a time. It stays in the tests as an
+// indistinguishable from two labels (here it is escaped); and it reads one bit at a time. It stays in the tests as an
 // independent oracle for the encoder.
 
 import type { Edns, Msg, Question, RData, RR } from "./message.ts";
 import { Type } from "./constants.ts";
 import { skipName } from "./scan.ts";
+import { labelText } from "./name.ts";
 
 /** A message that does not parse. `offset` is where the problem was found. */
 export class DecodeError extends Error {
@@ -33,8 +34,9 @@ let nameEnd = 0;
  * Decodes a whole message. Names keep the case they have on the wire. The OPT record becomes
  * `edns` (its extended rcode bits folded into `rcode`) and is not listed in `additional`; record
  * types without a shape in RData keep their rdata raw (RFC 3597). A TTL with the top bit set reads
- * as 0 (RFC 2181 8). Throws DecodeError (CDNS_ERR_DECODE) on anything malformed, including an OPT
- * outside the additional section, a second OPT, a label containing ".", and trailing octets.
+ * as 0 (RFC 2181 8). Names are in the server's text form (name.ts: a "." inside a label is \.).
+ * Throws DecodeError (CDNS_ERR_DECODE) on anything malformed, including an OPT outside the additional
+ * section, a second OPT, and trailing octets.
  */
 export function decode(input: Uint8Array): Msg {
   const buf = Buffer.isBuffer(input) ? input : Buffer.from(input.buffer, input.byteOffset, input.byteLength);
@@ -194,7 +196,7 @@ function readRData(buf: Buffer, type: number, p: number, end: number): RData {
 }
 
 /**
- * The name at `off` as text ("a.example.", "." for the root), one latin1 char per octet, case kept.
+ * The name at `off` as text ("a.example.", "." for the root), case kept, odd octets escaped (name.ts).
  * `limit` bounds the in-place part (the rdata's end inside a record). Sets nameEnd.
  */
 function readName(buf: Buffer, off: number, limit: number): string {
@@ -208,10 +210,7 @@ function readName(buf: Buffer, off: number, limit: number): string {
       p = ((l & 0x3f) << 8) | buf[p + 1];
       continue;
     }
-    for (let i = p + 1; i <= p + l; i++) {
-      if (buf[i] === 0x2e) throw new DecodeError(i, "label contains a '.' octet");
-    }
-    name += buf.toString("latin1", p + 1, p + 1 + l) + ".";
+    name += labelText(buf.toString("latin1", p + 1, p + 1 + l)) + ".";
     p += l + 1;
   }
   nameEnd = end;

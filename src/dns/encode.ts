@@ -8,6 +8,7 @@
 
 import type { Edns, Msg, RR } from "./message.ts";
 import { Type } from "./constants.ts";
+import { nameToWire } from "./name.ts";
 
 /** A message that cannot be put on the wire: a bug in whoever built it, never the client's fault. */
 export class EncodeError extends Error {
@@ -26,7 +27,7 @@ const MAX_POINTER = 0x3fff;
 // record of the largest size (name 255, fixed 10, rdata 65535) and an OPT.
 const buf = Buffer.allocUnsafe(2 * MAX_MESSAGE + 255 + 10 + 64);
 let off = 0;
-/** Lowercased name suffix ("svc.cluster.local.") -> offset where it was written. */
+/** Lowercased wire suffix (length-prefixed labels, as a latin1 string) -> offset where it was written. */
 const targets = new Map<string, number>();
 
 /**
@@ -204,7 +205,7 @@ function writeOpt(edns: Edns, rcode: number): void {
 
 /**
  * A name prepared for writing, once: its wire form (uncompressed, spelled as given) and, per label,
- * where the label starts in it and the lowercased suffix from there (the compression-target key).
+ * where the label starts in it and the lowercased wire suffix from there (the compression-target key).
  */
 interface WireName {
   readonly wire: Uint8Array;
@@ -218,7 +219,7 @@ const prepared = new Map<string, WireName>();
 const MAX_PREPARED = 10_000;
 
 /**
- * Writes a name (text, one char per octet, "." between labels; relative names are taken as absolute),
+ * Writes a name (the text form of name.ts, escapes and all; relative names are taken as absolute),
  * pointing at an earlier copy of its longest known suffix when `compress` is set. Every suffix written
  * in place below offset 0x4000 becomes a target, whether or not this name itself was compressed.
  */
@@ -253,40 +254,18 @@ function writeName(name: string, compress: boolean): void {
 }
 
 function prepare(name: string): WireName {
-  let key = lowerAscii(name);
-  if (key.charCodeAt(key.length - 1) !== 0x2e) {
-    key += ".";
-    name += ".";
-  }
-  if (key.length + 1 > 255) throw new EncodeError(`name ${name} is longer than 255 octets`);
-  const wire = new Uint8Array(key.length + 1);
+  const wire = nameToWire(name);
+  if (typeof wire === "string") throw new EncodeError(`name ${name} ${wire}`);
+  // DNS compares names ASCII-case-insensitively (RFC 4343): the keys are lowercased.
+  let lower = "";
+  for (const c of wire) lower += String.fromCharCode(c >= 0x41 && c <= 0x5a ? c | 0x20 : c);
   const starts: number[] = [];
   const keys: string[] = [];
-  for (let i = 0; i < key.length;) {
-    const dot = key.indexOf(".", i);
-    const l = dot - i;
-    if (l === 0) throw new EncodeError(`name ${name} has an empty label`);
-    if (l > 63) throw new EncodeError(`name ${name} has a label longer than 63 octets`);
+  for (let i = 0; wire[i] !== 0; i += wire[i] + 1) {
     starts.push(i);
-    keys.push(key.slice(i));
-    wire[i] = l;
-    for (let j = i; j < dot; j++) {
-      const c = name.charCodeAt(j);
-      if (c > 0xff) throw new EncodeError(`name ${name} has a character above U+00FF`);
-      wire[j + 1] = c;
-    }
-    i = dot + 1;
+    keys.push(lower.slice(i));
   }
   return { wire, starts, keys };
-}
-
-/** The name with ASCII A-Z lowered (DNS compares names ASCII-case-insensitively, RFC 4343). */
-function lowerAscii(s: string): string {
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0x41 && c <= 0x5a) return s.replace(/[A-Z]+/g, (m) => m.toLowerCase());
-  }
-  return s;
 }
 
 function writeTxt(strings: string[]): void {

@@ -7,7 +7,7 @@
 // backwards, and the OPT record (if any) last. Dropping a tail of records then leaves every pointer
 // of the records kept valid, and the OPT record (owner the root, no names inside) can move.
 
-import { skipName } from "./scan.ts";
+import { nameOctets, skipName } from "./scan.ts";
 import { PLAIN_UDP_SIZE, Type } from "./constants.ts";
 
 /** A reply that is not what encode.ts writes: a bug in whoever built it, never the client's fault. */
@@ -135,20 +135,9 @@ export function fitReply(full: Buffer, questionEnd: number, maxSize: number): Bu
 }
 
 /** The owner name at `off` with pointers followed and ASCII lowercased (RFC 4343), one char per
- * octet; skipName has checked it. */
+ * octet. */
 function ownerKey(buf: Buffer, off: number): string {
-  let key = "";
-  let p = off;
-  for (let l = buf[p]; l !== 0; l = buf[p]) {
-    if (l >= 0xc0) {
-      p = ((l & 0x3f) << 8) | buf[p + 1];
-      continue;
-    }
-    for (let i = p; i <= p + l; i++) {
-      const c = buf[i];
-      key += String.fromCharCode(c >= 0x41 && c <= 0x5a ? c | 0x20 : c);
-    }
-    p += l + 1;
-  }
-  return key;
+  return nameOctets(buf, off)
+    .toString("latin1")
+    .replace(/[A-Z]+/g, (m) => m.toLowerCase());
 }

@@ -1,24 +1,157 @@
 // Domain name helpers. Inside the server every name is absolute (ends with ".") and lowercased;
-// the root is ".".
+// the root is ".". Any octet may sit in a label (RFC 2181 11), so the text form is the master-file one
+// (RFC 1035 5.1) made unique: a "." inside a label is \., a backslash \\, an octet outside 0x21-0x7e
+// \DDD (decimal), every other octet itself. Splitting a name into labels therefore skips escaped
+// characters: a\.b.example. has the labels a\.b and example.
 
-/** Makes a name absolute and lowercase: "Example.ORG" -> "example.org.". */
+/** Anything but the octets a label's text form holds as they are: 0x21-0x7e but dot and backslash. */
+const ESCAPED = /[^\x21-\x2d\x2f-\x5b\x5d-\x7e]/;
+
+/** The text form of one label, given as its octets (one char per octet, 0-255). */
+export function labelText(octets: string): string {
+  if (!ESCAPED.test(octets)) return octets;
+  let out = "";
+  for (let i = 0; i < octets.length; i++) {
+    const c = octets.charCodeAt(i);
+    if (c === 0x2e || c === 0x5c) out += "\\" + octets[i];
+    else if (c <= 0x20 || (c >= 0x7f && c <= 0xff)) out += "\\" + String(c).padStart(3, "0");
+    else out += octets[i];
+  }
+  return out;
+}
+
+/** Index of the "." ending the label of `name` that starts at `from`, or -1. */
+function labelEnd(name: string, from: number): number {
+  for (let i = from; i < name.length; i++) {
+    const c = name.charCodeAt(i);
+    if (c === 0x5c)
+      i++; // the escaped char (or the first digit of \DDD) never ends a label
+    else if (c === 0x2e) return i;
+  }
+  return -1;
+}
+
+/** True when name[i] is "." preceded by an even number of backslashes: a label separator. */
+function separatorAt(name: string, i: number): boolean {
+  if (name.charCodeAt(i) !== 0x2e) return false;
+  let n = 0;
+  while (i - n - 1 >= 0 && name.charCodeAt(i - n - 1) === 0x5c) n++;
+  return n % 2 === 0;
+}
+
+/**
+ * The labels of a text name as octet strings (one char per octet), escapes decoded; a final "." ends
+ * the name. A char above U+00FF is kept as it is (no octet holds it: nameToWire refuses it). `error`
+ * says what is wrong with an escape; the octets are then a best effort.
+ */
+function parseLabels(name: string): { labels: string[]; error?: string } {
+  const labels: string[] = [];
+  let error: string | undefined;
+  let label = "";
+  for (let i = 0; i < name.length; i++) {
+    const ch = name[i];
+    if (ch === ".") {
+      labels.push(label);
+      label = "";
+      continue;
+    }
+    if (ch !== "\\") {
+      label += ch;
+      continue;
+    }
+    const digits = /^\d{3}/.exec(name.slice(i + 1, i + 4));
+    if (digits && Number(digits[0]) <= 255) {
+      label += String.fromCharCode(Number(digits[0]));
+      i += 3;
+    } else if (i + 1 < name.length && !/\d/.test(name[i + 1])) {
+      label += name[++i];
+    } else {
+      error ??= `has a bad escape at '${name.slice(i, i + 4)}'`;
+      label += ch;
+    }
+  }
+  // "a.b." ends with a separator: nothing after it; "a.b" is taken as absolute.
+  if (label !== "" || labels.length === 0) labels.push(label);
+  if (labels.length === 1 && labels[0] === "" && name.length <= 1) return { labels: [], error };
+  return { labels, error };
+}
+
+/**
+ * The uncompressed wire form of a text name (escapes decoded, a relative name taken as absolute), or
+ * a sentence saying why there is none: a bad escape, an empty label, a label over 63 octets, a name
+ * over 255, a char above U+00FF.
+ */
+export function nameToWire(name: string): Uint8Array | string {
+  const { labels: ls, error } = parseLabels(name);
+  if (error !== undefined) return error;
+  let size = 1;
+  for (const l of ls) {
+    if (l.length === 0) return "has an empty label";
+    if (l.length > 63) return "has a label longer than 63 octets";
+    size += l.length + 1;
+  }
+  if (size > 255) return "is longer than 255 octets";
+  const wire = new Uint8Array(size);
+  let o = 0;
+  for (const l of ls) {
+    wire[o++] = l.length;
+    for (let i = 0; i < l.length; i++) {
+      const c = l.charCodeAt(i);
+      if (c > 0xff) return "has a character above U+00FF";
+      wire[o++] = c;
+    }
+  }
+  return wire;
+}
+
+/** Anything but printable ASCII other than the backslash: a name holding it is parsed to be made
+ * canonical. */
+const UNCANONICAL = /[^\x21-\x5b\x5d-\x7e]/;
+
+/** Makes a name absolute and lowercase, escapes in their one form: Example.ORG -> example.org.,
+ * A\046b\c. -> a\.bc. */
 export function canonical(name: string): string {
+  if (UNCANONICAL.test(name)) {
+    const ls = parseLabels(name).labels;
+    if (ls.length === 0) return ".";
+    return ls.map((l) => labelText(lowerAscii(l))).join(".") + ".";
+  }
   const lower = name.toLowerCase();
   if (lower === "" || lower === ".") return ".";
   return lower.endsWith(".") ? lower : lower + ".";
+}
+
+/** ASCII A-Z lowered, nothing else (DNS compares names so, RFC 4343). */
+function lowerAscii(s: string): string {
+  return s.replace(/[A-Z]+/g, (m) => m.toLowerCase());
 }
 
 /** True when `name` equals `zone` or lies below it. Both canonical. */
 export function isSubdomain(name: string, zone: string): boolean {
   if (zone === ".") return true;
   if (name.length === zone.length) return name === zone;
-  return name.length > zone.length && name.endsWith(zone) && name[name.length - zone.length - 1] === ".";
+  return name.length > zone.length && name.endsWith(zone) && separatorAt(name, name.length - zone.length - 1);
 }
 
-/** Labels of a canonical name, leftmost first, without the root: "a.b." -> ["a", "b"]. */
+/** Labels of a canonical name in text form, leftmost first, without the root: a.b. -> a and b,
+ * a\.b.c. -> a\.b and c. */
 export function labels(name: string): string[] {
   if (name === ".") return [];
-  return name.slice(0, -1).split(".");
+  if (!name.includes("\\")) return name.slice(0, -1).split(".");
+  const out: string[] = [];
+  for (let i = 0; i < name.length;) {
+    const end = labelEnd(name, i);
+    const stop = end < 0 ? name.length : end;
+    out.push(name.slice(i, stop));
+    i = stop + 1;
+  }
+  return out;
+}
+
+/** The labels of `name` in front of `zone`, which it lies below: (a.b.zone., zone.) -> a and b. */
+export function labelsBelow(name: string, zone: string): string[] {
+  if (name === zone) return [];
+  return labels(zone === "." ? name : name.slice(0, name.length - zone.length));
 }
 
 export function labelCount(name: string): number {
@@ -28,14 +161,15 @@ export function labelCount(name: string): number {
 /** The name with its leftmost label removed; "." stays ".". */
 export function parent(name: string): string {
   if (name === ".") return ".";
-  const i = name.indexOf(".");
-  return i === name.length - 1 ? "." : name.slice(i + 1);
+  const i = labelEnd(name, 0);
+  return i < 0 || i === name.length - 1 ? "." : name.slice(i + 1);
 }
 
-/** Joins a relative name to an origin: ("www", "example.org.") -> "www.example.org.". */
+/** Joins a relative name to an origin: ("www", "example.org.") -> "www.example.org.". A name ending in
+ * an unescaped "." is absolute already. */
 export function join(relative: string, origin: string): string {
   if (relative === "@") return origin;
-  if (relative.endsWith(".")) return relative;
+  if (relative.endsWith(".") && separatorAt(relative, relative.length - 1)) return relative;
   return origin === "." ? relative + "." : relative + "." + origin;
 }
 

@@ -5,6 +5,7 @@
 // qname is built on first read, which a cache hit without log hooks never does.
 
 import type { Edns, Msg } from "./message.ts";
+import { labelText } from "./name.ts";
 import { Class, EDNS_UDP_SIZE, Opcode, PLAIN_UDP_SIZE, Rcode, Type } from "./constants.ts";
 
 /** A query that may be answered: what the fast path and the plugin chain need from it. */
@@ -14,7 +15,7 @@ export interface Scanned {
   rd: boolean;
   cd: boolean;
   ad: boolean;
-  /** Canonical: ASCII-lowercase, absolute, "." for the root. Other octets are kept as latin1 chars.
+  /** Canonical (name.ts): ASCII-lowercase, absolute, "." for the root, odd octets escaped.
    * A getter on what scanQuery returns (computed once, on first read): spreading the object drops it. */
   readonly qname: string;
   qtype: number;
@@ -78,10 +79,10 @@ const scratch = Buffer.allocUnsafe(260);
  *   section, RFC 6891 6.1.1, RFC 8945 4.2) -> FORMERR; QTYPE TKEY (key negotiation, RFC 2930), MAILB
  *   or MAILA (RFC 1035 3.2.3, obsolete) -> NOTIMP. BIND answers these the same way.
  *
- * Stricter than RFC 1035 in two places, both so that the question bytes alone identify the question
- * (the answer cache keys on them and echoes them): the question may hold no compression pointer (a
- * pointer there could only reach the header or loop), and no label may contain a "." octet (the text
- * form of the name would be ambiguous).
+ * Stricter than RFC 1035 in one place, so that the question bytes alone identify the question (the
+ * answer cache keys on them and echoes them): the question may hold no compression pointer (a pointer
+ * there could only reach the header or loop). Any octet may sit in a label (RFC 2181 11), "." too:
+ * the text qname escapes it (name.ts).
  */
 export function scanQuery(buf: Buffer): Scanned | ScanFailure {
   const len = buf.length;
@@ -106,7 +107,6 @@ export function scanQuery(buf: Buffer): Scanned | ScanFailure {
       scratch[keyLen++] = l;
       for (let i = p + 1, end = p + 1 + l; i < end; i++) {
         let c = buf[i];
-        if (c === 0x2e) return failure(buf, opcode, rcode || Rcode.FORMERR, 0, -1);
         if (c >= 0x41 && c <= 0x5a) c |= 0x20;
         scratch[keyLen++] = c;
       }
@@ -220,13 +220,14 @@ class ScannedQuery implements Scanned {
     this.key = key;
   }
 
-  /** The key starts with the lowercased wire name: its labels joined with "." are the qname. */
+  /** The key starts with the lowercased wire name: its labels' text forms joined with "." are the
+   * qname. */
   get qname(): string {
     if (this.#qname === undefined) {
       const key = this.key;
       let name = "";
       for (let p = 0, l = key.charCodeAt(0); l !== 0; p += l + 1, l = key.charCodeAt(p)) {
-        name += key.slice(p + 1, p + 1 + l) + ".";
+        name += labelText(key.slice(p + 1, p + 1 + l)) + ".";
       }
       this.#qname = name === "" ? "." : name;
     }
@@ -380,7 +381,7 @@ function badKey(query: Buffer, at: number): Buffer {
 }
 
 /** The name at `off` written whole, pointers followed (skipName has checked it). */
-function nameOctets(buf: Buffer, off: number): Buffer {
+export function nameOctets(buf: Buffer, off: number): Buffer {
   const parts: Buffer[] = [];
   let p = off;
   for (let l = buf[p]; l !== 0; l = buf[p]) {

@@ -161,9 +161,28 @@ describe("rdataFromText", () => {
     assert.equal(nameFromText("x".repeat(63), "."), "x".repeat(63) + ".");
     const long = Array.from({ length: 5 }, () => "y".repeat(60)).join(".") + ".";
     assert.throws(() => nameFromText(long, ORIGIN), /longer than 255/);
-    assert.throws(() => nameFromText("a\\.b", ORIGIN), /dot inside a label/);
     assert.throws(() => nameFromText('"quoted"', ORIGIN), /cannot be quoted/);
-    assert.throws(() => nameFromText("a\\", ORIGIN), /lone backslash/);
+    assert.throws(() => nameFromText("a\\", ORIGIN), /bad escape/);
+    assert.throws(() => nameFromText("a\\256", ORIGIN), /bad escape/);
+    assert.throws(() => nameFromText("a\\1b", ORIGIN), /bad escape/);
+    // Escapes count as the octets they stand for.
+    assert.equal(nameFromText("\\.".repeat(63), "."), "\\.".repeat(63) + ".");
+    assert.throws(() => nameFromText("\\.".repeat(64), "."), /label longer than 63/);
+  });
+
+  it("takes any octet in a label, a dot too (RFC 2181 11), into one canonical text form", () => {
+    const cases: [string, string][] = [
+      ["a\\.b", "a\\.b.example.org."], // one label holding a dot, relative
+      ["a\\046B.", "a\\.b."], // \046 is a dot too; lowercased
+      ["a\\.", "a\\..example.org."], // an escaped final dot does not make the name absolute
+      ["a\\\\.", "a\\\\."], // a backslash, then the final dot: absolute
+      ["\\065\\(x\\)", "a(x).example.org."], // escapes of printable octets are not kept
+      ["sp\\032ce\\255", "sp\\032ce\\255.example.org."],
+    ];
+    for (const [field, want] of cases) assert.equal(nameFromText(field, ORIGIN), want, field);
+    // Printed back for a zone file, the escapes stay and ( ) are escaped.
+    assert.equal(rdataToText({ type: 5, target: "a\\.b(x).example." }), "a\\.b\\(x\\).example.");
+    assert.equal(rdataToText({ type: 5, target: "sp\\032ce\\\\." }), "sp\\032ce\\\\.");
   });
 
   it("range-checks numbers", () => {

@@ -7,7 +7,7 @@
 import { isIPv4, isIPv6 } from "node:net";
 import type { RData, RR } from "./message.ts";
 import { Class, Type, classFromName, className, typeFromName, typeName } from "./constants.ts";
-import { expandIPv6, join } from "./name.ts";
+import { canonical, expandIPv6, join, nameToWire } from "./name.ts";
 
 /** Largest TTL a record may carry (RFC 2181 8). */
 export const MAX_TTL = 0x7fffffff;
@@ -70,15 +70,24 @@ export function quoteString(s: string): string {
   return out + '"';
 }
 
-/** A name with the characters that would break a zone file escaped. */
+/** A name (name.ts's text form, escapes kept as they are) with the characters that would also break a
+ * zone file escaped: quotes, parentheses, semicolons; raw octets outside 0x21-0x7e as \DDD. */
 function nameToText(name: string): string {
-  if (!/[^\x21-\x7e]|["();\\]/.test(name)) return name;
+  if (!/[^\x21-\x7e]|["();]/.test(name)) return name;
   let out = "";
-  for (const octet of octets(name)) {
-    if (octet === 0x22 || octet === 0x28 || octet === 0x29 || octet === 0x3b || octet === 0x5c) {
-      out += "\\" + String.fromCharCode(octet);
-    } else if (octet <= 0x20 || octet > 0x7e) out += ddd(octet);
-    else out += String.fromCharCode(octet);
+  for (let i = 0; i < name.length; i++) {
+    const c = name.charCodeAt(i);
+    if (c === 0x5c) {
+      const n = /^\d{3}/.test(name.slice(i + 1, i + 4)) ? 4 : 2;
+      out += name.slice(i, i + n);
+      i += n - 1;
+    } else if (c === 0x22 || c === 0x28 || c === 0x29 || c === 0x3b) {
+      out += "\\" + name[i];
+    } else if (c <= 0x20 || c > 0x7e) {
+      for (const octet of octets(name[i])) out += ddd(octet);
+    } else {
+      out += name[i];
+    }
   }
   return out;
 }
@@ -190,41 +199,32 @@ const KNOWN_TYPES = new Set<number>([
 ]);
 
 /**
- * A domain name field made absolute against `origin` and lowercased: `@` is the origin, a name without
- * a trailing dot is relative. \DDD and \X escapes are decoded; a dot inside a label cannot be kept in
- * our dotted representation and is rejected.
+ * A domain name field made absolute against `origin` and canonical (name.ts: lowercased, escapes in
+ * their one form): `@` is the origin, a name without a trailing (unescaped) dot is relative. \DDD and
+ * \X escapes may stand for any octet, "." too (RFC 2181 11).
  */
 export function nameFromText(field: string, origin: string): string {
   if (field === "@") return origin;
   if (field.startsWith('"')) throw new Error(`a name cannot be quoted: ${field}`);
-  const decoded = decodeEscapes(field, true);
-  const name = join(decoded, origin).toLowerCase();
-  checkName(name, field);
-  return name;
-}
-
-function checkName(name: string, field: string): void {
-  if (name === ".") return;
-  if (name.startsWith(".")) throw new Error(`'${field}' has an empty label`);
-  let wire = 1;
-  for (const label of name.slice(0, -1).split(".")) {
-    if (label.length === 0) throw new Error(`'${field}' has an empty label`);
-    if (label.length > 63) throw new Error(`'${field}' has a label longer than 63 octets`);
-    wire += label.length + 1;
+  const name = join(field, origin);
+  // The field alone first: a trailing lone backslash would otherwise escape the joining dot.
+  for (const n of [field, name]) {
+    const wire = nameToWire(n);
+    if (typeof wire === "string") throw new Error(`'${field}' ${wire}`);
   }
-  if (wire > 255) throw new Error(`'${field}' is longer than 255 octets`);
+  return canonical(name);
 }
 
 /** A character-string field, quoted or not, decoded to a binary string of at most `max` octets. */
 export function stringFromText(field: string, max = 255): string {
   const quoted = field.length >= 2 && field.startsWith('"') && field.endsWith('"');
-  const s = decodeEscapes(quoted ? field.slice(1, -1) : field, false);
+  const s = decodeEscapes(quoted ? field.slice(1, -1) : field);
   if (s.length > max) throw new Error(`character-string of ${s.length} octets is longer than ${max}`);
   return s;
 }
 
 /** Decodes \DDD (a decimal octet) and \X (X itself). Non-ASCII input chars are kept as they are. */
-function decodeEscapes(s: string, inName: boolean): string {
+function decodeEscapes(s: string): string {
   if (!s.includes("\\")) return s;
   let out = "";
   for (let i = 0; i < s.length; i++) {
@@ -243,7 +243,6 @@ function decodeEscapes(s: string, inName: boolean): string {
     } else {
       throw new Error(`'${s}' ends with a lone backslash`);
     }
-    if (inName && c === ".") throw new Error(`'${s}': a dot inside a label is not supported`);
     out += c;
   }
   return out;

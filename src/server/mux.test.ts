@@ -19,3 +19,16 @@ test("no zone, no match; a label boundary is required", () => {
   assert.equal(m.match("badexample.org."), undefined);
   assert.equal(m.add("example.org.", "again"), false, "a zone is added once");
 });
+
+test("a label holding a dot is one label: a\\.example.org. is not below example.org.", () => {
+  const m = new ZoneMux<string>();
+  m.add("org.", "org");
+  m.add("example.org.", "example");
+  m.add("b\\.c.org.", "dotted");
+  assert.deepEqual(m.match("a\\.example.org."), { zone: "org.", value: "org" });
+  assert.deepEqual(m.match("x.a\\.example.org."), { zone: "org.", value: "org" });
+  assert.deepEqual(m.match("x.example.org."), { zone: "example.org.", value: "example" });
+  assert.deepEqual(m.match("x.b\\.c.org."), { zone: "b\\.c.org.", value: "dotted" });
+  // A backslash octet before a separator: a\\ is one label, then example.
+  assert.deepEqual(m.match("a\\\\.example.org."), { zone: "example.org.", value: "example" });
+});

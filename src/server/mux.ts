@@ -1,5 +1,7 @@
 // Zone mux: the server block whose zone is the longest suffix of the query name answers it.
 
+import { parent } from "../dns/name.ts";
+
 export class ZoneMux<T> {
   #zones = new Map<string, T>();
 
@@ -16,8 +18,7 @@ export class ZoneMux<T> {
       const v = this.#zones.get(name);
       if (v !== undefined) return { zone: name, value: v };
       if (name === ".") return undefined;
-      const dot = name.indexOf(".");
-      name = dot === name.length - 1 ? "." : name.slice(dot + 1);
+      name = parent(name); // an escaped "\." is inside a label, not between two
     }
   }
 

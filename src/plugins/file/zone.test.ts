@@ -340,3 +340,41 @@ describe("Zone from the demo zone file", () => {
     ]);
   });
 });
+
+describe("Zone with labels holding a dot (RFC 2181 11)", () => {
+  const dotted = new Zone(
+    "example.org.",
+    parseZone(
+      `$TTL 60
+@            SOA   ns1 hostmaster 1 7200 900 1209600 300
+@            NS    ns1
+ns1          A     192.0.2.53
+a\\.b         A     192.0.2.41
+b            A     192.0.2.42
+x.c\\.d       A     192.0.2.43
+*.w          A     192.0.2.44
+`,
+      { file: "dotted.zone", origin: "example.org." },
+    ),
+  );
+
+  it("answers the owner whose label holds the dot, and keeps it apart from two labels", () => {
+    assert.deepEqual(ask("a\\.b.example.org.", Type.A, dotted).answer, [
+      "a\\.b.example.org. 60 IN A 192.0.2.41",
+    ]);
+    assert.deepEqual(ask("b.example.org.", Type.A, dotted).answer, ["b.example.org. 60 IN A 192.0.2.42"]);
+    assert.equal(ask("a.b.example.org.", Type.A, dotted).rcode, Rcode.NXDOMAIN);
+  });
+
+  it("sees the empty non-terminal c\\.d, not c nor d", () => {
+    const ent = ask("c\\.d.example.org.", Type.A, dotted);
+    assert.deepEqual([ent.rcode, ent.answer], [Rcode.NOERROR, []]);
+    assert.equal(ask("d.example.org.", Type.A, dotted).rcode, Rcode.NXDOMAIN);
+  });
+
+  it("synthesises from a wildcard for one dotted label", () => {
+    assert.deepEqual(ask("p\\.q.w.example.org.", Type.A, dotted).answer, [
+      "p\\.q.w.example.org. 60 IN A 192.0.2.44",
+    ]);
+  });
+});

@@ -5,6 +5,7 @@
 
 import type { RR } from "../../dns/message.ts";
 import { Class, Type } from "../../dns/constants.ts";
+import { labelsBelow } from "../../dns/name.ts";
 import type { RecordsOptions } from "./records.ts";
 import { podAddress } from "./records.ts";
 import type { Store } from "./store.ts";
@@ -13,8 +14,7 @@ import type { Service } from "./slim-types.ts";
 /** Lines saying what produced the answer to `qname` in `zone` (a forward zone of the stanza). */
 export function explain(store: Store, o: RecordsOptions, zone: string, qname: string): string[] {
   if (qname === zone) return [`the zone apex: SOA and NS of ${zone}`];
-  const rel = qname.slice(0, qname.length - (zone === "." ? 1 : zone.length + 1));
-  const labels = rel.split(".");
+  const labels = labelsBelow(qname, zone);
   const n = labels.length;
   const top = labels[n - 1];
   if (n === 1) {

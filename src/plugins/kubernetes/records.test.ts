@@ -160,6 +160,9 @@ table("records: services with a cluster IP", () => fixture(), [
     answer: ["web.default.svc.cluster.local. 5 IN A 10.96.0.20"],
   },
   { q: "web.default.svc.cluster.local", type: "AAAA", rcode: "NOERROR" },
+  // A label holding a dot (RFC 2181 11) is one label: no such namespace, service or port name.
+  { q: "web\\.default.svc.cluster.local", type: "A", rcode: "NXDOMAIN" },
+  { q: "_http\\._tcp.web.default.svc.cluster.local", type: "SRV", rcode: "NXDOMAIN" },
   { q: "web.default.svc.cluster.local", type: "TXT", rcode: "NOERROR" },
   { q: "web.default.svc.cluster.local", type: "SRV", rcode: "NOERROR" },
   {
@@ -558,6 +561,7 @@ describe("records: SOA, zones and ExternalName chasing", () => {
     assert.equal(r.zoneOf("1.0.0.10.in-addr.arpa."), "10.in-addr.arpa.");
     assert.equal(r.zoneOf("1.0.0.11.in-addr.arpa."), "in-addr.arpa.");
     assert.equal(r.zoneOf("example.org."), undefined);
+    assert.equal(r.zoneOf("x\\.cluster.local."), undefined, "one label x.cluster, then local");
     assert.equal(r.primary, "cluster.local.");
   });
 

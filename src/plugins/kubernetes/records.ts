@@ -9,7 +9,7 @@
 
 import type { Msg, RR } from "../../dns/message.ts";
 import { Class, Rcode, Type } from "../../dns/constants.ts";
-import { addressFromReverse, isSubdomain } from "../../dns/name.ts";
+import { addressFromReverse, isSubdomain, labelsBelow } from "../../dns/name.ts";
 import type { Store } from "./store.ts";
 import { isReverseZone } from "./store.ts";
 import type { EndpointGroup, Service } from "./slim-types.ts";
@@ -139,7 +139,7 @@ export class Records {
   #node(zone: string, qname: string): Node | undefined {
     if (qname === zone) return this.#apex(zone);
     if (isReverseZone(zone)) return this.#reverse(qname);
-    const labels = qname.slice(0, qname.length - (zone === "." ? 1 : zone.length + 1)).split(".");
+    const labels = labelsBelow(qname, zone);
     const n = labels.length;
     const top = labels[n - 1];
     if (n === 1) {

@@ -2,7 +2,7 @@
 // and its inverse for `answer auto`. Names are canonical: lowercase and absolute.
 
 import { goRegExp, groupCount } from "./go-regexp.ts";
-import { canonical } from "../../dns/name.ts";
+import { canonical, nameToWire } from "../../dns/name.ts";
 
 export const MATCH_KINDS = ["exact", "prefix", "suffix", "substring", "regex"] as const;
 export type MatchKind = (typeof MATCH_KINDS)[number];
@@ -103,10 +103,5 @@ export function regexMap(from: string, to: string): (name: string) => string {
 
 /** True for a name that fits the wire: labels of 1 to 63 octets, 255 octets in all. */
 export function validName(name: string): boolean {
-  if (name === ".") return true;
-  if (name.length > 254) return false;
-  return name
-    .slice(0, -1)
-    .split(".")
-    .every((l) => l.length > 0 && l.length <= 63);
+  return typeof nameToWire(name) !== "string";
 }

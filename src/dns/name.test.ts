@@ -1,0 +1,77 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { canonical, isSubdomain, join, labelCount, labels, labelText, nameToWire, parent } from "./name.ts";
+
+test("labelText escapes '.', '\\' and octets outside 0x21-0x7e, nothing else", () => {
+  assert.equal(labelText("www"), "www");
+  assert.equal(labelText("a.b"), "a\\.b");
+  assert.equal(labelText("a\\b"), "a\\\\b");
+  assert.equal(labelText("\x00 \x7f\xff"), "\\000\\032\\127\\255");
+  assert.equal(labelText('(x);"@$'), '(x);"@$');
+});
+
+test("splitting a name skips escaped dots and backslashes", () => {
+  const cases: [string, string[]][] = [
+    [".", []],
+    ["a.b.", ["a", "b"]],
+    ["a\\.b.c.", ["a\\.b", "c"]],
+    ["a\\\\.b.", ["a\\\\", "b"]],
+    ["a\\\\\\..b.", ["a\\\\\\.", "b"]], // a, backslash, dot: one label
+    ["\\046.", ["\\046"]],
+  ];
+  for (const [name, want] of cases) {
+    assert.deepEqual(labels(name), want, name);
+    assert.equal(labelCount(name), want.length, name);
+  }
+  assert.equal(parent("a\\.b.c."), "c.");
+  assert.equal(parent("a.b\\.c."), "b\\.c.");
+  assert.equal(parent("a\\."), ".");
+  assert.equal(parent("."), ".");
+});
+
+test("isSubdomain needs an unescaped separator before the zone", () => {
+  assert.equal(isSubdomain("www.example.org.", "example.org."), true);
+  assert.equal(isSubdomain("example.org.", "example.org."), true);
+  assert.equal(isSubdomain("a\\.example.org.", "example.org."), false);
+  assert.equal(isSubdomain("a\\\\.example.org.", "example.org."), true);
+  assert.equal(isSubdomain("x.a\\.example.org.", "a\\.example.org."), true);
+  assert.equal(isSubdomain("badexample.org.", "example.org."), false);
+  assert.equal(isSubdomain("anything\\.", "."), true);
+});
+
+test("canonical: absolute, ASCII lowercase, escapes in one form", () => {
+  const cases: [string, string][] = [
+    ["Example.ORG", "example.org."],
+    [".", "."],
+    ["", "."],
+    ["A\\046B", "a\\.b."],
+    ["a\\.B.", "a\\.b."],
+    ["\\065\\(x", "a(x."],
+    ["a b", "a\\032b."],
+    ["\\196.", "\\196."], // octet 0xC4 is no ASCII letter: kept
+    ["a\\\\b.", "a\\\\b."],
+  ];
+  for (const [input, want] of cases) assert.equal(canonical(input), want, input);
+});
+
+test("join treats an escaped final dot as part of the label", () => {
+  assert.equal(join("www", "example.org."), "www.example.org.");
+  assert.equal(join("www.", "example.org."), "www.");
+  assert.equal(join("a\\.", "example.org."), "a\\..example.org.");
+  assert.equal(join("a\\\\.", "example.org."), "a\\\\.");
+  assert.equal(join("@", "example.org."), "example.org.");
+});
+
+test("nameToWire decodes escapes and checks lengths", () => {
+  assert.deepEqual([...(nameToWire("a\\.b.C.") as Uint8Array)], [3, 0x61, 0x2e, 0x62, 1, 0x43, 0]);
+  assert.deepEqual([...(nameToWire(".") as Uint8Array)], [0]);
+  assert.deepEqual([...(nameToWire("x") as Uint8Array)], [1, 0x78, 0], "relative taken as absolute");
+  assert.match(nameToWire("a..b.") as string, /empty label/);
+  assert.match(nameToWire("x".repeat(64)) as string, /longer than 63/);
+  assert.match(nameToWire(Array(5).fill("y".repeat(60)).join(".")) as string, /longer than 255/);
+  assert.match(nameToWire("a\\") as string, /bad escape/);
+  assert.match(nameToWire("\u0101.") as string, /above U\+00FF/);
+  // 255 octets exactly, with escapes standing for one octet each.
+  const max = [63, 63, 63, 61].map((n) => "\\.".repeat(n)).join(".") + ".";
+  assert.equal((nameToWire(max) as Uint8Array).length, 255);
+});
