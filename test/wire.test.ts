@@ -230,3 +230,13 @@ async function waitForLog(
   }
   throw new Error("no such log line");
 }
+
+test("whoami for a 255-octet name: the address without the SRV record, not SERVFAIL", async () => {
+  const name = ["a".repeat(63), "b".repeat(63), "c".repeat(63), "d".repeat(61)].join(".");
+  for (const proto of ["+notcp", "+tcp"]) {
+    const r = await dig(srv.port, name, "A", proto);
+    assert.equal(r.status, "NOERROR", proto);
+    assert.equal(r.additional.length, 1, proto);
+    assert.match(r.additional[0], /^a{63}\.b{63}\.c{63}\.d{61}\. 0 IN A 127\.0\.0\.1$/);
+  }
+});

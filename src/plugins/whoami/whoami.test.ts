@@ -83,3 +83,27 @@ test("setup rejects arguments and blocks with file:line", async () => {
     configErrorLike(/^Corefile:9 - .*takes no block/),
   );
 });
+
+test("a name too long for the _udp. label: the address alone, never a failure", async () => {
+  const { h } = await handler();
+  // Wire lengths 250 (+5 = 255: fits) and 251, 255 (no room for the SRV owner).
+  const name = (octets: number) => {
+    const labels = ["a".repeat(63), "b".repeat(63), "c".repeat(63)];
+    labels.push("d".repeat(octets - 1 - 3 * 64 - 1));
+    return labels.join(".") + ".";
+  };
+  const fits = await h.serve(makeRequest(name(250), Type.A));
+  assert.deepEqual(
+    fits.additional.map((rr) => rr.type),
+    [Type.A, Type.SRV],
+  );
+  for (const octets of [251, 255]) {
+    const m = await h.serve(makeRequest(name(octets), Type.A));
+    assert.equal(m.rcode, Rcode.NOERROR);
+    assert.deepEqual(
+      m.additional.map((rr) => rr.type),
+      [Type.A],
+      `${octets} octets`,
+    );
+  }
+});

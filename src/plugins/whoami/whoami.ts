@@ -6,6 +6,7 @@
 import type { Handler, Request } from "../../plugin.ts";
 import type { Msg, RR } from "../../dns/message.ts";
 import { replyTo } from "../../dns/message.ts";
+import { nameToWire } from "../../dns/name.ts";
 import { Class, Type } from "../../dns/constants.ts";
 
 /** Answers every query of class IN or ANY that reaches it; others go to `next`. */
@@ -37,7 +38,8 @@ export function answer(req: Request): Msg {
     ttl: 0,
     data: { type: Type.SRV, priority: 0, weight: 0, port: req.remotePort, target: "." },
   };
-  m.additional = [addr, srv];
+  // A name over 250 octets leaves no room for the _udp./_tcp. label (255 in all): the address alone.
+  m.additional = typeof nameToWire(srvName) === "string" ? [addr] : [addr, srv];
   // The reply depends on who asked: never replay it to someone else.
   req.cache.private = true;
   req.answeredBy = "whoami";
