@@ -1,6 +1,20 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { canonical, isSubdomain, join, labelCount, labels, labelText, nameToWire, parent } from "./name.ts";
+import {
+  canonical,
+  isSubdomain,
+  join,
+  labelCount,
+  labels,
+  labelText,
+  nameToWire,
+  parent,
+  wireKey,
+} from "./name.ts";
+import { encode } from "./encode.ts";
+import { scanQuery } from "./scan.ts";
+import { Type } from "./constants.ts";
+import { queryMsg } from "../../test/helpers/query-msg.ts";
 
 test("labelText escapes '.', '\\' and octets outside 0x21-0x7e, nothing else", () => {
   assert.equal(labelText("www"), "www");
@@ -74,4 +88,14 @@ test("nameToWire decodes escapes and checks lengths", () => {
   // 255 octets exactly, with escapes standing for one octet each.
   const max = [63, 63, 63, 61].map((n) => "\\.".repeat(n)).join(".") + ".";
   assert.equal((nameToWire(max) as Uint8Array).length, 255);
+});
+
+test("wireKey is the name part of the scanner's answer-cache key, escapes decoded", () => {
+  for (const name of ["www.example.org.", ".", "a\\.b.c.", "a\\\\.b.", "x\\032y.Z."]) {
+    const q = encode(queryMsg(name, Type.A));
+    const s = scanQuery(q);
+    assert.ok(!("drop" in s));
+    assert.equal(s.key.slice(0, -5), wireKey(name), name);
+  }
+  assert.notEqual(wireKey("a\\.b.c."), wireKey("a\\\\.b.c."));
 });

@@ -104,6 +104,21 @@ export function nameToWire(name: string): Uint8Array | string {
   return wire;
 }
 
+/** A canonical name's wire form, ASCII lowercased, one char per octet and with the root octet: the
+ * name part of an answer-cache key (Scanned.key). A name with no wire form gives its text. */
+export function wireKey(name: string): string {
+  let out = "";
+  if (!name.includes("\\")) {
+    if (name !== ".")
+      for (const label of name.slice(0, -1).split(".")) out += String.fromCharCode(label.length) + label;
+    return lowerAscii(out) + "\0";
+  }
+  const wire = nameToWire(name);
+  if (typeof wire === "string") return name;
+  for (const c of wire) out += String.fromCharCode(c);
+  return lowerAscii(out);
+}
+
 /** Anything but printable ASCII other than the backslash: a name holding it is parsed to be made
  * canonical. */
 const UNCANONICAL = /[^\x21-\x5b\x5d-\x7e]/;

@@ -14,6 +14,7 @@
 // shares with other replies of its block once (Meta), and its place in the list of its name's entries.
 
 import type { CacheCounters, Kept, StoredAnswer } from "../plugin.ts";
+import { wireKey } from "../dns/name.ts";
 
 /** What replies of one block with the same rcode, flags and answering plugin share. */
 export interface Meta {
@@ -207,7 +208,7 @@ export class AnswerCache {
   invalidateNames(names: Iterable<string>): void {
     const generation = ++this.#generation;
     for (const name of names) {
-      const wire = wireName(name);
+      const wire = wireKey(name);
       // Moved to the end: #changedAt stays in generation order, so the oldest go first.
       this.#changedAt.delete(wire);
       this.#changedAt.set(wire, generation);
@@ -248,14 +249,4 @@ export class AnswerCache {
     for (const [k, e] of this.#entries) n += k.length + e.wire.length + 64;
     return n;
   }
-}
-
-/** The key's name part for a canonical name: length-prefixed lowercase labels and the root octet. */
-function wireName(name: string): string {
-  let out = "";
-  if (name !== ".") {
-    for (const label of name.toLowerCase().slice(0, -1).split("."))
-      out += String.fromCharCode(label.length) + label;
-  }
-  return out + "\0";
 }

@@ -21,6 +21,7 @@ import { encode } from "../dns/encode.ts";
 import { setTtls } from "../dns/wire-ttl.ts";
 import { fitReply } from "../dns/fit.ts";
 import { newQuery, replyTo } from "../dns/message.ts";
+import { wireKey } from "../dns/name.ts";
 import { Class, EDNS_UDP_SIZE, PLAIN_UDP_SIZE, Rcode } from "../dns/constants.ts";
 
 export type Proto = "udp" | "tcp";
@@ -431,11 +432,7 @@ function normalise(reply: Msg, query: Msg): void {
 
 /** The answer-cache key of a query without EDNS for a canonical name (see Scanned.key). */
 function lookupKey(name: string, qtype: number): string {
-  let key = "";
-  if (name !== ".") {
-    for (const label of name.slice(0, -1).split(".")) key += String.fromCharCode(label.length) + label;
-  }
-  return key + "\0" + String.fromCharCode(qtype >> 8, qtype & 0xff, 0, Class.IN) + "0";
+  return wireKey(name) + String.fromCharCode(qtype >> 8, qtype & 0xff, 0, Class.IN) + "0";
 }
 
 /** UDP payload we send to an EDNS client: its size, at least 512, at most what we advertise. Capping
