@@ -158,6 +158,13 @@ test("a signed RRset is kept with its signatures or not at all", () => {
     d.answer.map((r) => r.type),
     [Type.CNAME, 46],
   );
+  // Owners that differ only in case are one RRset (RFC 4343), signed as a whole.
+  const mixed = [
+    ...addresses(20, "Web.Example."),
+    ...addresses(20, "web.example."),
+    rrsig("WEB.EXAMPLE.", Type.A),
+  ];
+  assert.deepEqual(fit(reply(NAME, Type.A, { answer: mixed }), 512).d.answer, []);
   // The same addresses unsigned are cut.
   const unsigned = answer.filter((r) => r.type !== 46);
   const u = fit(reply(NAME, Type.A, { answer: unsigned }), 512).d;

@@ -7,7 +7,7 @@
 // backwards, and the OPT record (if any) last. Dropping a tail of records then leaves every pointer
 // of the records kept valid, and the OPT record (owner the root, no names inside) can move.
 
-import { nameOctets, skipName } from "./scan.ts";
+import { skipName } from "./scan.ts";
 import { PLAIN_UDP_SIZE, Type } from "./constants.ts";
 
 /** A reply that is not what encode.ts writes: a bug in whoever built it, never the client's fault. */
@@ -51,8 +51,10 @@ export function fitReply(full: Buffer, questionEnd: number, maxSize: number): Bu
   const signed = new Uint8Array(total); // set on the first record of an RRset that has RRSIGs
   let soaInAuthority = false;
   let opt = -1;
-  let prevKey = "";
   let first = 0;
+  let prevOwner = -1; // the previous record's owner, class and covered type
+  let prevClass = -1;
+  let prevCovered = -1;
   let p = questionEnd;
   for (let i = 0; i < total; i++) {
     const start = p;
@@ -68,14 +70,23 @@ export function fitReply(full: Buffer, questionEnd: number, maxSize: number): Bu
       break;
     }
     if (type === Type.SOA && i >= an && i < an + ns) soaInAuthority = true;
+    const cls = (full[p + 2] << 8) | full[p + 3];
     const covered = type === Type.RRSIG && end - p >= 12 ? (full[p + 10] << 8) | full[p + 11] : type;
-    const key = `${i < an ? 0 : i < an + ns ? 1 : 2}/${ownerKey(full, start)}/${full[p + 2]}.${full[p + 3]}/${covered}`;
-    if (i === 0 || key !== prevKey) {
+    if (
+      i === 0 ||
+      i === an ||
+      i === an + ns ||
+      cls !== prevClass ||
+      covered !== prevCovered ||
+      !sameName(full, start, prevOwner)
+    ) {
       setStart[i] = 1;
       first = i;
     }
     if (type === Type.RRSIG) signed[first] = 1;
-    prevKey = key;
+    prevOwner = start;
+    prevClass = cls;
+    prevCovered = covered;
     p = end;
   }
   if (p !== full.length) throw new FitError(`${full.length - p} octets after the last record`);
@@ -121,7 +132,7 @@ export function fitReply(full: Buffer, questionEnd: number, maxSize: number): Bu
   }
 
   const body = kept === 0 ? questionEnd : ends[kept - 1];
-  const out = Buffer.allocUnsafeSlow(body + meta.length);
+  const out = Buffer.allocUnsafe(body + meta.length);
   full.copy(out, 0, 0, body);
   out.set(meta, body);
   const keptAn = Math.min(kept, an);
@@ -134,10 +145,29 @@ export function fitReply(full: Buffer, questionEnd: number, maxSize: number): Bu
   return out;
 }
 
-/** The owner name at `off` with pointers followed and ASCII lowercased (RFC 4343), one char per
- * octet. */
-function ownerKey(buf: Buffer, off: number): string {
-  return nameOctets(buf, off)
-    .toString("latin1")
-    .replace(/[A-Z]+/g, (m) => m.toLowerCase());
+/** True when the names at `a` and `b` are equal, ASCII case aside (RFC 4343). Both were checked by
+ * skipName, so following their pointers ends. Allocates nothing: this runs once per record. */
+function sameName(buf: Buffer, a: number, b: number): boolean {
+  for (;;) {
+    let la = buf[a];
+    while (la >= 0xc0) {
+      a = ((la & 0x3f) << 8) | buf[a + 1];
+      la = buf[a];
+    }
+    let lb = buf[b];
+    while (lb >= 0xc0) {
+      b = ((lb & 0x3f) << 8) | buf[b + 1];
+      lb = buf[b];
+    }
+    if (a === b) return true; // the same octets from here on
+    if (la !== lb) return false;
+    if (la === 0) return true;
+    for (let i = 1; i <= la; i++) {
+      const x = buf[a + i];
+      const y = buf[b + i];
+      if (x !== y && ((x | 0x20) !== (y | 0x20) || (x | 0x20) < 0x61 || (x | 0x20) > 0x7a)) return false;
+    }
+    a += la + 1;
+    b += lb + 1;
+  }
 }

@@ -381,7 +381,7 @@ function badKey(query: Buffer, at: number): Buffer {
 }
 
 /** The name at `off` written whole, pointers followed (skipName has checked it). */
-export function nameOctets(buf: Buffer, off: number): Buffer {
+function nameOctets(buf: Buffer, off: number): Buffer {
   const parts: Buffer[] = [];
   let p = off;
   for (let l = buf[p]; l !== 0; l = buf[p]) {
