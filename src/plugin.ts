@@ -203,7 +203,7 @@ export interface QueryDone {
   bufsize: number;
   rcode: number;
   /** Header flags of the reply as dig prints them: "qr,aa,rd". */
-  rflags: string;
+  readonly rflags: string;
   /** Size of the reply in bytes, after truncation. */
   rsize: number;
   /** Time from the packet's arrival to the reply being handed to the socket, in seconds. */

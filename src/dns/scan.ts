@@ -22,7 +22,12 @@ export interface Scanned {
   qclass: number;
   /** Offset just past the question: bytes 12..questionEnd are the client's question, to echo. */
   questionEnd: number;
-  edns: Edns | undefined;
+  /** The query's OPT record decoded (built on first read), undefined without one. */
+  readonly edns: Edns | undefined;
+  /** The OPT record's UDP payload size, 0 without one: what the fast path needs of it. */
+  udpSize: number;
+  /** The OPT record's DO bit. */
+  dnssecOk: boolean;
   /** Answer-cache key: the question's name octets ASCII-lowercased, its type and class octets as they
    * are, and "0" (no OPT), "1" (OPT) or "2" (OPT with DO), with 0x04 added for a local EDNS option
    * and 0x08 for the CD bit (a validating upstream answers a CD query differently), as a latin1
@@ -84,7 +89,7 @@ const scratch = Buffer.allocUnsafe(260);
  * there could only reach the header or loop). Any octet may sit in a label (RFC 2181 11), "." too:
  * the text qname escapes it (name.ts).
  */
-export function scanQuery(buf: Buffer): Scanned | ScanFailure {
+export function scanQuery(buf: Buffer, into?: ScannedQuery): ScannedQuery | ScanFailure {
   const len = buf.length;
   if (len < 12 || (buf[2] & 0x80) !== 0) return DROP;
   const opcode = (buf[2] >> 3) & 0x0f;
@@ -165,25 +170,16 @@ export function scanQuery(buf: Buffer): Scanned | ScanFailure {
   else rcode ||= qtypeRcode((buf[questionEnd - 4] << 8) | buf[questionEnd - 3]);
   if (rcode !== Rcode.NOERROR) return failure(buf, opcode, rcode, questionEnd, opt, tsig);
 
-  let edns: Edns | undefined;
   let ednsState = 0x30; // "0"
   if (opt >= 0) {
-    const dnssecOk = (buf[opt + 6] & 0x80) !== 0;
-    edns = { udpSize: (buf[opt + 2] << 8) | buf[opt + 3], version: 0, do: dnssecOk, options: [] };
-    const end = opt + 10 + ((buf[opt + 8] << 8) | buf[opt + 9]);
-    for (let o = opt + 10; o < end;) {
-      const olen = (buf[o + 2] << 8) | buf[o + 3];
-      // Copied: the option outlives this packet's buffer in the decoded query.
-      edns.options.push({
-        code: (buf[o] << 8) | buf[o + 1],
-        data: new Uint8Array(buf.subarray(o + 4, o + 4 + olen)),
-      });
-      o += 4 + olen;
-    }
-    ednsState = dnssecOk ? 0x32 : 0x31;
+    ednsState = (buf[opt + 6] & 0x80) !== 0 ? 0x32 : 0x31;
     // A local/experimental option (RFC 6891: 65001-65534) means what this server says it means
     // (clusterdns's explain): such a query gets answers of its own in the cache.
-    if (edns.options.some((x) => x.code >= 65001 && x.code <= 65534)) ednsState |= 0x04;
+    const end = opt + 10 + ((buf[opt + 8] << 8) | buf[opt + 9]);
+    for (let o = opt + 10; o < end; o += 4 + ((buf[o + 2] << 8) | buf[o + 3])) {
+      const code = (buf[o] << 8) | buf[o + 1];
+      if (code >= 65001 && code <= 65534) ednsState |= 0x04;
+    }
   }
   scratch[keyLen++] = buf[questionEnd - 4];
   scratch[keyLen++] = buf[questionEnd - 3];
@@ -191,23 +187,33 @@ export function scanQuery(buf: Buffer): Scanned | ScanFailure {
   scratch[keyLen++] = buf[questionEnd - 1];
   if ((buf[3] & 0x10) !== 0) ednsState |= 0x08;
   scratch[keyLen++] = ednsState;
-  return new ScannedQuery(buf, opcode, questionEnd, edns, scratch.toString("latin1", 0, keyLen));
+  const s = into ?? new ScannedQuery();
+  s.read(buf, opcode, questionEnd, opt, scratch.toString("latin1", 0, keyLen));
+  return s;
 }
 
-class ScannedQuery implements Scanned {
-  readonly id: number;
-  readonly opcode: number;
-  readonly rd: boolean;
-  readonly cd: boolean;
-  readonly ad: boolean;
-  readonly qtype: number;
-  readonly qclass: number;
-  readonly questionEnd: number;
-  readonly edns: Edns | undefined;
-  readonly key: string;
-  #qname: string | undefined;
+/** A query scanQuery accepted. The fast path scans into one object again and again (no allocation per
+ * query but the key); whoever keeps a query past the current turn keeps copy(). */
+export class ScannedQuery implements Scanned {
+  id = 0;
+  opcode = 0;
+  rd = false;
+  cd = false;
+  ad = false;
+  qtype = 0;
+  qclass = 0;
+  questionEnd = 0;
+  udpSize = 0;
+  dnssecOk = false;
+  key = "";
+  /** The packet and its OPT record's TYPE field (-1: none), for `edns` on first read. */
+  #buf: Buffer | undefined = undefined;
+  #opt = -1;
+  #edns: Edns | undefined | null = null;
+  #qname: string | undefined = undefined;
 
-  constructor(buf: Buffer, opcode: number, questionEnd: number, edns: Edns | undefined, key: string) {
+  /** Fills this object from an accepted packet. */
+  read(buf: Buffer, opcode: number, questionEnd: number, opt: number, key: string): void {
     this.id = (buf[0] << 8) | buf[1];
     this.opcode = opcode;
     this.rd = (buf[2] & 0x01) !== 0;
@@ -216,8 +222,25 @@ class ScannedQuery implements Scanned {
     this.qtype = (buf[questionEnd - 4] << 8) | buf[questionEnd - 3];
     this.qclass = (buf[questionEnd - 2] << 8) | buf[questionEnd - 1];
     this.questionEnd = questionEnd;
-    this.edns = edns;
+    this.udpSize = opt >= 0 ? (buf[opt + 2] << 8) | buf[opt + 3] : 0;
+    this.dnssecOk = opt >= 0 && (buf[opt + 6] & 0x80) !== 0;
     this.key = key;
+    this.#buf = buf;
+    this.#opt = opt;
+    this.#edns = null;
+    this.#qname = undefined;
+  }
+
+  /** A copy of its own, for a query answered after the current turn. */
+  copy(): ScannedQuery {
+    const c = new ScannedQuery();
+    c.read(this.#buf!, this.opcode, this.questionEnd, this.#opt, this.key);
+    return c;
+  }
+
+  get edns(): Edns | undefined {
+    if (this.#edns === null) this.#edns = this.#opt < 0 ? undefined : readEdns(this.#buf!, this.#opt);
+    return this.#edns;
   }
 
   /** The key starts with the lowercased wire name: its labels' text forms joined with "." are the
@@ -233,6 +256,26 @@ class ScannedQuery implements Scanned {
     }
     return this.#qname;
   }
+}
+
+/** The OPT record whose TYPE field is at `opt`, decoded; its options copied out of the packet. */
+function readEdns(buf: Buffer, opt: number): Edns {
+  const edns: Edns = {
+    udpSize: (buf[opt + 2] << 8) | buf[opt + 3],
+    version: 0,
+    do: (buf[opt + 6] & 0x80) !== 0,
+    options: [],
+  };
+  const end = opt + 10 + ((buf[opt + 8] << 8) | buf[opt + 9]);
+  for (let o = opt + 10; o < end;) {
+    const olen = (buf[o + 2] << 8) | buf[o + 3];
+    edns.options.push({
+      code: (buf[o] << 8) | buf[o + 1],
+      data: new Uint8Array(buf.subarray(o + 4, o + 4 + olen)),
+    });
+    o += 4 + olen;
+  }
+  return edns;
 }
 
 function failure(

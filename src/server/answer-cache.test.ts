@@ -12,7 +12,7 @@ const entry = (expires: number, tag = 1, o: Partial<ConstructorParameters<typeof
   new CachedAnswer({
     bytes: Buffer.from([tag]),
     expires,
-    meta: { rcode: 0, rflags: "qr,aa", plugin: "file", owner: undefined },
+    meta: { rcode: 0, plugin: "file", owner: undefined },
     ...o,
   });
 

@@ -16,11 +16,10 @@
 import type { CacheCounters, Kept, StoredAnswer } from "../plugin.ts";
 import { wireKey } from "../dns/name.ts";
 
-/** What replies of one block with the same rcode, flags and answering plugin share. */
+/** What replies of one block with the same rcode and answering plugin share. */
 export interface Meta {
   /** What the finish hooks report for a hit. */
   readonly rcode: number;
-  readonly rflags: string;
   /** The plugin that produced the stored reply (metrics label it by that plugin on every hit). */
   readonly plugin: string;
   /** The server block that produced it: its finish hooks run on a hit. */

@@ -16,7 +16,7 @@ import type { Msg } from "../dns/message.ts";
 import { AnswerCache, CachedAnswer, rotate, rotationOf, type Meta } from "./answer-cache.ts";
 import { answerCacheStats, serverStats } from "../metrics/server-stats.ts";
 import { ZoneMux } from "./mux.ts";
-import { scanQuery, errorReply, toQueryMsg, type Scanned } from "../dns/scan.ts";
+import { ScannedQuery, scanQuery, errorReply, toQueryMsg, type Scanned } from "../dns/scan.ts";
 import { encode } from "../dns/encode.ts";
 import { setTtls } from "../dns/wire-ttl.ts";
 import { fitReply } from "../dns/fit.ts";
@@ -62,6 +62,8 @@ export class Pipeline {
   readonly #now: (() => number) | undefined;
   /** What the finish hooks see, filled anew for every query they run for (they must not keep it). */
   readonly #done = new FinishedQuery();
+  /** What the fast path scans every query into; the slow path keeps a copy. */
+  readonly #scan = new ScannedQuery();
   readonly #metas = new Map<Block, Map<string, Meta>>();
   /** Queries answered through the chain and not finished yet (for graceful stop). */
   inFlight = 0;
@@ -76,16 +78,16 @@ export class Pipeline {
   /** The reply to one query packet, or undefined to drop it. The caller may reuse `peer` for its next
    * packet once this returns: what a reply computed later needs of it is copied. */
   handle(buf: Buffer, peer: Peer): Buffer | undefined | Promise<Buffer | undefined> {
-    const s = scanQuery(buf);
+    const s = scanQuery(buf, this.#scan);
     if ("drop" in s) return s.drop ? undefined : errorReply(buf, s);
 
-    const maxSize = peer.proto === "tcp" ? 65535 : s.edns ? clampUdp(s.edns.udpSize) : PLAIN_UDP_SIZE;
+    const maxSize = peer.proto === "tcp" ? 65535 : s.udpSize > 0 ? clampUdp(s.udpSize) : PLAIN_UDP_SIZE;
     const start = performance.now();
     const now = this.#now === undefined ? performance.timeOrigin + start : this.#now();
     const hit = this.cache.get(s.key, now);
-    if (hit === undefined || now >= hit.expires || hit.wire.length > maxSize) {
+    if (hit === undefined || now >= hit.expires) {
       answerCacheStats.misses++;
-      return this.#slow(buf, s, { ...peer }, maxSize, start, hit);
+      return this.#slow(buf, s.copy(), { ...peer }, maxSize, start, hit);
     }
     // A reply `cache` keeps goes out with its time left as every TTL, and may be due for a refresh.
     let ttl = -1;
@@ -94,7 +96,7 @@ export class Pipeline {
       const left = kept.ttl - Math.floor((now - kept.stored) / 1000);
       if (kept.keeper.prefetch !== undefined && kept.keeper.due(hit, left, now)) {
         answerCacheStats.misses++;
-        return this.#slow(buf, s, { ...peer }, maxSize, start, hit);
+        return this.#slow(buf, s.copy(), { ...peer }, maxSize, start, hit);
       }
       ttl = kept.keeper.keepTtl ? kept.ttl : left;
     }
@@ -117,10 +119,12 @@ export class Pipeline {
     for (let i = 12, end = s.questionEnd; i < end; i++) out[i] = buf[i];
     if (hit.rotation !== undefined) rotate(out, hit.rotation);
     if (ttl >= 0) setTtls(out, s.questionEnd, ttl);
+    // Too big for this client: cut on the wire, as the slow path would (RFC 2181 9, dns/fit.ts).
+    const sent = out.length > maxSize ? fitReply(out, s.questionEnd, maxSize) : out;
     if (block.hooks.length > 0) {
-      this.#finish(block, s, buf.length, peer, meta.rcode, meta.rflags, out.length, start, true, meta.plugin);
+      this.#finish(block, s, buf.length, peer, meta.rcode, sent, start, true, meta.plugin);
     }
-    return out;
+    return sent;
   }
 
   async #slow(
@@ -181,11 +185,11 @@ export class Pipeline {
     }
     const out = fitReply(full, s.questionEnd, maxSize);
     buf.copy(out, 12, 12, s.questionEnd);
-    const rflags = flagsText(reply, (out[2] & 0x02) !== 0);
+
     this.#file(q, block, reply, full, req, generation);
     if (block.hooks.length > 0) {
       const plugin = req.answeredBy ?? "";
-      this.#finish(block, s, buf.length, peer, reply.rcode, rflags, out.length, start, false, plugin);
+      this.#finish(block, s, buf.length, peer, reply.rcode, out, start, false, plugin);
     }
     return out;
   }
@@ -257,7 +261,7 @@ export class Pipeline {
       expires,
       dropAt,
       // A hit on what `cache` keeps is the cache's answer, as CoreDNS labels it.
-      meta: this.#meta(block, reply.rcode, flagsText(reply, false), kept ? "cache" : (req.answeredBy ?? "")),
+      meta: this.#meta(block, reply.rcode, kept ? "cache" : (req.answeredBy ?? "")),
       rotation,
       kept,
       seenBy: policy.seenBy,
@@ -317,12 +321,12 @@ export class Pipeline {
   }
 
   /** The one Meta of these values for this block (there are a few per block). */
-  #meta(owner: Block, rcode: number, rflags: string, plugin: string): Meta {
+  #meta(owner: Block, rcode: number, plugin: string): Meta {
     let byBlock = this.#metas.get(owner);
     if (byBlock === undefined) this.#metas.set(owner, (byBlock = new Map()));
-    const key = `${rcode} ${rflags} ${plugin}`;
+    const key = `${rcode} ${plugin}`;
     let m = byBlock.get(key);
-    if (m === undefined) byBlock.set(key, (m = { rcode, rflags, plugin, owner }));
+    if (m === undefined) byBlock.set(key, (m = { rcode, plugin, owner }));
     return m;
   }
 
@@ -347,8 +351,7 @@ export class Pipeline {
     size: number,
     peer: Peer,
     rcode: number,
-    rflags: string,
-    rsize: number,
+    sent: Buffer,
     start: number,
     cached: boolean,
     plugin: string,
@@ -362,8 +365,8 @@ export class Pipeline {
     done.remotePort = peer.remotePort;
     done.size = size;
     done.rcode = rcode;
-    done.rflags = rflags;
-    done.rsize = rsize;
+    done.header = (sent[2] << 8) | sent[3];
+    done.rsize = sent.length;
     done.duration = (performance.now() - start) / 1000;
     done.cached = cached;
     done.plugin = plugin;
@@ -393,7 +396,8 @@ class FinishedQuery implements QueryDone {
   do = false;
   bufsize = PLAIN_UDP_SIZE;
   rcode = 0;
-  rflags = "";
+  /** Octets 2 and 3 of the reply sent: its flags. */
+  header = 0;
   rsize = 0;
   duration = 0;
   cached = false;
@@ -404,13 +408,27 @@ class FinishedQuery implements QueryDone {
     this.id = s.id;
     this.qtype = s.qtype;
     this.qclass = s.qclass;
-    this.do = s.edns?.do ?? false;
-    this.bufsize = s.edns?.udpSize ?? PLAIN_UDP_SIZE;
+    this.do = s.dnssecOk;
+    this.bufsize = s.udpSize > 0 ? s.udpSize : PLAIN_UDP_SIZE;
     this.#scanned = s;
   }
 
   get qname(): string {
     return this.#scanned?.qname ?? ".";
+  }
+
+  /** The reply's flags as dig prints them ("qr,aa,rd"): only log reads them. */
+  get rflags(): string {
+    const h = this.header;
+    const f: string[] = [];
+    if (h & 0x8000) f.push("qr");
+    if (h & 0x0400) f.push("aa");
+    if (h & 0x0200) f.push("tc");
+    if (h & 0x0100) f.push("rd");
+    if (h & 0x0080) f.push("ra");
+    if (h & 0x0020) f.push("ad");
+    if (h & 0x0010) f.push("cd");
+    return f.join(",");
   }
 }
 
@@ -446,16 +464,4 @@ function minTtl(m: Msg): number {
   for (const rr of m.answer) if (rr.ttl < ttl) ttl = rr.ttl;
   for (const rr of m.authority) if (rr.ttl < ttl) ttl = rr.ttl;
   return ttl;
-}
-
-function flagsText(m: Msg, truncated: boolean): string {
-  const f: string[] = [];
-  if (m.qr) f.push("qr");
-  if (m.aa) f.push("aa");
-  if (m.tc || truncated) f.push("tc");
-  if (m.rd) f.push("rd");
-  if (m.ra) f.push("ra");
-  if (m.ad) f.push("ad");
-  if (m.cd) f.push("cd");
-  return f.join(",");
 }
