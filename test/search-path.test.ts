@@ -110,17 +110,27 @@ for (const autopath of [false, true]) {
       rmSync(dir, { recursive: true, force: true });
     });
 
-    /** The queries clusterdns logged while `fn` ran (waiting for the log to settle). */
+    let sentinels = 0;
+
+    /** Asks the server for a name of its own and resolves with the index of that query's log line. The
+     * log line of a query is written before its reply leaves, so every line of a query answered
+     * before it is in the log by then, however slowly the log pipe is read (no quiet period to guess). */
+    async function sentinel(): Promise<number> {
+      const name = `sentinel-${++sentinels}.`;
+      await ns.exec("dig", ["@127.0.0.1", "+tries=1", "+time=5", name, "TXT"]);
+      const at = () => server!.logs.findIndex((l) => l.name === name);
+      for (let i = 0; i < 500 && at() < 0; i++) await sleep(20);
+      assert.ok(at() >= 0, `the sentinel ${name} was logged`);
+      return at();
+    }
+
+    /** The queries clusterdns logged while `fn` ran, and no other: a sentinel before and after it. */
     async function logged(fn: () => Promise<void>): Promise<Sent[]> {
-      const from = server!.logs.length;
+      const from = (await sentinel()) + 1;
       await fn();
-      let n = -1;
-      while (n !== server!.logs.length) {
-        n = server!.logs.length;
-        await sleep(100);
-      }
+      const end = await sentinel();
       return server!.logs
-        .slice(from)
+        .slice(from, end)
         .filter((l) => typeof l.name === "string" && typeof l.rcode === "string")
         .map((l) => ({ name: l.name as string, type: l.type as string }));
     }
