@@ -557,3 +557,85 @@ describe("store: snapshots", () => {
     assert.equal(store.servingFrom, "api");
   });
 });
+
+describe("store: external addresses, zones, the name server's services", () => {
+  const lb = (ips: string[]) =>
+    service("default", "lb", {
+      type: "LoadBalancer",
+      clusterIP: "10.96.0.9",
+      ports: [{ name: "http", port: 80 }],
+      ingress: ips.map((ip) => ({ ip })),
+    });
+
+  it("indexes external addresses for PTR and names their reverse names when they change", () => {
+    const { store, changes } = synced([["namespaces", namespace("default")]]);
+    store.apply("services", "ADDED", lb(["203.0.113.9"]));
+    assert.ok(names(changes[0]).includes("9.113.0.203.in-addr.arpa."));
+    assert.deepEqual(
+      store.externalServices("203.0.113.9").map((s) => s.name),
+      ["lb"],
+    );
+    assert.deepEqual(store.ptr("203.0.113.9"), [], "the kubernetes plugin publishes no PTR for it");
+    store.apply("services", "MODIFIED", lb(["203.0.113.10"]));
+    const n = names(changes[1]);
+    assert.ok(n.includes("9.113.0.203.in-addr.arpa.") && n.includes("10.113.0.203.in-addr.arpa."));
+    assert.deepEqual(store.externalServices("203.0.113.9"), []);
+    store.apply("services", "DELETED", lb(["203.0.113.10"]));
+    assert.deepEqual(store.externalServices("203.0.113.10"), []);
+  });
+
+  it("a view gets the store's service names under its own zones, and its apex with every change", () => {
+    const { store, changes } = synced([["namespaces", namespace("default")]]);
+    store.addView({
+      zones: ["example.com."],
+      map: (r) => (r.endsWith(".svc") ? r.slice(0, -4) : r === "ns.dns" ? "ns1.dns" : undefined),
+    });
+    store.apply("services", "ADDED", lb(["203.0.113.9"]));
+    const n = names(changes[0]);
+    for (const name of ["lb.default.example.com.", "_http._tcp.lb.default.example.com.", "example.com."]) {
+      assert.ok(n.includes(name), name);
+    }
+    assert.ok(n.includes("lb.default.svc.cluster.local."));
+  });
+
+  it("zonal names change with an endpoint's zone", () => {
+    const slice = (zone: string) =>
+      endpointSlice(
+        "default",
+        "web",
+        "web-abcde",
+        [{ ip: "10.244.1.1", zone }],
+        [{ name: "http", port: 80 }],
+      );
+    const { store, changes } = synced([
+      ["services", web()],
+      ["endpointslices", slice("zone-a")],
+    ]);
+    store.apply("endpointslices", "MODIFIED", slice("zone-b"));
+    const n = names(changes[0]);
+    assert.ok(n.includes("zone-a.pin._zone.web.default.svc.cluster.local."));
+    assert.ok(n.includes("zone-b.pin._zone.web.default.svc.cluster.local."));
+    assert.ok(!n.includes("web.default.svc.cluster.local."), "the cluster IP's answer did not change");
+  });
+
+  it("the services selecting this server's own address are the name server's, and name ns.dns", () => {
+    const dns = service("kube-system", "clusterdns", { clusterIP: "10.96.0.53", ports: [53] });
+    const own = (ready: boolean) =>
+      endpointSlice("kube-system", "clusterdns", "clusterdns-1", [{ ip: "10.244.0.5", ready }]);
+    const { store, changes } = synced(
+      [
+        ["namespaces", namespace("kube-system")],
+        ["services", dns],
+        ["endpointslices", own(false)],
+      ],
+      { localIPs: ["10.244.0.5"] },
+    );
+    assert.deepEqual(store.localServices(), [], "its endpoint is not ready yet");
+    store.apply("endpointslices", "MODIFIED", own(true));
+    assert.ok(names(changes[0]).includes("ns.dns.cluster.local."));
+    assert.deepEqual(
+      store.localServices().map((s) => s.name),
+      ["clusterdns"],
+    );
+  });
+});
