@@ -1,6 +1,7 @@
 // The kubernetes handler: answers queries inside the stanza's zones from the store (records.ts) and
 // passes every other query on. Until the first sync it holds queries up to the startup deadline, then
-// answers SERVFAIL; once synced it answers from what it knows, also while the API is away.
+// answers SERVFAIL with the zone's SOA, as CoreDNS does; once synced it answers from what it knows,
+// also while the API is away.
 
 import type { Handler, Plugin, Request } from "../../plugin.ts";
 import { failure } from "../../plugin.ts";
@@ -13,18 +14,22 @@ import { chase } from "./records.ts";
 import type { Store } from "./store.ts";
 import { isReverseZone } from "./store.ts";
 import { explain, explainRecords } from "./explain.ts";
+import type { StartupGate } from "./startup-gate.ts";
+
+/** `zone` as the client spelled it in the question (0x20), or `zone` itself. */
+export function spelledZone(req: Request, zone: string): string {
+  const s = req.spelled;
+  if (s === undefined || s.toLowerCase() !== req.qname) return zone;
+  return s.slice(s.length - zone.length);
+}
 
 export interface KubernetesOptions {
   store: Store;
   records: Records;
   /** Zones in which an NXDOMAIN goes to the next plugin instead (`fallthrough`); "." for all. */
   fallthrough?: readonly string[];
-  /** How long after the source started queries wait for the first sync (startup_timeout). */
-  startupTimeoutMs: number;
-  /** Date.now() when the source started, or undefined before. */
-  startedAt: () => number | undefined;
-  /** Runs when queries held for the first sync reach the deadline (the snapshot restores there). */
-  onDeadline?: () => void;
+  /** Holds queries until the first sync or the startup deadline. */
+  gate: StartupGate;
   /** SetupContext.lookup, for ExternalName targets. */
   lookup: (name: string, qtype: number, depth?: number) => Promise<Msg>;
 }
@@ -35,37 +40,20 @@ export function kubernetesPlugin(o: KubernetesOptions): Plugin {
 
 export function kubernetesHandler(o: KubernetesOptions, next: Handler): Handler {
   const { store, records } = o;
-  let waiting: Promise<void> | undefined;
-
-  /** Resolves at the first sync or at the startup deadline, whichever comes first. */
-  function untilSynced(): Promise<void> {
-    const now = Date.now();
-    const remaining = (o.startedAt() ?? now) + o.startupTimeoutMs - now;
-    if (store.synced || remaining <= 0) return Promise.resolve();
-    waiting ??= new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        o.onDeadline?.();
-        waiting = undefined;
-        resolve();
-      }, remaining);
-      timer.unref();
-      void store.whenSynced().then(() => {
-        clearTimeout(timer);
-        waiting = undefined;
-        resolve();
-      });
-    });
-    return waiting;
-  }
-
   const fallsThrough = (qname: string) => o.fallthrough?.some((z) => isSubdomain(qname, z)) ?? false;
 
   async function serve(req: Request, zone: string): Promise<Msg> {
-    if (!store.synced) {
-      await untilSynced();
-      if (!store.synced) return failure(req, Rcode.SERVFAIL);
+    if (!store.synced && !(await o.gate.synced())) {
+      // CoreDNS (plugin/kubernetes/handler.go): an unknown name before the sync falls through where
+      // `fallthrough` says so, and is otherwise SERVFAIL with the zone's SOA.
+      if (fallsThrough(req.qname)) return next.serve(req);
+      req.answeredBy = "kubernetes";
+      const reply = failure(req, Rcode.SERVFAIL);
+      reply.aa = true;
+      reply.authority = [records.soa(zone)];
+      return reply;
     }
-    const a = records.answer(zone, req.qname, req.qtype);
+    const a = records.answer(zone, req.qname, req.qtype, spelledZone(req, zone));
     if (a.rcode === Rcode.NXDOMAIN && fallsThrough(req.qname)) return next.serve(req);
     req.answeredBy = "kubernetes";
     if (a.chase !== undefined) await chase(a, req.qtype, (n, t) => o.lookup(n, t, (req.depth ?? 0) + 1));

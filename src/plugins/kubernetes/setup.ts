@@ -22,6 +22,8 @@ import { parseLabelSelector } from "./label-selector.ts";
 import type { PodMode } from "./records.ts";
 import { Records } from "./records.ts";
 import { kubernetesPlugin } from "./kubernetes.ts";
+import { StartupGate } from "./startup-gate.ts";
+import { localIPs } from "./local-ips.ts";
 import { objectsSource } from "./objects-file.ts";
 import { track } from "./metrics.ts";
 import { collectGarbage, limitHeapGrowth } from "../../runtime/heap.ts";
@@ -252,12 +254,14 @@ export const setup: Setup = async (d, ctx) => {
   const c = parseConfig(d, ctx);
   const log = ctx.log(NAME);
   const kinds = kindsFor(c);
+  const local = localIPs(process.env, ctx.block.bind);
   const store = new Store({
     zones: c.zones,
     waitFor: kinds,
     endpointPodNames: c.endpointPodNames,
     keepPods: c.pods === "verified",
     namespaceSelector: c.namespaceSelector,
+    localIPs: local,
     onChange: (names) => (names === "all" ? ctx.invalidate() : ctx.invalidateNames(names)),
   });
   const records = new Records(store, {
@@ -265,6 +269,7 @@ export const setup: Setup = async (d, ctx) => {
     ttl: c.ttl,
     pods: c.pods,
     ignoreEmptyService: c.ignoreEmptyService,
+    localIPs: local,
   });
 
   let source: Source;
@@ -302,6 +307,12 @@ export const setup: Setup = async (d, ctx) => {
   const warm = c.snapshot && new WarmStart({ ...c.snapshot, settings: snapshotSettings(c), store, log });
 
   let startedAt: number | undefined;
+  const gate = new StartupGate({
+    store,
+    timeoutMs: c.startupTimeoutMs,
+    startedAt: () => startedAt,
+    onDeadline: warm ? () => warm.deadline() : undefined,
+  });
   let untrack = () => {};
   // Ready once synced and the work after the sync is done: the heap compaction pauses the process
   // (0.13 s at 10k services), which must happen before /ready lets traffic in, not under it.
@@ -346,9 +357,7 @@ export const setup: Setup = async (d, ctx) => {
     store,
     records,
     fallthrough: c.fallthrough,
-    startupTimeoutMs: c.startupTimeoutMs,
-    startedAt: () => startedAt,
-    onDeadline: warm ? () => warm.deadline() : undefined,
+    gate,
     lookup: (name, qtype, depth) => ctx.lookup(name, qtype, depth),
   });
 };
