@@ -6,7 +6,10 @@
  * publishes `svc.ns.<its zone>` for the store's `svc.ns.svc`): a change to the store's names changes
  * the view's names too. */
 export interface NameView {
+  /** The zones the view's relative names are under. */
   readonly zones: readonly string[];
+  /** Names every change touches (the view's apexes, whose SOA serial is the time of the last change). */
+  readonly apexes: readonly string[];
   /** The view's name (relative to its zones) for one of the store's relative names, or undefined. */
   map(relative: string): string | undefined;
 }
@@ -30,7 +33,7 @@ export class PendingChanges {
   /** Adds a view: its names change with the store's, and its apexes (SOA serial) with every change. */
   addView(view: NameView): void {
     this.#views.push(view);
-    this.#zones.push(...view.zones.filter((z) => !this.#zones.includes(z)));
+    this.#zones.push(...view.apexes.filter((z) => !this.#zones.includes(z)));
   }
 
   /** Adds changed names: `relative` under every forward zone, `absolute` as they are. */

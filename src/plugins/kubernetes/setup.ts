@@ -8,13 +8,14 @@ import type { Directive } from "../../corefile/types.ts";
 import {
   argCount,
   blockOptions,
+  fallthroughZones,
   noBlock,
+  onceEach,
   parseDuration,
   parseIntArg,
   zonesArg,
 } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
-import { canonical } from "../../dns/name.ts";
 import type { Kind, Source } from "./source.ts";
 import type { LabelSelector } from "./label-selector.ts";
 import { Store, isReverseZone } from "./store.ts";
@@ -24,6 +25,7 @@ import { Records } from "./records.ts";
 import { kubernetesPlugin } from "./kubernetes.ts";
 import { StartupGate } from "./startup-gate.ts";
 import { localIPs } from "./local-ips.ts";
+import { EXTERNAL_OFFER, type ExternalOffer } from "./external-offer.ts";
 import { objectsSource } from "./objects-file.ts";
 import { track } from "./metrics.ts";
 import { collectGarbage, limitHeapGrowth } from "../../runtime/heap.ts";
@@ -97,12 +99,7 @@ export function parseConfig(d: Directive, ctx: Pick<SetupContext, "zones" | "roo
     ignoreEmptyService: false,
     startupTimeoutMs: DEFAULT_STARTUP_TIMEOUT_MS,
   };
-  const seen = new Set<string>();
-  const once = (opt: Directive) => {
-    if (seen.has(opt.name)) throw configError(opt, NAME, `'${opt.name}' is given twice`);
-    seen.add(opt.name);
-    noBlock(opt, NAME);
-  };
+  const once = onceEach(NAME);
   const selector = (opt: Directive): [string, LabelSelector] => {
     argCount(opt, NAME, 1, Infinity);
     const text = opt.args.map((t) => t.text).join(" ");
@@ -184,7 +181,7 @@ export function parseConfig(d: Directive, ctx: Pick<SetupContext, "zones" | "roo
     },
     fallthrough(opt) {
       once(opt);
-      c.fallthrough = opt.args.length === 0 ? ["."] : opt.args.map((t) => canonical(t.text));
+      c.fallthrough = fallthroughZones(opt);
     },
     ignore(opt) {
       once(opt);
@@ -313,6 +310,8 @@ export const setup: Setup = async (d, ctx) => {
     startedAt: () => startedAt,
     onDeadline: warm ? () => warm.deadline() : undefined,
   });
+  const offer: ExternalOffer = { store, gate, localIPs: local };
+  ctx.block.shared.set(EXTERNAL_OFFER, offer);
   let untrack = () => {};
   // Ready once synced and the work after the sync is done: the heap compaction pauses the process
   // (0.13 s at 10k services), which must happen before /ready lets traffic in, not under it.

@@ -22,6 +22,11 @@ export class StartupGate {
     this.#o = o;
   }
 
+  /** True once the store has synced: then synced() need not be awaited. */
+  get open(): boolean {
+    return this.#o.store.synced;
+  }
+
   /** Resolves true once the store has synced, false when the deadline passed first. */
   async synced(): Promise<boolean> {
     const { store } = this.#o;

@@ -588,11 +588,17 @@ describe("store: external addresses, zones, the name server's services", () => {
     const { store, changes } = synced([["namespaces", namespace("default")]]);
     store.addView({
       zones: ["example.com."],
+      apexes: ["example.com.", "in-addr.arpa."],
       map: (r) => (r.endsWith(".svc") ? r.slice(0, -4) : r === "ns.dns" ? "ns1.dns" : undefined),
     });
     store.apply("services", "ADDED", lb(["203.0.113.9"]));
     const n = names(changes[0]);
-    for (const name of ["lb.default.example.com.", "_http._tcp.lb.default.example.com.", "example.com."]) {
+    for (const name of [
+      "lb.default.example.com.",
+      "_http._tcp.lb.default.example.com.",
+      "example.com.",
+      "in-addr.arpa.",
+    ]) {
       assert.ok(n.includes(name), name);
     }
     assert.ok(n.includes("lb.default.svc.cluster.local."));
