@@ -16,9 +16,11 @@ import { startServer, type RunningServer } from "./helpers/server.ts";
 import { dig, digUntil } from "./helpers/dig.ts";
 import { httpGet } from "./helpers/http-get.ts";
 import { freePort } from "./helpers/free-port.ts";
+import { sample } from "./helpers/metrics.ts";
 
-const corefile = (kubeconfig: string, readyPort: number, extra = "") => `cluster.local {
+const corefile = (kubeconfig: string, readyPort: number, extra = "", metricsPort?: number) => `cluster.local {
     ready 127.0.0.1:${readyPort}
+    ${metricsPort === undefined ? "" : `prometheus 127.0.0.1:${metricsPort}`}
     kubernetes {
         kubeconfig ${kubeconfig}
         ${extra}
@@ -34,11 +36,13 @@ describe("a live watch", () => {
   let api: TestApiServer;
   let srv: RunningServer;
   let dir: string;
+  let metricsPort: number;
   before(async () => {
     api = await startApiServer({ bookmarkIntervalMs: 200 });
     api.create("namespaces", namespace("default"));
     dir = mkdtempSync(join(tmpdir(), "clusterdns-watch-"));
-    srv = await startServer(corefile(writeKubeconfig(dir, api.url), await freePort()));
+    metricsPort = await freePort();
+    srv = await startServer(corefile(writeKubeconfig(dir, api.url), await freePort(), "", metricsPort));
   });
   after(async () => {
     assert.equal(await srv.stop(), 0);
@@ -122,6 +126,38 @@ describe("a live watch", () => {
     api.update("endpointslices", s1);
     await until(srv.port, name, "A", [a(name, "10.2.0.1")]);
     await until(srv.port, `db-2.${name}`, "A", "NXDOMAIN");
+  });
+
+  it("a headless service's endpoint change is observed as DNS programming latency, as CoreDNS does", async () => {
+    const metric = "coredns_kubernetes_dns_programming_duration_seconds";
+    const kind = { service_kind: "headless_with_selector" };
+    const scrape = async () => (await httpGet(metricsPort, "/metrics")).body;
+    const count = async () => sample(await scrape(), `${metric}_count`, kind) ?? 0;
+    const before = await count();
+    // The endpoints controller stamps when the change it writes happened: here 2 s before the write.
+    const trigger = {
+      "endpoints.kubernetes.io/last-change-trigger-time": new Date(Date.now() - 2000).toISOString(),
+    };
+    api.create("services", service("default", "lat", { headless: true }));
+    api.create("services", service("default", "lat-ip", { clusterIP: "10.96.7.9" }));
+    api.create(
+      "endpointslices",
+      endpointSlice("default", "lat-ip", "lat-ip-1", ["10.1.9.2"], [], "IPv4", { annotations: trigger }),
+    );
+    api.create(
+      "endpointslices",
+      endpointSlice("default", "lat", "lat-1", ["10.1.9.1"], [], "IPv4", { annotations: trigger }),
+    );
+    await until(srv.port, "lat.default.svc.cluster.local", "A", [
+      a("lat.default.svc.cluster.local", "10.1.9.1"),
+    ]);
+    await until(srv.port, "10-1-9-2.lat-ip.default.svc.cluster.local", "A", [
+      a("10-1-9-2.lat-ip.default.svc.cluster.local", "10.1.9.2"),
+    ]);
+    const text = await scrape();
+    assert.equal(sample(text, `${metric}_count`, kind), before + 1, "the headless service's slice only");
+    assert.ok((sample(text, `${metric}_sum`, kind) ?? 0) >= 2, "at least the 2 s since the trigger");
+    assert.equal(sample(text, `${metric}_bucket`, { ...kind, le: "1.024" }), 0);
   });
 
   it("dropped watches are re-established; after a 410 Gone the relist catches up", async () => {

@@ -258,6 +258,7 @@ export function endpoints(
   name: string,
   subsets: SubsetSpec[],
   labels?: Record<string, string>,
+  annotations?: Record<string, string>,
 ): KEndpoints {
   const address = (a: AddressSpec | string) => {
     const s: AddressSpec = typeof a === "string" ? { ip: a } : a;
@@ -268,6 +269,7 @@ export function endpoints(
     return out;
   };
   const obj: KEndpoints = { kind: "Endpoints", apiVersion: "v1", metadata: meta(name, namespace, labels) };
+  if (annotations) obj.metadata.annotations = { ...annotations };
   const out = subsets.map((s) => {
     const subset: NonNullable<KEndpoints["subsets"]>[number] = {};
     if (s.addresses && s.addresses.length > 0) subset.addresses = s.addresses.map(address);

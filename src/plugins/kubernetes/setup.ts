@@ -27,7 +27,7 @@ import { StartupGate } from "./startup-gate.ts";
 import { localIPs } from "./local-ips.ts";
 import { EXTERNAL_OFFER, type ExternalOffer } from "./external-offer.ts";
 import { objectsSource } from "./objects-file.ts";
-import { track } from "./metrics.ts";
+import { observeProgramming, track } from "./metrics.ts";
 import { collectGarbage, limitHeapGrowth } from "../../runtime/heap.ts";
 import { clientSearchPaths } from "./search-paths.ts";
 import { WarmStart, type SnapshotSettings } from "./snapshot.ts";
@@ -260,6 +260,7 @@ export const setup: Setup = async (d, ctx) => {
     namespaceSelector: c.namespaceSelector,
     localIPs: local,
     onChange: (names) => (names === "all" ? ctx.invalidate() : ctx.invalidateNames(names)),
+    onProgrammed: observeProgramming,
   });
   const records = new Records(store, {
     zones: c.zones,

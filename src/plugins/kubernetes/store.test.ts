@@ -645,3 +645,64 @@ describe("store: external addresses, zones, the name server's services", () => {
     );
   });
 });
+
+describe("store: DNS programming latency (endpoints.kubernetes.io/last-change-trigger-time)", () => {
+  const TRIGGER = "endpoints.kubernetes.io/last-change-trigger-time";
+  const at = (msAgo: number) => new Date(Date.now() - msAgo).toISOString();
+  const slice = (svc: string, ip: string, when?: string) =>
+    endpointSlice(
+      "default",
+      svc,
+      `${svc}-1`,
+      [ip],
+      [],
+      "IPv4",
+      when ? { annotations: { [TRIGGER]: when } } : {},
+    );
+
+  function recording(objects: [Kind, KObject][] = []) {
+    const seen: [string, number][] = [];
+    const r = synced(
+      [
+        ["services", service("default", "hl", { headless: true })],
+        ["services", service("default", "web", { clusterIP: "10.96.0.20" })],
+        ...objects,
+      ],
+      { onProgrammed: (kind, seconds) => void seen.push([kind, seconds]) },
+    );
+    return { ...r, seen };
+  }
+
+  it("a watch event of a headless service's endpoints observes the time since the trigger", () => {
+    const { store, seen } = recording();
+    store.apply("endpointslices", "ADDED", slice("hl", "10.244.1.1", at(1500)));
+    store.apply(
+      "endpoints",
+      "MODIFIED",
+      endpoints("default", "hl", [{ addresses: ["10.244.1.2"] }], undefined, { [TRIGGER]: at(500) }),
+    );
+    assert.deepEqual(
+      seen.map(([k]) => k),
+      ["headless_with_selector", "headless_with_selector"],
+    );
+    assert.ok(seen[0][1] >= 1.5 && seen[0][1] < 60, `${seen[0][1]} s`);
+    assert.ok(seen[1][1] >= 0.5 && seen[1][1] < 60, `${seen[1][1]} s`);
+  });
+
+  it("observes nothing for a cluster IP service, without the annotation, for a bad time or a deletion", () => {
+    const { store, seen } = recording();
+    store.apply("endpointslices", "ADDED", slice("web", "10.244.2.1", at(100)));
+    store.apply("endpointslices", "ADDED", endpointSlice("default", "hl", "hl-2", ["10.244.1.3"]));
+    store.apply("endpointslices", "MODIFIED", slice("hl", "10.244.1.1", "yesterday"));
+    store.apply("endpointslices", "DELETED", slice("hl", "10.244.1.1", at(100)));
+    assert.deepEqual(seen, []);
+  });
+
+  it("observes nothing for what a LIST delivers: its trigger times can be hours old", () => {
+    const { store, seen } = recording([["endpointslices", slice("hl", "10.244.1.1", at(3_600_000))]]);
+    store.listStart("endpointslices");
+    store.apply("endpointslices", "ADDED", slice("hl", "10.244.1.1", at(7_200_000)));
+    store.listDone("endpointslices");
+    assert.deepEqual(seen, []);
+  });
+});

@@ -8,6 +8,7 @@
 // vanishes, or a change too large to list, asks for a full invalidation instead.
 
 import type { EventType, Kind, KObject, KPod, KService, KEndpointSlice, KEndpoints } from "./source.ts";
+import { programmingSeconds } from "./programming-latency.ts";
 import type { LabelSelector } from "./label-selector.ts";
 import type { EndpointGroup, PodRef, Service, SlimPod } from "./slim-types.ts";
 import { Slimmer, slimPod } from "./slim.ts";
@@ -37,6 +38,9 @@ export interface StoreOptions {
   /** This server's own addresses (its pod's): the services whose endpoints include one are the name
    * server's (`ns.dns.<zone>`), as in CoreDNS. */
   localIPs?: readonly string[];
+  /** Called once a watched change of a headless service's endpoints is answered, with the seconds since
+   * the change that triggered it (the Kubernetes DNS programming latency SLI; see programmed()). */
+  onProgrammed?: (serviceKind: "headless_with_selector", seconds: number) => void;
 }
 
 /** The store's slim state by kind, as [key, value] pairs: what a snapshot holds. */
@@ -132,7 +136,9 @@ export class Store {
         if (this.#o.keepPods) this.#applyPod(key, type === "DELETED" ? undefined : slimPod(obj as KPod));
         break;
     }
-    if (!batch) this.#flush();
+    if (batch) return;
+    this.#flush();
+    if (kind === "endpointslices" || kind === "endpoints") this.#programmed(kind, type, obj);
   }
 
   listDone(kind: Kind): void {
@@ -505,6 +511,14 @@ export class Store {
   #changedAll(): void {
     this.#modified = Date.now();
     this.#pending.all();
+  }
+
+  /** Observes the DNS programming latency of a watched change (programming-latency.ts), now that it
+   * is answered. Objects a LIST delivers are left out: their trigger times can be hours old. */
+  #programmed(kind: Kind, type: EventType, obj: KObject): void {
+    if (this.#o.onProgrammed === undefined || type === "DELETED" || !this.#synced.isOpen) return;
+    const s = programmingSeconds(kind, obj, (key) => this.#services.get(key)?.headless === true);
+    if (s !== undefined) this.#o.onProgrammed("headless_with_selector", s);
   }
 
   /** Hands the pending change to onChange, once synced. */
