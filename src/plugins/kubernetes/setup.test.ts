@@ -69,6 +69,7 @@ describe("setup: options", () => {
       noEndpoints: false,
       ignoreEmptyService: false,
       startupTimeoutMs: 5000,
+      limits: {},
     });
     assert.deepEqual(kindsFor(c), ["services", "namespaces", "endpointslices"]);
   });
@@ -98,6 +99,9 @@ describe("setup: options", () => {
           "ignore empty_service",
           "startup_timeout 2s",
           "snapshot state/snapshot.json 30s",
+          "apiserver_qps 2.5",
+          "apiserver_burst 20",
+          "apiserver_max_inflight 4",
         ],
       ),
       ctxZones,
@@ -121,6 +125,7 @@ describe("setup: options", () => {
     assert.equal(c.ignoreEmptyService, true);
     assert.equal(c.startupTimeoutMs, 2000);
     assert.deepEqual(c.snapshot, { file: join(ROOT, "state/snapshot.json"), intervalMs: 30_000 });
+    assert.deepEqual(c.limits, { qps: 2.5, burst: 20, maxInflight: 4 });
     assert.deepEqual(kindsFor(c), ["services", "namespaces", "pods"]);
   });
 
@@ -152,6 +157,17 @@ describe("setup: options", () => {
     ["an unknown pod mode", [], ["pods sometimes"], 4, /unknown mode 'sometimes'/],
     ["endpoint_pod_names with an argument", [], ["endpoint_pod_names yes"], 4, /takes 0 argument/],
     ["a TTL over 3600", [], ["ttl 3601"], 4, /3601 is out of range \[0, 3600\]/],
+    ["apiserver_qps of 0", [], ["apiserver_qps 0"], 4, /apiserver_qps: '0' is not a number above 0/],
+    ["apiserver_qps that is no number", [], ["apiserver_qps fast"], 4, /'fast' is not a number above 0/],
+    ["apiserver_burst of 0", [], ["apiserver_burst 0"], 4, /0 is out of range \[1, /],
+    [
+      "apiserver_max_inflight twice",
+      [],
+      ["apiserver_max_inflight 2", "apiserver_max_inflight 3"],
+      5,
+      /given twice/,
+    ],
+    ["apiserver limits with objects", [], ["objects a.yaml", "apiserver_qps 5"], 3, /'objects' reads files/],
     ["a negative TTL", [], ["ttl -1"], 4, /out of range/],
     ["a TTL that is no number", [], ["ttl 5s"], 4, /'5s' is not an integer/],
     ["noendpoints with an argument", [], ["noendpoints please"], 4, /takes 0 argument/],

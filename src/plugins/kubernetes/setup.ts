@@ -32,6 +32,7 @@ import { collectGarbage, limitHeapGrowth } from "../../runtime/heap.ts";
 import { clientSearchPaths } from "./search-paths.ts";
 import { WarmStart, type SnapshotSettings } from "./snapshot.ts";
 import type { ApiSource } from "./source-api.ts";
+import type { ApiLimits } from "./rate-limit.ts";
 
 const NAME = "kubernetes";
 const DEFAULT_TTL = 5;
@@ -41,9 +42,6 @@ const DEFAULT_STARTUP_TIMEOUT_MS = 5000;
 /** Options CoreDNS knows that clusterdns does not implement: named, so the error says so. */
 const UNSUPPORTED: Readonly<Record<string, string>> = {
   multicluster: "multicluster services are not supported",
-  apiserver_qps: "client-side API rate limits are not supported",
-  apiserver_burst: "client-side API rate limits are not supported",
-  apiserver_max_inflight: "client-side API rate limits are not supported",
   transfer: "zone transfers are the transfer plugin's (transfer { to ... })",
   resyncperiod: "removed from CoreDNS; there is no periodic resync",
   upstream: "removed from CoreDNS; ExternalName targets resolve through the server itself",
@@ -74,6 +72,8 @@ export interface KubernetesConfig {
   objects?: string[];
   /** `snapshot FILE [INTERVAL]`: the warm-start file and how often it is written. */
   snapshot?: { file: string; intervalMs: number };
+  /** `apiserver_qps`, `apiserver_burst`, `apiserver_max_inflight`: client-side limits on API requests. */
+  limits: ApiLimits;
 }
 
 /** How often a changed store is written to the snapshot by default. */
@@ -98,6 +98,7 @@ export function parseConfig(d: Directive, ctx: Pick<SetupContext, "zones" | "roo
     noEndpoints: false,
     ignoreEmptyService: false,
     startupTimeoutMs: DEFAULT_STARTUP_TIMEOUT_MS,
+    limits: {},
   };
   const once = onceEach(NAME);
   const selector = (opt: Directive): [string, LabelSelector] => {
@@ -201,6 +202,25 @@ export function parseConfig(d: Directive, ctx: Pick<SetupContext, "zones" | "roo
       argCount(opt, NAME, 1, Infinity);
       c.objects = opt.args.map(path);
     },
+    apiserver_qps(opt) {
+      once(opt);
+      argCount(opt, NAME, 1, 1);
+      const qps = Number(opt.args[0].text);
+      if (!/^\d+(\.\d+)?$/.test(opt.args[0].text) || !(qps > 0)) {
+        throw configError(opt.args[0], NAME, `apiserver_qps: '${opt.args[0].text}' is not a number above 0`);
+      }
+      c.limits.qps = qps;
+    },
+    apiserver_burst(opt) {
+      once(opt);
+      argCount(opt, NAME, 1, 1);
+      c.limits.burst = parseIntArg(opt.args[0], NAME, 1, 1_000_000);
+    },
+    apiserver_max_inflight(opt) {
+      once(opt);
+      argCount(opt, NAME, 1, 1);
+      c.limits.maxInflight = parseIntArg(opt.args[0], NAME, 1, 1_000_000);
+    },
     snapshot(opt) {
       once(opt);
       argCount(opt, NAME, 1, 2);
@@ -216,6 +236,9 @@ export function parseConfig(d: Directive, ctx: Pick<SetupContext, "zones" | "roo
   }
   if (c.objects && c.snapshot) {
     throw configError(d, NAME, "'snapshot' keeps what the API said; 'objects' reads files already");
+  }
+  if (c.objects && Object.keys(c.limits).length > 0) {
+    throw configError(d, NAME, "'apiserver_*' limit requests to the API; 'objects' reads files");
   }
   if (c.objects && (c.endpoint !== undefined || c.kubeconfig !== undefined || c.tls)) {
     throw configError(
@@ -293,6 +316,7 @@ export const setup: Setup = async (d, ctx) => {
         kinds,
         labelSelector: c.labels,
         namespaces: c.namespaces.length > 0 ? c.namespaces : undefined,
+        limits: c.limits,
         log,
       });
     }
