@@ -506,4 +506,9 @@ test("spelledQname: the client's spelling when it has capitals, nothing when it 
   );
   assert.equal(spelled(""), undefined);
   assert.equal(spelled("A"), "A.");
+  // Escaped as the canonical name is, so that lowercasing it gives that name.
+  const buf = bytes(header(1, 0x0100, 1), [3, 0x41, 0x2e, 0x01, 0], QTYPE_A_IN);
+  const s = scanQuery(buf) as Scanned;
+  assert.equal(spelledQname(buf, s.questionEnd), "A\\.\\001.");
+  assert.equal(spelledQname(buf, s.questionEnd)!.toLowerCase(), s.qname);
 });

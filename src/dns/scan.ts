@@ -417,8 +417,9 @@ export function toQueryMsg(s: Scanned): Msg {
   };
 }
 
-/** The question's name as the client spelled it (0x20 mixed case), or undefined when it is already
- * canonical: `buf` is a query scanQuery accepted, whose question name starts at 12, uncompressed. */
+/** The question's name as the client spelled it (0x20 mixed case), in the text form of Scanned.qname,
+ * or undefined when it is already canonical: `buf` is a query scanQuery accepted, whose question name
+ * starts at 12, uncompressed. */
 export function spelledQname(buf: Buffer, questionEnd: number): string | undefined {
   const end = questionEnd - 5;
   let upper = false;
@@ -431,7 +432,7 @@ export function spelledQname(buf: Buffer, questionEnd: number): string | undefin
   if (!upper) return undefined;
   let name = "";
   for (let p = 12, l = buf[p]; l !== 0; p += l + 1, l = buf[p]) {
-    name += buf.toString("latin1", p + 1, p + 1 + l) + ".";
+    name += labelText(buf.toString("latin1", p + 1, p + 1 + l)) + ".";
   }
   return name;
 }
