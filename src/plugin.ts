@@ -24,6 +24,10 @@ export interface Request {
   /** The decoded query. `msg.question[0].name` is canonical (lowercase, absolute). */
   readonly msg: Msg;
   readonly qname: string;
+  /** The question name as the client spelled it, when that is not `qname` (0x20 mixed case); for
+   * names a plugin writes in rdata, which compression cannot give the client's spelling. A request a
+   * plugin derives for another name (rewrite) may carry the original's: check it spells `qname`. */
+  readonly spelled?: string;
   readonly qtype: number;
   readonly qclass: number;
   /** The server block zone that matched (longest suffix). */

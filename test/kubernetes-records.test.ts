@@ -83,9 +83,9 @@ const CLUSTER: [Kind, KObject][] = [
       "web",
       "web-b2",
       [
-        { ip: "10.244.1.1", pod: "web-7d9f8b6c5-abcde" },
-        { ip: "10.244.1.2", pod: "web-7d9f8b6c5-fghij", ready: false },
-        { ip: "10.244.1.3", pod: "web-7d9f8b6c5-klmno", terminating: true, serving: true },
+        { ip: "10.244.1.1", pod: "web-7d9f8b6c5-abcde", zone: "zone-a" },
+        { ip: "10.244.1.2", pod: "web-7d9f8b6c5-fghij", ready: false, zone: "zone-a" },
+        { ip: "10.244.1.3", pod: "web-7d9f8b6c5-klmno", terminating: true, serving: true, zone: "zone-b" },
       ],
       [{ name: "http", port: 8080 }, { port: 8443 }],
       "IPv4",
@@ -198,8 +198,8 @@ const CLUSTER: [Kind, KObject][] = [
       "workers",
       "workers-v4",
       [
-        { ip: "10.244.4.1", pod: "workers-7c9-abcde" },
-        { ip: "10.244.4.2", pod: "workers-7c9-fghij" },
+        { ip: "10.244.4.1", pod: "workers-7c9-abcde", zone: "zone-a", hints: ["zone-a"] },
+        { ip: "10.244.4.2", pod: "workers-7c9-fghij", zone: "zone-b", hints: ["zone-b"] },
       ],
       [{ name: "grpc", port: 9000 }],
     ),
@@ -210,7 +210,7 @@ const CLUSTER: [Kind, KObject][] = [
       "web",
       "workers",
       "workers-v6",
-      [{ ip: "fd00::4:1", pod: "workers-7c9-abcde" }],
+      [{ ip: "fd00::4:1", pod: "workers-7c9-abcde", zone: "zone-a" }],
       [{ name: "grpc", port: 9000 }],
       "IPv6",
     ),
@@ -270,7 +270,7 @@ function populate(api: TestApiServer, objects: [Kind, KObject][]): void {
 interface Row {
   q: string;
   type: string;
-  rcode: "NOERROR" | "NXDOMAIN";
+  rcode: "NOERROR" | "NXDOMAIN" | "SERVFAIL";
   /** Records as dig prints them; an owner of "@" stands for the query name. */
   answer: string[];
   /** The zone's SOA for a negative answer, nothing for a positive one, unless given. */
@@ -303,6 +303,7 @@ const nx = (q: string, type = "A", authority?: string[]): Row => ({
   additional: [],
   authority,
 });
+const servfail = (q: string, type = "A"): Row => ({ q, type, rcode: "SERVFAIL", answer: [], additional: [] });
 const ptr = (ip: string, targets: string[]): Row =>
   ok(
     rev(ip),
@@ -310,9 +311,11 @@ const ptr = (ip: string, targets: string[]): Row =>
     targets.map((t) => `@ 5 IN PTR ${t}`),
   );
 
-/** The SOA clusterdns gives a zone (CoreDNS's fields); the serial is checked apart, as SERIAL. */
-function soa(zone: string, ttl = 5, primary = zone): string {
-  return `${zone}. ${ttl} IN SOA ns.dns.${primary}. hostmaster.${zone}. SERIAL 7200 1800 86400 ${ttl}`;
+/** The SOA clusterdns gives a zone (CoreDNS's fields, its record TTL capped at 300); the serial is
+ * checked apart, as SERIAL. */
+function soa(zone: string, ttl = 5): string {
+  const own = Math.min(ttl, 300);
+  return `${zone}. ${own} IN SOA ns.dns.${zone}. hostmaster.${zone}. SERIAL 7200 1800 86400 ${ttl}`;
 }
 
 /** The reverse name of an address, spelled out here rather than taken from the code under test. */
@@ -338,7 +341,61 @@ const MAIN: Row[] = [
   ok("idle.default.svc.cluster.local", "A", ["@ 5 IN A 10.96.0.50"]),
   ok("np.default.svc.cluster.local", "A", ["@ 5 IN A 10.96.0.60"]),
   nodata("web.default.svc.cluster.local", "TXT"),
-  nodata("web.default.svc.cluster.local", "SRV"),
+  // SRV at the service's own name: every port, named or not (CoreDNS matches an empty port and
+  // protocol against all).
+  ok(
+    "web.default.svc.cluster.local",
+    "SRV",
+    [
+      "@ 5 IN SRV 0 50 80 web.default.svc.cluster.local.",
+      "@ 5 IN SRV 0 50 8443 web.default.svc.cluster.local.",
+    ],
+    ["web.default.svc.cluster.local. 5 IN A 10.96.0.20"],
+  ),
+  ok(
+    "db.web.svc.cluster.local",
+    "SRV",
+    [
+      "@ 5 IN SRV 0 25 3306 db-0.db.web.svc.cluster.local.",
+      "@ 5 IN SRV 0 25 3306 db-1.db.web.svc.cluster.local.",
+      "@ 5 IN SRV 0 25 3306 10-244-2-4.db.web.svc.cluster.local.",
+    ],
+    [
+      "db-0.db.web.svc.cluster.local. 5 IN A 10.244.2.1",
+      "db-0.db.web.svc.cluster.local. 5 IN AAAA fd00::2:1",
+      "db-1.db.web.svc.cluster.local. 5 IN A 10.244.2.2",
+      "10-244-2-4.db.web.svc.cluster.local. 5 IN A 10.244.2.4",
+    ],
+  ),
+  nodata("tolerate.web.svc.cluster.local", "SRV"),
+  nx("lonely.web.svc.cluster.local", "SRV"),
+  // SRV targets and the names in the additional section keep the client's spelling of the zone, as in
+  // CoreDNS's preserve-case cases. (Asked in one spelling only: the answer cache replays the spelling
+  // that filled it, as CoreDNS's cache does.)
+  ok(
+    "_http._tcp.np.default.svc.Cluster.LOCAL",
+    "SRV",
+    ["@ 5 IN SRV 0 100 80 np.default.svc.Cluster.LOCAL."],
+    ["np.default.svc.Cluster.LOCAL. 5 IN A 10.96.0.60"],
+  ),
+  ok(
+    "Cluster.Local",
+    "NS",
+    ["@ 5 IN NS ns.dns.Cluster.Local."],
+    ["ns.dns.Cluster.Local. 5 IN A 10.96.0.10", "ns.dns.Cluster.Local. 5 IN AAAA fd00::a"],
+  ),
+  // Zonal names (CoreDNS PR 8388): the published endpoints whose EndpointSlice zone is ZONE.
+  ok("zone-a.pin._zone.workers.web.svc.cluster.local", "A", ["@ 5 IN A 10.244.4.1"]),
+  ok("zone-a.pin._zone.workers.web.svc.cluster.local", "AAAA", ["@ 5 IN AAAA fd00::4:1"]),
+  ok("zone-b.pin._zone.workers.web.svc.cluster.local", "A", ["@ 5 IN A 10.244.4.2"]),
+  nodata("zone-b.pin._zone.workers.web.svc.cluster.local", "AAAA"),
+  ok("zone-a.pin._zone.web.default.svc.cluster.local", "A", ["@ 5 IN A 10.244.1.1"]),
+  nx("zone-b.pin._zone.web.default.svc.cluster.local"),
+  nx("zone-c.pin._zone.workers.web.svc.cluster.local"),
+  nodata("pin._zone.workers.web.svc.cluster.local", "A"),
+  nodata("_zone.workers.web.svc.cluster.local", "A"),
+  nx("zone-a.pin._zone.db.web.svc.cluster.local"),
+  nx("_zone.db.web.svc.cluster.local"),
   // Comparisons are case-insensitive; the answer keeps the client's spelling. Over TCP too.
   ok("WEB.Default.SVC.cluster.LOCAL", "A", ["@ 5 IN A 10.96.0.20"]),
   { ...ok("web.default.svc.cluster.local", "A", ["@ 5 IN A 10.96.0.20"]), opts: ["+tcp"] },
@@ -360,7 +417,8 @@ const MAIN: Row[] = [
   ok(
     "_dns._udp.dual.default.svc.cluster.local",
     "SRV",
-    ["@ 5 IN SRV 0 100 53 dual.default.svc.cluster.local."],
+    // Each address counts for the weight (CoreDNS's plugin/backend_lookup.go): two, one record.
+    ["@ 5 IN SRV 0 50 53 dual.default.svc.cluster.local."],
     [
       "dual.default.svc.cluster.local. 5 IN A 10.96.0.30",
       "dual.default.svc.cluster.local. 5 IN AAAA fd00::30",
@@ -369,7 +427,7 @@ const MAIN: Row[] = [
   ok(
     "_dns-tcp._tcp.kube-dns.kube-system.svc.cluster.local",
     "SRV",
-    ["@ 5 IN SRV 0 100 53 kube-dns.kube-system.svc.cluster.local."],
+    ["@ 5 IN SRV 0 50 53 kube-dns.kube-system.svc.cluster.local."],
     [
       "kube-dns.kube-system.svc.cluster.local. 5 IN A 10.96.0.10",
       "kube-dns.kube-system.svc.cluster.local. 5 IN AAAA fd00::a",
@@ -405,9 +463,9 @@ const MAIN: Row[] = [
     "_mysql._tcp.db.web.svc.cluster.local",
     "SRV",
     [
-      "@ 5 IN SRV 0 33 3306 db-0.db.web.svc.cluster.local.",
-      "@ 5 IN SRV 0 33 3306 db-1.db.web.svc.cluster.local.",
-      "@ 5 IN SRV 0 33 3306 10-244-2-4.db.web.svc.cluster.local.",
+      "@ 5 IN SRV 0 25 3306 db-0.db.web.svc.cluster.local.",
+      "@ 5 IN SRV 0 25 3306 db-1.db.web.svc.cluster.local.",
+      "@ 5 IN SRV 0 25 3306 10-244-2-4.db.web.svc.cluster.local.",
     ],
     [
       "db-0.db.web.svc.cluster.local. 5 IN A 10.244.2.1",
@@ -522,7 +580,8 @@ const MAIN: Row[] = [
   nodata("10.in-addr.arpa", "PTR"),
   nodata("d.f.ip6.arpa", "PTR"),
   nx("2.0.192.in-addr.arpa", "PTR"),
-  ok("in-addr.arpa", "SOA", [soa("in-addr.arpa", 5, "cluster.local")]),
+  // A reverse zone's SOA names ns.dns in that zone, as CoreDNS's does; its NS the primary zone's.
+  ok("in-addr.arpa", "SOA", [soa("in-addr.arpa")]),
   ok(
     "ip6.arpa",
     "NS",
@@ -569,6 +628,13 @@ const ZONE_FILES: Record<string, string> = {
     "nope.default.svc 3600 IN A 192.0.2.98",
     "",
   ].join("\n"),
+  "db.198.51.9": [
+    "$ORIGIN 9.51.198.in-addr.arpa.",
+    "@ 3600 IN SOA ns.file.unsynced.test. hostmaster.unsynced.test. 1 7200 1800 86400 60",
+    "@ 3600 IN NS ns.file.unsynced.test.",
+    "1 3600 IN PTR outside.example.",
+    "",
+  ].join("\n"),
   "db.in-addr.arpa": [
     "$ORIGIN in-addr.arpa.",
     "@ 3600 IN SOA ns.file.ftzones.test. hostmaster.ftzones.test. 1 7200 1800 86400 60",
@@ -591,6 +657,15 @@ const SETS: OptionSet[] = [
         "@ 5 IN A 10.244.2.4",
       ]),
       nx("nosuch.default.svc.endpoint.test"),
+      // This process runs as if in pod 10.244.1.1 (POD_IP): behind web (a cluster IP) and web-peers
+      // (headless), so those are the name server's addresses, as CoreDNS finds them.
+      ok("ns.dns.endpoint.test", "A", ["@ 5 IN A 10.96.0.20", "@ 5 IN A 10.244.1.1"]),
+      ok(
+        "endpoint.test",
+        "NS",
+        ["@ 5 IN NS ns.dns.endpoint.test."],
+        ["ns.dns.endpoint.test. 5 IN A 10.96.0.20", "ns.dns.endpoint.test. 5 IN A 10.244.1.1"],
+      ),
     ],
   },
   {
@@ -640,6 +715,7 @@ const SETS: OptionSet[] = [
       nx("web-peers.default.svc.labels.test"),
       nx("db.web.svc.labels.test"),
       nodata("default.svc.labels.test", "A"),
+      ok("ns.dns.labels.test", "A", ["@ 5 IN A 10.96.0.20"]),
     ],
   },
   {
@@ -699,8 +775,8 @@ const SETS: OptionSet[] = [
         "_grpc._tcp.workers.web.svc.podnames.test",
         "SRV",
         [
-          "@ 5 IN SRV 0 50 9000 workers-7c9-abcde.workers.web.svc.podnames.test.",
-          "@ 5 IN SRV 0 50 9000 workers-7c9-fghij.workers.web.svc.podnames.test.",
+          "@ 5 IN SRV 0 33 9000 workers-7c9-abcde.workers.web.svc.podnames.test.",
+          "@ 5 IN SRV 0 33 9000 workers-7c9-fghij.workers.web.svc.podnames.test.",
         ],
         [
           "workers-7c9-abcde.workers.web.svc.podnames.test. 5 IN A 10.244.4.1",
@@ -735,6 +811,29 @@ const SETS: OptionSet[] = [
       ok("ttl30.test", "SOA", [soa("ttl30.test", 30)]),
       nx("nosuch.default.svc.ttl30.test"),
       nodata("default.svc.ttl30.test", "A"),
+    ],
+  },
+  {
+    title: "ttl 3600: the SOA record's own TTL is capped at 300 (CoreDNS), its minimum is the TTL",
+    zones: ["ttl3600.test"],
+    options: () => ["ttl 3600"],
+    ttl: 3600,
+    rows: [
+      ok("web.default.svc.ttl3600.test", "A", ["@ 3600 IN A 10.96.0.20"]),
+      ok("ttl3600.test", "SOA", [soa("ttl3600.test", 3600)]),
+      nx("nosuch.default.svc.ttl3600.test"),
+    ],
+  },
+  {
+    title: "before the first sync (an API that never answers): SERVFAIL with the SOA, fallthrough passes on",
+    zones: ["unsynced.test", "9.51.198.in-addr.arpa"],
+    options: () => ["endpoint http://127.0.0.1:1", "startup_timeout 1s", "fallthrough 9.51.198.in-addr.arpa"],
+    after: ["file db.198.51.9 9.51.198.in-addr.arpa"],
+    rows: [
+      servfail("web.default.svc.unsynced.test"),
+      servfail("unsynced.test", "NS"),
+      servfail("nosuch.unsynced.test", "AAAA"),
+      ok(rev("198.51.9.1"), "PTR", ["@ 3600 IN PTR outside.example."]),
     ],
   },
   {
@@ -917,25 +1016,18 @@ interface Sections {
   additional: string[];
 }
 
-function expected(row: Row, zones: readonly string[], ttl: number, primary: string): Omit<Sections, "aa"> {
+function expected(row: Row, zones: readonly string[], ttl: number): Omit<Sections, "aa"> {
   const owner = (l: string) => (l.startsWith("@ ") ? `${row.q}.${l.slice(1)}` : l);
   const negative = row.answer.length === 0;
   return {
     rcode: row.rcode,
     answer: row.answer.map(owner).sort(),
-    authority: (row.authority ?? (negative ? [soa(zoneOf(row.q, zones), ttl, primary)] : [])).sort(),
+    authority: (row.authority ?? (negative ? [soa(zoneOf(row.q, zones), ttl)] : [])).sort(),
     additional: row.additional.map(owner).sort(),
   };
 }
 
-function check(
-  got: Sections,
-  row: Row,
-  zones: readonly string[],
-  ttl: number,
-  primary: string,
-  text = "",
-): void {
+function check(got: Sections, row: Row, zones: readonly string[], ttl: number, text = ""): void {
   assert.ok(got.aa, `authoritative\n${text}`);
   const norm = (lines: string[]) => lines.map(normalize).sort();
   assert.deepEqual(
@@ -945,7 +1037,7 @@ function check(
       authority: norm(got.authority),
       additional: norm(got.additional),
     },
-    expected(row, zones, ttl, primary),
+    expected(row, zones, ttl),
     text,
   );
 }
@@ -1068,8 +1160,9 @@ before(async () => {
   }
   // Both start at once; one that started is kept for `after` even when the other failed.
   const [main, options] = await Promise.allSettled([
-    startServer(mainCorefile(env)),
-    startServer(optionsCorefile(env), { files: ZONE_FILES }),
+    // Each as if in a pod of the cluster (POD_IP): the name server's addresses come from its services.
+    startServer(mainCorefile(env), { env: { POD_IP: "10.244.0.5" } }),
+    startServer(optionsCorefile(env), { files: ZONE_FILES, env: { POD_IP: "10.244.1.1" } }),
   ]);
   if (main.status === "fulfilled") mainServer = main.value;
   if (options.status === "fulfilled") optionsServer = options.value;
@@ -1092,7 +1185,7 @@ describe("cluster.local with the default options, over dig", { concurrency: CONC
   for (const row of MAIN) {
     it(rowTitle(row), async () => {
       const got = await digRow(mainServer!.port, row);
-      check(got, row, zones, 5, "cluster.local", got.text);
+      check(got, row, zones, 5, got.text);
     });
   }
 });
@@ -1102,7 +1195,7 @@ for (const set of SETS) {
     for (const row of set.rows) {
       it(rowTitle(row), async () => {
         const got = await digRow(optionsServer!.port, row);
-        check(got, row, set.zones, set.ttl ?? 5, set.zones[0], got.text);
+        check(got, row, set.zones, set.ttl ?? 5, got.text);
       });
     }
   });
@@ -1129,7 +1222,7 @@ describe("dns2, a second client, reads the same answers over UDP and TCP", () =>
             ? dns2.UDPClient({ dns: "127.0.0.1", port, timeout: 3000, retryOverTCP: false })
             : dns2.TCPClient({ dns: "127.0.0.1", port });
         const p = (await ask(row.q, row.type)) as unknown as Dns2Packet;
-        check(dns2Sections(p), row, zones, 5, "cluster.local", JSON.stringify(p));
+        check(dns2Sections(p), row, zones, 5, JSON.stringify(p));
       });
     }
   }

@@ -13,12 +13,14 @@ import { startApiServer, type TestApiServer } from "./k8s/api-server.ts";
 import { writeKubeconfig } from "./k8s/kubeconfig.ts";
 import { endpointSlice, namespace, service } from "./k8s/objects.ts";
 import { startServer, type RunningServer } from "./helpers/server.ts";
-import { dig } from "./helpers/dig.ts";
+import { dig, digUntil } from "./helpers/dig.ts";
 import { httpGet } from "./helpers/http-get.ts";
 import { freePort } from "./helpers/free-port.ts";
+import { sample } from "./helpers/metrics.ts";
 
-const corefile = (kubeconfig: string, readyPort: number, extra = "") => `cluster.local {
+const corefile = (kubeconfig: string, readyPort: number, extra = "", metricsPort?: number) => `cluster.local {
     ready 127.0.0.1:${readyPort}
+    ${metricsPort === undefined ? "" : `prometheus 127.0.0.1:${metricsPort}`}
     kubernetes {
         kubeconfig ${kubeconfig}
         ${extra}
@@ -26,18 +28,7 @@ const corefile = (kubeconfig: string, readyPort: number, extra = "") => `cluster
 }
 `;
 
-/** Asks until the sorted answer (or "STATUS" when empty) equals `want`; fails with the last one. */
-async function until(port: number, name: string, type: string, want: string[] | string): Promise<void> {
-  let last = "";
-  for (let i = 0; i < 200; i++) {
-    const r = await dig(port, name, type);
-    const got = r.answer.length > 0 ? [...r.answer].sort() : r.status;
-    last = JSON.stringify(got);
-    if (last === JSON.stringify(Array.isArray(want) ? [...want].sort() : want)) return;
-    await sleep(50);
-  }
-  assert.fail(`${name} ${type}: still ${last}, want ${JSON.stringify(want)}`);
-}
+const until = digUntil;
 
 const a = (name: string, ip: string) => `${name}. 5 IN A ${ip}`;
 
@@ -45,11 +36,13 @@ describe("a live watch", () => {
   let api: TestApiServer;
   let srv: RunningServer;
   let dir: string;
+  let metricsPort: number;
   before(async () => {
     api = await startApiServer({ bookmarkIntervalMs: 200 });
     api.create("namespaces", namespace("default"));
     dir = mkdtempSync(join(tmpdir(), "clusterdns-watch-"));
-    srv = await startServer(corefile(writeKubeconfig(dir, api.url), await freePort()));
+    metricsPort = await freePort();
+    srv = await startServer(corefile(writeKubeconfig(dir, api.url), await freePort(), "", metricsPort));
   });
   after(async () => {
     assert.equal(await srv.stop(), 0);
@@ -133,6 +126,38 @@ describe("a live watch", () => {
     api.update("endpointslices", s1);
     await until(srv.port, name, "A", [a(name, "10.2.0.1")]);
     await until(srv.port, `db-2.${name}`, "A", "NXDOMAIN");
+  });
+
+  it("a headless service's endpoint change is observed as DNS programming latency, as CoreDNS does", async () => {
+    const metric = "coredns_kubernetes_dns_programming_duration_seconds";
+    const kind = { service_kind: "headless_with_selector" };
+    const scrape = async () => (await httpGet(metricsPort, "/metrics")).body;
+    const count = async () => sample(await scrape(), `${metric}_count`, kind) ?? 0;
+    const before = await count();
+    // The endpoints controller stamps when the change it writes happened: here 2 s before the write.
+    const trigger = {
+      "endpoints.kubernetes.io/last-change-trigger-time": new Date(Date.now() - 2000).toISOString(),
+    };
+    api.create("services", service("default", "lat", { headless: true }));
+    api.create("services", service("default", "lat-ip", { clusterIP: "10.96.7.9" }));
+    api.create(
+      "endpointslices",
+      endpointSlice("default", "lat-ip", "lat-ip-1", ["10.1.9.2"], [], "IPv4", { annotations: trigger }),
+    );
+    api.create(
+      "endpointslices",
+      endpointSlice("default", "lat", "lat-1", ["10.1.9.1"], [], "IPv4", { annotations: trigger }),
+    );
+    await until(srv.port, "lat.default.svc.cluster.local", "A", [
+      a("lat.default.svc.cluster.local", "10.1.9.1"),
+    ]);
+    await until(srv.port, "10-1-9-2.lat-ip.default.svc.cluster.local", "A", [
+      a("10-1-9-2.lat-ip.default.svc.cluster.local", "10.1.9.2"),
+    ]);
+    const text = await scrape();
+    assert.equal(sample(text, `${metric}_count`, kind), before + 1, "the headless service's slice only");
+    assert.ok((sample(text, `${metric}_sum`, kind) ?? 0) >= 2, "at least the 2 s since the trigger");
+    assert.equal(sample(text, `${metric}_bucket`, { ...kind, le: "1.024" }), 0);
   });
 
   it("dropped watches are re-established; after a 410 Gone the relist catches up", async () => {

@@ -83,3 +83,19 @@ export function zonesArg(args: Token[], blockZones: readonly string[], plugin: s
     return z;
   });
 }
+
+/** A guard for options that may be given once and take no block: call it first in each one's
+ * handler. Keeps its own record of what it saw, so make one per directive. */
+export function onceEach(plugin: string): (opt: Directive) => void {
+  const seen = new Set<string>();
+  return (opt) => {
+    if (seen.has(opt.name)) throw configError(opt, plugin, `'${opt.name}' is given twice`);
+    seen.add(opt.name);
+    noBlock(opt, plugin);
+  };
+}
+
+/** The zones of `fallthrough [ZONES...]`, canonical: "." (every name) without arguments. */
+export function fallthroughZones(opt: Directive): string[] {
+  return opt.args.length === 0 ? ["."] : opt.args.map((t) => canonical(t.text));
+}

@@ -1,7 +1,15 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import dns2 from "dns2";
-import { errorReply, scanQuery, skipName, toQueryMsg, type ScanError, type Scanned } from "./scan.ts";
+import {
+  errorReply,
+  scanQuery,
+  skipName,
+  spelledQname,
+  toQueryMsg,
+  type ScanError,
+  type Scanned,
+} from "./scan.ts";
 import { decode } from "./decode.ts";
 import { encode } from "./encode.ts";
 import type { Edns } from "./message.ts";
@@ -482,4 +490,25 @@ test("a reply to every failure fits 512 octets and holds only what it must", () 
   assert.ok(reply.length <= 512);
   assert.equal(reply[11], 1);
   assert.equal(reply[12 + 259 + 5], 0, "NOTIMP needs no extended rcode bits");
+});
+
+test("spelledQname: the client's spelling when it has capitals, nothing when it is canonical", () => {
+  const q = (name: string) => bytes(header(1, 0x0100, 1), wireName(name), QTYPE_A_IN);
+  const spelled = (name: string) => {
+    const buf = q(name);
+    const s = scanQuery(buf) as Scanned;
+    return spelledQname(buf, s.questionEnd);
+  };
+  assert.equal(spelled("web.default.svc.cluster.local"), undefined);
+  assert.equal(
+    spelled("_http._tcp.Web.default.svc.CLUSTER.local"),
+    "_http._tcp.Web.default.svc.CLUSTER.local.",
+  );
+  assert.equal(spelled(""), undefined);
+  assert.equal(spelled("A"), "A.");
+  // Escaped as the canonical name is, so that lowercasing it gives that name.
+  const buf = bytes(header(1, 0x0100, 1), [3, 0x41, 0x2e, 0x01, 0], QTYPE_A_IN);
+  const s = scanQuery(buf) as Scanned;
+  assert.equal(spelledQname(buf, s.questionEnd), "A\\.\\001.");
+  assert.equal(spelledQname(buf, s.questionEnd)!.toLowerCase(), s.qname);
 });

@@ -459,3 +459,23 @@ export function toQueryMsg(s: Scanned): Msg {
     edns: s.edns,
   };
 }
+
+/** The question's name as the client spelled it (0x20 mixed case), in the text form of Scanned.qname,
+ * or undefined when it is already canonical: `buf` is a query scanQuery accepted, whose question name
+ * starts at 12, uncompressed. */
+export function spelledQname(buf: Buffer, questionEnd: number): string | undefined {
+  const end = questionEnd - 5;
+  let upper = false;
+  for (let i = 12; i < end; i++) {
+    if (buf[i] >= 0x41 && buf[i] <= 0x5a) {
+      upper = true;
+      break;
+    }
+  }
+  if (!upper) return undefined;
+  let name = "";
+  for (let p = 12, l = buf[p]; l !== 0; p += l + 1, l = buf[p]) {
+    name += labelText(buf.toString("latin1", p + 1, p + 1 + l)) + ".";
+  }
+  return name;
+}

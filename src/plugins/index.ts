@@ -12,6 +12,7 @@ import { setup as file } from "./file/setup.ts";
 import { setup as forward } from "./forward/setup.ts";
 import { setup as health } from "./health/setup.ts";
 import { setup as hosts } from "./hosts/setup.ts";
+import { setup as k8sExternal } from "./k8s_external/setup.ts";
 import { setup as kubernetes } from "./kubernetes/setup.ts";
 import { setup as loadbalance } from "./loadbalance/setup.ts";
 import { setup as log } from "./log/setup.ts";
@@ -39,6 +40,7 @@ export const plugins: Registry = new Map<string, Setup>([
   ["autopath", autopath],
   ["template", template],
   ["hosts", hosts],
+  ["k8s_external", k8sExternal],
   ["kubernetes", kubernetes],
   ["file", file],
   ["loop", loop],

@@ -16,7 +16,7 @@ import type { Msg } from "../dns/message.ts";
 import { AnswerCache, CachedAnswer, rotate, rotationOf, type Meta } from "./answer-cache.ts";
 import { answerCacheStats, serverStats } from "../metrics/server-stats.ts";
 import { ZoneMux } from "./mux.ts";
-import { ScannedQuery, scanQuery, errorReply, toQueryMsg, type Scanned } from "../dns/scan.ts";
+import { ScannedQuery, scanQuery, errorReply, spelledQname, toQueryMsg, type Scanned } from "../dns/scan.ts";
 import { encode } from "../dns/encode.ts";
 import { setTtls } from "../dns/wire-ttl.ts";
 import { fitReply } from "../dns/fit.ts";
@@ -146,6 +146,7 @@ export class Pipeline {
     const req: Request = {
       msg: query,
       qname: s.qname,
+      spelled: spelledQname(buf, s.questionEnd),
       qtype: s.qtype,
       qclass: s.qclass,
       zone: m.zone,

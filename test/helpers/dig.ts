@@ -2,6 +2,8 @@
 
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
+import { setTimeout as sleep } from "node:timers/promises";
+import assert from "node:assert/strict";
 
 const run = promisify(execFile);
 
@@ -50,4 +52,23 @@ export function parseDig(text: string): DigResult {
     size,
     text,
   };
+}
+
+/** Asks until the sorted answer (or the status when it is empty) equals `want`, for a change that
+ * reaches the server asynchronously (a watch event); fails with the last answer after 200 tries. */
+export async function digUntil(
+  port: number,
+  name: string,
+  type: string,
+  want: string[] | string,
+): Promise<void> {
+  let last = "";
+  for (let i = 0; i < 200; i++) {
+    const r = await dig(port, name, type);
+    const got = r.answer.length > 0 ? [...r.answer].sort() : r.status;
+    last = JSON.stringify(got);
+    if (last === JSON.stringify(Array.isArray(want) ? [...want].sort() : want)) return;
+    await sleep(50);
+  }
+  assert.fail(`${name} ${type}: still ${last}, want ${JSON.stringify(want)}`);
 }

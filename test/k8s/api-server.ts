@@ -111,6 +111,8 @@ export interface ApiServerOptions {
   maxLogEvents?: number;
   /** Serve HTTPS with this key and certificate; with `ca`, require a client certificate it signed. */
   tls?: { key: string | Buffer; cert: string | Buffer; ca?: string | Buffer };
+  /** Answer every request but a watch this much later, as a busy server would (default 0). */
+  latencyMs?: number;
 }
 
 export interface HangOptions {
@@ -154,6 +156,8 @@ export interface TestApiServer {
   openWatches(kind?: Kind): number;
   /** Requests of one kind's collection (list or watch), for assertions. */
   requestsFor(kind: Kind, watch?: boolean): RecordedRequest[];
+  /** The most requests other than watches that were open at once. */
+  maxInFlight(): number;
   close(): Promise<void>;
 }
 
@@ -320,6 +324,8 @@ export async function startApiServer(o: ApiServerOptions = {}): Promise<TestApiS
   const requests: RecordedRequest[] = [];
   const faults: ({ fail: number } | { hang: HangOptions })[] = [];
   let down = false;
+  let inFlight = 0;
+  let mostInFlight = 0;
 
   const served = (kind: Kind) => kind !== "endpointslices" || slices;
 
@@ -611,7 +617,21 @@ export async function startApiServer(o: ApiServerOptions = {}): Promise<TestApiS
       watch: isWatch,
       at: performance.now(),
     });
+    if (isWatch) return answer(req, res, u, q, isWatch);
+    inFlight++;
+    mostInFlight = Math.max(mostInFlight, inFlight);
+    res.on("close", () => inFlight--);
+    if ((o.latencyMs ?? 0) > 0) setTimeout(() => answer(req, res, u, q, isWatch), o.latencyMs);
+    else answer(req, res, u, q, isWatch);
+  }
 
+  function answer(
+    req: IncomingMessage,
+    res: ServerResponse,
+    u: URL,
+    q: URLSearchParams,
+    isWatch: boolean,
+  ): void {
     if (down) {
       req.socket.destroy();
       return;
@@ -759,6 +779,7 @@ export async function startApiServer(o: ApiServerOptions = {}): Promise<TestApiS
         );
       });
     },
+    maxInFlight: () => mostInFlight,
     async close() {
       for (const w of [...watches]) closeWatch(w, true);
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -39,6 +39,12 @@ export interface ServiceOptions {
   selector?: Record<string, string> | null;
   labels?: Record<string, string>;
   publishNotReadyAddresses?: boolean;
+  /** spec.externalIPs. */
+  externalIPs?: string[];
+  /** status.loadBalancer.ingress, as a cloud controller writes it (LoadBalancer services). */
+  ingress?: ({ ip: string } | { hostname: string })[];
+  /** metadata.annotations. */
+  annotations?: Record<string, string>;
 }
 
 /** The full Service shape; structurally a KService. */
@@ -109,13 +115,17 @@ export function service(namespace: string, name: string, o: ServiceOptions = {})
     if (type === "LoadBalancer") spec.allocateLoadBalancerNodePorts = true;
   }
   if (o.publishNotReadyAddresses) spec.publishNotReadyAddresses = true;
+  if (o.externalIPs) spec.externalIPs = [...o.externalIPs];
+  const metadata = meta(name, namespace, o.labels);
+  if (o.annotations) metadata.annotations = { ...o.annotations };
+  const ingress = o.ingress?.map((i) => ("ip" in i ? { ...i, ipMode: "VIP" } : { ...i }));
 
   return {
     kind: "Service",
     apiVersion: "v1",
-    metadata: meta(name, namespace, o.labels),
+    metadata,
     spec: spec as ServiceObject["spec"],
-    status: { loadBalancer: {} },
+    status: { loadBalancer: ingress ? { ingress } : {} },
   };
 }
 
@@ -131,6 +141,8 @@ export interface SliceEndpointSpec {
   hostname?: string;
   nodeName?: string;
   zone?: string;
+  /** Topology hints: hints.forZones, by zone name. */
+  hints?: string[];
   /** The backing pod: sets targetRef { kind: Pod, namespace, name }. */
   pod?: string;
 }
@@ -148,6 +160,8 @@ export interface EndpointSliceOptions {
   managedBy?: string;
   /** The Service's uid: sets the ownerReference the controller writes. */
   serviceUid?: string;
+  /** metadata.annotations (endpoints.kubernetes.io/last-change-trigger-time, ...). */
+  annotations?: Record<string, string>;
 }
 
 /** The full EndpointSlice shape; structurally a KEndpointSlice. */
@@ -178,6 +192,7 @@ export function endpointSlice(
     generateName: `${svc}-`,
     generation: 1,
   };
+  if (o.annotations) metadata.annotations = { ...o.annotations };
   if (o.serviceUid) {
     metadata.ownerReferences = [
       {
@@ -199,7 +214,7 @@ export function endpointSlice(
       const s: SliceEndpointSpec = typeof e === "string" ? { ip: e } : e;
       const terminating = s.terminating ?? false;
       const ready = s.ready ?? !terminating;
-      const out: NonNullable<KEndpointSlice["endpoints"]>[number] & { zone?: string } = {
+      const out: NonNullable<KEndpointSlice["endpoints"]>[number] = {
         addresses: s.addresses ?? (s.ip !== undefined ? [s.ip] : []),
         conditions: { ready, serving: s.serving ?? ready, terminating },
       };
@@ -207,6 +222,7 @@ export function endpointSlice(
       if (s.pod !== undefined) out.targetRef = podRef(namespace, s.pod);
       if (s.nodeName !== undefined) out.nodeName = s.nodeName;
       if (s.zone !== undefined) out.zone = s.zone;
+      if (s.hints !== undefined) out.hints = { forZones: s.hints.map((z) => ({ name: z })) };
       return out;
     }),
     ports: ports
@@ -242,6 +258,7 @@ export function endpoints(
   name: string,
   subsets: SubsetSpec[],
   labels?: Record<string, string>,
+  annotations?: Record<string, string>,
 ): KEndpoints {
   const address = (a: AddressSpec | string) => {
     const s: AddressSpec = typeof a === "string" ? { ip: a } : a;
@@ -252,6 +269,7 @@ export function endpoints(
     return out;
   };
   const obj: KEndpoints = { kind: "Endpoints", apiVersion: "v1", metadata: meta(name, namespace, labels) };
+  if (annotations) obj.metadata.annotations = { ...annotations };
   const out = subsets.map((s) => {
     const subset: NonNullable<KEndpoints["subsets"]>[number] = {};
     if (s.addresses && s.addresses.length > 0) subset.addresses = s.addresses.map(address);

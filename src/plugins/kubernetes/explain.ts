@@ -27,13 +27,20 @@ export function explain(store: Store, o: RecordsOptions, zone: string, qname: st
   const ns = labels[n - 2];
   if (!store.namespaceExposed(ns)) return [`namespace '${ns}' does not exist (or its labels do not match)`];
   if (n === 2) return [`namespace '${ns}' exists: its names are below it`];
-  if (n > 5) return [`too many labels for a service name in namespace '${ns}'`];
+  if (n > 6) return [`too many labels for a service name in namespace '${ns}'`];
   const svc = store.service(ns, labels[n - 3]);
   if (!svc) return [`no Service '${labels[n - 3]}' in namespace '${ns}'`];
   const lines = [describeService(svc)];
   if (svc.externalName !== undefined || n === 3)
     return [...lines, ...explainEndpoints(store, svc, undefined)];
   const first = labels[0];
+  if (n === 6 && labels[1] === "pin" && labels[2] === "_zone") {
+    return [
+      ...lines,
+      `a zonal name: the endpoints in zone '${first}'`,
+      ...explainEndpoints(store, svc, undefined, first),
+    ];
+  }
   if (first.startsWith("_"))
     return [...lines, `SRV port names from the Service's named ports and the endpoints' ports`];
   return [...lines, ...explainEndpoints(store, svc, first)];
@@ -49,25 +56,30 @@ function describeService(svc: Service): string {
   return `Service ${svc.ns}/${svc.name}: ${what}`;
 }
 
-/** The endpoints behind a service (or one endpoint name), each with the object it is listed in. */
-function explainEndpoints(store: Store, svc: Service, name: string | undefined): string[] {
+/** The endpoints behind a service (or one endpoint name, or those of one zone), each with the object
+ * it is listed in. */
+function explainEndpoints(store: Store, svc: Service, name: string | undefined, zone?: string): string[] {
   if (svc.externalName !== undefined) return [];
-  if (!svc.headless && name === undefined) return [];
+  if (!svc.headless && name === undefined && zone === undefined) return [];
   const lines: string[] = [];
   for (const { object, group } of store.endpointSources(svc)) {
     for (const e of group.endpoints) {
-      if (name !== undefined && e.name !== name) continue;
-      const state = e.ready
-        ? "ready"
-        : svc.publishNotReadyAddresses
-          ? "not ready, published"
-          : "not ready, left out";
-      lines.push(`${object}: ${e.ip} as '${e.name}' (${state})`);
+      if ((name !== undefined && e.name !== name) || (zone !== undefined && e.zone !== zone)) continue;
+      const state = [
+        e.ready ? "ready" : svc.publishNotReadyAddresses ? "not ready, published" : "not ready, left out",
+      ];
+      if (e.zone !== undefined) state.push(`zone ${e.zone}`);
+      if (e.forZones !== undefined) state.push(`hints for ${e.forZones.join(" ")}`);
+      lines.push(`${object}: ${e.ip} as '${e.name}' (${state.join(", ")})`);
     }
   }
   if (lines.length === 0) {
     lines.push(
-      name === undefined ? "no endpoint in any EndpointSlice or Endpoints" : `no endpoint named '${name}'`,
+      zone !== undefined
+        ? `no endpoint in zone '${zone}'`
+        : name === undefined
+          ? "no endpoint in any EndpointSlice or Endpoints"
+          : `no endpoint named '${name}'`,
     );
   }
   return lines;

@@ -9,7 +9,12 @@ export interface Footprint {
   names: Map<string, string>;
   /** Published address -> its PTR targets. */
   ips: Map<string, readonly string[]>;
+  /** The external addresses k8s_external publishes (and answers PTR for). */
+  external: readonly string[];
 }
+
+/** The labels of zonal names: ZONE.pin._zone.SERVICE.NS.svc (CoreDNS PR 8388). */
+export const ZONAL = "pin._zone";
 
 /** The owner names a service publishes, each with a signature of its answers, and its addresses. */
 export function footprint(svc: Service, groups: readonly EndpointGroup[]): Footprint {
@@ -25,16 +30,24 @@ export function footprint(svc: Service, groups: readonly EndpointGroup[]): Footp
     names.set(`_${p.name}._${p.proto}.${base}`, whole);
   }
   const byName = new Map<string, string[]>();
+  const add = (owner: string, ip: string) => {
+    const list = byName.get(owner);
+    if (list === undefined) byName.set(owner, [ip]);
+    else list.push(ip);
+  };
   for (const g of groups) {
     for (const e of g.endpoints) {
-      const owner = `${e.name}.${base}`;
-      const list = byName.get(owner) ?? [];
-      list.push(e.ip);
-      byName.set(owner, list);
+      add(`${e.name}.${base}`, e.ip);
+      if (e.zone !== undefined) add(`${e.zone}.${ZONAL}.${base}`, e.ip);
     }
   }
   for (const [owner, list] of byName) names.set(owner, list.sort().join());
-  return { names, ips: ptrTargets(svc, groups) };
+  if (groups.some((g) => g.endpoints.some((e) => e.zone !== undefined))) {
+    names.set(`${ZONAL}.${base}`, "");
+    names.set(`_zone.${base}`, "");
+  }
+  const external = svc.external?.filter((a) => !a.endsWith(".")) ?? [];
+  return { names, ips: ptrTargets(svc, groups), external };
 }
 
 /** Every address a service publishes, with its PTR targets relative to the zone: the service's

@@ -1,30 +1,26 @@
 // The kubernetes handler: answers queries inside the stanza's zones from the store (records.ts) and
 // passes every other query on. Until the first sync it holds queries up to the startup deadline, then
-// answers SERVFAIL; once synced it answers from what it knows, also while the API is away.
+// answers SERVFAIL with the zone's SOA, as CoreDNS does; once synced it answers from what it knows,
+// also while the API is away.
 
-import type { Handler, Plugin, Request } from "../../plugin.ts";
+import type { Handler, Plugin } from "../../plugin.ts";
 import { failure } from "../../plugin.ts";
 import type { Msg } from "../../dns/message.ts";
-import { replyTo } from "../../dns/message.ts";
 import { Class, EXPLAIN_OPTION, Rcode, Type } from "../../dns/constants.ts";
-import { isSubdomain } from "../../dns/name.ts";
 import type { Records } from "./records.ts";
-import { chase } from "./records.ts";
 import type { Store } from "./store.ts";
 import { isReverseZone } from "./store.ts";
 import { explain, explainRecords } from "./explain.ts";
+import type { StartupGate } from "./startup-gate.ts";
+import { serveFromStore, type StoreAnswers } from "./serve-from-store.ts";
 
 export interface KubernetesOptions {
   store: Store;
   records: Records;
   /** Zones in which an NXDOMAIN goes to the next plugin instead (`fallthrough`); "." for all. */
   fallthrough?: readonly string[];
-  /** How long after the source started queries wait for the first sync (startup_timeout). */
-  startupTimeoutMs: number;
-  /** Date.now() when the source started, or undefined before. */
-  startedAt: () => number | undefined;
-  /** Runs when queries held for the first sync reach the deadline (the snapshot restores there). */
-  onDeadline?: () => void;
+  /** Holds queries until the first sync or the startup deadline. */
+  gate: StartupGate;
   /** SetupContext.lookup, for ExternalName targets. */
   lookup: (name: string, qtype: number, depth?: number) => Promise<Msg>;
 }
@@ -35,55 +31,14 @@ export function kubernetesPlugin(o: KubernetesOptions): Plugin {
 
 export function kubernetesHandler(o: KubernetesOptions, next: Handler): Handler {
   const { store, records } = o;
-  let waiting: Promise<void> | undefined;
-
-  /** Resolves at the first sync or at the startup deadline, whichever comes first. */
-  function untilSynced(): Promise<void> {
-    const now = Date.now();
-    const remaining = (o.startedAt() ?? now) + o.startupTimeoutMs - now;
-    if (store.synced || remaining <= 0) return Promise.resolve();
-    waiting ??= new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        o.onDeadline?.();
-        waiting = undefined;
-        resolve();
-      }, remaining);
-      timer.unref();
-      void store.whenSynced().then(() => {
-        clearTimeout(timer);
-        waiting = undefined;
-        resolve();
-      });
-    });
-    return waiting;
-  }
-
-  const fallsThrough = (qname: string) => o.fallthrough?.some((z) => isSubdomain(qname, z)) ?? false;
-
-  async function serve(req: Request, zone: string): Promise<Msg> {
-    if (!store.synced) {
-      await untilSynced();
-      if (!store.synced) return failure(req, Rcode.SERVFAIL);
-    }
-    const a = records.answer(zone, req.qname, req.qtype);
-    if (a.rcode === Rcode.NXDOMAIN && fallsThrough(req.qname)) return next.serve(req);
-    req.answeredBy = "kubernetes";
-    if (a.chase !== undefined) await chase(a, req.qtype, (n, t) => o.lookup(n, t, (req.depth ?? 0) + 1));
-    if (a.uncacheable) req.cache.private = true;
-    // Every store change invalidates the names it touched; a chased target may come from elsewhere.
-    else if (a.chase === undefined) req.cache.stable = true;
-    const reply = replyTo(req.msg, a.rcode);
-    reply.aa = true;
-    reply.answer = a.answer;
-    reply.authority = a.authority;
-    reply.additional = a.additional;
-    if (req.msg.edns?.options.some((x) => x.code === EXPLAIN_OPTION) && !isReverseZone(zone)) {
-      req.cache.private = true;
-      const lines = explain(store, records.options, zone, req.qname);
-      reply.additional = [...reply.additional, ...explainRecords(req.qname, lines)];
-    }
-    return reply;
-  }
+  const answers: StoreAnswers = {
+    name: "kubernetes",
+    gate: o.gate,
+    fallthrough: o.fallthrough,
+    soa: (zone) => records.soa(zone),
+    answer: (zone, qname, qtype, spelled) => records.answer(zone, qname, qtype, spelled),
+    lookup: o.lookup,
+  };
 
   return {
     name: "kubernetes",
@@ -101,7 +56,12 @@ export function kubernetesHandler(o: KubernetesOptions, next: Handler): Handler 
         req.answeredBy = "kubernetes";
         return Promise.resolve(failure(req, Rcode.REFUSED));
       }
-      return serve(req, zone);
+      return serveFromStore(req, zone, next, answers, (reply) => {
+        if (!req.msg.edns?.options.some((x) => x.code === EXPLAIN_OPTION) || isReverseZone(zone)) return;
+        req.cache.private = true;
+        const lines = explain(store, records.options, zone, req.qname);
+        reply.additional = [...reply.additional, ...explainRecords(req.qname, lines)];
+      });
     },
   };
 }

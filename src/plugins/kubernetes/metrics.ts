@@ -3,7 +3,8 @@
 // replaces the source.
 
 import type { Gauge } from "prom-client";
-import { scrapedGauge } from "../../metrics/registry.ts";
+import { registry, scrapedGauge } from "../../metrics/registry.ts";
+import { PlainHistogram } from "../../metrics/plain.ts";
 import type { Store } from "./store.ts";
 import type { ApiSourceStats } from "./source-api.ts";
 
@@ -62,3 +63,17 @@ gauge(
   ["kind"],
   perKind("errors"),
 );
+
+/** CoreDNS's buckets for it: 1 ms doubling 20 times (to about 9 minutes). */
+const PROGRAMMING_BUCKETS = Array.from({ length: 20 }, (_, i) => 0.001 * 2 ** i);
+const programming = new PlainHistogram(
+  "coredns_kubernetes_dns_programming_duration_seconds",
+  "Seconds from the change behind an Endpoints or EndpointSlice object (its last-change-trigger-time) to the DNS server answering it, by service kind (the Kubernetes DNS programming latency SLI).",
+  PROGRAMMING_BUCKETS,
+);
+registry.registerMetric(programming.asMetric());
+
+/** Counts one programmed change (Store's onProgrammed). */
+export function observeProgramming(serviceKind: string, seconds: number): void {
+  programming.series({ service_kind: serviceKind }).observe(seconds);
+}

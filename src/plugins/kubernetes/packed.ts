@@ -29,17 +29,45 @@ export function dashed(ip: string): string {
   return ip.replace(/[.:]/g, "-");
 }
 
+/** Where an endpoint runs: its zone and the zones its topology hints name. */
+export interface Topology {
+  readonly zone?: string;
+  readonly forZones?: readonly string[];
+}
+
+/** The distinct topologies endpoints have, each kept once and named by its place here: a cluster has
+ * a handful (zones times hint sets), so an endpoint carries a small integer beside its ready bit
+ * instead of a field of its own. Index 0 is "none". Past MAX_TOPOLOGIES new ones are not kept: such
+ * an endpoint reads as having no zone. */
+const topologies: Topology[] = [{}];
+const topologyIndex = new Map<string, number>([["", 0]]);
+const MAX_TOPOLOGIES = 1 << 16;
+
+function topologyOf(t: Topology | undefined): number {
+  if (t === undefined || (t.zone === undefined && t.forZones === undefined)) return 0;
+  const key = `${t.zone ?? ""}/${t.forZones?.join(",") ?? "-"}`;
+  let i = topologyIndex.get(key);
+  if (i === undefined) {
+    if (topologies.length >= MAX_TOPOLOGIES) return 0;
+    i = topologies.length;
+    topologies.push(t);
+    topologyIndex.set(key, i);
+  }
+  return i;
+}
+
 /** An endpoint as the store keeps it; reads as an Endpoint. */
 export class PackedEndpoint implements Endpoint {
   readonly #ip: IPKey;
   /** The label when it is not the dashed address. */
   readonly #label: string | undefined;
-  readonly ready: boolean;
+  /** Bit 0: ready; the rest: the index of its topology. A small integer, stored in the field itself. */
+  readonly #bits: number;
 
-  constructor(ip: string, label: string | undefined, ready: boolean) {
+  constructor(ip: string, label: string | undefined, ready: boolean, topology?: Topology) {
     this.#ip = ipKey(ip);
     this.#label = label;
-    this.ready = ready;
+    this.#bits = (topologyOf(topology) << 1) | (ready ? 1 : 0);
   }
 
   get ip(): string {
@@ -50,9 +78,23 @@ export class PackedEndpoint implements Endpoint {
     return this.#label ?? dashed(this.ip);
   }
 
+  get ready(): boolean {
+    return (this.#bits & 1) === 1;
+  }
+
+  get zone(): string | undefined {
+    return topologies[this.#bits >>> 1].zone;
+  }
+
+  get forZones(): readonly string[] | undefined {
+    return topologies[this.#bits >>> 1].forZones;
+  }
+
   /** What a snapshot, and the store's comparisons, see: the Endpoint's fields. */
   toJSON(): Endpoint {
-    return { ip: this.ip, name: this.name, ready: this.ready };
+    const t = topologies[this.#bits >>> 1];
+    const e = { ip: this.ip, name: this.name, ready: this.ready };
+    return t === topologies[0] ? e : { ...e, ...t };
   }
 }
 

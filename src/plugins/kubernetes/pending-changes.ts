@@ -2,8 +2,21 @@
 // cache (after each watch event, and at the end of each list, whose objects are batched). Past a bound
 // the list stops growing and becomes "all": one full invalidation is cheaper than a huge list.
 
+/** Another set of zones the store's records are published under, by another plugin (k8s_external
+ * publishes `svc.ns.<its zone>` for the store's `svc.ns.svc`): a change to the store's names changes
+ * the view's names too. */
+export interface NameView {
+  /** The zones the view's relative names are under. */
+  readonly zones: readonly string[];
+  /** Names every change touches (the view's apexes, whose SOA serial is the time of the last change). */
+  readonly apexes: readonly string[];
+  /** The view's name (relative to its zones) for one of the store's relative names, or undefined. */
+  map(relative: string): string | undefined;
+}
+
 export class PendingChanges {
-  readonly #zones: readonly string[];
+  readonly #zones: string[];
+  readonly #views: NameView[] = [];
   readonly #forward: readonly string[];
   readonly #max: number;
   #names = new Set<string>();
@@ -12,15 +25,27 @@ export class PendingChanges {
   /** `zones`: the stanza's zones (canonical); `forward`: those that turn relative names into owner
    * names. */
   constructor(zones: readonly string[], forward: readonly string[], maxNames: number) {
-    this.#zones = zones;
+    this.#zones = [...zones];
     this.#forward = forward;
     this.#max = maxNames;
+  }
+
+  /** Adds a view: its names change with the store's, and its apexes (SOA serial) with every change. */
+  addView(view: NameView): void {
+    this.#views.push(view);
+    this.#zones.push(...view.apexes.filter((z) => !this.#zones.includes(z)));
   }
 
   /** Adds changed names: `relative` under every forward zone, `absolute` as they are. */
   add(relative: readonly string[], absolute: readonly string[]): void {
     if (this.#all) return;
     for (const zone of this.#forward) for (const r of relative) this.#names.add(joinZone(r, zone));
+    for (const v of this.#views) {
+      for (const r of relative) {
+        const m = v.map(r);
+        if (m !== undefined) for (const zone of v.zones) this.#names.add(joinZone(m, zone));
+      }
+    }
     for (const a of absolute) this.#names.add(a);
     if (this.#names.size > this.#max) this.all();
   }

@@ -92,6 +92,49 @@ const FIXTURE: [Kind, KObject][] = [
   ],
   ["services", service("default", "ext", { externalName: "www.example.org" })],
   ["pods", pod("default", "client", "10.244.9.9", { ips: ["10.244.9.9", "fd00::9:9"] })],
+  // Endpoints in zones (the EndpointSlice controller's `zone`), for zonal names.
+  ["namespaces", namespace("zonal")],
+  ["services", service("zonal", "web", { clusterIP: "10.96.5.1", ports: [{ name: "http", port: 80 }] })],
+  [
+    "endpointslices",
+    endpointSlice(
+      "zonal",
+      "web",
+      "web-v4",
+      [
+        { ip: "10.244.5.1", zone: "zone-a", hints: ["zone-a"] },
+        { ip: "10.244.5.2", zone: "zone-b" },
+        { ip: "10.244.5.3", zone: "zone-a", ready: false },
+        { ip: "10.244.5.4" },
+      ],
+      [{ name: "http", port: 8080 }],
+    ),
+  ],
+  [
+    "endpointslices",
+    endpointSlice(
+      "zonal",
+      "web",
+      "web-v6",
+      [{ ip: "fd00::5:1", zone: "Zone-A" }],
+      [{ name: "http", port: 8080 }],
+      "IPv6",
+    ),
+  ],
+  ["services", service("zonal", "hl", { headless: true, ports: [{ name: "http", port: 80 }, 81] })],
+  [
+    "endpointslices",
+    endpointSlice(
+      "zonal",
+      "hl",
+      "hl-1",
+      [
+        { ip: "10.244.6.1", hostname: "h-0", zone: "zone-a" },
+        { ip: "10.244.6.2", zone: "zone-b" },
+      ],
+      [{ name: "http", port: 80 }, { port: 81 }],
+    ),
+  ],
 ];
 
 function fixture(
@@ -164,12 +207,45 @@ table("records: services with a cluster IP", () => fixture(), [
   { q: "web\\.default.svc.cluster.local", type: "A", rcode: "NXDOMAIN" },
   { q: "_http\\._tcp.web.default.svc.cluster.local", type: "SRV", rcode: "NXDOMAIN" },
   { q: "web.default.svc.cluster.local", type: "TXT", rcode: "NOERROR" },
-  { q: "web.default.svc.cluster.local", type: "SRV", rcode: "NOERROR" },
+  // SRV at the service's own name: every port, named or not (CoreDNS matches an empty port and
+  // protocol against all), each address counting for the weight.
+  {
+    q: "web.default.svc.cluster.local",
+    type: "SRV",
+    rcode: "NOERROR",
+    answer: [
+      "web.default.svc.cluster.local. 5 IN SRV 0 50 80 web.default.svc.cluster.local.",
+      "web.default.svc.cluster.local. 5 IN SRV 0 50 8080 web.default.svc.cluster.local.",
+    ],
+    additional: ["web.default.svc.cluster.local. 5 IN A 10.96.0.20"],
+  },
+  {
+    q: "dual.default.svc.cluster.local",
+    type: "SRV",
+    rcode: "NOERROR",
+    answer: ["dual.default.svc.cluster.local. 5 IN SRV 0 50 80 dual.default.svc.cluster.local."],
+    additional: [
+      "dual.default.svc.cluster.local. 5 IN A 10.96.0.30",
+      "dual.default.svc.cluster.local. 5 IN AAAA fd00::30",
+    ],
+  },
+  {
+    q: "idle.default.svc.cluster.local",
+    type: "SRV",
+    rcode: "NOERROR",
+    answer: ["idle.default.svc.cluster.local. 5 IN SRV 0 100 80 idle.default.svc.cluster.local."],
+    additional: ["idle.default.svc.cluster.local. 5 IN A 10.96.0.40"],
+  },
   {
     q: "web.default.svc.cluster.local",
     type: "ANY",
     rcode: "NOERROR",
-    answer: ["web.default.svc.cluster.local. 5 IN A 10.96.0.20"],
+    answer: [
+      "web.default.svc.cluster.local. 5 IN A 10.96.0.20",
+      "web.default.svc.cluster.local. 5 IN SRV 0 50 80 web.default.svc.cluster.local.",
+      "web.default.svc.cluster.local. 5 IN SRV 0 50 8080 web.default.svc.cluster.local.",
+    ],
+    additional: ["web.default.svc.cluster.local. 5 IN A 10.96.0.20"],
   },
   {
     q: "dual.default.svc.cluster.local",
@@ -194,7 +270,8 @@ table("records: services with a cluster IP", () => fixture(), [
     q: "_http._tcp.dual.default.svc.cluster.local",
     type: "SRV",
     rcode: "NOERROR",
-    answer: ["_http._tcp.dual.default.svc.cluster.local. 5 IN SRV 0 100 80 dual.default.svc.cluster.local."],
+    // CoreDNS counts each address for the weight: two here, one record (plugin/backend_lookup.go).
+    answer: ["_http._tcp.dual.default.svc.cluster.local. 5 IN SRV 0 50 80 dual.default.svc.cluster.local."],
     additional: [
       "dual.default.svc.cluster.local. 5 IN A 10.96.0.30",
       "dual.default.svc.cluster.local. 5 IN AAAA fd00::30",
@@ -205,7 +282,7 @@ table("records: services with a cluster IP", () => fixture(), [
     type: "SRV",
     rcode: "NOERROR",
     answer: [
-      "_dns._udp.kube-dns.kube-system.svc.cluster.local. 5 IN SRV 0 100 53 kube-dns.kube-system.svc.cluster.local.",
+      "_dns._udp.kube-dns.kube-system.svc.cluster.local. 5 IN SRV 0 50 53 kube-dns.kube-system.svc.cluster.local.",
     ],
     additional: [
       "kube-dns.kube-system.svc.cluster.local. 5 IN A 10.96.0.10",
@@ -272,8 +349,8 @@ table("records: headless services", () => fixture(), [
     type: "SRV",
     rcode: "NOERROR",
     answer: [
-      "_mysql._tcp.db.web.svc.cluster.local. 5 IN SRV 0 50 3306 db-0.db.web.svc.cluster.local.",
-      "_mysql._tcp.db.web.svc.cluster.local. 5 IN SRV 0 50 3306 db-1.db.web.svc.cluster.local.",
+      "_mysql._tcp.db.web.svc.cluster.local. 5 IN SRV 0 33 3306 db-0.db.web.svc.cluster.local.",
+      "_mysql._tcp.db.web.svc.cluster.local. 5 IN SRV 0 33 3306 db-1.db.web.svc.cluster.local.",
     ],
     additional: [
       "db-0.db.web.svc.cluster.local. 5 IN A 10.244.2.1",
@@ -281,7 +358,41 @@ table("records: headless services", () => fixture(), [
       "db-1.db.web.svc.cluster.local. 5 IN A 10.244.2.2",
     ],
   },
+  // SRV at a headless service's own name: every port of every endpoint, to the endpoint's name; both of
+  // db-0's addresses count for the weight (CoreDNS's handler_test.go: six entries, five records, 16).
+  {
+    q: "db.web.svc.cluster.local",
+    type: "SRV",
+    rcode: "NOERROR",
+    answer: [
+      "db.web.svc.cluster.local. 5 IN SRV 0 33 3306 db-0.db.web.svc.cluster.local.",
+      "db.web.svc.cluster.local. 5 IN SRV 0 33 3306 db-1.db.web.svc.cluster.local.",
+    ],
+    additional: [
+      "db-0.db.web.svc.cluster.local. 5 IN A 10.244.2.1",
+      "db-0.db.web.svc.cluster.local. 5 IN AAAA fd00::2:1",
+      "db-1.db.web.svc.cluster.local. 5 IN A 10.244.2.2",
+    ],
+  },
+  {
+    q: "hl.zonal.svc.cluster.local",
+    type: "SRV",
+    rcode: "NOERROR",
+    answer: [
+      "hl.zonal.svc.cluster.local. 5 IN SRV 0 25 80 h-0.hl.zonal.svc.cluster.local.",
+      "hl.zonal.svc.cluster.local. 5 IN SRV 0 25 81 h-0.hl.zonal.svc.cluster.local.",
+      "hl.zonal.svc.cluster.local. 5 IN SRV 0 25 80 10-244-6-2.hl.zonal.svc.cluster.local.",
+      "hl.zonal.svc.cluster.local. 5 IN SRV 0 25 81 10-244-6-2.hl.zonal.svc.cluster.local.",
+    ],
+    additional: [
+      "h-0.hl.zonal.svc.cluster.local. 5 IN A 10.244.6.1",
+      "10-244-6-2.hl.zonal.svc.cluster.local. 5 IN A 10.244.6.2",
+    ],
+  },
+  // Headless without ports: the name exists, with no SRV record.
+  { q: "pnr.web.svc.cluster.local", type: "SRV", rcode: "NOERROR" },
   // The spec: a headless service without ready endpoints is NXDOMAIN, and so is everything below it.
+  { q: "lonely.web.svc.cluster.local", type: "SRV", rcode: "NXDOMAIN" },
   { q: "lonely.web.svc.cluster.local", type: "A", rcode: "NXDOMAIN" },
   { q: "_http._tcp.lonely.web.svc.cluster.local", type: "SRV", rcode: "NXDOMAIN" },
   {
@@ -306,6 +417,45 @@ table("records: headless services", () => fixture(), [
     ],
     additional: ["192-0-2-7.manual.web.svc.cluster.local. 5 IN A 192.0.2.7"],
   },
+]);
+
+table("records: zonal names (ZONE.pin._zone.SERVICE.NS.svc)", () => fixture(), [
+  {
+    q: "zone-a.pin._zone.web.zonal.svc.cluster.local",
+    type: "A",
+    rcode: "NOERROR",
+    answer: ["zone-a.pin._zone.web.zonal.svc.cluster.local. 5 IN A 10.244.5.1"],
+  },
+  {
+    q: "zone-a.pin._zone.web.zonal.svc.cluster.local",
+    type: "AAAA",
+    rcode: "NOERROR",
+    answer: ["zone-a.pin._zone.web.zonal.svc.cluster.local. 5 IN AAAA fd00::5:1"],
+  },
+  {
+    q: "ZONE-B.Pin._Zone.web.zonal.svc.cluster.local",
+    type: "A",
+    rcode: "NOERROR",
+    answer: ["zone-b.pin._zone.web.zonal.svc.cluster.local. 5 IN A 10.244.5.2"],
+  },
+  { q: "zone-b.pin._zone.web.zonal.svc.cluster.local", type: "AAAA", rcode: "NOERROR" },
+  { q: "zone-a.pin._zone.web.zonal.svc.cluster.local", type: "SRV", rcode: "NOERROR" },
+  { q: "zone-c.pin._zone.web.zonal.svc.cluster.local", type: "A", rcode: "NXDOMAIN" },
+  {
+    q: "zone-a.pin._zone.hl.zonal.svc.cluster.local",
+    type: "A",
+    rcode: "NOERROR",
+    answer: ["zone-a.pin._zone.hl.zonal.svc.cluster.local. 5 IN A 10.244.6.1"],
+  },
+  { q: "pin._zone.web.zonal.svc.cluster.local", type: "A", rcode: "NOERROR" },
+  { q: "_zone.web.zonal.svc.cluster.local", type: "A", rcode: "NOERROR" },
+  { q: "_zone.web.default.svc.cluster.local", type: "A", rcode: "NXDOMAIN" },
+  { q: "zone-a.pin._zone.web.default.svc.cluster.local", type: "A", rcode: "NXDOMAIN" },
+  { q: "zone-a.pin._zone.ext.default.svc.cluster.local", type: "A", rcode: "NXDOMAIN" },
+  { q: "zone-a.pin._zone.lonely.web.svc.cluster.local", type: "A", rcode: "NXDOMAIN" },
+  { q: "x.zone-a.pin._zone.web.zonal.svc.cluster.local", type: "A", rcode: "NXDOMAIN" },
+  { q: "zone-a.pin.zone.web.zonal.svc.cluster.local", type: "A", rcode: "NXDOMAIN" },
+  { q: "zone-a.pin.web.zonal.svc.cluster.local", type: "A", rcode: "NXDOMAIN" },
 ]);
 
 table("records: ExternalName", () => fixture(), [
@@ -523,14 +673,29 @@ table("records: ttl 30", () => fixture({ ttl: 30 }), [
   },
 ]);
 
+table(
+  "records: ttl 3600 (the SOA record's own TTL is capped at 300, its minimum is not)",
+  () => fixture({ ttl: 3600 }),
+  [
+    {
+      q: "web.default.svc.cluster.local",
+      type: "A",
+      rcode: "NOERROR",
+      answer: ["web.default.svc.cluster.local. 3600 IN A 10.96.0.20"],
+    },
+    { q: "nothere.default.svc.cluster.local", type: "A", rcode: "NXDOMAIN" },
+  ],
+);
+
 describe("records: SOA, zones and ExternalName chasing", () => {
   it("the SOA names ns.dns and hostmaster of the zone; its minimum is the TTL; its serial the last change", () => {
     const r = fixture();
     assert.match(rrToText(r.soa("cluster.local.")), SOA_LOCAL);
+    // A reverse zone's SOA names ns.dns in that zone, as CoreDNS's does.
     const rev = rrToText(r.soa("in-addr.arpa."));
     assert.match(
       rev,
-      /^in-addr\.arpa\.\t5\tIN\tSOA\tns\.dns\.cluster\.local\. hostmaster\.in-addr\.arpa\. \d+ /,
+      /^in-addr\.arpa\.\t5\tIN\tSOA\tns\.dns\.in-addr\.arpa\. hostmaster\.in-addr\.arpa\. \d+ /,
     );
     const serial = Number(rrToText(r.soa("cluster.local.")).split(" ")[2]);
     assert.ok(Math.abs(serial - Date.now() / 1000) < 3600, `serial ${serial} is a recent Unix time`);
@@ -540,6 +705,8 @@ describe("records: SOA, zones and ExternalName chasing", () => {
         .at(-1),
       "0",
     );
+    const big = rrToText(fixture({ ttl: 3600 }).soa("cluster.local.")).split(/\s+/);
+    assert.deepEqual([big[1], big.at(-1)], ["300", "3600"], "TTL capped at 300, minimum the TTL");
   });
 
   it("the SOA at the apex answers SOA and ANY", () => {
@@ -615,5 +782,94 @@ describe("records: SOA, zones and ExternalName chasing", () => {
       r.answer("cluster.local.", "fd00-0-0-0-0-0-1-1.default.pod.cluster.local.", Type.AAAA).uncacheable,
       true,
     );
+  });
+});
+
+describe("records: the name server's addresses (ns.dns.<zone>)", () => {
+  const ns = (r: Records) =>
+    r
+      .answer("cluster.local.", "ns.dns.cluster.local.", Type.A)
+      .answer.map(rrToText)
+      .map((l) => l.split("\t").at(-1));
+  const withLocal = (localIPs: string[], extra: [Kind, KObject][] = []) => {
+    const kinds: Kind[] = ["services", "endpointslices", "namespaces"];
+    const store = new Store({ zones: ZONES, waitFor: kinds, localIPs });
+    for (const kind of kinds) {
+      store.listStart(kind);
+      for (const [k, obj] of [...FIXTURE, ...extra]) if (k === kind) store.apply(kind, "ADDED", obj);
+      store.listDone(kind);
+    }
+    return new Records(store, {
+      zones: ZONES,
+      ttl: 5,
+      pods: "disabled",
+      ignoreEmptyService: false,
+      localIPs,
+    });
+  };
+
+  it("are the cluster IPs of the service whose endpoints hold this server's own address", () => {
+    const own: [Kind, KObject][] = [
+      ["services", service("kube-system", "clusterdns", { clusterIP: "10.96.0.53", ports: [53] })],
+      ["endpointslices", endpointSlice("kube-system", "clusterdns", "cd-1", ["10.244.0.53"])],
+    ];
+    assert.deepEqual(ns(withLocal(["10.244.0.53"], own)), ["10.96.0.53"]);
+  });
+
+  it("are a headless service's endpoint addresses", () => {
+    const own: [Kind, KObject][] = [
+      ["services", service("kube-system", "dns-peers", { headless: true })],
+      ["endpointslices", endpointSlice("kube-system", "dns-peers", "p-1", ["10.244.0.53", "10.244.0.54"])],
+    ];
+    assert.deepEqual(ns(withLocal(["10.244.0.53"], own)), ["10.244.0.53", "10.244.0.54"]);
+  });
+
+  it("fall back to kube-system/kube-dns, then to this server's own addresses", () => {
+    assert.deepEqual(ns(withLocal(["192.0.2.53"])), ["10.96.0.10"]);
+    const noKubeDns = FIXTURE.filter(([, o]) => o.metadata.name !== "kube-dns");
+    const kinds: Kind[] = ["services"];
+    const store = new Store({ zones: ZONES, waitFor: kinds });
+    store.listStart("services");
+    for (const [k, o] of noKubeDns) if (k === "services") store.apply("services", "ADDED", o);
+    store.listDone("services");
+    const r = new Records(store, {
+      zones: ZONES,
+      ttl: 5,
+      pods: "disabled",
+      ignoreEmptyService: false,
+      localIPs: ["192.0.2.53", "2001:db8::53"],
+    });
+    assert.deepEqual(ns(r), ["192.0.2.53"]);
+  });
+});
+
+describe("records: the client's spelling of the zone", () => {
+  it("SRV targets keep it (as CoreDNS's preserve-case cases), and such an answer is not cached", () => {
+    const r = fixture();
+    const a = r.answer(
+      "cluster.local.",
+      "_http._tcp.web.default.svc.cluster.local.",
+      Type.SRV,
+      "CLUSTER.local.",
+    );
+    // (parseRRText would lowercase the names: the spelling is checked on the records themselves.)
+    assert.deepEqual(
+      a.answer.map((rr) => (rr.data as { target: string }).target),
+      ["web.default.svc.CLUSTER.local."],
+    );
+    assert.deepEqual(
+      a.additional.map((rr) => `${rr.name} ${(rr.data as { address: string }).address}`),
+      ["web.default.svc.CLUSTER.local. 10.96.0.20"],
+    );
+    assert.equal(a.uncacheable, true);
+    const h = r.answer("cluster.local.", "db.web.svc.cluster.local.", Type.SRV, "Cluster.Local.");
+    assert.ok(
+      h.answer.every((rr) => (rr.data as { target: string }).target.endsWith(".db.web.svc.Cluster.Local.")),
+    );
+    assert.equal(
+      r.answer("cluster.local.", "web.default.svc.cluster.local.", Type.A, "CLUSTER.local.").uncacheable,
+      false,
+    );
+    assert.equal(r.answer("cluster.local.", "web.default.svc.cluster.local.", Type.SRV).uncacheable, false);
   });
 });

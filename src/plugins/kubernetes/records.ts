@@ -12,14 +12,19 @@ import { Class, Rcode, Type } from "../../dns/constants.ts";
 import { addressFromReverse, isSubdomain, labelsBelow } from "../../dns/name.ts";
 import type { Store } from "./store.ts";
 import { isReverseZone } from "./store.ts";
-import type { EndpointGroup, Service } from "./slim-types.ts";
+import type { EndpointGroup, Service, SvcPort } from "./slim-types.ts";
 import { normalIP } from "./slim.ts";
 import { dashed } from "./packed.ts";
+import { NS_NAME } from "./store.ts";
+import { ZONAL } from "./footprint.ts";
+import { addressRecords, srvSet, type SrvEntry } from "./record-sets.ts";
 
 /** The schema version `dns-version.<zone>` answers, as CoreDNS does. */
 export const DNS_SCHEMA_VERSION = "1.1.0";
 /** TTL of the dns-version record: it never changes (the spec's example and CoreDNS use 28800). */
 const VERSION_TTL = 28800;
+/** The SOA record's TTL is the TTL up to this, as CoreDNS caps it (plugin/backend_lookup.go). */
+const SOA_MAX_TTL = 300;
 
 export type PodMode = "disabled" | "insecure" | "verified";
 
@@ -31,6 +36,8 @@ export interface RecordsOptions {
   pods: PodMode;
   /** `ignore empty_service`: a service with a cluster IP and no ready endpoint does not exist. */
   ignoreEmptyService: boolean;
+  /** This server's own addresses: the name server's last resort (see #nsAddresses). */
+  localIPs?: readonly string[];
 }
 
 export interface Answer {
@@ -81,9 +88,11 @@ export class Records {
     return undefined;
   }
 
-  /** The answer to `qname`/`qtype` in `zone` (from zoneOf). */
-  answer(zone: string, qname: string, qtype: number): Answer {
-    const node = this.#node(zone, qname);
+  /** The answer to `qname`/`qtype` in `zone` (from zoneOf). `spelled` is the zone as the client
+   * spelled it: SRV targets keep it, as CoreDNS's do (their names are not compressed against the
+   * question, which gives every other name the client's spelling). */
+  answer(zone: string, qname: string, qtype: number, spelled = zone): Answer {
+    const node = this.#node(zone, qname, qtype, spelled);
     if (node === undefined) return this.#negative(zone, Rcode.NXDOMAIN);
     if (node.missing) return { ...this.#negative(zone, Rcode.NXDOMAIN), uncacheable: node.uncacheable };
     let answer = qtype === Type.ANY ? node.rrs : node.rrs.filter((rr) => rr.type === qtype);
@@ -96,14 +105,16 @@ export class Records {
       }
     }
     if (answer.length === 0) return { ...this.#negative(zone, Rcode.NOERROR), uncacheable: node.uncacheable };
-    const withExtra = answer.some((rr) => rr.type === Type.SRV || rr.type === Type.NS);
+    const srv = answer.some((rr) => rr.type === Type.SRV);
+    const withExtra = srv || answer.some((rr) => rr.type === Type.NS);
     return {
       rcode: Rcode.NOERROR,
       answer,
       authority: [],
       additional: withExtra ? (node.additional ?? []) : [],
       chase,
-      uncacheable: node.uncacheable,
+      // Targets in the client's spelling must not be replayed to another client.
+      uncacheable: node.uncacheable || (srv && spelled !== zone),
     };
   }
 
@@ -111,16 +122,18 @@ export class Records {
     return { rcode, answer: [], authority: [this.soa(zone)], additional: [] };
   }
 
-  /** The zone's SOA, after CoreDNS: the serial is the time of the store's last change. */
+  /** The zone's SOA, after CoreDNS (plugin/backend_lookup.go): MNAME ns.dns.<zone>, the serial the
+   * time of the store's last change, the minimum the TTL, and the record's own TTL the TTL up to
+   * SOA_MAX_TTL, which bounds how long a resolver caches a negative answer (RFC 2308 section 5). */
   soa(zone: string): RR {
     return {
       name: zone,
       type: Type.SOA,
       class: Class.IN,
-      ttl: this.#o.ttl,
+      ttl: Math.min(this.#o.ttl, SOA_MAX_TTL),
       data: {
         type: Type.SOA,
-        mname: this.#nsName(zone),
+        mname: join(NS_NAME, zone),
         rname: join("hostmaster", zone),
         serial: Math.floor(this.#store.modified / 1000) >>> 0,
         refresh: 7200,
@@ -131,12 +144,12 @@ export class Records {
     };
   }
 
-  /** ns.dns.<zone>; reverse zones name the primary zone's, which resolves. */
+  /** The NS target: ns.dns.<zone>; reverse zones name the primary zone's, which resolves. */
   #nsName(zone: string): string {
-    return join("ns.dns", isReverseZone(zone) ? this.primary : zone);
+    return join(NS_NAME, isReverseZone(zone) ? this.primary : zone);
   }
 
-  #node(zone: string, qname: string): Node | undefined {
+  #node(zone: string, qname: string, qtype: number, spelled: string): Node | undefined {
     if (qname === zone) return this.#apex(zone);
     if (isReverseZone(zone)) return this.#reverse(qname);
     const labels = labelsBelow(qname, zone);
@@ -150,7 +163,7 @@ export class Records {
       if (n !== 2 || labels[0] !== "ns") return undefined;
       return { rrs: this.#addresses(qname, this.#nsAddresses()) };
     }
-    if (top === "svc") return this.#svcTree(zone, labels);
+    if (top === "svc") return this.#svcTree(zone, labels, qtype, spelled);
     if (top === "pod") return this.#podTree(qname, labels);
     return undefined;
   }
@@ -166,9 +179,21 @@ export class Records {
     };
   }
 
-  /** The name server's addresses: the cluster IPs of kube-system/kube-dns, when it is known. */
+  /** The name server's addresses, as CoreDNS finds them: those of the services that select this
+   * server's own pod (a headless one's endpoints, another's cluster IPs). Failing that, the cluster
+   * IPs of kube-system/kube-dns (clusterdns run outside the cluster, on its objects, answers what the
+   * cluster's pods would get), and last this server's own addresses, as CoreDNS does. */
   #nsAddresses(): readonly string[] {
-    return this.#store.service("kube-system", "kube-dns")?.clusterIPs ?? [];
+    const own = this.#store.localServices();
+    if (own.length > 0) {
+      return own.flatMap((svc) =>
+        svc.headless
+          ? this.#store.endpoints(svc).flatMap((g) => g.endpoints.map((e) => e.ip))
+          : svc.clusterIPs,
+      );
+    }
+    const kubeDns = this.#store.service("kube-system", "kube-dns")?.clusterIPs ?? [];
+    return kubeDns.length > 0 ? kubeDns : (this.#o.localIPs ?? []);
   }
 
   #txtVersion(name: string): RR {
@@ -181,16 +206,18 @@ export class Records {
     };
   }
 
-  /** Names below <zone> ending in `svc`: labels are [..., service, namespace, "svc"]. */
-  #svcTree(zone: string, labels: string[]): Node | undefined {
+  /** Names below <zone> ending in `svc`: labels are [..., service, namespace, "svc"]. SRV records
+   * are built only for the queries that can use them (SRV, ANY). */
+  #svcTree(zone: string, labels: string[], qtype: number, spelled: string): Node | undefined {
     const n = labels.length;
     const ns = labels[n - 2];
     if (!this.#store.namespaceExposed(ns)) return undefined;
     if (n === 2) return EMPTY;
-    if (n > 5) return undefined;
+    if (n > 6) return undefined;
     const svc = this.#store.service(ns, labels[n - 3]);
     if (!svc) return undefined;
-    const base = join(`${svc.name}.${svc.ns}.svc`, zone);
+    const rel = `${svc.name}.${svc.ns}.svc`;
+    const base = join(rel, zone);
     if (svc.externalName !== undefined) {
       if (n !== 3) return undefined;
       const rr: RR = {
@@ -206,11 +233,23 @@ export class Records {
     // The spec: a headless service without ready endpoints is NXDOMAIN. `ignore empty_service` says the
     // same of the others.
     if (groups.length === 0 && (svc.headless || this.#o.ignoreEmptyService)) return undefined;
+    const withSrv = qtype === Type.SRV || qtype === Type.ANY;
+    const target = (label?: string) => join(label === undefined ? rel : `${label}.${rel}`, spelled);
     if (n === 3) {
       const ips = svc.headless ? groups.flatMap((g) => g.endpoints.map((e) => e.ip)) : svc.clusterIPs;
-      return { rrs: this.#addresses(base, ips) };
+      const rrs = this.#addresses(base, ips);
+      if (!withSrv) return { rrs };
+      // CoreDNS matches an empty port and protocol against every port, named or not.
+      const srv = this.#srv(
+        base,
+        srvEntries(svc, groups, target, () => true),
+      );
+      return { rrs: [...rrs, ...srv.rrs], additional: srv.additional };
     }
     const first = labels[0];
+    if (n === 6 || (n === 5 && first === "pin" && labels[1] === "_zone") || (n === 4 && first === "_zone")) {
+      return this.#zonal(labels, base, groups);
+    }
     if (n === 4) {
       if (first.startsWith("_")) {
         const proto = first.slice(1);
@@ -223,55 +262,28 @@ export class Records {
     // n === 5: _port._proto.service.namespace.svc
     const second = labels[1];
     if (!first.startsWith("_") || !second.startsWith("_")) return undefined;
-    return this.#srv(`${first}.${second}.${base}`, base, svc, groups, first.slice(1), second.slice(1));
+    const [port, proto] = [first.slice(1), second.slice(1)];
+    const entries = srvEntries(svc, groups, target, (p) => p.name === port && p.proto === proto);
+    if (entries.length === 0) return undefined;
+    return withSrv ? this.#srv(`${first}.${second}.${base}`, entries) : EMPTY;
   }
 
-  /** SRV records for one named port: a cluster IP service points at its own name, a headless one at
-   * each endpoint's name, with the port its endpoints list. */
-  #srv(
-    owner: string,
-    base: string,
-    svc: Service,
-    groups: readonly EndpointGroup[],
-    port: string,
-    proto: string,
-  ): Node | undefined {
-    const found: { port: number; target: string; ips: string[] }[] = [];
-    if (!svc.headless) {
-      for (const p of svc.ports) {
-        if (p.name === port && p.proto === proto)
-          found.push({ port: p.port, target: base, ips: [...svc.clusterIPs] });
-      }
-    } else {
-      for (const g of groups) {
-        for (const p of g.ports) {
-          if (p.name !== port || p.proto !== proto) continue;
-          for (const e of g.endpoints) {
-            const target = `${e.name}.${base}`;
-            const same = found.find((f) => f.port === p.port && f.target === target);
-            if (same) same.ips.push(e.ip);
-            else found.push({ port: p.port, target, ips: [e.ip] });
-          }
-        }
-      }
+  /** Zonal names (CoreDNS PR 8388): ZONE.pin._zone.SERVICE.NS.svc has the addresses of the service's
+   * published endpoints whose EndpointSlice zone is ZONE; `pin._zone` and `_zone` below a service
+   * with zoned endpoints exist without records. */
+  #zonal(labels: string[], base: string, groups: readonly EndpointGroup[]): Node | undefined {
+    if (labels.length < 6) {
+      return groups.some((g) => g.endpoints.some((e) => e.zone !== undefined)) ? EMPTY : undefined;
     }
-    if (found.length === 0) return undefined;
-    const weight = Math.max(1, Math.floor(100 / found.length));
-    const rrs: RR[] = found.map((f) => ({
-      name: owner,
-      type: Type.SRV,
-      class: Class.IN,
-      ttl: this.#o.ttl,
-      data: { type: Type.SRV, priority: 0, weight, port: f.port, target: f.target },
-    }));
-    const additional: RR[] = [];
-    const done = new Set<string>();
-    for (const f of found) {
-      if (done.has(f.target)) continue;
-      done.add(f.target);
-      additional.push(...this.#addresses(f.target, f.ips));
-    }
-    return { rrs, additional };
+    if (labels[1] !== "pin" || labels[2] !== "_zone") return undefined;
+    const zone = labels[0];
+    const ips: string[] = [];
+    for (const g of groups) for (const e of g.endpoints) if (e.zone === zone) ips.push(e.ip);
+    return ips.length > 0 ? { rrs: this.#addresses(`${zone}.${ZONAL}.${base}`, ips) } : undefined;
+  }
+
+  #srv(owner: string, entries: readonly SrvEntry[]): Node {
+    return srvSet(owner, entries, this.#o.ttl);
   }
 
   /** Names below <zone> ending in `pod`: [address, namespace, "pod"] (spec 2.6, deprecated). */
@@ -311,24 +323,35 @@ export class Records {
     };
   }
 
-  /** A and AAAA records of `name`, one per distinct address. */
   #addresses(name: string, ips: readonly string[]): RR[] {
-    const out: RR[] = [];
-    const seen = new Set<string>();
-    for (const ip of ips) {
-      if (seen.has(ip)) continue;
-      seen.add(ip);
-      const v6 = ip.includes(":");
-      out.push({
-        name,
-        type: v6 ? Type.AAAA : Type.A,
-        class: Class.IN,
-        ttl: this.#o.ttl,
-        data: v6 ? { type: Type.AAAA, address: ip } : { type: Type.A, address: ip },
-      });
-    }
+    return addressRecords(name, ips, this.#o.ttl);
+  }
+}
+
+/** The (target, port) of every port `matches` accepts and every address behind it: a cluster IP
+ * service's own ports and cluster IPs, pointing at its own name; a headless service's endpoint ports
+ * and endpoints, each pointing at its endpoint's name. `target` makes a target name from an endpoint's
+ * label (the service's own name without one). */
+function srvEntries(
+  svc: Service,
+  groups: readonly EndpointGroup[],
+  target: (label?: string) => string,
+  matches: (p: SvcPort) => boolean,
+): SrvEntry[] {
+  const out: SrvEntry[] = [];
+  if (!svc.headless) {
+    const name = target();
+    for (const p of svc.ports)
+      if (matches(p)) for (const ip of svc.clusterIPs) out.push({ port: p.port, target: name, ip });
     return out;
   }
+  for (const g of groups) {
+    for (const p of g.ports) {
+      if (!matches(p)) continue;
+      for (const e of g.endpoints) out.push({ port: p.port, target: target(e.name), ip: e.ip });
+    }
+  }
+  return out;
 }
 
 /** The named ports SRV records exist for: the service's own for a cluster IP service, those of its

@@ -12,6 +12,7 @@ import { parseRRText } from "../../dns/text.ts";
 import { directive, fakeContext } from "../../../test/helpers/setup-context.ts";
 import { makeRequest, recordingNext } from "../../../test/helpers/request.ts";
 import { kindsFor, parseConfig, setup } from "./setup.ts";
+import { StartupGate } from "./startup-gate.ts";
 import { kubernetesHandler } from "./kubernetes.ts";
 import { gcStats } from "../../runtime/heap.ts";
 import { Records } from "./records.ts";
@@ -68,6 +69,7 @@ describe("setup: options", () => {
       noEndpoints: false,
       ignoreEmptyService: false,
       startupTimeoutMs: 5000,
+      limits: {},
     });
     assert.deepEqual(kindsFor(c), ["services", "namespaces", "endpointslices"]);
   });
@@ -97,6 +99,9 @@ describe("setup: options", () => {
           "ignore empty_service",
           "startup_timeout 2s",
           "snapshot state/snapshot.json 30s",
+          "apiserver_qps 2.5",
+          "apiserver_burst 20",
+          "apiserver_max_inflight 4",
         ],
       ),
       ctxZones,
@@ -120,6 +125,7 @@ describe("setup: options", () => {
     assert.equal(c.ignoreEmptyService, true);
     assert.equal(c.startupTimeoutMs, 2000);
     assert.deepEqual(c.snapshot, { file: join(ROOT, "state/snapshot.json"), intervalMs: 30_000 });
+    assert.deepEqual(c.limits, { qps: 2.5, burst: 20, maxInflight: 4 });
     assert.deepEqual(kindsFor(c), ["services", "namespaces", "pods"]);
   });
 
@@ -151,6 +157,17 @@ describe("setup: options", () => {
     ["an unknown pod mode", [], ["pods sometimes"], 4, /unknown mode 'sometimes'/],
     ["endpoint_pod_names with an argument", [], ["endpoint_pod_names yes"], 4, /takes 0 argument/],
     ["a TTL over 3600", [], ["ttl 3601"], 4, /3601 is out of range \[0, 3600\]/],
+    ["apiserver_qps of 0", [], ["apiserver_qps 0"], 4, /apiserver_qps: '0' is not a number above 0/],
+    ["apiserver_qps that is no number", [], ["apiserver_qps fast"], 4, /'fast' is not a number above 0/],
+    ["apiserver_burst of 0", [], ["apiserver_burst 0"], 4, /0 is out of range \[1, /],
+    [
+      "apiserver_max_inflight twice",
+      [],
+      ["apiserver_max_inflight 2", "apiserver_max_inflight 3"],
+      5,
+      /given twice/,
+    ],
+    ["apiserver limits with objects", [], ["objects a.yaml", "apiserver_qps 5"], 3, /'objects' reads files/],
     ["a negative TTL", [], ["ttl -1"], 4, /out of range/],
     ["a TTL that is no number", [], ["ttl 5s"], 4, /'5s' is not an integer/],
     ["noendpoints with an argument", [], ["noendpoints please"], 4, /takes 0 argument/],
@@ -493,14 +510,12 @@ describe("setup: the plugin over the demo cluster", () => {
 });
 
 describe("handler: before the first sync", () => {
-  function unsynced(startupTimeoutMs: number, startedAt: number) {
+  function unsynced(startupTimeoutMs: number, startedAt: number, fallthrough?: string[]) {
     const store = new Store({ zones: ZONES, waitFor: ["services"] });
     const records = new Records(store, { zones: ZONES, ttl: 5, pods: "disabled", ignoreEmptyService: false });
     const lookup = () => Promise.reject(new Error("no lookups here"));
-    const h: Handler = kubernetesHandler(
-      { store, records, startupTimeoutMs, startedAt: () => startedAt, lookup },
-      recordingNext(),
-    );
+    const gate = new StartupGate({ store, timeoutMs: startupTimeoutMs, startedAt: () => startedAt });
+    const h: Handler = kubernetesHandler({ store, records, gate, lookup, fallthrough }, recordingNext());
     const sync = (objs: [Kind, KObject][] = []) => {
       store.listStart("services");
       for (const [k, o] of objs) store.apply(k, "ADDED", o);
@@ -527,15 +542,31 @@ describe("handler: before the first sync", () => {
     assert.equal(r.answer.length, 1);
   });
 
-  it("answers SERVFAIL at the deadline, and at once after it", async () => {
+  it("answers SERVFAIL with the zone's SOA at the deadline, and at once after it", async () => {
     const waited = unsynced(20, Date.now());
-    assert.equal(
-      (await waited.h.serve(makeRequest("a.default.svc.cluster.local", Type.A))).rcode,
-      Rcode.SERVFAIL,
+    const r1 = await waited.h.serve(makeRequest("a.default.svc.cluster.local", Type.A));
+    assert.equal(r1.rcode, Rcode.SERVFAIL);
+    // CoreDNS's BackendError: authoritative, the SOA of the zone in the authority section.
+    assert.equal(r1.aa, true);
+    assert.deepEqual(
+      r1.authority.map((rr) => [rr.name, rr.type]),
+      [["cluster.local.", Type.SOA]],
     );
     const late = unsynced(5000, Date.now() - 10_000);
-    const r = await late.h.serve(makeRequest("cluster.local", Type.SOA));
-    assert.equal(r.rcode, Rcode.SERVFAIL);
+    const r2 = await late.h.serve(makeRequest("1.0.96.10.in-addr.arpa", Type.PTR));
+    assert.equal(r2.rcode, Rcode.SERVFAIL);
+    assert.deepEqual(
+      r2.authority.map((rr) => [rr.name, rr.type]),
+      [["in-addr.arpa.", Type.SOA]],
+    );
+  });
+
+  it("passes a name in a fallthrough zone on once the deadline passed unsynced", async () => {
+    const late = unsynced(5000, Date.now() - 10_000, ["in-addr.arpa."]);
+    const r = await late.h.serve(makeRequest("1.0.96.10.in-addr.arpa", Type.PTR));
+    assert.equal(r.rcode, Rcode.REFUSED, "the next plugin (the recorder) answered");
+    const own = await late.h.serve(makeRequest("a.default.svc.cluster.local", Type.A));
+    assert.equal(own.rcode, Rcode.SERVFAIL);
   });
 
   it("marks verified pod answers in another spelling private (not cached)", async () => {

@@ -8,13 +8,14 @@ import type { Directive } from "../../corefile/types.ts";
 import {
   argCount,
   blockOptions,
+  fallthroughZones,
   noBlock,
+  onceEach,
   parseDuration,
   parseIntArg,
   zonesArg,
 } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
-import { canonical } from "../../dns/name.ts";
 import type { Kind, Source } from "./source.ts";
 import type { LabelSelector } from "./label-selector.ts";
 import { Store, isReverseZone } from "./store.ts";
@@ -22,12 +23,16 @@ import { parseLabelSelector } from "./label-selector.ts";
 import type { PodMode } from "./records.ts";
 import { Records } from "./records.ts";
 import { kubernetesPlugin } from "./kubernetes.ts";
+import { StartupGate } from "./startup-gate.ts";
+import { localIPs } from "./local-ips.ts";
+import { EXTERNAL_OFFER, type ExternalOffer } from "./external-offer.ts";
 import { objectsSource } from "./objects-file.ts";
-import { track } from "./metrics.ts";
+import { observeProgramming, track } from "./metrics.ts";
 import { collectGarbage, limitHeapGrowth } from "../../runtime/heap.ts";
 import { clientSearchPaths } from "./search-paths.ts";
 import { WarmStart, type SnapshotSettings } from "./snapshot.ts";
 import type { ApiSource } from "./source-api.ts";
+import type { ApiLimits } from "./rate-limit.ts";
 
 const NAME = "kubernetes";
 const DEFAULT_TTL = 5;
@@ -37,9 +42,6 @@ const DEFAULT_STARTUP_TIMEOUT_MS = 5000;
 /** Options CoreDNS knows that clusterdns does not implement: named, so the error says so. */
 const UNSUPPORTED: Readonly<Record<string, string>> = {
   multicluster: "multicluster services are not supported",
-  apiserver_qps: "client-side API rate limits are not supported",
-  apiserver_burst: "client-side API rate limits are not supported",
-  apiserver_max_inflight: "client-side API rate limits are not supported",
   transfer: "zone transfers are the transfer plugin's (transfer { to ... })",
   resyncperiod: "removed from CoreDNS; there is no periodic resync",
   upstream: "removed from CoreDNS; ExternalName targets resolve through the server itself",
@@ -70,6 +72,8 @@ export interface KubernetesConfig {
   objects?: string[];
   /** `snapshot FILE [INTERVAL]`: the warm-start file and how often it is written. */
   snapshot?: { file: string; intervalMs: number };
+  /** `apiserver_qps`, `apiserver_burst`, `apiserver_max_inflight`: client-side limits on API requests. */
+  limits: ApiLimits;
 }
 
 /** How often a changed store is written to the snapshot by default. */
@@ -94,13 +98,9 @@ export function parseConfig(d: Directive, ctx: Pick<SetupContext, "zones" | "roo
     noEndpoints: false,
     ignoreEmptyService: false,
     startupTimeoutMs: DEFAULT_STARTUP_TIMEOUT_MS,
+    limits: {},
   };
-  const seen = new Set<string>();
-  const once = (opt: Directive) => {
-    if (seen.has(opt.name)) throw configError(opt, NAME, `'${opt.name}' is given twice`);
-    seen.add(opt.name);
-    noBlock(opt, NAME);
-  };
+  const once = onceEach(NAME);
   const selector = (opt: Directive): [string, LabelSelector] => {
     argCount(opt, NAME, 1, Infinity);
     const text = opt.args.map((t) => t.text).join(" ");
@@ -182,7 +182,7 @@ export function parseConfig(d: Directive, ctx: Pick<SetupContext, "zones" | "roo
     },
     fallthrough(opt) {
       once(opt);
-      c.fallthrough = opt.args.length === 0 ? ["."] : opt.args.map((t) => canonical(t.text));
+      c.fallthrough = fallthroughZones(opt);
     },
     ignore(opt) {
       once(opt);
@@ -202,6 +202,25 @@ export function parseConfig(d: Directive, ctx: Pick<SetupContext, "zones" | "roo
       argCount(opt, NAME, 1, Infinity);
       c.objects = opt.args.map(path);
     },
+    apiserver_qps(opt) {
+      once(opt);
+      argCount(opt, NAME, 1, 1);
+      const qps = Number(opt.args[0].text);
+      if (!/^\d+(\.\d+)?$/.test(opt.args[0].text) || !(qps > 0)) {
+        throw configError(opt.args[0], NAME, `apiserver_qps: '${opt.args[0].text}' is not a number above 0`);
+      }
+      c.limits.qps = qps;
+    },
+    apiserver_burst(opt) {
+      once(opt);
+      argCount(opt, NAME, 1, 1);
+      c.limits.burst = parseIntArg(opt.args[0], NAME, 1, 1_000_000);
+    },
+    apiserver_max_inflight(opt) {
+      once(opt);
+      argCount(opt, NAME, 1, 1);
+      c.limits.maxInflight = parseIntArg(opt.args[0], NAME, 1, 1_000_000);
+    },
     snapshot(opt) {
       once(opt);
       argCount(opt, NAME, 1, 2);
@@ -217,6 +236,9 @@ export function parseConfig(d: Directive, ctx: Pick<SetupContext, "zones" | "roo
   }
   if (c.objects && c.snapshot) {
     throw configError(d, NAME, "'snapshot' keeps what the API said; 'objects' reads files already");
+  }
+  if (c.objects && Object.keys(c.limits).length > 0) {
+    throw configError(d, NAME, "'apiserver_*' limit requests to the API; 'objects' reads files");
   }
   if (c.objects && (c.endpoint !== undefined || c.kubeconfig !== undefined || c.tls)) {
     throw configError(
@@ -252,19 +274,23 @@ export const setup: Setup = async (d, ctx) => {
   const c = parseConfig(d, ctx);
   const log = ctx.log(NAME);
   const kinds = kindsFor(c);
+  const local = localIPs(process.env, ctx.block.bind);
   const store = new Store({
     zones: c.zones,
     waitFor: kinds,
     endpointPodNames: c.endpointPodNames,
     keepPods: c.pods === "verified",
     namespaceSelector: c.namespaceSelector,
+    localIPs: local,
     onChange: (names) => (names === "all" ? ctx.invalidate() : ctx.invalidateNames(names)),
+    onProgrammed: observeProgramming,
   });
   const records = new Records(store, {
     zones: c.zones,
     ttl: c.ttl,
     pods: c.pods,
     ignoreEmptyService: c.ignoreEmptyService,
+    localIPs: local,
   });
 
   let source: Source;
@@ -290,6 +316,7 @@ export const setup: Setup = async (d, ctx) => {
         kinds,
         labelSelector: c.labels,
         namespaces: c.namespaces.length > 0 ? c.namespaces : undefined,
+        limits: c.limits,
         log,
       });
     }
@@ -302,6 +329,14 @@ export const setup: Setup = async (d, ctx) => {
   const warm = c.snapshot && new WarmStart({ ...c.snapshot, settings: snapshotSettings(c), store, log });
 
   let startedAt: number | undefined;
+  const gate = new StartupGate({
+    store,
+    timeoutMs: c.startupTimeoutMs,
+    startedAt: () => startedAt,
+    onDeadline: warm ? () => warm.deadline() : undefined,
+  });
+  const offer: ExternalOffer = { store, gate, localIPs: local };
+  ctx.block.shared.set(EXTERNAL_OFFER, offer);
   let untrack = () => {};
   // Ready once synced and the work after the sync is done: the heap compaction pauses the process
   // (0.13 s at 10k services), which must happen before /ready lets traffic in, not under it.
@@ -346,9 +381,7 @@ export const setup: Setup = async (d, ctx) => {
     store,
     records,
     fallthrough: c.fallthrough,
-    startupTimeoutMs: c.startupTimeoutMs,
-    startedAt: () => startedAt,
-    onDeadline: warm ? () => warm.deadline() : undefined,
+    gate,
     lookup: (name, qtype, depth) => ctx.lookup(name, qtype, depth),
   });
 };

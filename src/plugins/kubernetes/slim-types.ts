@@ -22,6 +22,10 @@ export interface Service {
   readonly ports: readonly SvcPort[];
   /** spec.publishNotReadyAddresses, or the spec's tolerate-unready-endpoints annotation. */
   readonly publishNotReadyAddresses: boolean;
+  /** What k8s_external publishes: spec.externalIPs, then the load balancer's ingress addresses, as
+   * canonical addresses, and ingress hostnames as canonical names (ending in "."). Present only on the
+   * few services that have any, so the others pay nothing for it. */
+  readonly external?: readonly string[];
 }
 
 /** One address of an endpoint. `name` is its DNS label: the hostname, else (with endpoint_pod_names)
@@ -30,6 +34,10 @@ export interface Endpoint {
   readonly ip: string;
   readonly name: string;
   readonly ready: boolean;
+  /** The EndpointSlice's `zone` of the endpoint, lowercase (zonal names pin to it). */
+  readonly zone?: string;
+  /** The zones its topology hints (`hints.forZones`) say it serves, lowercase. */
+  readonly forZones?: readonly string[];
 }
 
 /** The endpoints of one EndpointSlice (or one subset of an Endpoints object) with their ports. */

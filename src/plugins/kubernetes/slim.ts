@@ -6,7 +6,7 @@ import { isIP } from "node:net";
 import type { KEndpoints, KEndpointSlice, KPod, KService } from "./source.ts";
 import { SERVICE_NAME_LABEL } from "./source.ts";
 import type { Endpoint, EndpointGroup, Service, SlimPod, SvcPort } from "./slim-types.ts";
-import { PackedEndpoint, PortSets, dashed, protoName } from "./packed.ts";
+import { PackedEndpoint, PortSets, dashed, protoName, type Topology } from "./packed.ts";
 import { addressFromReverse, canonical, reverseName } from "../../dns/name.ts";
 
 const TOLERATE_UNREADY = "service.alpha.kubernetes.io/tolerate-unready-endpoints";
@@ -33,7 +33,7 @@ export class Slimmer {
     const { name, namespace: ns } = o.metadata;
     if (!ns) return undefined;
     const type = spec.type ?? "ClusterIP";
-    const annotations = (o.metadata as { annotations?: Record<string, string> }).annotations;
+    const annotations = o.metadata.annotations;
     const ports = this.#portSets.intern(slimPorts(spec.ports));
     const publishNotReadyAddresses =
       spec.publishNotReadyAddresses === true || annotations?.[TOLERATE_UNREADY] === "true";
@@ -54,6 +54,10 @@ export class Slimmer {
     const ips = spec.clusterIPs?.length ? spec.clusterIPs : spec.clusterIP ? [spec.clusterIP] : [];
     const headless = ips[0] === "None";
     const clusterIPs = headless ? NONE : exact(ips.map(normalIP).filter((ip) => ip !== undefined));
+    const external = externalAddresses(o);
+    if (external.length > 0) {
+      return { name, ns, type, ports, publishNotReadyAddresses, clusterIPs, headless, external };
+    }
     return { name, ns, type, ports, publishNotReadyAddresses, clusterIPs, headless };
   }
 
@@ -70,7 +74,7 @@ export class Slimmer {
           const ip = normalIP(a);
           if (!ip) continue;
           const pod = e.targetRef?.kind === "Pod" ? e.targetRef.name : undefined;
-          endpoints.push(new PackedEndpoint(ip, this.#endpointLabel(e.hostname, pod), ready));
+          endpoints.push(new PackedEndpoint(ip, this.#endpointLabel(e.hostname, pod), ready, topology(e)));
         }
       }
     }
@@ -108,7 +112,7 @@ export class Slimmer {
   /** A group read back from a snapshot, in the packed form. */
   pack(g: EndpointGroup): EndpointGroup {
     const endpoints = g.endpoints.map(
-      (e) => new PackedEndpoint(e.ip, e.name === dashed(e.ip) ? undefined : e.name, Boolean(e.ready)),
+      (e) => new PackedEndpoint(e.ip, e.name === dashed(e.ip) ? undefined : e.name, Boolean(e.ready), e),
     );
     return { service: g.service, ports: this.#portSets.intern(g.ports), endpoints: exact(endpoints) };
   }
@@ -120,6 +124,42 @@ export class Slimmer {
     if (this.#endpointPodNames && pod && LABEL.test(pod)) return pod.toLowerCase();
     return undefined;
   }
+}
+
+/** What k8s_external publishes for a service: spec.externalIPs, then status.loadBalancer.ingress (an
+ * address, else a hostname), as CoreDNS orders them; duplicates once. */
+function externalAddresses(o: KService): readonly string[] {
+  const out: string[] = [];
+  for (const ip of arrayOf(o.spec?.externalIPs)) {
+    const n = normalIP(ip);
+    if (n !== undefined && !out.includes(n)) out.push(n);
+  }
+  for (const ing of arrayOf(o.status?.loadBalancer?.ingress)) {
+    const n = normalIP(ing?.ip) ?? hostName(ing?.hostname);
+    if (n !== undefined && !out.includes(n)) out.push(n);
+  }
+  return exact(out);
+}
+
+const HOSTNAME = /^([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?\.)+$/;
+
+/** A load balancer's hostname as a canonical name, or undefined when it is not a domain name. */
+function hostName(h: unknown): string | undefined {
+  if (typeof h !== "string" || h === "" || h.length > 253) return undefined;
+  const n = canonical(h);
+  return HOSTNAME.test(n) ? n : undefined;
+}
+
+/** An endpoint's zone and hinted zones, lowercase; undefined when it has neither. A zone that could not
+ * be one DNS label is left out: no zonal name could ask for it. */
+function topology(e: { zone?: string; hints?: { forZones?: { name?: string }[] } }): Topology | undefined {
+  const zone = typeof e.zone === "string" && LABEL.test(e.zone) ? e.zone.toLowerCase() : undefined;
+  const hinted = arrayOf(e.hints?.forZones)
+    .map((z) => z?.name)
+    .filter((z) => typeof z === "string" && z !== "")
+    .map((z) => z!.toLowerCase());
+  if (zone === undefined && hinted.length === 0) return undefined;
+  return hinted.length > 0 ? { zone, forZones: hinted } : { zone };
 }
 
 /** A pod's namespace, name and addresses; undefined for one that owns no address. */

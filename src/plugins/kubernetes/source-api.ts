@@ -8,6 +8,7 @@ import { Latch } from "./latch.ts";
 import { createClient } from "./client.ts";
 import type { ApiClient, ClientOptions } from "./api.ts";
 import { Reflector } from "./reflector.ts";
+import { limitClient, type ApiLimits } from "./rate-limit.ts";
 import type { ReflectorStats, ReflectorTuning } from "./reflector.ts";
 import type { Kind, Sink, Source } from "./source.ts";
 
@@ -21,6 +22,8 @@ export interface ApiSourceOptions extends ClientOptions {
   tuning?: ReflectorTuning;
   /** Replaces the client built from the connection options (tests). */
   client?: ApiClient;
+  /** Client-side limits on the requests (apiserver_qps, apiserver_burst, apiserver_max_inflight). */
+  limits?: ApiLimits;
 }
 
 export interface ApiSourceStats {
@@ -46,7 +49,7 @@ const SELECTED_KINDS: ReadonlySet<Kind> = new Set(["services", "endpoints", "end
 /** Builds the source; connection options are checked here (a KubeError with code KUBE_ERR_CONFIG),
  * so a bad kubeconfig fails at setup rather than at start. */
 export function apiSource(opts: ApiSourceOptions): ApiSource {
-  const client = opts.client ?? createClient(opts);
+  const client = limitClient(opts.client ?? createClient(opts), opts.limits ?? {});
   const log = opts.log;
   const kinds = [...new Set(opts.kinds)];
   const reflectors = new Map<Kind, Reflector>();

@@ -13,6 +13,7 @@ export interface ObjectMeta {
   uid?: string;
   resourceVersion?: string;
   labels?: Record<string, string>;
+  annotations?: Record<string, string>;
   deletionTimestamp?: string;
 }
 
@@ -41,7 +42,9 @@ export interface KService extends KObject {
     externalName?: string;
     publishNotReadyAddresses?: boolean;
     selector?: Record<string, string>;
+    externalIPs?: string[];
   };
+  status?: { loadBalancer?: { ingress?: { ip?: string; hostname?: string }[] } };
 }
 
 export interface KObjectReference {
@@ -57,6 +60,8 @@ export interface KEndpointSlice extends KObject {
     conditions?: { ready?: boolean; serving?: boolean; terminating?: boolean };
     hostname?: string;
     nodeName?: string;
+    zone?: string;
+    hints?: { forZones?: { name?: string }[] };
     targetRef?: KObjectReference;
   }[];
   ports?: { name?: string; port?: number; protocol?: string }[] | null;

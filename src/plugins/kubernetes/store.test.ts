@@ -557,3 +557,152 @@ describe("store: snapshots", () => {
     assert.equal(store.servingFrom, "api");
   });
 });
+
+describe("store: external addresses, zones, the name server's services", () => {
+  const lb = (ips: string[]) =>
+    service("default", "lb", {
+      type: "LoadBalancer",
+      clusterIP: "10.96.0.9",
+      ports: [{ name: "http", port: 80 }],
+      ingress: ips.map((ip) => ({ ip })),
+    });
+
+  it("indexes external addresses for PTR and names their reverse names when they change", () => {
+    const { store, changes } = synced([["namespaces", namespace("default")]]);
+    store.apply("services", "ADDED", lb(["203.0.113.9"]));
+    assert.ok(names(changes[0]).includes("9.113.0.203.in-addr.arpa."));
+    assert.deepEqual(
+      store.externalServices("203.0.113.9").map((s) => s.name),
+      ["lb"],
+    );
+    assert.deepEqual(store.ptr("203.0.113.9"), [], "the kubernetes plugin publishes no PTR for it");
+    store.apply("services", "MODIFIED", lb(["203.0.113.10"]));
+    const n = names(changes[1]);
+    assert.ok(n.includes("9.113.0.203.in-addr.arpa.") && n.includes("10.113.0.203.in-addr.arpa."));
+    assert.deepEqual(store.externalServices("203.0.113.9"), []);
+    store.apply("services", "DELETED", lb(["203.0.113.10"]));
+    assert.deepEqual(store.externalServices("203.0.113.10"), []);
+  });
+
+  it("a view gets the store's service names under its own zones, and its apex with every change", () => {
+    const { store, changes } = synced([["namespaces", namespace("default")]]);
+    store.addView({
+      zones: ["example.com."],
+      apexes: ["example.com.", "in-addr.arpa."],
+      map: (r) => (r.endsWith(".svc") ? r.slice(0, -4) : r === "ns.dns" ? "ns1.dns" : undefined),
+    });
+    store.apply("services", "ADDED", lb(["203.0.113.9"]));
+    const n = names(changes[0]);
+    for (const name of [
+      "lb.default.example.com.",
+      "_http._tcp.lb.default.example.com.",
+      "example.com.",
+      "in-addr.arpa.",
+    ]) {
+      assert.ok(n.includes(name), name);
+    }
+    assert.ok(n.includes("lb.default.svc.cluster.local."));
+  });
+
+  it("zonal names change with an endpoint's zone", () => {
+    const slice = (zone: string) =>
+      endpointSlice(
+        "default",
+        "web",
+        "web-abcde",
+        [{ ip: "10.244.1.1", zone }],
+        [{ name: "http", port: 80 }],
+      );
+    const { store, changes } = synced([
+      ["services", web()],
+      ["endpointslices", slice("zone-a")],
+    ]);
+    store.apply("endpointslices", "MODIFIED", slice("zone-b"));
+    const n = names(changes[0]);
+    assert.ok(n.includes("zone-a.pin._zone.web.default.svc.cluster.local."));
+    assert.ok(n.includes("zone-b.pin._zone.web.default.svc.cluster.local."));
+    assert.ok(!n.includes("web.default.svc.cluster.local."), "the cluster IP's answer did not change");
+  });
+
+  it("the services selecting this server's own address are the name server's, and name ns.dns", () => {
+    const dns = service("kube-system", "clusterdns", { clusterIP: "10.96.0.53", ports: [53] });
+    const own = (ready: boolean) =>
+      endpointSlice("kube-system", "clusterdns", "clusterdns-1", [{ ip: "10.244.0.5", ready }]);
+    const { store, changes } = synced(
+      [
+        ["namespaces", namespace("kube-system")],
+        ["services", dns],
+        ["endpointslices", own(false)],
+      ],
+      { localIPs: ["10.244.0.5"] },
+    );
+    assert.deepEqual(store.localServices(), [], "its endpoint is not ready yet");
+    store.apply("endpointslices", "MODIFIED", own(true));
+    assert.ok(names(changes[0]).includes("ns.dns.cluster.local."));
+    assert.deepEqual(
+      store.localServices().map((s) => s.name),
+      ["clusterdns"],
+    );
+  });
+});
+
+describe("store: DNS programming latency (endpoints.kubernetes.io/last-change-trigger-time)", () => {
+  const TRIGGER = "endpoints.kubernetes.io/last-change-trigger-time";
+  const at = (msAgo: number) => new Date(Date.now() - msAgo).toISOString();
+  const slice = (svc: string, ip: string, when?: string) =>
+    endpointSlice(
+      "default",
+      svc,
+      `${svc}-1`,
+      [ip],
+      [],
+      "IPv4",
+      when ? { annotations: { [TRIGGER]: when } } : {},
+    );
+
+  function recording(objects: [Kind, KObject][] = []) {
+    const seen: [string, number][] = [];
+    const r = synced(
+      [
+        ["services", service("default", "hl", { headless: true })],
+        ["services", service("default", "web", { clusterIP: "10.96.0.20" })],
+        ...objects,
+      ],
+      { onProgrammed: (kind, seconds) => void seen.push([kind, seconds]) },
+    );
+    return { ...r, seen };
+  }
+
+  it("a watch event of a headless service's endpoints observes the time since the trigger", () => {
+    const { store, seen } = recording();
+    store.apply("endpointslices", "ADDED", slice("hl", "10.244.1.1", at(1500)));
+    store.apply(
+      "endpoints",
+      "MODIFIED",
+      endpoints("default", "hl", [{ addresses: ["10.244.1.2"] }], undefined, { [TRIGGER]: at(500) }),
+    );
+    assert.deepEqual(
+      seen.map(([k]) => k),
+      ["headless_with_selector", "headless_with_selector"],
+    );
+    assert.ok(seen[0][1] >= 1.5 && seen[0][1] < 60, `${seen[0][1]} s`);
+    assert.ok(seen[1][1] >= 0.5 && seen[1][1] < 60, `${seen[1][1]} s`);
+  });
+
+  it("observes nothing for a cluster IP service, without the annotation, for a bad time or a deletion", () => {
+    const { store, seen } = recording();
+    store.apply("endpointslices", "ADDED", slice("web", "10.244.2.1", at(100)));
+    store.apply("endpointslices", "ADDED", endpointSlice("default", "hl", "hl-2", ["10.244.1.3"]));
+    store.apply("endpointslices", "MODIFIED", slice("hl", "10.244.1.1", "yesterday"));
+    store.apply("endpointslices", "DELETED", slice("hl", "10.244.1.1", at(100)));
+    assert.deepEqual(seen, []);
+  });
+
+  it("observes nothing for what a LIST delivers: its trigger times can be hours old", () => {
+    const { store, seen } = recording([["endpointslices", slice("hl", "10.244.1.1", at(3_600_000))]]);
+    store.listStart("endpointslices");
+    store.apply("endpointslices", "ADDED", slice("hl", "10.244.1.1", at(7_200_000)));
+    store.listDone("endpointslices");
+    assert.deepEqual(seen, []);
+  });
+});

@@ -1,22 +1,23 @@
 // The slim index of the cluster that the kubernetes plugin answers from. Objects arrive through the
 // Sink contract (source.ts) in API shape and are cut down at once to the few strings DNS needs; no raw
 // object is kept. Indexes: services by "name.namespace", endpoint groups by service, published
-// addresses by IP (for PTR), pods by IP (only when `pods verified` asks for them).
+// addresses by IP (for PTR, address-index.ts), pods by IP (only when `pods verified` asks for them).
 //
 // Every change computes the owner names whose answers it changed (before and after, by content) and
 // hands them to `onChange`, so the answer cache drops exactly those; a namespace that appears or
 // vanishes, or a change too large to list, asks for a full invalidation instead.
 
 import type { EventType, Kind, KObject, KPod, KService, KEndpointSlice, KEndpoints } from "./source.ts";
-import { parent, reverseName } from "../../dns/name.ts";
+import { programmingSeconds } from "./programming-latency.ts";
 import type { LabelSelector } from "./label-selector.ts";
 import type { EndpointGroup, PodRef, Service, SlimPod } from "./slim-types.ts";
 import { Slimmer, slimPod } from "./slim.ts";
-import { dashed, ipKey } from "./packed.ts";
+import { dashed } from "./packed.ts";
 import { OneOrMany } from "./one-or-many.ts";
 import { Latch } from "./latch.ts";
 import { footprint, ptrTargets, type Footprint } from "./footprint.ts";
-import { PendingChanges } from "./pending-changes.ts";
+import { AddressIndex } from "./address-index.ts";
+import { PendingChanges, type NameView } from "./pending-changes.ts";
 
 export interface StoreOptions {
   /** The stanza's zones (canonical); forward zones turn relative names into owner names. */
@@ -34,6 +35,12 @@ export interface StoreOptions {
   onChange?: (names: readonly string[] | "all", at: number) => void;
   /** Past this many names in one change, ask for a full invalidation instead. */
   maxNames?: number;
+  /** This server's own addresses (its pod's): the services whose endpoints include one are the name
+   * server's (`ns.dns.<zone>`), as in CoreDNS. */
+  localIPs?: readonly string[];
+  /** Called once a watched change of a headless service's endpoints is answered, with the seconds since
+   * the change that triggered it (the Kubernetes DNS programming latency SLI; see programmed()). */
+  onProgrammed?: (serviceKind: "headless_with_selector", seconds: number) => void;
 }
 
 /** The store's slim state by kind, as [key, value] pairs: what a snapshot holds. */
@@ -58,6 +65,8 @@ export interface StoreStats {
 }
 
 const KUBE_DNS = "kube-dns.kube-system";
+/** The name server's name, relative to the zone. */
+export const NS_NAME = "ns.dns";
 const DEFAULT_MAX_NAMES = 10_000;
 
 export class Store {
@@ -75,11 +84,7 @@ export class Store {
   readonly #servicesPerNs = new Map<string, number>();
   readonly #pods = new Map<string, SlimPod>();
   readonly #podsByIP = new Map<string, PodRef[]>();
-  /** Published address -> the keys of the services publishing it. The PTR
-   * targets are worked out when asked (PTR queries are rare; one stored entry per endpoint is not). */
-  readonly #byIP = new OneOrMany<number | string>();
-  /** Partial reverse names above published addresses ("10.in-addr.arpa."), counted. */
-  readonly #reverseParents = new Map<string, number>();
+  readonly #addresses = new AddressIndex();
   readonly #listing = new Map<Kind, Set<string>>();
   readonly #listed = new Set<Kind>();
   /** Kinds loaded from a snapshot and not listed from the API since. */
@@ -131,7 +136,9 @@ export class Store {
         if (this.#o.keepPods) this.#applyPod(key, type === "DELETED" ? undefined : slimPod(obj as KPod));
         break;
     }
-    if (!batch) this.#flush();
+    if (batch) return;
+    this.#flush();
+    if (kind === "endpointslices" || kind === "endpoints") this.#programmed(kind, type, obj);
   }
 
   listDone(kind: Kind): void {
@@ -297,7 +304,7 @@ export class Store {
   /** PTR targets of an address, relative to the zone ("nginx.default.svc"), in exposed namespaces. */
   ptr(ip: string): string[] {
     const out: string[] = [];
-    for (const key of this.#byIP.get(ipKey(ip))) {
+    for (const key of this.#addresses.services(ip)) {
       const svc = this.#services.get(key);
       if (svc && this.namespaceExposed(svc.ns))
         out.push(...(ptrTargets(svc, this.endpoints(svc)).get(ip) ?? []));
@@ -305,9 +312,37 @@ export class Store {
     return [...new Set(out)];
   }
 
+  /** The services publishing this external address, in exposed namespaces (k8s_external's PTR). */
+  externalServices(ip: string): Service[] {
+    const out: Service[] = [];
+    for (const key of this.#addresses.externalServices(ip)) {
+      const svc = this.#services.get(key);
+      if (svc && this.namespaceExposed(svc.ns)) out.push(svc);
+    }
+    return out;
+  }
+
+  /** The services that select this server's own pod: those whose published endpoints include one of
+   * its addresses (StoreOptions.localIPs), in exposed namespaces. */
+  localServices(): Service[] {
+    const out: Service[] = [];
+    for (const ip of this.#o.localIPs ?? []) {
+      for (const key of this.#addresses.services(ip)) {
+        const svc = this.#services.get(key);
+        if (svc && !out.includes(svc) && this.namespaceExposed(svc.ns)) out.push(svc);
+      }
+    }
+    return out;
+  }
+
+  /** Names the store's changes also touch under other zones (k8s_external's): see PendingChanges. */
+  addView(view: NameView): void {
+    this.#pending.addView(view);
+  }
+
   /** True when a published address lies below this partial reverse name ("244.10.in-addr.arpa."). */
   reverseParentExists(name: string): boolean {
-    return this.#reverseParents.has(name);
+    return this.#addresses.reverseParentExists(name);
   }
 
   podsByIP(ip: string): readonly PodRef[] {
@@ -330,6 +365,7 @@ export class Store {
     for (const s of this.#services.values()) {
       bytes += 120 + s.name.length + s.ns.length + s.type.length + (s.externalName?.length ?? 0);
       for (const ip of s.clusterIPs) bytes += 24 + ip.length;
+      if (s.external) for (const a of s.external) bytes += 40 + a.length;
       bytes += s.ports.length * 56;
     }
     const groupBytes = (g: EndpointGroup) => {
@@ -340,8 +376,7 @@ export class Store {
     for (const g of this.#slices.values()) bytes += groupBytes(g);
     for (const gs of this.#legacy.values()) for (const g of gs) bytes += groupBytes(g);
     for (const p of this.#pods.values()) bytes += 64 + p.ns.length + p.name.length + p.ips.length * 40;
-    bytes += this.#byIP.bytes((ip) => (typeof ip === "string" ? 24 + ip.length : 0));
-    for (const k of this.#reverseParents.keys()) bytes += 40 + k.length;
+    bytes += this.#addresses.bytes();
     return {
       objects: {
         services: this.#services.size,
@@ -350,7 +385,7 @@ export class Store {
         namespaces: this.#namespaces.size,
         pods: this.#pods.size,
       },
-      addresses: this.#byIP.size,
+      addresses: this.#addresses.size,
       bytes,
       synced: this.#synced.isOpen,
       modified: this.#modified,
@@ -452,44 +487,17 @@ export class Store {
     for (const [name, sig] of before.names) if (after.names.get(name) !== sig) rel.push(name);
     for (const name of after.names.keys()) if (!before.names.has(name)) rel.push(name);
     const abs: string[] = [];
-    for (const [ip, targets] of before.ips) {
-      const now = after.ips.get(ip);
-      if (now === undefined) this.#unindex(ip, key, abs);
-      if (now === undefined || now.join() !== targets.join()) abs.push(reverseName(ip)!);
-    }
-    for (const ip of after.ips.keys()) {
-      if (!before.ips.has(ip)) abs.push(reverseName(ip)!);
-      this.#index(ip, key, abs);
-    }
-    if (key === KUBE_DNS) rel.push("ns.dns");
+    this.#addresses.update(key, before, after, abs);
+    // The name server's addresses: kube-dns's, or those of the services that select this server.
+    const local = this.#o.localIPs ?? [];
+    if (key === KUBE_DNS || local.some((ip) => before.ips.has(ip) || after.ips.has(ip))) rel.push(NS_NAME);
     this.#changed(rel, abs);
   }
 
   /** What the service `key` publishes now. */
   #footprint(key: string): Footprint {
     const svc = this.#services.get(key);
-    return svc ? footprint(svc, this.endpoints(svc)) : { names: new Map(), ips: new Map() };
-  }
-
-  #index(ip: string, key: string, changed: string[]): void {
-    if (!this.#byIP.add(ipKey(ip), key)) return;
-    for (const p of reverseParents(ip)) {
-      const n = this.#reverseParents.get(p) ?? 0;
-      this.#reverseParents.set(p, n + 1);
-      if (n === 0) changed.push(p);
-    }
-  }
-
-  #unindex(ip: string, key: string, changed: string[]): void {
-    if (!this.#byIP.delete(ipKey(ip), key)) return;
-    for (const p of reverseParents(ip)) {
-      const n = (this.#reverseParents.get(p) ?? 1) - 1;
-      if (n > 0) this.#reverseParents.set(p, n);
-      else {
-        this.#reverseParents.delete(p);
-        changed.push(p);
-      }
-    }
+    return svc ? footprint(svc, this.endpoints(svc)) : { names: new Map(), ips: new Map(), external: [] };
   }
 
   /** Records changed names: `relative` under every forward zone, `absolute` as they are. Before the
@@ -503,6 +511,14 @@ export class Store {
   #changedAll(): void {
     this.#modified = Date.now();
     this.#pending.all();
+  }
+
+  /** Observes the DNS programming latency of a watched change (programming-latency.ts), now that it
+   * is answered. Objects a LIST delivers are left out: their trigger times can be hours old. */
+  #programmed(kind: Kind, type: EventType, obj: KObject): void {
+    if (this.#o.onProgrammed === undefined || type === "DELETED" || !this.#synced.isOpen) return;
+    const s = programmingSeconds(kind, obj, (key) => this.#services.get(key)?.headless === true);
+    if (s !== undefined) this.#o.onProgrammed("headless_with_selector", s);
   }
 
   /** Hands the pending change to onChange, once synced. */
@@ -554,12 +570,4 @@ function sameJSON(a: unknown, b: unknown): boolean {
 
 export function isReverseZone(zone: string): boolean {
   return zone.endsWith("in-addr.arpa.") || zone.endsWith("ip6.arpa.");
-}
-
-/** The partial reverse names strictly between an address's reverse name and in-addr.arpa./ip6.arpa. */
-function reverseParents(ip: string): string[] {
-  const out: string[] = [];
-  const top = ip.includes(":") ? "ip6.arpa." : "in-addr.arpa.";
-  for (let n = parent(reverseName(ip)!); n !== top; n = parent(n)) out.push(n);
-  return out;
 }

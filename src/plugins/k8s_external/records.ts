@@ -1,0 +1,226 @@
+// The names k8s_external publishes, after CoreDNS's plugin (plugin/k8s_external and the kubernetes
+// plugin's External side), read from the kubernetes plugin's store:
+//   SERVICE.NS.ZONE                 A/AAAA of the service's external addresses (spec.externalIPs, load
+//                                   balancer ingress); a CNAME to a load balancer known by hostname only
+//   SERVICE.NS.ZONE SRV             every port, to SERVICE.NS.ZONE (CoreDNS matches an empty port and
+//                                   protocol against all)
+//   _PORT._PROTO.SERVICE.NS.ZONE    SRV of one named port
+//   with `headless`: a headless service's ready endpoints as SERVICE.NS.ZONE, ENDPOINT.SERVICE.NS.ZONE
+//   and SRV to the endpoint names
+//   ZONE                            SOA, NS ns1.APEX.ZONE
+//   ns1.APEX.ZONE                   the external addresses of the services that select this server
+//   reverse zones among ZONES       PTR of an external address to SERVICE.NS.<first forward zone>
+// Negative answers carry the zone's SOA; every answer is authoritative.
+
+import type { RR } from "../../dns/message.ts";
+import { Class, Rcode, Type } from "../../dns/constants.ts";
+import { addressFromReverse, isSubdomain, join } from "../../dns/name.ts";
+import type { Answer } from "../kubernetes/records.ts";
+import type { Store } from "../kubernetes/store.ts";
+import { isReverseZone } from "../kubernetes/store.ts";
+import type { Service, SvcPort } from "../kubernetes/slim-types.ts";
+import { addressRecords, srvSet, type SrvEntry } from "../kubernetes/record-sets.ts";
+
+export interface ExternalOptions {
+  /** Every zone of the plugin, canonical: forward zones and reverse zones. */
+  zones: readonly string[];
+  /** The label of the name servers' subdomain: ns1.APEX.ZONE (`apex`, default "dns"). */
+  apex: string;
+  ttl: number;
+  /** Publish headless services' endpoints (`headless`). */
+  headless: boolean;
+  /** This server's own addresses: the name servers' last resort, as in CoreDNS. */
+  localIPs: readonly string[];
+}
+
+/** What one name publishes: targets (the service's name, or an endpoint's) with their host (an
+ * address, or a hostname ending in ".") and the ports asked for. No port means addresses, no SRV. */
+interface Entry {
+  target: string;
+  host: string;
+  ports: readonly SvcPort[];
+}
+
+const HOSTMASTER = "hostmaster";
+const NS = "ns1";
+
+export class ExternalRecords {
+  readonly #store: Store;
+  readonly #o: ExternalOptions;
+  /** Longest first, so the first match is the most specific zone. */
+  readonly #zones: readonly string[];
+  /** Where PTR targets live: the first forward zone. */
+  readonly primary: string;
+
+  constructor(store: Store, o: ExternalOptions) {
+    this.#store = store;
+    this.#o = o;
+    this.#zones = [...o.zones].sort((a, b) => b.length - a.length);
+    const primary = o.zones.find((z) => !isReverseZone(z));
+    if (primary === undefined) throw new Error("k8s_external needs a zone that is not a reverse zone");
+    this.primary = primary;
+  }
+
+  zoneOf(qname: string): string | undefined {
+    for (const z of this.#zones) if (isSubdomain(qname, z)) return z;
+    return undefined;
+  }
+
+  /** The answer to `qname`/`qtype` in `zone`; `spelled` is the zone as the client wrote it, which SRV
+   * targets keep (see the kubernetes plugin's records.ts). */
+  answer(zone: string, qname: string, qtype: number, spelled = zone): Answer {
+    if (qname === zone) return this.#apex(zone, qtype);
+    if (isReverseZone(zone)) return this.#reverse(zone, qname, qtype);
+    const labels = qname.slice(0, qname.length - (zone === "." ? 1 : zone.length + 1)).split(".");
+    if (labels[labels.length - 1] === this.#o.apex) return this.#subApex(zone, labels, qtype);
+    const found = this.#lookup(labels, spelled);
+    if (found === undefined) return this.#negative(zone, Rcode.NXDOMAIN);
+    const owner = qname;
+    let answer: RR[] = [];
+    let additional: RR[] = [];
+    let chase: string | undefined;
+    const srvName = labels.length === 4;
+    if ((qtype === Type.A || qtype === Type.AAAA) && !srvName) {
+      const ips = found.map((e) => e.host).filter((h) => !h.endsWith("."));
+      answer = addressRecords(owner, ips, this.#o.ttl).filter((rr) => rr.type === qtype);
+      // A load balancer known only by its hostname: a CNAME to it, followed as ExternalName's is.
+      const host = found.find((e) => e.host.endsWith("."))?.host;
+      if (ips.length === 0 && host !== undefined) {
+        answer = [this.#rr(owner, { type: Type.CNAME, target: host })];
+        chase = host;
+      }
+    } else if (qtype === Type.SRV) {
+      const entries: SrvEntry[] = [];
+      for (const e of found) {
+        const ip = e.host.endsWith(".") ? undefined : e.host;
+        for (const p of e.ports)
+          entries.push({ port: p.port, target: ip === undefined ? e.host : e.target, ip });
+      }
+      if (entries.length > 0) ({ rrs: answer, additional } = srvSet(owner, entries, this.#o.ttl));
+    }
+    if (answer.length === 0) return this.#negative(zone, Rcode.NOERROR);
+    const srv = qtype === Type.SRV;
+    return {
+      rcode: Rcode.NOERROR,
+      answer,
+      authority: [],
+      additional,
+      chase,
+      uncacheable: srv && spelled !== zone,
+    };
+  }
+
+  /** The zone's SOA, as CoreDNS's k8s_external writes it: ns1.APEX.ZONE, hostmaster.APEX.ZONE, the
+   * serial the time of the store's last change. */
+  soa(zone: string): RR {
+    const apex = join(this.#o.apex, zone);
+    return this.#rr(zone, {
+      type: Type.SOA,
+      mname: join(NS, apex),
+      rname: join(HOSTMASTER, apex),
+      serial: Math.floor(this.#store.modified / 1000) >>> 0,
+      refresh: 7200,
+      retry: 1800,
+      expire: 86400,
+      minimum: this.#o.ttl,
+    });
+  }
+
+  #apex(zone: string, qtype: number): Answer {
+    if (qtype === Type.SOA) return positive([this.soa(zone)]);
+    if (qtype !== Type.NS) return this.#negative(zone, Rcode.NOERROR);
+    const ns = join(NS, join(this.#o.apex, zone));
+    return positive([this.#rr(zone, { type: Type.NS, target: ns })], this.#nsRecords(ns));
+  }
+
+  /** APEX.ZONE (an empty non-terminal) and ns1.APEX.ZONE; nothing else exists below APEX. */
+  #subApex(zone: string, labels: string[], qtype: number): Answer {
+    if (labels.length === 1) return this.#negative(zone, Rcode.NOERROR);
+    if (labels.length !== 2 || labels[0] !== NS) return this.#negative(zone, Rcode.NXDOMAIN);
+    const name = join(`${NS}.${this.#o.apex}`, zone);
+    const answer = this.#nsRecords(name).filter((rr) => rr.type === qtype);
+    return answer.length > 0 ? positive(answer) : this.#negative(zone, Rcode.NOERROR);
+  }
+
+  /** The name servers' addresses: the external addresses of the services that select this server (a
+   * headless one's endpoints with `headless`); this server's own addresses when none selects it. */
+  #nsRecords(name: string): RR[] {
+    const own = this.#store.localServices();
+    const ips =
+      own.length === 0
+        ? this.#o.localIPs
+        : own.flatMap((svc) =>
+            this.#o.headless && svc.headless
+              ? this.#store.endpoints(svc).flatMap((g) => g.endpoints.map((e) => e.ip))
+              : (svc.external ?? []).filter((h) => !h.endsWith(".")),
+          );
+    return addressRecords(name, ips, this.#o.ttl);
+  }
+
+  /** What SERVICE.NS, ENDPOINT.SERVICE.NS or _PORT._PROTO.SERVICE.NS publishes; undefined when the
+   * name does not exist. NS alone, and _PROTO.SERVICE.NS when a port uses PROTO, exist with nothing. */
+  #lookup(labels: string[], spelled: string): Entry[] | undefined {
+    const n = labels.length;
+    const ns = labels[n - 1];
+    if (!this.#store.namespaceExposed(ns) || n > 4) return undefined;
+    if (n === 1) return [];
+    const svc = this.#store.service(ns, labels[n - 2]);
+    if (svc === undefined || svc.externalName !== undefined) return undefined;
+    const rel = `${svc.name}.${svc.ns}`;
+    const target = (label?: string) => join(label === undefined ? rel : `${label}.${rel}`, spelled);
+    const external = svc.external ?? [];
+    const endpoints = this.#o.headless && svc.headless && external.length === 0;
+    let entries: Entry[];
+    if (endpoints) {
+      entries = this.#store
+        .endpoints(svc)
+        .flatMap((g) => g.endpoints.map((e) => ({ target: target(e.name), host: e.ip, ports: g.ports })));
+    } else entries = external.map((host) => ({ target: target(), host, ports: svc.ports }));
+    if (entries.length === 0) return undefined;
+    if (n === 2) return entries;
+    const first = labels[0];
+    if (n === 3 && first.startsWith("_")) {
+      const proto = first.slice(1);
+      return entries.some((e) => e.ports.some((p) => p.name !== "" && p.proto === proto)) ? [] : undefined;
+    }
+    if (n === 3) {
+      if (!endpoints) return undefined;
+      const own = entries.filter((e) => e.target === target(first));
+      return own.length > 0 ? own : undefined;
+    }
+    const [port, proto] = [first, labels[1]];
+    if (!port.startsWith("_") || !proto.startsWith("_")) return undefined;
+    const matching = entries
+      .map((e) => ({
+        ...e,
+        ports: e.ports.filter((p) => p.name === port.slice(1) && p.proto === proto.slice(1)),
+      }))
+      .filter((e) => e.ports.length > 0);
+    return matching.length > 0 ? matching : undefined;
+  }
+
+  /** PTR of an external address, to its services' names in the first forward zone. */
+  #reverse(zone: string, qname: string, qtype: number): Answer {
+    const ip = addressFromReverse(qname);
+    const services: Service[] = ip === undefined ? [] : this.#store.externalServices(ip);
+    if (services.length === 0) return this.#negative(zone, Rcode.NXDOMAIN);
+    if (qtype !== Type.PTR) return this.#negative(zone, Rcode.NOERROR);
+    return positive(
+      services.map((s) =>
+        this.#rr(qname, { type: Type.PTR, target: join(`${s.name}.${s.ns}`, this.primary) }),
+      ),
+    );
+  }
+
+  #negative(zone: string, rcode: number): Answer {
+    return { rcode, answer: [], authority: [this.soa(zone)], additional: [] };
+  }
+
+  #rr(name: string, data: RR["data"]): RR {
+    return { name, type: data.type, class: Class.IN, ttl: this.#o.ttl, data } as RR;
+  }
+}
+
+function positive(answer: RR[], additional: RR[] = []): Answer {
+  return { rcode: Rcode.NOERROR, answer, authority: [], additional };
+}

@@ -1,0 +1,101 @@
+// `k8s_external [ZONES...] { apex APEX; ttl TTL; headless; fallthrough [ZONES...] }`, after CoreDNS's
+// k8s_external: publishes Services' external addresses under ZONES from the kubernetes plugin of the
+// same server block, which must be there.
+
+import type { Setup } from "../../plugin.ts";
+import {
+  argCount,
+  blockOptions,
+  fallthroughZones,
+  onceEach,
+  parseIntArg,
+  zonesArg,
+} from "../../corefile/args.ts";
+import type { Directive } from "../../corefile/types.ts";
+import { configError } from "../../corefile/errors.ts";
+import { isReverseZone, NS_NAME } from "../kubernetes/store.ts";
+import { EXTERNAL_OFFER, type ExternalOffer } from "../kubernetes/external-offer.ts";
+import type { StoreAnswers } from "../kubernetes/serve-from-store.ts";
+import { ExternalRecords } from "./records.ts";
+import { k8sExternal } from "./external.ts";
+
+const NAME = "k8s_external";
+const DEFAULT_APEX = "dns";
+const DEFAULT_TTL = 5;
+const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+
+export interface ExternalConfig {
+  zones: string[];
+  apex: string;
+  ttl: number;
+  headless: boolean;
+  fallthrough?: string[];
+}
+
+/** Parses the directive; throws ConfigError naming file:line. */
+export function parseConfig(d: Directive, blockZones: readonly string[]): ExternalConfig {
+  const zones = zonesArg(d.args, blockZones, NAME);
+  if (!zones.some((z) => !isReverseZone(z))) {
+    throw configError(d, NAME, "needs a zone that is not a reverse zone for its names");
+  }
+  const c: ExternalConfig = { zones, apex: DEFAULT_APEX, ttl: DEFAULT_TTL, headless: false };
+  const once = onceEach(NAME);
+  blockOptions(d, NAME, {
+    apex(opt) {
+      once(opt);
+      argCount(opt, NAME, 1, 1);
+      const apex = opt.args[0].text.toLowerCase();
+      if (!LABEL.test(apex))
+        throw configError(opt.args[0], NAME, `apex '${opt.args[0].text}' is not one DNS label`);
+      c.apex = apex;
+    },
+    ttl(opt) {
+      once(opt);
+      argCount(opt, NAME, 1, 1);
+      c.ttl = parseIntArg(opt.args[0], NAME, 0, 3600);
+    },
+    headless(opt) {
+      once(opt);
+      argCount(opt, NAME, 0, 0);
+      c.headless = true;
+    },
+    fallthrough(opt) {
+      once(opt);
+      c.fallthrough = fallthroughZones(opt);
+    },
+  });
+  return c;
+}
+
+export const setup: Setup = (d, ctx) => {
+  const c = parseConfig(d, ctx.zones);
+  if (!ctx.block.directives.includes("kubernetes")) {
+    throw configError(d, NAME, "needs the kubernetes plugin in this server block: it reads its store");
+  }
+  let state: { records: ExternalRecords; answers: StoreAnswers } | undefined;
+  // The kubernetes plugin is set up after this one (chain order): its store is there at start-up,
+  // before its source starts, so the view is in place for the first sync.
+  ctx.onStartup(() => {
+    const offer = ctx.block.shared.get(EXTERNAL_OFFER) as ExternalOffer | undefined;
+    if (offer === undefined)
+      throw configError(d, NAME, "the kubernetes plugin of this block offers no store");
+    const records = new ExternalRecords(offer.store, { ...c, localIPs: offer.localIPs });
+    const nameServer = `ns1.${c.apex}`;
+    offer.store.addView({
+      zones: c.zones.filter((z) => !isReverseZone(z)),
+      apexes: c.zones,
+      // SERVICE.NS.svc -> SERVICE.NS (and the SRV and endpoint names below it); the name server's.
+      map: (r) => (r === NS_NAME ? nameServer : r.endsWith(".svc") ? r.slice(0, -4) : undefined),
+    });
+    const answers: StoreAnswers = {
+      name: NAME,
+      gate: offer.gate,
+      fallthrough: c.fallthrough,
+      soa: (zone) => records.soa(zone),
+      answer: (zone, qname, qtype, spelled) => records.answer(zone, qname, qtype, spelled),
+      lookup: ctx.lookup,
+    };
+    state = { records, answers };
+  });
+  return k8sExternal({ state: () => state });
+};
