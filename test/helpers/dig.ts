@@ -51,3 +51,29 @@ export function parseDig(text: string): DigResult {
     text,
   };
 }
+
+export interface DigTransfer {
+  /** The records as dig printed them, whitespace condensed, in order. */
+  records: string[];
+  /** From dig's "XFR size: N records (messages M, bytes B)"; 0 when it failed. */
+  messages: number;
+  bytes: number;
+  /** dig printed "; Transfer failed." (an error rcode, or the connection closed early). */
+  failed: boolean;
+}
+
+/** `dig @127.0.0.1 -p PORT ZONE AXFR` (or "IXFR=serial"), which always goes over TCP. */
+export async function digTransfer(port: number, zone: string, type = "AXFR"): Promise<DigTransfer> {
+  const args = ["@127.0.0.1", "-p", String(port), zone, type, "+tries=1", "+time=10", "+nocookie"];
+  const { stdout } = await run("dig", args, { timeout: 120_000, maxBuffer: 512 * 1024 * 1024 });
+  const size = /XFR size: (\d+) records \(messages (\d+), bytes (\d+)\)/.exec(stdout);
+  return {
+    records: stdout
+      .split("\n")
+      .filter((l) => l.trim() !== "" && !l.startsWith(";"))
+      .map((l) => l.replace(/\s+/g, " ").trim()),
+    messages: Number(size?.[2] ?? 0),
+    bytes: Number(size?.[3] ?? 0),
+    failed: stdout.includes("; Transfer failed."),
+  };
+}

@@ -28,6 +28,8 @@ import { collectGarbage, limitHeapGrowth } from "../../runtime/heap.ts";
 import { clientSearchPaths } from "./search-paths.ts";
 import { WarmStart, type SnapshotSettings } from "./snapshot.ts";
 import type { ApiSource } from "./source-api.ts";
+import { kubernetesTransferer } from "./xfr.ts";
+import { offerTransferer } from "../transfer/transferer.ts";
 
 const NAME = "kubernetes";
 const DEFAULT_TTL = 5;
@@ -298,6 +300,7 @@ export const setup: Setup = async (d, ctx) => {
   }
 
   ctx.block.shared.set(NAME, clientSearchPaths(store, records.primary, c.pods));
+  offerTransferer(ctx.block.shared, kubernetesTransferer(store, records));
 
   const warm = c.snapshot && new WarmStart({ ...c.snapshot, settings: snapshotSettings(c), store, log });
 

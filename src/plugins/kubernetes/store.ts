@@ -253,6 +253,11 @@ export class Store {
     return this.#services.get(`${name}.${ns}`);
   }
 
+  /** Every service, in no particular order (a zone transfer sorts them). */
+  services(): IterableIterator<Service> {
+    return this.#services.values();
+  }
+
   /** A namespace is exposed when it exists (a Namespace object, or a service in it) and, with
    * namespace_labels, when its Namespace object's labels match. */
   namespaceExposed(ns: string): boolean {

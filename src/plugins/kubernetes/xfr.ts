@@ -1,0 +1,126 @@
+// The kubernetes plugin as a source of zone transfers (transfer plugin): a forward zone's records in
+// CoreDNS's order and shape (its kubernetes/xfr.go): the NS and the name server's addresses, then
+// every service of an exposed namespace sorted by name (then namespace): a cluster IP service's
+// addresses and an SRV per named port; a headless service's endpoints one after another, each with
+// the service's address record, its own, and an SRV per named port; an ExternalName's CNAME. Pod
+// records (deprecated, spec 2.6) and dns-version are not transferred, as in CoreDNS.
+//
+// The records are exactly those the plugin answers queries with (records.ts; xfr.test.ts checks the
+// two against each other), so a secondary serves what clusterdns does. Where CoreDNS's transfer and
+// its answers differ, the answers win: SRV weights are those of the SRV answer for the name (CoreDNS
+// weighs a transfer's SRVs per EndpointSlice), and a record two slices both list is sent once.
+//
+// Records are made one service at a time as the transfer writes them: at 100k services the transfer
+// holds the sorted list of services and one message, never the zone.
+
+import type { RR } from "../../dns/message.ts";
+import { Class, Type } from "../../dns/constants.ts";
+import { join } from "../../dns/name.ts";
+import type { Transferer } from "../transfer/transferer.ts";
+import type { Records } from "./records.ts";
+import type { EndpointGroup, Service } from "./slim-types.ts";
+import type { Store } from "./store.ts";
+import { isReverseZone } from "./store.ts";
+
+export function kubernetesTransferer(store: Store, records: Records): Transferer {
+  return {
+    name: "kubernetes",
+    transfer(zone) {
+      if (isReverseZone(zone) || !records.options.zones.includes(zone)) return undefined;
+      if (!store.synced) return { unavailable: "the kubernetes store has not synced yet" };
+      return { soa: records.soa(zone), records: () => zoneRecords(store, records, zone) };
+    },
+  };
+}
+
+/** The zone's records between its two SOAs, one service per array. */
+export function* zoneRecords(store: Store, records: Records, zone: string): Generator<RR[]> {
+  const apex = records.answer(zone, zone, Type.NS);
+  yield [...apex.answer, ...apex.additional];
+  const services = [...store.services()].sort((a, b) =>
+    a.name < b.name ? -1 : a.name > b.name ? 1 : a.ns < b.ns ? -1 : a.ns > b.ns ? 1 : 0,
+  );
+  const { ttl, ignoreEmptyService } = records.options;
+  for (const svc of services) {
+    if (!store.namespaceExposed(svc.ns)) continue;
+    const base = join(`${svc.name}.${svc.ns}.svc`, zone);
+    // SRV records at the service's own name (CoreDNS's "peer-finder" records), wherever the answers
+    // hold them: taken from there, so the two cannot drift apart.
+    const bare = () => records.answer(zone, base, Type.SRV).answer.filter((rr) => rr.type === Type.SRV);
+    const rrs = serviceRecords(svc, base, store.endpoints(svc), ttl, ignoreEmptyService, bare);
+    if (rrs.length > 0) yield rrs;
+  }
+}
+
+/** One service's records, as records.ts answers them. */
+function serviceRecords(
+  svc: Service,
+  base: string,
+  groups: readonly EndpointGroup[],
+  ttl: number,
+  ignoreEmptyService: boolean,
+  bare: () => RR[],
+): RR[] {
+  const rr = (name: string, data: RR["data"]): RR => ({ name, type: data.type, class: Class.IN, ttl, data });
+  if (svc.externalName !== undefined) return [rr(base, { type: Type.CNAME, target: svc.externalName })];
+  // Names that answer NXDOMAIN: a headless service without ready endpoints, and with
+  // `ignore empty_service` any service without them.
+  if (groups.length === 0 && (svc.headless || ignoreEmptyService)) return [];
+  const out: RR[] = [];
+  // A record two slices both list goes out once, as an answer holds it once.
+  const seen = new Set<string>();
+  const once = (key: string) => {
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  };
+  if (!svc.headless) {
+    for (const ip of svc.clusterIPs) if (once(ip)) out.push(rr(base, address(ip)));
+    out.push(...bare());
+    // An SRV answer lists every port of that name and protocol, weighted by how many there are.
+    const named = svc.ports.filter((p) => p.name !== "");
+    for (const p of named) {
+      const n = named.filter((q) => q.name === p.name && q.proto === p.proto).length;
+      const data = { type: Type.SRV, priority: 0, weight: weight(n), port: p.port, target: base } as const;
+      out.push(rr(`_${p.name}._${p.proto}.${base}`, data));
+    }
+    return out;
+  }
+  // How many SRV targets (port and endpoint) each named port has across the slices: its weight.
+  const targets = new Map<string, Set<string>>();
+  for (const g of groups) {
+    for (const p of g.ports) {
+      if (p.name === "") continue;
+      const owner = `_${p.name}._${p.proto}.${base}`;
+      const set = targets.get(owner) ?? new Set();
+      for (const e of g.endpoints) set.add(`${p.port} ${e.name}`);
+      targets.set(owner, set);
+    }
+  }
+  for (const g of groups) {
+    for (const e of g.endpoints) {
+      const { ip, name } = e;
+      const host = `${name}.${base}`;
+      if (once(ip)) out.push(rr(base, address(ip)));
+      if (once(`${name} ${ip}`)) out.push(rr(host, address(ip)));
+      for (const p of g.ports) {
+        if (p.name === "") continue;
+        const owner = `_${p.name}._${p.proto}.${base}`;
+        if (!once(`${owner} ${p.port} ${name}`)) continue;
+        const w = weight(targets.get(owner)!.size);
+        out.push(rr(owner, { type: Type.SRV, priority: 0, weight: w, port: p.port, target: host }));
+      }
+    }
+  }
+  out.push(...bare());
+  return out;
+}
+
+function address(ip: string): RR["data"] {
+  return ip.includes(":") ? { type: Type.AAAA, address: ip } : { type: Type.A, address: ip };
+}
+
+/** The SRV weight records.ts gives each of n targets. */
+function weight(n: number): number {
+  return Math.max(1, Math.floor(100 / n));
+}
