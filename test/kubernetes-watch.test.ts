@@ -13,7 +13,7 @@ import { startApiServer, type TestApiServer } from "./k8s/api-server.ts";
 import { writeKubeconfig } from "./k8s/kubeconfig.ts";
 import { endpointSlice, namespace, service } from "./k8s/objects.ts";
 import { startServer, type RunningServer } from "./helpers/server.ts";
-import { dig } from "./helpers/dig.ts";
+import { dig, digUntil as until } from "./helpers/dig.ts";
 import { httpGet } from "./helpers/http-get.ts";
 import { freePort } from "./helpers/free-port.ts";
 
@@ -25,19 +25,6 @@ const corefile = (kubeconfig: string, readyPort: number, extra = "") => `cluster
     }
 }
 `;
-
-/** Asks until the sorted answer (or "STATUS" when empty) equals `want`; fails with the last one. */
-async function until(port: number, name: string, type: string, want: string[] | string): Promise<void> {
-  let last = "";
-  for (let i = 0; i < 200; i++) {
-    const r = await dig(port, name, type);
-    const got = r.answer.length > 0 ? [...r.answer].sort() : r.status;
-    last = JSON.stringify(got);
-    if (last === JSON.stringify(Array.isArray(want) ? [...want].sort() : want)) return;
-    await sleep(50);
-  }
-  assert.fail(`${name} ${type}: still ${last}, want ${JSON.stringify(want)}`);
-}
 
 const a = (name: string, ip: string) => `${name}. 5 IN A ${ip}`;
 

@@ -1,6 +1,8 @@
 // Runs the real `dig` (bind9-dnsutils) and parses what it prints.
 
+import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
+import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 
 const run = promisify(execFile);
@@ -21,6 +23,25 @@ export async function dig(port: number, name: string, type = "A", ...opts: strin
   const args = ["@127.0.0.1", "-p", String(port), name, type, "+tries=1", "+time=3", "+nocookie", ...opts];
   const { stdout } = await run("dig", args, { timeout: 15_000 });
   return parseDig(stdout);
+}
+
+/** Asks until the sorted answer (or the status when it is empty: "NXDOMAIN") equals `want`, for
+ * changes that reach the server through a watch; fails with the last answer after about 10 s. */
+export async function digUntil(
+  port: number,
+  name: string,
+  type: string,
+  want: string[] | string,
+): Promise<void> {
+  let last = "";
+  for (let i = 0; i < 200; i++) {
+    const r = await dig(port, name, type);
+    const got = r.answer.length > 0 ? [...r.answer].sort() : r.status;
+    last = JSON.stringify(got);
+    if (last === JSON.stringify(Array.isArray(want) ? [...want].sort() : want)) return;
+    await sleep(50);
+  }
+  assert.fail(`${name} ${type}: still ${last}, want ${JSON.stringify(want)}`);
 }
 
 export function parseDig(text: string): DigResult {

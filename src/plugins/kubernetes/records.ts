@@ -15,6 +15,8 @@ import { isReverseZone } from "./store.ts";
 import type { EndpointGroup, Service } from "./slim-types.ts";
 import { normalIP } from "./slim.ts";
 import { dashed } from "./packed.ts";
+import type { Multicluster } from "./multicluster.ts";
+import { MCS_SCHEMA_VERSION, multiclusterNode } from "./multicluster-records.ts";
 
 /** The schema version `dns-version.<zone>` answers, as CoreDNS does. */
 export const DNS_SCHEMA_VERSION = "1.1.0";
@@ -31,6 +33,8 @@ export interface RecordsOptions {
   pods: PodMode;
   /** `ignore empty_service`: a service with a cluster IP and no ready endpoint does not exist. */
   ignoreEmptyService: boolean;
+  /** `multicluster`: its zones answer from ServiceImports (multicluster-records.ts). */
+  multicluster?: Multicluster;
 }
 
 export interface Answer {
@@ -70,7 +74,7 @@ export class Records {
     this.#store = store;
     this.#o = o;
     this.#zones = [...o.zones].sort((a, b) => b.length - a.length);
-    const primary = o.zones.find((z) => !isReverseZone(z));
+    const primary = o.zones.find((z) => !isReverseZone(z) && !o.multicluster?.serves(z));
     if (primary === undefined) throw new Error("kubernetes needs a zone that is not a reverse zone");
     this.primary = primary;
   }
@@ -142,16 +146,21 @@ export class Records {
     const labels = labelsBelow(qname, zone);
     const n = labels.length;
     const top = labels[n - 1];
+    const mc = this.#o.multicluster?.serves(zone) ? this.#o.multicluster : undefined;
     if (n === 1) {
-      if (top === "dns-version") return { rrs: [this.#txtVersion(qname)] };
-      return top === "svc" || top === "pod" || top === "dns" ? EMPTY : undefined;
+      if (top === "dns-version")
+        return { rrs: [this.#txtVersion(qname, mc ? MCS_SCHEMA_VERSION : undefined)] };
+      return top === "svc" || top === "dns" || (top === "pod" && !mc) ? EMPTY : undefined;
     }
     if (top === "dns") {
       if (n !== 2 || labels[0] !== "ns") return undefined;
       return { rrs: this.#addresses(qname, this.#nsAddresses()) };
     }
-    if (top === "svc") return this.#svcTree(zone, labels);
-    if (top === "pod") return this.#podTree(qname, labels);
+    if (top === "svc") {
+      if (mc === undefined) return this.#svcTree(zone, labels);
+      return multiclusterNode(mc, zone, labels, this.#o.ttl, (ns) => this.#store.namespaceExposed(ns));
+    }
+    if (top === "pod") return mc === undefined ? this.#podTree(qname, labels) : undefined;
     return undefined;
   }
 
@@ -171,13 +180,13 @@ export class Records {
     return this.#store.service("kube-system", "kube-dns")?.clusterIPs ?? [];
   }
 
-  #txtVersion(name: string): RR {
+  #txtVersion(name: string, version = DNS_SCHEMA_VERSION): RR {
     return {
       name,
       type: Type.TXT,
       class: Class.IN,
       ttl: VERSION_TTL,
-      data: { type: Type.TXT, strings: [DNS_SCHEMA_VERSION] },
+      data: { type: Type.TXT, strings: [version] },
     };
   }
 

@@ -29,6 +29,7 @@ import { clientSearchPaths } from "./search-paths.ts";
 import { WarmStart, type SnapshotSettings } from "./snapshot.ts";
 import type { ApiSource } from "./source-api.ts";
 import { kubernetesTransferer } from "./xfr.ts";
+import { Multicluster } from "./multicluster.ts";
 import { offerTransferer } from "../transfer/transferer.ts";
 
 const NAME = "kubernetes";
@@ -38,7 +39,6 @@ const DEFAULT_STARTUP_TIMEOUT_MS = 5000;
 
 /** Options CoreDNS knows that clusterdns does not implement: named, so the error says so. */
 const UNSUPPORTED: Readonly<Record<string, string>> = {
-  multicluster: "multicluster services are not supported",
   apiserver_qps: "client-side API rate limits are not supported",
   apiserver_burst: "client-side API rate limits are not supported",
   apiserver_max_inflight: "client-side API rate limits are not supported",
@@ -72,7 +72,12 @@ export interface KubernetesConfig {
   objects?: string[];
   /** `snapshot FILE [INTERVAL]`: the warm-start file and how often it is written. */
   snapshot?: { file: string; intervalMs: number };
+  /** `multicluster [ZONES...]`: the zones answered from ServiceImports (canonical). */
+  multicluster?: string[];
 }
+
+/** The zone of the Multi-Cluster Services API (KEP-1645): `multicluster` without zones. */
+const CLUSTERSET_ZONE = "clusterset.local.";
 
 /** How often a changed store is written to the snapshot by default. */
 const DEFAULT_SNAPSHOT_INTERVAL_MS = 60_000;
@@ -204,6 +209,24 @@ export function parseConfig(d: Directive, ctx: Pick<SetupContext, "zones" | "roo
       argCount(opt, NAME, 1, Infinity);
       c.objects = opt.args.map(path);
     },
+    multicluster(opt) {
+      once(opt);
+      const zones = opt.args.length === 0 ? [CLUSTERSET_ZONE] : opt.args.map((t) => canonical(t.text));
+      for (const z of zones) {
+        // CoreDNS: the plugin must be authoritative for them, so they are among its zones.
+        if (!c.zones.includes(z) || isReverseZone(z)) {
+          throw configError(
+            opt,
+            NAME,
+            `multicluster: '${z}' is not one of the plugin's zones (${c.zones.join(" ")})`,
+          );
+        }
+      }
+      if (!c.zones.some((z) => !isReverseZone(z) && !zones.includes(z))) {
+        throw configError(opt, NAME, "multicluster: the plugin needs a zone for its own cluster besides");
+      }
+      c.multicluster = zones;
+    },
     snapshot(opt) {
       once(opt);
       argCount(opt, NAME, 1, 2);
@@ -216,6 +239,9 @@ export function parseConfig(d: Directive, ctx: Pick<SetupContext, "zones" | "roo
 
   if (c.kubeconfig !== undefined && c.endpoint !== undefined) {
     throw configError(d, NAME, "'kubeconfig' and 'endpoint' name the API two ways: use one");
+  }
+  if (c.multicluster && c.snapshot) {
+    throw configError(d, NAME, "'snapshot' does not keep multi-cluster services yet: use one or the other");
   }
   if (c.objects && c.snapshot) {
     throw configError(d, NAME, "'snapshot' keeps what the API said; 'objects' reads files already");
@@ -247,6 +273,7 @@ export function kindsFor(c: KubernetesConfig): Kind[] {
   const kinds: Kind[] = ["services", "namespaces"];
   if (!c.noEndpoints) kinds.push("endpointslices");
   if (c.pods === "verified") kinds.push("pods");
+  if (c.multicluster) kinds.push("serviceimports");
   return kinds;
 }
 
@@ -254,6 +281,8 @@ export const setup: Setup = async (d, ctx) => {
   const c = parseConfig(d, ctx);
   const log = ctx.log(NAME);
   const kinds = kindsFor(c);
+  const multicluster =
+    c.multicluster && new Multicluster(c.multicluster, { endpointPodNames: c.endpointPodNames });
   const store = new Store({
     zones: c.zones,
     waitFor: kinds,
@@ -261,12 +290,14 @@ export const setup: Setup = async (d, ctx) => {
     keepPods: c.pods === "verified",
     namespaceSelector: c.namespaceSelector,
     onChange: (names) => (names === "all" ? ctx.invalidate() : ctx.invalidateNames(names)),
+    multicluster,
   });
   const records = new Records(store, {
     zones: c.zones,
     ttl: c.ttl,
     pods: c.pods,
     ignoreEmptyService: c.ignoreEmptyService,
+    multicluster,
   });
 
   let source: Source;

@@ -8,6 +8,8 @@
 // vanishes, or a change too large to list, asks for a full invalidation instead.
 
 import type { EventType, Kind, KObject, KPod, KService, KEndpointSlice, KEndpoints } from "./source.ts";
+import type { KServiceImport } from "./source.ts";
+import type { Multicluster } from "./multicluster.ts";
 import { parent, reverseName } from "../../dns/name.ts";
 import type { LabelSelector } from "./label-selector.ts";
 import type { EndpointGroup, PodRef, Service, SlimPod } from "./slim-types.ts";
@@ -34,6 +36,8 @@ export interface StoreOptions {
   onChange?: (names: readonly string[] | "all", at: number) => void;
   /** Past this many names in one change, ask for a full invalidation instead. */
   maxNames?: number;
+  /** `multicluster`: the index that takes the ServiceImports and the imported EndpointSlices. */
+  multicluster?: Multicluster;
 }
 
 /** The store's slim state by kind, as [key, value] pairs: what a snapshot holds. */
@@ -120,6 +124,14 @@ export class Store {
         break;
       case "endpointslices":
         this.#applySlice(key, type === "DELETED" ? undefined : this.#slim.slice(obj as KEndpointSlice));
+        this.#imported(
+          this.#o.multicluster?.applySlice(key, type === "DELETED" ? undefined : (obj as KEndpointSlice)),
+        );
+        break;
+      case "serviceimports":
+        this.#imported(
+          this.#o.multicluster?.applyImport(key, type === "DELETED" ? undefined : (obj as KServiceImport)),
+        );
         break;
       case "endpoints":
         this.#applyLegacy(key, type === "DELETED" ? undefined : this.#slim.endpoints(obj as KEndpoints));
@@ -157,6 +169,8 @@ export class Store {
           break;
       }
     }
+    if (kind === "serviceimports" || kind === "endpointslices")
+      this.#imported(this.#o.multicluster?.sweep(kind, seen));
     this.#listing.delete(kind);
     this.#listed.add(kind);
     this.#restored.delete(kind);
@@ -354,6 +368,7 @@ export class Store {
         endpoints: this.#legacy.size,
         namespaces: this.#namespaces.size,
         pods: this.#pods.size,
+        serviceimports: this.#o.multicluster?.size ?? 0,
       },
       addresses: this.#byIP.size,
       bytes,
@@ -505,6 +520,11 @@ export class Store {
     if (this.#synced.isOpen) this.#pending.add(relative, absolute);
   }
 
+  /** Names a change of multi-cluster services touched (Multicluster's), relative to the zones. */
+  #imported(names: readonly string[] | undefined): void {
+    if (names !== undefined) this.#changed(names, []);
+  }
+
   #changedAll(): void {
     this.#modified = Date.now();
     this.#pending.all();
@@ -539,6 +559,8 @@ export class Store {
         return [...this.#namespaces.keys()];
       case "pods":
         return [...this.#pods.keys()];
+      case "serviceimports":
+        return [];
     }
   }
 }

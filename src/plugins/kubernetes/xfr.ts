@@ -26,7 +26,9 @@ export function kubernetesTransferer(store: Store, records: Records): Transferer
   return {
     name: "kubernetes",
     transfer(zone) {
-      if (isReverseZone(zone) || !records.options.zones.includes(zone)) return undefined;
+      const { zones, multicluster } = records.options;
+      // Multicluster zones (ServiceImports) are not transferred: NOTAUTH.
+      if (isReverseZone(zone) || !zones.includes(zone) || multicluster?.serves(zone)) return undefined;
       if (!store.synced) return { unavailable: "the kubernetes store has not synced yet" };
       return { soa: records.soa(zone), records: () => zoneRecords(store, records, zone) };
     },
