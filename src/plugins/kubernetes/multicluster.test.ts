@@ -12,6 +12,7 @@ import { Store } from "./store.ts";
 import { Records } from "./records.ts";
 import { Multicluster } from "./multicluster.ts";
 import { explain } from "./explain.ts";
+import { kubernetesTransferer } from "./xfr.ts";
 import {
   endpointSlice,
   importedSlice,
@@ -321,6 +322,13 @@ describe("multicluster: the answers of clusterset.local", () => {
       "myservice.test.svc.clusterset.local.",
     );
     assert.deepEqual(lines, ["a multicluster zone: its names come from ServiceImports"]);
+  });
+
+  it("is not sent by zone transfers; the cluster's own zone is", () => {
+    const f = fixture();
+    const t = kubernetesTransferer(f.store, f.records);
+    assert.equal(t.transfer("clusterset.local."), undefined);
+    assert.ok(t.transfer("cluster.local.") !== undefined);
   });
 
   it("keeps PTR, the name server and the SOA's names in the cluster's own zone", () => {
