@@ -4,7 +4,8 @@
 // wait behind it, so a client reads the transfer's messages back to back and never has to pick them
 // out of other answers. A stream's every write waits until the socket can take more and for a turn of
 // the event loop: a fast client cannot make the producer run ahead of the socket, nor a long transfer
-// keep UDP queries waiting.
+// keep UDP queries waiting. While a stream holds the lane the listener reads no more queries from the
+// connection (`onHold`), so replies that wait behind a slow reader's transfer cannot pile up.
 
 import type net from "node:net";
 import { tcpFrame } from "../dns/tcp-frames.ts";
@@ -16,11 +17,14 @@ export class ReplyLane {
   #holder: object | undefined;
   /** Writes that wait for the holder's last message, in order. */
   #waiting: (() => void)[] = [];
+  readonly #onHold: (held: boolean) => void;
 
-  /** `stallMs`: a stream whose socket takes nothing for this long is dropped with its connection. */
-  constructor(socket: net.Socket, stallMs: number) {
+  /** `stallMs`: a stream whose socket takes nothing for this long is dropped with its connection.
+   * `onHold(true)` when a stream takes the lane, `onHold(false)` once it and what waited are out. */
+  constructor(socket: net.Socket, stallMs: number, onHold: (held: boolean) => void = () => {}) {
     this.#socket = socket;
     this.#stallMs = stallMs;
+    this.#onHold = onHold;
     // Whatever waits finds the socket gone and gives up.
     socket.once("close", () => this.#release());
   }
@@ -36,6 +40,7 @@ export class ReplyLane {
     if (this.#holder === owner) {
       this.#holder = undefined;
       this.#release();
+      if (this.#holder === undefined) this.#onHold(false);
     }
   }
 
@@ -45,7 +50,10 @@ export class ReplyLane {
     if (this.#holder !== undefined && this.#holder !== owner) {
       return new Promise((resolve) => this.#waiting.push(() => void this.stream(owner, msg).then(resolve)));
     }
-    this.#holder = owner;
+    if (this.#holder === undefined) {
+      this.#holder = owner;
+      this.#onHold(true);
+    }
     if (!this.#socket.write(tcpFrame(msg))) return this.#drained();
     return new Promise((resolve) => setImmediate(() => resolve(!this.#socket.destroyed)));
   }

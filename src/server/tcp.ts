@@ -64,16 +64,25 @@ export class TcpListener {
       localPort: socket.localPort ?? 0,
     };
     const frames = new FrameReader();
-    const lane = new ReplyLane(socket, this.#opts.idleTimeoutMs);
     let inFlight = 0;
     // Set by a zero-length message: read nothing more, answer what is in flight, then close.
     let ended = false;
+    // A multi-message reply (a zone transfer) is going out: read no more queries until it is done.
+    let holding = false;
+    const resume = () => {
+      if (inFlight < this.#opts.maxInFlight && socket.isPaused() && !ended && !holding) socket.resume();
+    };
+    const lane = new ReplyLane(socket, this.#opts.idleTimeoutMs, (held) => {
+      holding = held;
+      if (held) socket.pause();
+      else resume();
+    });
     // Every close here is destroySoon, not end: the replies already queued are written, then the
     // connection is let go whole. end() alone half-closes it, and a client that keeps its own side
     // open would hold it (and a place under maxConnections) for good.
     const settled = () => {
       inFlight--;
-      if (inFlight < this.#opts.maxInFlight && socket.isPaused() && !ended) socket.resume();
+      resume();
       if (inFlight === 0) socket.setTimeout(this.#opts.idleTimeoutMs);
       if (inFlight === 0 && (ended || this.#closing)) socket.destroySoon();
     };
