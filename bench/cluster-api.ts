@@ -11,6 +11,7 @@ const KINDS: Record<string, Kind> = {
   EndpointSlice: "endpointslices",
   Endpoints: "endpoints",
   Pod: "pods",
+  ServiceImport: "serviceimports",
 };
 
 export async function serveCluster(

@@ -100,11 +100,22 @@ export function generateCluster(o: ClusterOptions): Cluster {
         }
       }
       for (const e of ready) if (!e.hostname) rr(`${e.ip.replaceAll(".", "-")}.${base}`, "A", e.ip);
+      // SRV at the service's own name: every port of every ready endpoint, weighed over all of them.
+      for (const p of ports) {
+        for (const e of ready) {
+          const target = e.hostname ? `${e.hostname}.${base}` : `${e.ip.replaceAll(".", "-")}.${base}`;
+          const weight = Math.max(1, Math.floor(100 / (ready.length * ports.length)));
+          rr(base, "SRV", `0 ${weight} ${p.port} ${target}.${zone}.`);
+        }
+      }
       queries.headless.push(`${base}.${zone} A`);
       if (statefulSet && ready.length > 0) queries.hostnames.push(`${ready[0].hostname}.${base}.${zone} A`);
     } else {
       rr(base, "A", ip);
       for (const p of ports) rr(`_${p.name}._tcp.${base}`, "SRV", `0 100 ${p.port} ${base}.${zone}.`);
+      // SRV at the service's own name: every port, weighed over all of them.
+      for (const p of ports)
+        rr(base, "SRV", `0 ${Math.floor(100 / ports.length)} ${p.port} ${base}.${zone}.`);
       queries.clusterIP.push(`${base}.${zone} A`);
     }
     queries.srv.push(`_${ports[0].name}._tcp.${base}.${zone} SRV`);

@@ -55,6 +55,12 @@ export interface Request {
   answeredBy?: string;
   /** How many internal lookups (SetupContext.lookup) led to this request: 0 for a client's query. */
   readonly depth?: number;
+  /** TCP only (undefined over UDP and for internal lookups): sends one message of a reply that takes
+   * several (a zone transfer), ahead of the message the handler returns, which goes out last. The
+   * server gives it the query's ID and question as it does the returned one. Resolves once the socket
+   * can take more, after a turn of the event loop, so a long stream neither fills memory nor holds up
+   * other queries; resolves false when the client is gone, and the handler should then stop. */
+  readonly stream?: (msg: Msg) => Promise<boolean>;
 }
 
 /** How the answer cache may keep one reply. The pipeline makes one per query and reads it once the

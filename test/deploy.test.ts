@@ -249,6 +249,14 @@ test("the derivation follows the options: pods verified needs pods, noendpoints 
   assert.deepEqual(neededResources(verified), [...granted(), "/pods"].sort());
   const noEndpoints = parseCorefile(corefileText.replace("ttl 30", "ttl 30\n noendpoints"), "noendpoints");
   assert.deepEqual(neededResources(noEndpoints), ["/namespaces", "/services"]);
+  // deploy/README.md's "Multi-cluster services": the one rule to add for `multicluster`.
+  const mcs = parseCorefile(
+    corefileText
+      .replace("kubernetes cluster.local", "kubernetes cluster.local clusterset.local")
+      .replace("ttl 30", "ttl 30\n multicluster clusterset.local"),
+    "multicluster",
+  );
+  assert.deepEqual(neededResources(mcs), [...granted(), "multicluster.x-k8s.io/serviceimports"].sort());
 });
 
 test("the ClusterRoleBinding gives the role to the ServiceAccount the pods run as", () => {

@@ -1233,9 +1233,9 @@ describe("start-up errors name the Corefile's file and line", { concurrency: tru
     `cluster.local {\n    kubernetes {\n${lines.map((l) => `        ${l}\n`).join("")}    }\n}\n`;
   const cases: [string, () => string[], RegExp][] = [
     [
-      "an option of CoreDNS's that clusterdns does not have",
+      "a multicluster zone the plugin is not authoritative for",
       () => ["multicluster clusterset.local"],
-      /Corefile:3 - Error during parsing: kubernetes: 'multicluster' is not supported/,
+      /Corefile:3 - Error during parsing: kubernetes: multicluster: 'clusterset\.local\.' is not one of the plugin's zones/,
     ],
     ["an option given twice", () => ["ttl 5", "ttl 6"], /Corefile:4 - .*kubernetes: 'ttl' is given twice/],
     // Connection settings are checked when the plugin is set up: the line is the directive's.

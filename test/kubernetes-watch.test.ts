@@ -13,7 +13,7 @@ import { startApiServer, type TestApiServer } from "./k8s/api-server.ts";
 import { writeKubeconfig } from "./k8s/kubeconfig.ts";
 import { endpointSlice, namespace, service } from "./k8s/objects.ts";
 import { startServer, type RunningServer } from "./helpers/server.ts";
-import { dig, digUntil } from "./helpers/dig.ts";
+import { dig, digUntil as until } from "./helpers/dig.ts";
 import { httpGet } from "./helpers/http-get.ts";
 import { freePort } from "./helpers/free-port.ts";
 import { sample } from "./helpers/metrics.ts";
@@ -27,8 +27,6 @@ const corefile = (kubeconfig: string, readyPort: number, extra = "", metricsPort
     }
 }
 `;
-
-const until = digUntil;
 
 const a = (name: string, ip: string) => `${name}. 5 IN A ${ip}`;
 

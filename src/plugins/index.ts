@@ -22,6 +22,7 @@ import { setup as ready } from "./ready/setup.ts";
 import { setup as reload } from "./reload/setup.ts";
 import { setup as rewrite } from "./rewrite/setup.ts";
 import { setup as template } from "./template/setup.ts";
+import { setup as transfer } from "./transfer/setup.ts";
 import { setup as whoami } from "./whoami/setup.ts";
 
 /** Execution order: a new plugin goes where CoreDNS's plugin.cfg puts it (index.test.ts checks). */
@@ -39,6 +40,7 @@ export const plugins: Registry = new Map<string, Setup>([
   ["rewrite", rewrite],
   ["autopath", autopath],
   ["template", template],
+  ["transfer", transfer],
   ["hosts", hosts],
   ["k8s_external", k8sExternal],
   ["kubernetes", kubernetes],

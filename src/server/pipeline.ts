@@ -17,12 +17,13 @@ import { AnswerCache, CachedAnswer, rotate, rotationOf, type Meta } from "./answ
 import { answerCacheStats, serverStats } from "../metrics/server-stats.ts";
 import { ZoneMux } from "./mux.ts";
 import { ScannedQuery, scanQuery, errorReply, spelledQname, toQueryMsg, type Scanned } from "../dns/scan.ts";
-import { encode } from "../dns/encode.ts";
+import { encode, encodeUncached } from "../dns/encode.ts";
 import { setTtls } from "../dns/wire-ttl.ts";
 import { fitReply } from "../dns/fit.ts";
-import { newQuery, replyTo } from "../dns/message.ts";
+import { newQuery, replyTo, type RR } from "../dns/message.ts";
+import { decode } from "../dns/decode.ts";
 import { wireKey } from "../dns/name.ts";
-import { Class, EDNS_UDP_SIZE, PLAIN_UDP_SIZE, Rcode } from "../dns/constants.ts";
+import { Class, EDNS_UDP_SIZE, PLAIN_UDP_SIZE, Rcode, Type } from "../dns/constants.ts";
 
 export type Proto = "udp" | "tcp";
 
@@ -32,6 +33,8 @@ export interface Peer {
   remotePort: number;
   localAddress: string;
   localPort: number;
+  /** TCP: writes one message of a reply that takes several (Request.stream). */
+  write?: (msg: Buffer) => Promise<boolean>;
 }
 
 /** Nested internal lookups allowed (an ExternalName pointing at an ExternalName...). */
@@ -136,6 +139,8 @@ export class Pipeline {
     stored: CachedAnswer | undefined,
   ): Promise<Buffer | undefined> {
     const query = toQueryMsg(s);
+    // An IXFR names the client's version by the SOA in its authority section (RFC 1995 3).
+    if (s.qtype === Type.IXFR) query.authority = authorityOf(buf);
     const m = this.mux.match(s.qname);
     if (s.qclass !== Class.IN && s.qclass !== Class.CH && s.qclass !== Class.ANY) {
       return this.#simple(buf, s, query, Rcode.NOTIMP);
@@ -143,6 +148,8 @@ export class Pipeline {
     if (m === undefined) return this.#simple(buf, s, query, Rcode.REFUSED);
     const block = m.value;
     const q: Question = { key: s.key, questionEnd: s.questionEnd, query };
+    let streamed = 0;
+    const write = peer.write;
     const req: Request = {
       msg: query,
       qname: s.qname,
@@ -160,6 +167,15 @@ export class Pipeline {
       cache: new AnswerPolicy(),
       stored,
       refresh: (fetch) => this.#refresh(q, block, req, fetch),
+      stream:
+        write &&
+        ((part) => {
+          normalise(part, query);
+          const bytes = encodeUncached(part);
+          buf.copy(bytes, 12, 12, s.questionEnd);
+          streamed += bytes.length;
+          return write(bytes);
+        }),
     };
     const generation = this.cache.generation;
     let reply: Msg;
@@ -190,7 +206,7 @@ export class Pipeline {
     this.#file(q, block, reply, full, req, generation);
     if (block.hooks.length > 0) {
       const plugin = req.answeredBy ?? "";
-      this.#finish(block, s, buf.length, peer, reply.rcode, out, start, false, plugin);
+      this.#finish(block, s, buf.length, peer, reply.rcode, out, start, false, plugin, streamed);
     }
     return out;
   }
@@ -356,6 +372,8 @@ export class Pipeline {
     start: number,
     cached: boolean,
     plugin: string,
+    /** Octets of the messages streamed before `sent` (a zone transfer). */
+    streamed = 0,
   ): void {
     const done = this.#done;
     done.reset(s);
@@ -367,7 +385,7 @@ export class Pipeline {
     done.size = size;
     done.rcode = rcode;
     done.header = (sent[2] << 8) | sent[3];
-    done.rsize = sent.length;
+    done.rsize = sent.length + streamed;
     done.duration = (performance.now() - start) / 1000;
     done.cached = cached;
     done.plugin = plugin;
@@ -452,6 +470,15 @@ function normalise(reply: Msg, query: Msg): void {
 /** The answer-cache key of a query without EDNS for a canonical name (see Scanned.key). */
 function lookupKey(name: string, qtype: number): string {
   return wireKey(name) + String.fromCharCode(qtype >> 8, qtype & 0xff, 0, Class.IN) + "0";
+}
+
+/** The authority section of a query the scan passed; empty if it does not decode after all. */
+function authorityOf(buf: Buffer): RR[] {
+  try {
+    return decode(buf).authority;
+  } catch {
+    return [];
+  }
 }
 
 /** UDP payload we send to an EDNS client: its size, at least 512, at most what we advertise. Capping

@@ -3,8 +3,9 @@
 
 import net from "node:net";
 import type { Logger } from "pino";
-import type { Pipeline } from "./pipeline.ts";
-import { FrameReader, tcpFrame } from "../dns/tcp-frames.ts";
+import type { Peer, Pipeline } from "./pipeline.ts";
+import { FrameReader } from "../dns/tcp-frames.ts";
+import { ReplyLane } from "./reply-lane.ts";
 
 export interface TcpOptions {
   /** Close a connection with no query in flight after this long idle. */
@@ -64,19 +65,24 @@ export class TcpListener {
     };
     const frames = new FrameReader();
     let inFlight = 0;
-
-    const reply = (out: Buffer | undefined) => {
-      if (out === undefined || socket.destroyed) return;
-      socket.write(tcpFrame(out));
-    };
     // Set by a zero-length message: read nothing more, answer what is in flight, then close.
     let ended = false;
+    // A multi-message reply (a zone transfer) is going out: read no more queries until it is done.
+    let holding = false;
+    const resume = () => {
+      if (inFlight < this.#opts.maxInFlight && socket.isPaused() && !ended && !holding) socket.resume();
+    };
+    const lane = new ReplyLane(socket, this.#opts.idleTimeoutMs, (held) => {
+      holding = held;
+      if (held) socket.pause();
+      else resume();
+    });
     // Every close here is destroySoon, not end: the replies already queued are written, then the
     // connection is let go whole. end() alone half-closes it, and a client that keeps its own side
     // open would hold it (and a place under maxConnections) for good.
     const settled = () => {
       inFlight--;
-      if (inFlight < this.#opts.maxInFlight && socket.isPaused() && !ended) socket.resume();
+      resume();
       if (inFlight === 0) socket.setTimeout(this.#opts.idleTimeoutMs);
       if (inFlight === 0 && (ended || this.#closing)) socket.destroySoon();
     };
@@ -93,9 +99,11 @@ export class TcpListener {
           if (inFlight === 0) socket.destroySoon();
           return false;
         }
+        // One object per query: it is also what names the query's place in the lane.
+        const query: Peer = { ...peer, write: (m) => lane.stream(query, m) };
         let out: Buffer | undefined | Promise<Buffer | undefined>;
         try {
-          out = this.#pipeline.handle(msg, peer);
+          out = this.#pipeline.handle(msg, query);
         } catch (err) {
           this.#log.error({ err }, "query failed");
           return;
@@ -104,9 +112,17 @@ export class TcpListener {
           inFlight++;
           socket.setTimeout(0);
           if (inFlight >= this.#opts.maxInFlight) socket.pause();
-          out.then(reply, (err: unknown) => this.#log.error({ err }, "query failed")).finally(settled);
+          out
+            .then(
+              (m) => lane.end(query, m),
+              (err: unknown) => {
+                lane.end(query, undefined);
+                this.#log.error({ err }, "query failed");
+              },
+            )
+            .finally(settled);
         } else {
-          reply(out);
+          lane.end(query, out);
         }
       }),
     );

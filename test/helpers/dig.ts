@@ -1,9 +1,9 @@
 // Runs the real `dig` (bind9-dnsutils) and parses what it prints.
 
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
-import { setTimeout as sleep } from "node:timers/promises";
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { setTimeout as sleep } from "node:timers/promises";
+import { promisify } from "node:util";
 
 const run = promisify(execFile);
 
@@ -23,6 +23,25 @@ export async function dig(port: number, name: string, type = "A", ...opts: strin
   const args = ["@127.0.0.1", "-p", String(port), name, type, "+tries=1", "+time=3", "+nocookie", ...opts];
   const { stdout } = await run("dig", args, { timeout: 15_000 });
   return parseDig(stdout);
+}
+
+/** Asks until the sorted answer (or the status when it is empty: "NXDOMAIN") equals `want`, for
+ * changes that reach the server through a watch; fails with the last answer after about 10 s. */
+export async function digUntil(
+  port: number,
+  name: string,
+  type: string,
+  want: string[] | string,
+): Promise<void> {
+  let last = "";
+  for (let i = 0; i < 200; i++) {
+    const r = await dig(port, name, type);
+    const got = r.answer.length > 0 ? [...r.answer].sort() : r.status;
+    last = JSON.stringify(got);
+    if (last === JSON.stringify(Array.isArray(want) ? [...want].sort() : want)) return;
+    await sleep(50);
+  }
+  assert.fail(`${name} ${type}: still ${last}, want ${JSON.stringify(want)}`);
 }
 
 export function parseDig(text: string): DigResult {
@@ -54,21 +73,28 @@ export function parseDig(text: string): DigResult {
   };
 }
 
-/** Asks until the sorted answer (or the status when it is empty) equals `want`, for a change that
- * reaches the server asynchronously (a watch event); fails with the last answer after 200 tries. */
-export async function digUntil(
-  port: number,
-  name: string,
-  type: string,
-  want: string[] | string,
-): Promise<void> {
-  let last = "";
-  for (let i = 0; i < 200; i++) {
-    const r = await dig(port, name, type);
-    const got = r.answer.length > 0 ? [...r.answer].sort() : r.status;
-    last = JSON.stringify(got);
-    if (last === JSON.stringify(Array.isArray(want) ? [...want].sort() : want)) return;
-    await sleep(50);
-  }
-  assert.fail(`${name} ${type}: still ${last}, want ${JSON.stringify(want)}`);
+export interface DigTransfer {
+  /** The records as dig printed them, whitespace condensed, in order. */
+  records: string[];
+  /** From dig's "XFR size: N records (messages M, bytes B)"; 0 when it failed. */
+  messages: number;
+  bytes: number;
+  /** dig printed "; Transfer failed." (an error rcode, or the connection closed early). */
+  failed: boolean;
+}
+
+/** `dig @127.0.0.1 -p PORT ZONE AXFR` (or "IXFR=serial"), which always goes over TCP. */
+export async function digTransfer(port: number, zone: string, type = "AXFR"): Promise<DigTransfer> {
+  const args = ["@127.0.0.1", "-p", String(port), zone, type, "+tries=1", "+time=10", "+nocookie"];
+  const { stdout } = await run("dig", args, { timeout: 120_000, maxBuffer: 512 * 1024 * 1024 });
+  const size = /XFR size: (\d+) records \(messages (\d+), bytes (\d+)\)/.exec(stdout);
+  return {
+    records: stdout
+      .split("\n")
+      .filter((l) => l.trim() !== "" && !l.startsWith(";"))
+      .map((l) => l.replace(/\s+/g, " ").trim()),
+    messages: Number(size?.[2] ?? 0),
+    bytes: Number(size?.[3] ?? 0),
+    failed: stdout.includes("; Transfer failed."),
+  };
 }

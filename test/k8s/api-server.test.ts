@@ -5,7 +5,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { startApiServer } from "./api-server.ts";
 import type { TestApiServer } from "./api-server.ts";
-import { endpointSlice, endpoints, namespace, pod, service } from "./objects.ts";
+import { endpointSlice, endpoints, namespace, pod, service, serviceImport } from "./objects.ts";
 
 interface Event {
   type: string;
@@ -86,7 +86,7 @@ describe("test API server", () => {
     assert.equal(groups.body.kind, "APIGroupList");
     assert.deepEqual(
       (groups.body.groups as { name: string }[]).map((g) => g.name),
-      ["discovery.k8s.io"],
+      ["discovery.k8s.io", "multicluster.x-k8s.io"],
     );
     const disc = await getJson(s, "/apis/discovery.k8s.io/v1");
     assert.equal(disc.body.groupVersion, "discovery.k8s.io/v1");
@@ -98,6 +98,12 @@ describe("test API server", () => {
       ]),
       [["endpointslices", "EndpointSlice", true]],
     );
+    const mcs = await getJson(s, "/apis/multicluster.x-k8s.io/v1alpha1");
+    assert.deepEqual(
+      (mcs.body.resources as { name: string; kind: string }[]).map((r) => [r.name, r.kind]),
+      [["serviceimports", "ServiceImport"]],
+    );
+    assert.equal((await getJson(s, "/apis/multicluster.x-k8s.io")).body.kind, "APIGroup");
   });
 
   test("created objects are stamped and listed without kind, as items of a typed list", async () => {
@@ -368,7 +374,10 @@ describe("test API server options", () => {
     const s = await startApiServer({ endpointSlices: false });
     try {
       const groups = await getJson(s, "/apis");
-      assert.deepEqual(groups.body.groups, []);
+      assert.deepEqual(
+        (groups.body.groups as { name: string }[]).map((g) => g.name),
+        ["multicluster.x-k8s.io"],
+      );
       assert.equal((await getJson(s, "/apis/discovery.k8s.io/v1")).status, 404);
       const list = await getJson(s, "/apis/discovery.k8s.io/v1/endpointslices");
       assert.equal(list.status, 404);
@@ -376,6 +385,33 @@ describe("test API server options", () => {
       assert.equal((await getJson(s, "/api/v1/endpoints")).status, 200);
     } finally {
       await s.close();
+    }
+  });
+
+  test("ServiceImports: served as an installed CRD, listed in their namespace; absent without the CRDs", async () => {
+    const s = await startApiServer();
+    try {
+      s.create("serviceimports", serviceImport("shop", "cart", { ips: ["10.42.0.5"], ports: [80] }));
+      const list = await getJson(s, "/apis/multicluster.x-k8s.io/v1alpha1/namespaces/shop/serviceimports");
+      assert.equal(list.status, 200);
+      assert.equal(list.body.kind, "ServiceImportList");
+      assert.equal(list.body.apiVersion, "multicluster.x-k8s.io/v1alpha1");
+      assert.deepEqual(
+        list.body.items!.map((o) => (o as unknown as { spec: { ips: string[] } }).spec.ips),
+        [["10.42.0.5"]],
+      );
+    } finally {
+      await s.close();
+    }
+    const without = await startApiServer({ serviceImports: false });
+    try {
+      assert.equal((await getJson(without, "/apis/multicluster.x-k8s.io/v1alpha1")).status, 404);
+      assert.equal(
+        (await getJson(without, "/apis/multicluster.x-k8s.io/v1alpha1/serviceimports")).status,
+        404,
+      );
+    } finally {
+      await without.close();
     }
   });
 

@@ -69,6 +69,17 @@ const RESOURCES: Record<Kind, ResourceInfo> = {
     version: "v1",
     namespaced: true,
   },
+  // A CRD of the Multi-Cluster Services API (sigs.k8s.io/mcs-api), served as kube-apiserver serves
+  // an installed custom resource.
+  serviceimports: {
+    kind: "ServiceImport",
+    listKind: "ServiceImportList",
+    singular: "serviceimport",
+    group: "multicluster.x-k8s.io",
+    version: "v1alpha1",
+    namespaced: true,
+    shortNames: ["svcim"],
+  },
 };
 const KINDS = Object.keys(RESOURCES) as Kind[];
 const READ_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
@@ -100,6 +111,9 @@ export interface RecordedRequest {
 export interface ApiServerOptions {
   /** Serve discovery.k8s.io/v1 endpointslices (default true); false = 404 and absent from discovery. */
   endpointSlices?: boolean;
+  /** Serve multicluster.x-k8s.io/v1alpha1 serviceimports, as with the MCS CRDs installed (default
+   * true); false = 404 and absent from discovery. */
+  serviceImports?: boolean;
   /** How often an open watch that asked for bookmarks gets one (default 1000 ms; 0 = never). */
   bookmarkIntervalMs?: number;
   /** Require `Authorization: Bearer <token>`; 401 otherwise. */
@@ -327,7 +341,9 @@ export async function startApiServer(o: ApiServerOptions = {}): Promise<TestApiS
   let inFlight = 0;
   let mostInFlight = 0;
 
-  const served = (kind: Kind) => kind !== "endpointslices" || slices;
+  const imports = o.serviceImports ?? true;
+  const served = (kind: Kind) =>
+    kind === "endpointslices" ? slices : kind === "serviceimports" ? imports : true;
 
   function record(kind: Kind, type: EventType, obj: Stored, prev?: Stored): void {
     const entry: LogEntry = { rv, kind, type, obj, prev };
@@ -429,27 +445,24 @@ export async function startApiServer(o: ApiServerOptions = {}): Promise<TestApiS
         serverAddressByClientCIDRs: [{ clientCIDR: "0.0.0.0/0", serverAddress: new URL(url).host }],
       };
     }
-    const groups = slices
-      ? [
-          {
-            name: "discovery.k8s.io",
-            versions: [{ groupVersion: "discovery.k8s.io/v1", version: "v1" }],
-            preferredVersion: { groupVersion: "discovery.k8s.io/v1", version: "v1" },
-          },
-        ]
-      : [];
+    // One API group per group of a served kind, each with its one version.
+    const groups: { name: string; versions: object[]; preferredVersion: { groupVersion: string } }[] = [];
+    for (const k of KINDS) {
+      const info = RESOURCES[k];
+      if (!served(k) || info.group === "" || groups.some((g) => g.name === info.group)) continue;
+      const version = { groupVersion: apiVersionOf(info), version: info.version };
+      groups.push({ name: info.group, versions: [version], preferredVersion: version });
+    }
     if (path === "/apis") return { kind: "APIGroupList", apiVersion: "v1", groups };
-    if (path === "/apis/discovery.k8s.io" && slices)
-      return { kind: "APIGroup", apiVersion: "v1", ...groups[0] };
+    const group = groups.find((g) => path === `/apis/${g.name}`);
+    if (group) return { kind: "APIGroup", apiVersion: "v1", ...group };
     if (path === "/version") {
       return { major: "1", minor: "33", gitVersion: "v1.33.0-clusterdns-test", platform: "linux/amd64" };
     }
     const gv =
       path === "/api/v1"
         ? "v1"
-        : path === "/apis/discovery.k8s.io/v1" && slices
-          ? "discovery.k8s.io/v1"
-          : undefined;
+        : groups.map((g) => g.preferredVersion.groupVersion).find((v) => path === `/apis/${v}`);
     if (gv === undefined) return undefined;
     const resources = KINDS.filter((k) => served(k) && apiVersionOf(RESOURCES[k]) === gv).map((k) => {
       const info = RESOURCES[k];
@@ -473,9 +486,10 @@ export async function startApiServer(o: ApiServerOptions = {}): Promise<TestApiS
     if (path.startsWith("/api/v1/")) {
       gv = "v1";
       rest = path.slice("/api/v1/".length).split("/");
-    } else if (path.startsWith("/apis/discovery.k8s.io/v1/")) {
-      gv = "discovery.k8s.io/v1";
-      rest = path.slice("/apis/discovery.k8s.io/v1/".length).split("/");
+    } else if (path.startsWith("/apis/")) {
+      const parts = path.slice("/apis/".length).split("/");
+      gv = `${parts[0]}/${parts[1]}`;
+      rest = parts.slice(2);
     } else return undefined;
     if (rest.some((s) => s === "")) return undefined;
     let namespace: string | undefined;

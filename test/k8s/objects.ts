@@ -8,6 +8,7 @@ import type {
   KObjectReference,
   KPod,
   KService,
+  KServiceImport,
   ObjectMeta,
 } from "../../src/plugins/kubernetes/source.ts";
 
@@ -362,4 +363,64 @@ export function pod(namespace: string, name: string, ip: string, o: PodOptions =
       qosClass: "BestEffort",
     },
   };
+}
+
+export interface ServiceImportOptions {
+  /** Defaults to ClusterSetIP. */
+  type?: "ClusterSetIP" | "Headless";
+  /** The clusterset IPs (ClusterSetIP). */
+  ips?: string[];
+  /** Bare numbers mean TCP ports without a name. */
+  ports?: (PortSpec | number)[];
+  /** The clusters that export the service (status.clusters). */
+  clusters?: string[];
+}
+
+/** A ServiceImport (multicluster.x-k8s.io/v1alpha1) as an MCS controller writes it. */
+export function serviceImport(namespace: string, name: string, o: ServiceImportOptions = {}): KServiceImport {
+  const type = o.type ?? "ClusterSetIP";
+  const spec: NonNullable<KServiceImport["spec"]> & Record<string, unknown> = {
+    type,
+    ports: (o.ports ?? []).map((p) => {
+      const s: PortSpec = typeof p === "number" ? { port: p } : p;
+      return {
+        ...(s.name !== undefined ? { name: s.name } : {}),
+        protocol: s.protocol ?? "TCP",
+        port: s.port,
+      };
+    }),
+    sessionAffinity: "None",
+  };
+  if (type === "ClusterSetIP") spec.ips = o.ips ?? [];
+  return {
+    kind: "ServiceImport",
+    apiVersion: "multicluster.x-k8s.io/v1alpha1",
+    metadata: meta(name, namespace),
+    spec,
+    status: { clusters: (o.clusters ?? []).map((cluster) => ({ cluster })) },
+  } as KServiceImport;
+}
+
+/** An EndpointSlice an MCS controller imported for the ServiceImport `svc` from `cluster` (KEP-1645):
+ * labelled with the import and its source cluster, not with a Service. */
+export function importedSlice(
+  namespace: string,
+  svc: string,
+  cluster: string,
+  name: string,
+  endpoints: (SliceEndpointSpec | string)[],
+  ports?: SlicePortSpec[],
+  addressType: "IPv4" | "IPv6" = "IPv4",
+): EndpointSliceObject {
+  const s = endpointSlice(namespace, svc, name, endpoints, ports, addressType, {
+    managedBy: "mcs-controller.multicluster.x-k8s.io",
+  });
+  const labels = { ...s.metadata.labels };
+  delete labels["kubernetes.io/service-name"];
+  s.metadata.labels = {
+    ...labels,
+    "multicluster.kubernetes.io/service-name": svc,
+    "multicluster.kubernetes.io/source-cluster": cluster,
+  };
+  return s;
 }

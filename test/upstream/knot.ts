@@ -1,5 +1,6 @@
 // A real upstream for forward's tests: Debian's knotd serving example.org. on 127.0.0.1, from a
-// temporary folder holding its configuration and zone file.
+// temporary folder holding its configuration and zone file. It serves another zone when given one
+// (the transfer tests compare its AXFR with clusterdns's), and lets loopback clients transfer.
 //
 // It stops by itself: knotd runs under a small shell that waits for its stdin to close, which happens
 // at stop() or whenever the test process ends, however it ends; then the shell kills knotd.
@@ -28,6 +29,8 @@ export interface KnotOptions {
   /** Run inside this network namespace (`ip netns exec`); give `port` too, as the free-port probe
    * looks at this process's own namespace. */
   netns?: string;
+  /** Serve this zone instead of example.org. */
+  zone?: { origin: string; text: string };
 }
 
 export interface Knot {
@@ -44,7 +47,8 @@ export async function startKnot(o: KnotOptions = {}): Promise<Knot> {
   for (let attempt = 0; ; attempt++) {
     const port = o.port ?? (await freeUdpTcpPort());
     try {
-      return await launch(port, o.id ?? "knot", o.address ?? "127.0.0.1", o.netns);
+      const zone = o.zone ?? { origin: KNOT_ZONE, text: zoneText(o.id ?? "knot") };
+      return await launch(port, zone, o.address ?? "127.0.0.1", o.netns);
     } catch (err) {
       // Someone took the free port before knotd bound it: pick another (not when one was asked for).
       if (o.port !== undefined || attempt >= 3) throw err;
@@ -52,10 +56,15 @@ export async function startKnot(o: KnotOptions = {}): Promise<Knot> {
   }
 }
 
-async function launch(port: number, id: string, address: string, netns?: string): Promise<Knot> {
+async function launch(
+  port: number,
+  zone: { origin: string; text: string },
+  address: string,
+  netns?: string,
+): Promise<Knot> {
   const dir = mkdtempSync(join(tmpdir(), "clusterdns-knot-"));
-  const zoneFile = join(dir, "example.org.zone");
-  writeFileSync(zoneFile, zoneText(id));
+  const zoneFile = join(dir, "zone");
+  writeFileSync(zoneFile, zone.text);
   const conf = join(dir, "knot.conf");
   writeFileSync(
     conf,
@@ -67,14 +76,19 @@ async function launch(port: number, id: string, address: string, netns?: string)
     background-workers: 1
 database:
     storage: "${dir}"
+acl:
+  - id: loopback
+    address: [127.0.0.0/8, ::1]
+    action: transfer
 log:
   - target: stdout
     any: info
 zone:
-  - domain: ${KNOT_ZONE}
+  - domain: ${zone.origin}
     file: "${zoneFile}"
     zonefile-sync: -1
     journal-content: none
+    acl: loopback
 `,
   );
   const script = 'knotd -c "$1" </dev/null & k=$!; cat >/dev/null; kill $k; wait $k';
@@ -103,7 +117,7 @@ zone:
     for (const stream of [proc.stdout!, proc.stderr!]) {
       createInterface({ input: stream }).on("line", (line) => {
         log.push(line);
-        if (line.includes(`[${KNOT_ZONE}] loaded`)) {
+        if (line.includes(`[${zone.origin}] loaded`)) {
           clearTimeout(timer);
           resolve();
         }

@@ -11,6 +11,7 @@ import { Class, Rcode, Type } from "../../dns/constants.ts";
 import { isSubdomain } from "../../dns/name.ts";
 import { Zone } from "./zone.ts";
 import { loadZone } from "./zone-parser.ts";
+import type { Transferer } from "../transfer/transferer.ts";
 
 /** The zones one `file` directive serves, replaced as a whole when the file is reloaded. */
 export class ZoneSet {
@@ -39,6 +40,17 @@ export class ZoneSet {
 /** Parses the file at `path` once for each origin. Throws ZoneError. */
 export function loadZones(path: string, origins: readonly string[]): Zone[] {
   return origins.map((origin) => new Zone(origin, loadZone(path, origin)));
+}
+
+/** The zones as a source of zone transfers (transfer plugin). */
+export function fileTransferer(zones: ZoneSet): Transferer {
+  return {
+    name: "file",
+    transfer(origin) {
+      const zone = zones.zones.find((z) => z.origin === origin);
+      return zone && { soa: zone.soa, records: () => zone.transferRecords() };
+    },
+  };
 }
 
 export function filePlugin(zones: ZoneSet): Plugin {

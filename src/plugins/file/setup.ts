@@ -5,7 +5,8 @@ import { resolve } from "node:path";
 import type { Setup } from "../../plugin.ts";
 import { argCount, blockOptions, noBlock, parseDuration, zonesArg } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
-import { ZoneReloader, ZoneSet, filePlugin, fileStampSync, loadZones } from "./file.ts";
+import { ZoneReloader, ZoneSet, filePlugin, fileStampSync, fileTransferer, loadZones } from "./file.ts";
+import { offerTransferer } from "../transfer/transferer.ts";
 
 /** CoreDNS's default: check the file once a minute. */
 const DEFAULT_RELOAD_MS = 60_000;
@@ -47,5 +48,6 @@ export const setup: Setup = (d, ctx) => {
     ctx.onStartup(() => reloader.start());
     ctx.onShutdown(() => reloader.stop());
   }
+  offerTransferer(ctx.block.shared, fileTransferer(zones));
   return filePlugin(zones);
 };

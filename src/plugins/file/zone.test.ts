@@ -378,3 +378,39 @@ x.c\\.d       A     192.0.2.43
     ]);
   });
 });
+
+describe("Zone.transferRecords", () => {
+  const all = [...zone.transferRecords()].flat();
+
+  it("holds every record of the zone once, the SOA aside (the transfer puts it first and last)", () => {
+    assert.equal(all.length, zone.size - 1);
+    assert.ok(!all.some((rr) => rr.type === Type.SOA));
+    const text = new Set(all.map(rrToText));
+    assert.equal(text.size, all.length);
+    const parsed = parseZone(ZONE, { file: "test.zone", origin: "example.org." });
+    for (const rr of parsed) if (rr.type !== Type.SOA) assert.ok(text.has(rrToText(rr)), rrToText(rr));
+  });
+
+  it("sends the apex first, then names in canonical order (RFC 4034 6.1), one name per array", () => {
+    const chunks = [...zone.transferRecords()];
+    assert.ok(chunks.every((c) => c.every((rr) => rr.name === c[0].name)));
+    const names = chunks.map((c) => c[0].name);
+    assert.equal(names[0], "example.org.");
+    // Labels compared from the right as octets: "_" (0x5f) sorts before letters, "*" before both.
+    assert.deepEqual(names.slice(0, 8), [
+      "example.org.",
+      "_sip._udp.example.org.",
+      "*.alias.example.org.",
+      "*.apps.example.org.",
+      "x.deep.apps.example.org.",
+      "exists.apps.example.org.",
+      "blog.example.org.",
+      "a.b.c.example.org.",
+    ]);
+    // Types ascending within a name.
+    assert.deepEqual(
+      chunks[0].map((rr) => rr.type),
+      [Type.A, Type.NS, Type.NS, Type.MX, Type.MX],
+    );
+  });
+});

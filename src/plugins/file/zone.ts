@@ -64,6 +64,21 @@ export class Zone {
     this.#negativeSoa = Object.freeze({ ...soa, ttl: Math.min(soa.ttl, minimum) });
   }
 
+  /** Every record but the apex SOA, for a zone transfer: one owner name per array, the apex first and
+   * the rest in canonical order (RFC 4034 6.1), types ascending. The zone never changes (a reload
+   * makes a new one), so a transfer under way sends one version whole. */
+  *transferRecords(): Generator<readonly RR[]> {
+    const names = [...this.#nodes.keys()].filter((n) => n !== this.origin).sort(canonicalOrder);
+    for (const name of [this.origin, ...names]) {
+      const node = this.#nodes.get(name)!;
+      const out: RR[] = [];
+      for (const type of [...node.keys()].sort((a, b) => a - b)) {
+        for (const rr of node.get(type)!) if (rr !== this.soa) out.push(rr);
+      }
+      if (out.length > 0) yield out;
+    }
+  }
+
   /** The node for `name`, created along with the empty non-terminals above it. */
   #node(name: string): Node {
     let node = this.#nodes.get(name);
@@ -176,6 +191,16 @@ export class Zone {
     }
     return out;
   }
+}
+
+/** RFC 4034 6.1: names compared label by label from the right, each label as lowercase octets. */
+function canonicalOrder(a: string, b: string): number {
+  const x = a.slice(0, -1).split(".").reverse();
+  const y = b.slice(0, -1).split(".").reverse();
+  for (let i = 0; i < x.length && i < y.length; i++) {
+    if (x[i] !== y[i]) return x[i] < y[i] ? -1 : 1;
+  }
+  return x.length - y.length;
 }
 
 function result(

@@ -14,6 +14,7 @@ import type { Service } from "./slim-types.ts";
 /** Lines saying what produced the answer to `qname` in `zone` (a forward zone of the stanza). */
 export function explain(store: Store, o: RecordsOptions, zone: string, qname: string): string[] {
   if (qname === zone) return [`the zone apex: SOA and NS of ${zone}`];
+  if (o.multicluster?.serves(zone)) return [`a multicluster zone: its names come from ServiceImports`];
   const labels = labelsBelow(qname, zone);
   const n = labels.length;
   const top = labels[n - 1];

@@ -1,8 +1,9 @@
 // This server's own addresses, from which the kubernetes plugin finds the services that select its pod
 // (the name server's addresses, ns.dns.<zone>) as CoreDNS does: the pod's address when the Deployment
 // passes it in (POD_IP, or POD_IPS for dual-stack, from the downward API's status.podIP(s)), else the
-// addresses the server block binds to, else every address of the machine's interfaces. Loopback and
-// wildcard addresses say nothing about the pod and are left out.
+// addresses the server block binds to, else every address of the machine's interfaces. Loopback,
+// wildcard and link-local addresses (fe80::/10, 169.254.0.0/16: meaningless off the link, and a
+// record cannot carry an IPv6 scope) say nothing a client elsewhere could use, and are left out.
 
 import { networkInterfaces, type NetworkInterfaceInfo } from "node:os";
 import { normalIP } from "./slim.ts";
@@ -19,6 +20,7 @@ export function localIPs(
     for (const a of list) {
       const ip = normalIP(a?.trim());
       if (ip === undefined || WILDCARD.has(ip) || ip === "::1" || ip.startsWith("127.")) continue;
+      if (/^fe[89ab]/.test(ip) || ip.startsWith("169.254.")) continue;
       if (!out.includes(ip)) out.push(ip);
     }
     return out;

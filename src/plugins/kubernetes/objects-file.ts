@@ -1,8 +1,9 @@
 // The offline Source: Kubernetes objects read from YAML or JSON files instead of the API. A file holds
 // one or more documents (YAML `---`); a document is one object or a list of them (`kind: List`, or
 // `ServiceList` and the like), as `kubectl get svc,endpointslices,endpoints,pods -A -o yaml` prints it.
-// Services, EndpointSlices, Endpoints, Namespaces and Pods are used; other kinds are skipped. The files
-// are read once, when the source is built, so a bad file stops start-up with the file and line.
+// Services, EndpointSlices, Endpoints, Namespaces, Pods and ServiceImports are used; other kinds are
+// skipped. The files are read once, when the source is built, so a bad file stops start-up with the
+// file and line.
 
 import { readFileSync } from "node:fs";
 import { LineCounter, isMap, isSeq, parseAllDocuments } from "yaml";
@@ -27,6 +28,7 @@ const KINDS: Readonly<Record<string, Kind>> = {
   Endpoints: "endpoints",
   Namespace: "namespaces",
   Pod: "pods",
+  ServiceImport: "serviceimports",
 };
 
 /** Kinds whose objects `labels` filters, as the API source does. */
@@ -174,6 +176,16 @@ function checkObject(f: Found, file: string): { kind: Kind; obj: KObject } | und
     case "endpoints":
       arrayField(o.subsets, "subsets");
       break;
+    case "serviceimports": {
+      if (!isPlainObject(o.spec)) fail(`${name}: no spec`);
+      const spec = o.spec as Record<string, unknown>;
+      if (spec.type !== "ClusterSetIP" && spec.type !== "Headless") {
+        fail(`${name}: spec.type is not ClusterSetIP or Headless`);
+      }
+      arrayField(spec.ips, "spec.ips");
+      arrayField(spec.ports, "spec.ports");
+      break;
+    }
     default:
       break;
   }

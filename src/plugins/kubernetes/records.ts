@@ -18,6 +18,8 @@ import { dashed } from "./packed.ts";
 import { NS_NAME } from "./store.ts";
 import { ZONAL } from "./footprint.ts";
 import { addressRecords, srvSet, type SrvEntry } from "./record-sets.ts";
+import type { Multicluster } from "./multicluster.ts";
+import { MCS_SCHEMA_VERSION, multiclusterNode } from "./multicluster-records.ts";
 
 /** The schema version `dns-version.<zone>` answers, as CoreDNS does. */
 export const DNS_SCHEMA_VERSION = "1.1.0";
@@ -38,6 +40,8 @@ export interface RecordsOptions {
   ignoreEmptyService: boolean;
   /** This server's own addresses: the name server's last resort (see #nsAddresses). */
   localIPs?: readonly string[];
+  /** `multicluster`: its zones answer from ServiceImports (multicluster-records.ts). */
+  multicluster?: Multicluster;
 }
 
 export interface Answer {
@@ -77,7 +81,7 @@ export class Records {
     this.#store = store;
     this.#o = o;
     this.#zones = [...o.zones].sort((a, b) => b.length - a.length);
-    const primary = o.zones.find((z) => !isReverseZone(z));
+    const primary = o.zones.find((z) => !isReverseZone(z) && !o.multicluster?.serves(z));
     if (primary === undefined) throw new Error("kubernetes needs a zone that is not a reverse zone");
     this.primary = primary;
   }
@@ -155,16 +159,21 @@ export class Records {
     const labels = labelsBelow(qname, zone);
     const n = labels.length;
     const top = labels[n - 1];
+    const mc = this.#o.multicluster?.serves(zone) ? this.#o.multicluster : undefined;
     if (n === 1) {
-      if (top === "dns-version") return { rrs: [this.#txtVersion(qname)] };
-      return top === "svc" || top === "pod" || top === "dns" ? EMPTY : undefined;
+      if (top === "dns-version")
+        return { rrs: [this.#txtVersion(qname, mc ? MCS_SCHEMA_VERSION : undefined)] };
+      return top === "svc" || top === "dns" || (top === "pod" && !mc) ? EMPTY : undefined;
     }
     if (top === "dns") {
       if (n !== 2 || labels[0] !== "ns") return undefined;
       return { rrs: this.#addresses(qname, this.#nsAddresses()) };
     }
-    if (top === "svc") return this.#svcTree(zone, labels, qtype, spelled);
-    if (top === "pod") return this.#podTree(qname, labels);
+    if (top === "svc") {
+      if (mc === undefined) return this.#svcTree(zone, labels, qtype, spelled);
+      return multiclusterNode(mc, zone, labels, this.#o.ttl, (ns) => this.#store.namespaceExposed(ns));
+    }
+    if (top === "pod") return mc === undefined ? this.#podTree(qname, labels) : undefined;
     return undefined;
   }
 
@@ -196,13 +205,13 @@ export class Records {
     return kubeDns.length > 0 ? kubeDns : (this.#o.localIPs ?? []);
   }
 
-  #txtVersion(name: string): RR {
+  #txtVersion(name: string, version = DNS_SCHEMA_VERSION): RR {
     return {
       name,
       type: Type.TXT,
       class: Class.IN,
       ttl: VERSION_TTL,
-      data: { type: Type.TXT, strings: [DNS_SCHEMA_VERSION] },
+      data: { type: Type.TXT, strings: [version] },
     };
   }
 

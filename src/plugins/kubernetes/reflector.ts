@@ -25,6 +25,7 @@ export const RESOURCE_PATHS: Record<Kind, string> = {
   namespaces: "/api/v1/namespaces",
   pods: "/api/v1/pods",
   endpointslices: "/apis/discovery.k8s.io/v1/endpointslices",
+  serviceimports: "/apis/multicluster.x-k8s.io/v1alpha1/serviceimports",
 };
 
 export interface ReflectorTuning {

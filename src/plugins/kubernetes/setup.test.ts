@@ -142,9 +142,47 @@ describe("setup: options", () => {
     assert.deepEqual(o.objects, [DEMO, "/abs/b.json"]);
   });
 
+  it("multicluster: clusterset.local by default, or the zones given; the API's ServiceImports read", () => {
+    const zones = ["cluster.local", "clusterset.local", "in-addr.arpa", "ip6.arpa"];
+    const a = parseConfig(k8s(zones, ["multicluster"]), ctxZones);
+    assert.deepEqual(a.multicluster, ["clusterset.local."]);
+    assert.deepEqual(kindsFor(a), ["services", "namespaces", "endpointslices", "serviceimports"]);
+    const b = parseConfig(k8s(["cluster.local", "mesh.example"], ["multicluster mesh.example"]), ctxZones);
+    assert.deepEqual(b.multicluster, ["mesh.example."]);
+    assert.equal(parseConfig(k8s(zones), ctxZones).multicluster, undefined);
+    assert.ok(!kindsFor(parseConfig(k8s(zones), ctxZones)).includes("serviceimports"));
+  });
+
   const bad: [string, string[], string[], number, RegExp][] = [
     ["an unknown option", [], ["frobnicate"], 4, /unknown property 'frobnicate'/],
-    ["multicluster", [], ["ttl 5", "multicluster clusterset.local"], 5, /'multicluster' is not supported/],
+    [
+      "a multicluster zone the plugin does not serve",
+      ["cluster.local"],
+      ["ttl 5", "multicluster clusterset.local"],
+      5,
+      /multicluster: 'clusterset\.local\.' is not one of the plugin's zones \(cluster\.local\.\)/,
+    ],
+    [
+      "multicluster without a zone for the cluster itself",
+      ["clusterset.local", "in-addr.arpa"],
+      ["multicluster"],
+      4,
+      /multicluster: the plugin needs a zone for its own cluster besides/,
+    ],
+    [
+      "a reverse multicluster zone",
+      ["cluster.local", "in-addr.arpa"],
+      ["multicluster in-addr.arpa"],
+      4,
+      /'in-addr\.arpa\.' is not one/,
+    ],
+    [
+      "multicluster with a snapshot",
+      ["cluster.local", "clusterset.local"],
+      ["multicluster", "snapshot s.json"],
+      3,
+      /'snapshot' does not keep multi-cluster services yet/,
+    ],
     ["transfer", [], ["transfer to *"], 4, /'transfer' is not supported: .*transfer plugin/],
     ["upstream", [], ["upstream"], 4, /'upstream' is not supported/],
     ["a bad endpoint", [], ["endpoint k8s:8443"], 4, /endpoint 'k8s:8443' is not an http\(s\) URL/],

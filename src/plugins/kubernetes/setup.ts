@@ -16,6 +16,7 @@ import {
   zonesArg,
 } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
+import { canonical } from "../../dns/name.ts";
 import type { Kind, Source } from "./source.ts";
 import type { LabelSelector } from "./label-selector.ts";
 import { Store, isReverseZone } from "./store.ts";
@@ -33,6 +34,9 @@ import { clientSearchPaths } from "./search-paths.ts";
 import { WarmStart, type SnapshotSettings } from "./snapshot.ts";
 import type { ApiSource } from "./source-api.ts";
 import type { ApiLimits } from "./rate-limit.ts";
+import { kubernetesTransferer } from "./xfr.ts";
+import { Multicluster } from "./multicluster.ts";
+import { offerTransferer } from "../transfer/transferer.ts";
 
 const NAME = "kubernetes";
 const DEFAULT_TTL = 5;
@@ -41,7 +45,6 @@ const DEFAULT_STARTUP_TIMEOUT_MS = 5000;
 
 /** Options CoreDNS knows that clusterdns does not implement: named, so the error says so. */
 const UNSUPPORTED: Readonly<Record<string, string>> = {
-  multicluster: "multicluster services are not supported",
   transfer: "zone transfers are the transfer plugin's (transfer { to ... })",
   resyncperiod: "removed from CoreDNS; there is no periodic resync",
   upstream: "removed from CoreDNS; ExternalName targets resolve through the server itself",
@@ -74,7 +77,12 @@ export interface KubernetesConfig {
   snapshot?: { file: string; intervalMs: number };
   /** `apiserver_qps`, `apiserver_burst`, `apiserver_max_inflight`: client-side limits on API requests. */
   limits: ApiLimits;
+  /** `multicluster [ZONES...]`: the zones answered from ServiceImports (canonical). */
+  multicluster?: string[];
 }
+
+/** The zone of the Multi-Cluster Services API (KEP-1645): `multicluster` without zones. */
+const CLUSTERSET_ZONE = "clusterset.local.";
 
 /** How often a changed store is written to the snapshot by default. */
 const DEFAULT_SNAPSHOT_INTERVAL_MS = 60_000;
@@ -221,6 +229,24 @@ export function parseConfig(d: Directive, ctx: Pick<SetupContext, "zones" | "roo
       argCount(opt, NAME, 1, 1);
       c.limits.maxInflight = parseIntArg(opt.args[0], NAME, 1, 1_000_000);
     },
+    multicluster(opt) {
+      once(opt);
+      const zones = opt.args.length === 0 ? [CLUSTERSET_ZONE] : opt.args.map((t) => canonical(t.text));
+      for (const z of zones) {
+        // CoreDNS: the plugin must be authoritative for them, so they are among its zones.
+        if (!c.zones.includes(z) || isReverseZone(z)) {
+          throw configError(
+            opt,
+            NAME,
+            `multicluster: '${z}' is not one of the plugin's zones (${c.zones.join(" ")})`,
+          );
+        }
+      }
+      if (!c.zones.some((z) => !isReverseZone(z) && !zones.includes(z))) {
+        throw configError(opt, NAME, "multicluster: the plugin needs a zone for its own cluster besides");
+      }
+      c.multicluster = zones;
+    },
     snapshot(opt) {
       once(opt);
       argCount(opt, NAME, 1, 2);
@@ -233,6 +259,9 @@ export function parseConfig(d: Directive, ctx: Pick<SetupContext, "zones" | "roo
 
   if (c.kubeconfig !== undefined && c.endpoint !== undefined) {
     throw configError(d, NAME, "'kubeconfig' and 'endpoint' name the API two ways: use one");
+  }
+  if (c.multicluster && c.snapshot) {
+    throw configError(d, NAME, "'snapshot' does not keep multi-cluster services yet: use one or the other");
   }
   if (c.objects && c.snapshot) {
     throw configError(d, NAME, "'snapshot' keeps what the API said; 'objects' reads files already");
@@ -267,6 +296,7 @@ export function kindsFor(c: KubernetesConfig): Kind[] {
   const kinds: Kind[] = ["services", "namespaces"];
   if (!c.noEndpoints) kinds.push("endpointslices");
   if (c.pods === "verified") kinds.push("pods");
+  if (c.multicluster) kinds.push("serviceimports");
   return kinds;
 }
 
@@ -275,6 +305,8 @@ export const setup: Setup = async (d, ctx) => {
   const log = ctx.log(NAME);
   const kinds = kindsFor(c);
   const local = localIPs(process.env, ctx.block.bind);
+  const multicluster =
+    c.multicluster && new Multicluster(c.multicluster, { endpointPodNames: c.endpointPodNames });
   const store = new Store({
     zones: c.zones,
     waitFor: kinds,
@@ -284,6 +316,7 @@ export const setup: Setup = async (d, ctx) => {
     localIPs: local,
     onChange: (names) => (names === "all" ? ctx.invalidate() : ctx.invalidateNames(names)),
     onProgrammed: observeProgramming,
+    multicluster,
   });
   const records = new Records(store, {
     zones: c.zones,
@@ -291,6 +324,7 @@ export const setup: Setup = async (d, ctx) => {
     pods: c.pods,
     ignoreEmptyService: c.ignoreEmptyService,
     localIPs: local,
+    multicluster,
   });
 
   let source: Source;
@@ -325,6 +359,7 @@ export const setup: Setup = async (d, ctx) => {
   }
 
   ctx.block.shared.set(NAME, clientSearchPaths(store, records.primary, c.pods));
+  offerTransferer(ctx.block.shared, kubernetesTransferer(store, records));
 
   const warm = c.snapshot && new WarmStart({ ...c.snapshot, settings: snapshotSettings(c), store, log });
 

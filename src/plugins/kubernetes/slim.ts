@@ -185,7 +185,9 @@ export function normalIP(ip: unknown): string | undefined {
   return undefined;
 }
 
-function slimPorts(ports: readonly { name?: string; port?: number; protocol?: string }[] | null | undefined) {
+export function slimPorts(
+  ports: readonly { name?: string; port?: number; protocol?: string }[] | null | undefined,
+) {
   const out: SvcPort[] = [];
   for (const p of arrayOf(ports)) {
     if (typeof p?.port !== "number") continue;

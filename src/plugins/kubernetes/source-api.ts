@@ -1,6 +1,7 @@
 // The Source over the Kubernetes API: one reflector per kind. EndpointSlices are used when the API
 // serves discovery.k8s.io/v1 (checked once at start through discovery, retried until it answers);
-// otherwise the legacy Endpoints take their place, as CoreDNS does on old clusters.
+// otherwise the legacy Endpoints take their place, as CoreDNS does on old clusters. ServiceImports
+// (multicluster) are read once the API serves their CRD.
 
 import type { Logger } from "pino";
 import { Backoff } from "./backoff.ts";
@@ -45,6 +46,9 @@ export interface ApiSource extends Source {
 }
 
 const SELECTED_KINDS: ReadonlySet<Kind> = new Set(["services", "endpoints", "endpointslices"]);
+const IMPORTS_GROUP_VERSION = "multicluster.x-k8s.io/v1alpha1";
+/** How often discovery is asked again for ServiceImports while the API does not serve them. */
+const IMPORTS_RECHECK_MS = 60_000;
 
 /** Builds the source; connection options are checked here (a KubeError with code KUBE_ERR_CONFIG),
  * so a bad kubeconfig fails at setup rather than at start. */
@@ -82,42 +86,72 @@ export function apiSource(opts: ApiSourceOptions): ApiSource {
     void r.waitSynced().then(notify);
   }
 
-  /** Asks discovery whether endpointslices are served, retrying until the API answers. */
-  async function resolveSlices(sink: Sink): Promise<void> {
+  /** Asks discovery whether the API serves `resource` in `groupVersion`, retrying until it answers;
+   * undefined once stopped. */
+  async function serves(groupVersion: string, resource: string): Promise<boolean | undefined> {
     const backoff = new Backoff(opts.tuning?.backoff);
     let warned = false;
     while (!stopCtl.signal.aborted) {
       try {
         const timeout = AbortSignal.timeout(opts.tuning?.listTimeoutMs ?? 60_000);
-        const served = await client.serves(
-          "discovery.k8s.io/v1",
-          "endpointslices",
-          AbortSignal.any([stopCtl.signal, timeout]),
-        );
-        if (served) startReflector("endpointslices", sink);
-        else {
-          fallback = true;
-          log.warn(
-            { server: client.server },
-            "the API does not serve discovery.k8s.io/v1 endpointslices; reading endpoints instead",
-          );
-          startReflector("endpoints", sink);
-        }
-        break;
+        return await client.serves(groupVersion, resource, AbortSignal.any([stopCtl.signal, timeout]));
       } catch (err) {
         if (stopCtl.signal.aborted) break;
         const fields = { server: client.server, err: (err as Error).message };
         if (!warned) log.warn(fields, "API discovery failed, retrying");
         else log.debug(fields, "API discovery failed again");
         warned = true;
-        await new Promise<void>((resolve) => {
-          const t = setTimeout(resolve, backoff.next());
-          stopCtl.signal.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
-        });
+        await pause(backoff.next());
       }
+    }
+    return undefined;
+  }
+
+  function pause(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, ms);
+      stopCtl.signal.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
+    });
+  }
+
+  /** EndpointSlices when the API serves discovery.k8s.io/v1, else the legacy Endpoints. */
+  async function resolveSlices(sink: Sink): Promise<void> {
+    const served = await serves("discovery.k8s.io/v1", "endpointslices");
+    if (served === true) startReflector("endpointslices", sink);
+    else if (served === false) {
+      fallback = true;
+      log.warn(
+        { server: client.server },
+        "the API does not serve discovery.k8s.io/v1 endpointslices; reading endpoints instead",
+      );
+      startReflector("endpoints", sink);
     }
     pending--;
     notify();
+  }
+
+  /** ServiceImports when the MCS CRDs are installed. Until they are, the store gets an empty list (so
+   * it syncs and the multicluster zones answer that nothing is imported), and discovery is asked again
+   * every IMPORTS_RECHECK_MS: the CRDs may come after this server. */
+  async function resolveImports(sink: Sink): Promise<void> {
+    for (let first = true; !stopCtl.signal.aborted; first = false) {
+      const served = await serves(IMPORTS_GROUP_VERSION, "serviceimports");
+      if (served === true) startReflector("serviceimports", sink);
+      else if (served === false && first) {
+        log.warn(
+          { server: client.server },
+          `the API does not serve ${IMPORTS_GROUP_VERSION} serviceimports (the MCS CRDs are not installed): no service is imported until they are`,
+        );
+        sink.listStart("serviceimports");
+        sink.listDone("serviceimports");
+      }
+      if (first) {
+        pending--;
+        notify();
+      }
+      if (served !== false) return;
+      await pause(IMPORTS_RECHECK_MS);
+    }
   }
 
   function state(): string {
@@ -135,11 +169,18 @@ export function apiSource(opts: ApiSourceOptions): ApiSource {
     start(sink) {
       if (started) return Promise.resolve();
       started = true;
+      const discovered: Promise<void>[] = [];
       if (kinds.includes("endpointslices")) {
         pending++;
-        discovery = resolveSlices(sink);
+        discovered.push(resolveSlices(sink));
       }
-      for (const kind of kinds) if (kind !== "endpointslices") startReflector(kind, sink);
+      if (kinds.includes("serviceimports")) {
+        pending++;
+        discovered.push(resolveImports(sink));
+      }
+      discovery = Promise.all(discovered).then(() => undefined);
+      for (const kind of kinds)
+        if (kind !== "endpointslices" && kind !== "serviceimports") startReflector(kind, sink);
       return Promise.resolve();
     },
     async stop() {

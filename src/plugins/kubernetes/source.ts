@@ -3,7 +3,7 @@
 // (lists and watch events alike); the store keeps only what DNS needs.
 
 /** The resources the plugin reads, by their API plural. */
-export type Kind = "services" | "endpointslices" | "endpoints" | "namespaces" | "pods";
+export type Kind = "services" | "endpointslices" | "endpoints" | "namespaces" | "pods" | "serviceimports";
 
 export type EventType = "ADDED" | "MODIFIED" | "DELETED";
 
@@ -89,6 +89,19 @@ export interface KPod extends KObject {
 
 /** The label an EndpointSlice names its Service with. */
 export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
+
+/** A ServiceImport of the Multi-Cluster Services API (multicluster.x-k8s.io/v1alpha1). */
+export interface KServiceImport extends KObject {
+  spec?: {
+    type?: string;
+    ips?: string[];
+    ports?: { name?: string; port?: number; protocol?: string; appProtocol?: string }[];
+  };
+}
+
+/** The labels an imported EndpointSlice names its ServiceImport and its cluster with (KEP-1645). */
+export const MCS_SERVICE_NAME_LABEL = "multicluster.kubernetes.io/service-name";
+export const MCS_SOURCE_CLUSTER_LABEL = "multicluster.kubernetes.io/source-cluster";
 
 /** Where a source delivers objects. One LIST (all its pages) is framed by listStart and listDone: an
  * object of that kind the list did not deliver is deleted at listDone, so a relist applies page by

@@ -132,7 +132,14 @@ describe("store: sync and lists", () => {
       ["endpoints", endpoints("default", "web", [{ addresses: ["10.244.1.5"] }])],
     ]);
     const s1 = store.stats();
-    assert.deepEqual(s1.objects, { services: 1, endpointslices: 1, endpoints: 0, namespaces: 1, pods: 0 });
+    assert.deepEqual(s1.objects, {
+      services: 1,
+      endpointslices: 1,
+      endpoints: 0,
+      namespaces: 1,
+      pods: 0,
+      serviceimports: 0,
+    });
     assert.equal(s1.addresses, 3, "the cluster IP and two endpoint addresses");
     store.apply("services", "ADDED", service("default", "other", { clusterIP: "10.96.0.99" }));
     const s2 = store.stats();

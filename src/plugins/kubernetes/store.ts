@@ -9,6 +9,9 @@
 
 import type { EventType, Kind, KObject, KPod, KService, KEndpointSlice, KEndpoints } from "./source.ts";
 import { programmingSeconds } from "./programming-latency.ts";
+import type { KServiceImport } from "./source.ts";
+import type { Multicluster } from "./multicluster.ts";
+import { objectKey, sameJSON } from "./object-key.ts";
 import type { LabelSelector } from "./label-selector.ts";
 import type { EndpointGroup, PodRef, Service, SlimPod } from "./slim-types.ts";
 import { Slimmer, slimPod } from "./slim.ts";
@@ -41,6 +44,8 @@ export interface StoreOptions {
   /** Called once a watched change of a headless service's endpoints is answered, with the seconds since
    * the change that triggered it (the Kubernetes DNS programming latency SLI; see programmed()). */
   onProgrammed?: (serviceKind: "headless_with_selector", seconds: number) => void;
+  /** `multicluster`: the index that takes the ServiceImports and the imported EndpointSlices. */
+  multicluster?: Multicluster;
 }
 
 /** The store's slim state by kind, as [key, value] pairs: what a snapshot holds. */
@@ -125,6 +130,14 @@ export class Store {
         break;
       case "endpointslices":
         this.#applySlice(key, type === "DELETED" ? undefined : this.#slim.slice(obj as KEndpointSlice));
+        this.#imported(
+          this.#o.multicluster?.applySlice(key, type === "DELETED" ? undefined : (obj as KEndpointSlice)),
+        );
+        break;
+      case "serviceimports":
+        this.#imported(
+          this.#o.multicluster?.applyImport(key, type === "DELETED" ? undefined : (obj as KServiceImport)),
+        );
         break;
       case "endpoints":
         this.#applyLegacy(key, type === "DELETED" ? undefined : this.#slim.endpoints(obj as KEndpoints));
@@ -164,6 +177,8 @@ export class Store {
           break;
       }
     }
+    if (kind === "serviceimports" || kind === "endpointslices")
+      this.#imported(this.#o.multicluster?.sweep(kind, seen));
     this.#listing.delete(kind);
     this.#listed.add(kind);
     this.#restored.delete(kind);
@@ -258,6 +273,11 @@ export class Store {
 
   service(ns: string, name: string): Service | undefined {
     return this.#services.get(`${name}.${ns}`);
+  }
+
+  /** Every service, in no particular order (a zone transfer sorts them). */
+  services(): IterableIterator<Service> {
+    return this.#services.values();
   }
 
   /** A namespace is exposed when it exists (a Namespace object, or a service in it) and, with
@@ -384,6 +404,7 @@ export class Store {
         endpoints: this.#legacy.size,
         namespaces: this.#namespaces.size,
         pods: this.#pods.size,
+        serviceimports: this.#o.multicluster?.size ?? 0,
       },
       addresses: this.#addresses.size,
       bytes,
@@ -508,6 +529,11 @@ export class Store {
     if (this.#synced.isOpen) this.#pending.add(relative, absolute);
   }
 
+  /** Names a change of multi-cluster services touched (Multicluster's), relative to the zones. */
+  #imported(names: readonly string[] | undefined): void {
+    if (names !== undefined) this.#changed(names, []);
+  }
+
   #changedAll(): void {
     this.#modified = Date.now();
     this.#pending.all();
@@ -550,22 +576,10 @@ export class Store {
         return [...this.#namespaces.keys()];
       case "pods":
         return [...this.#pods.keys()];
+      case "serviceimports":
+        return [];
     }
   }
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Helpers
-
-/** Keys are made with join, which gives one flat string: a template literal gives a pair of strings
- * under a third. */
-function objectKey(kind: Kind, name: string, ns: string | undefined): string {
-  if (kind === "namespaces") return name;
-  return kind === "services" ? [name, ns ?? ""].join(".") : [ns ?? "", name].join("/");
-}
-
-function sameJSON(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
 }
 
 export function isReverseZone(zone: string): boolean {

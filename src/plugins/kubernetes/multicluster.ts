@@ -1,0 +1,201 @@
+// Multi-Cluster Services (KEP-1645, sigs.k8s.io/mcs-api), for CoreDNS's `kubernetes { multicluster
+// ZONES }`: the ServiceImports (multicluster.x-k8s.io/v1alpha1) and the EndpointSlices an MCS
+// controller imports for them (labelled multicluster.kubernetes.io/service-name and .../source-cluster),
+// cut down to what the multicluster zones answer (multicluster-records.ts) and indexed by import.
+//
+// The store hands this index every ServiceImport and every EndpointSlice; it keeps the slices that
+// carry the import label (a slice may also carry kubernetes.io/service-name, for a Service the MCS
+// controller derived: the store then keeps it too). Each change returns the names, relative to the
+// zone, whose answers it may have changed, for the answer cache.
+
+import type { EndpointGroup, SvcPort } from "./slim-types.ts";
+import type { KEndpointSlice, KServiceImport } from "./source.ts";
+import { MCS_SERVICE_NAME_LABEL, MCS_SOURCE_CLUSTER_LABEL, SERVICE_NAME_LABEL } from "./source.ts";
+import { Slimmer, normalIP, slimPorts, type SlimOptions } from "./slim.ts";
+import { OneOrMany } from "./one-or-many.ts";
+
+/** A ServiceImport as the multicluster zones answer it. */
+export interface ServiceImport {
+  readonly name: string;
+  readonly ns: string;
+  /** spec.type Headless; otherwise ClusterSetIP. */
+  readonly headless: boolean;
+  /** spec.ips: the clusterset IPs (ClusterSetIP), canonical. */
+  readonly ips: readonly string[];
+  readonly ports: readonly SvcPort[];
+}
+
+/** An imported EndpointSlice: its endpoints, ports and the cluster they run in. */
+export interface ClusterGroup extends EndpointGroup {
+  /** multicluster.kubernetes.io/source-cluster, lowercase; "" when it is no DNS label (its endpoints
+   * then count for the service's addresses but have no names of their own). */
+  readonly cluster: string;
+}
+
+const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+
+export class Multicluster {
+  /** The multicluster zones (canonical): answered from here instead of from Services. */
+  readonly zones: readonly string[];
+  readonly #slim: Slimmer;
+  /** ServiceImports by "ns/name". */
+  readonly #imports = new Map<string, ServiceImport>();
+  /** Imported EndpointSlices by "ns/name". */
+  readonly #slices = new Map<string, ClusterGroup>();
+  /** "name.ns" of an import -> the keys of its slices. */
+  readonly #slicesOf = new OneOrMany<string>();
+  /** Namespaces with imports, counted: such a namespace exists in the multicluster zones. */
+  readonly #perNs = new Map<string, number>();
+
+  constructor(zones: readonly string[], o: SlimOptions = {}) {
+    this.zones = zones;
+    this.#slim = new Slimmer(o);
+  }
+
+  serves(zone: string): boolean {
+    return this.zones.includes(zone);
+  }
+
+  get size(): number {
+    return this.#imports.size;
+  }
+
+  import(ns: string, name: string): ServiceImport | undefined {
+    return this.#imports.get(`${ns}/${name}`);
+  }
+
+  hasNamespace(ns: string): boolean {
+    return this.#perNs.has(ns);
+  }
+
+  /** The ready endpoints of an import, in every cluster; groups left without one are dropped. */
+  endpoints(imp: ServiceImport): ClusterGroup[] {
+    const out: ClusterGroup[] = [];
+    for (const key of this.#slicesOf.get(`${imp.name}.${imp.ns}`)) {
+      const g = this.#slices.get(key)!;
+      const endpoints = g.endpoints.filter((e) => e.ready);
+      if (endpoints.length > 0) out.push(endpoints.length === g.endpoints.length ? g : { ...g, endpoints });
+    }
+    return out;
+  }
+
+  /** A ServiceImport added or changed (`obj`), or deleted (undefined). Returns the changed names. */
+  applyImport(key: string, obj: KServiceImport | undefined): string[] {
+    const next = obj && slimImport(obj);
+    const prev = this.#imports.get(key);
+    if (prev === undefined && next === undefined) return [];
+    const [ns, name] = key.split("/");
+    return this.#change(ns, name, () => {
+      if (next) this.#imports.set(key, next);
+      else this.#imports.delete(key);
+      const delta = (next ? 1 : 0) - (prev ? 1 : 0);
+      const n = (this.#perNs.get(ns) ?? 0) + delta;
+      if (n > 0) this.#perNs.set(ns, n);
+      else this.#perNs.delete(ns);
+    });
+  }
+
+  /** An EndpointSlice added or changed (`obj`), or deleted (undefined): kept when it is labelled for an
+   * import. Returns the changed names. */
+  applySlice(key: string, obj: KEndpointSlice | undefined): string[] {
+    const next = obj && this.#slimSlice(obj);
+    const prev = this.#slices.get(key);
+    if (prev === undefined && next === undefined) return [];
+    const changed: string[] = [];
+    const update = () => {
+      if (prev) this.#slicesOf.delete(prev.service, key);
+      if (next) {
+        this.#slices.set(key, next);
+        this.#slicesOf.add(next.service, key);
+      } else this.#slices.delete(key);
+    };
+    // A slice relabelled to another import changes both; the update runs once, inside the first.
+    const services = new Set([prev?.service, next?.service].filter((s) => s !== undefined));
+    let done = false;
+    for (const svc of services) {
+      const [name, ns] = splitService(svc);
+      changed.push(
+        ...this.#change(ns, name, () => {
+          if (!done) update();
+          done = true;
+        }),
+      );
+    }
+    return changed;
+  }
+
+  /** The end of a LIST of `kind`: drops what it did not deliver (`seen`: the keys it did). */
+  sweep(kind: "serviceimports" | "endpointslices", seen: ReadonlySet<string>): string[] {
+    const changed: string[] = [];
+    const keys = [...(kind === "serviceimports" ? this.#imports : this.#slices).keys()];
+    for (const key of keys) {
+      if (seen.has(key)) continue;
+      changed.push(
+        ...(kind === "serviceimports" ? this.applyImport(key, undefined) : this.applySlice(key, undefined)),
+      );
+    }
+    return changed;
+  }
+
+  /** Runs `update` and returns every name the import `name.ns` had before or has after, relative to
+   * the zone: a superset of the names whose answers changed, which is all the answer cache needs. */
+  #change(ns: string, name: string, update: () => void): string[] {
+    const names = new Set(this.#names(ns, name));
+    update();
+    for (const n of this.#names(ns, name)) names.add(n);
+    return [...names];
+  }
+
+  #names(ns: string, name: string): string[] {
+    const base = `${name}.${ns}.svc`;
+    const out = [base, `${ns}.svc`];
+    const imp = this.import(ns, name);
+    const ports: SvcPort[] = [...(imp?.ports ?? [])];
+    for (const key of this.#slicesOf.get(`${name}.${ns}`)) {
+      const g = this.#slices.get(key)!;
+      ports.push(...g.ports);
+      if (g.cluster === "") continue;
+      out.push(`${g.cluster}.${base}`);
+      for (const e of g.endpoints) out.push(`${e.name}.${g.cluster}.${base}`);
+    }
+    for (const p of ports)
+      if (p.name !== "") out.push(`_${p.proto}.${base}`, `_${p.name}._${p.proto}.${base}`);
+    return out;
+  }
+
+  #slimSlice(o: KEndpointSlice): ClusterGroup | undefined {
+    const labels = o.metadata.labels;
+    const service = labels?.[MCS_SERVICE_NAME_LABEL];
+    if (!service) return undefined;
+    // The slim form the store makes of a Service's slice, for the import the label names.
+    const g = this.#slim.slice({
+      ...o,
+      metadata: { ...o.metadata, labels: { [SERVICE_NAME_LABEL]: service } },
+    });
+    if (g === undefined) return undefined;
+    const cluster = (labels[MCS_SOURCE_CLUSTER_LABEL] ?? "").toLowerCase();
+    return { ...g, cluster: LABEL.test(cluster) ? cluster : "" };
+  }
+}
+
+/** "name.ns" -> [name, ns]; names and namespaces hold no dot. */
+function splitService(s: string): [string, string] {
+  const dot = s.indexOf(".");
+  return [s.slice(0, dot), s.slice(dot + 1)];
+}
+
+/** Undefined for an import DNS cannot publish: no namespace, or a type other than the API's two. */
+export function slimImport(o: KServiceImport): ServiceImport | undefined {
+  const { name, namespace: ns } = o.metadata;
+  const type = o.spec?.type;
+  if (!ns || (type !== "ClusterSetIP" && type !== "Headless")) return undefined;
+  const raw = Array.isArray(o.spec?.ips) ? o.spec.ips : [];
+  const ips = [...new Set(raw.map(normalIP).filter((ip) => ip !== undefined))];
+  return {
+    name,
+    ns,
+    headless: type === "Headless",
+    ips: type === "Headless" ? [] : ips,
+    ports: slimPorts(o.spec?.ports),
+  };
+}

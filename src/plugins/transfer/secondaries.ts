@@ -1,0 +1,51 @@
+// Who may transfer a zone: the `to` lines of a transfer stanza. An entry is `*` (anyone), an address,
+// an address with a port (CoreDNS's form; the port is where CoreDNS sends NOTIFY, which clusterdns does
+// not), or a CIDR prefix (as the kubernetes plugin's old `transfer to` took them).
+
+import { BlockList, isIP } from "node:net";
+
+export class Secondaries {
+  #anyone = false;
+  readonly #list = new BlockList();
+
+  /** Adds one `to` argument; returns an error message for one that is none of the forms above. */
+  add(entry: string): string | undefined {
+    if (entry === "*") {
+      this.#anyone = true;
+      return undefined;
+    }
+    const slash = entry.indexOf("/");
+    if (slash >= 0) {
+      const base = entry.slice(0, slash);
+      const bits = entry.slice(slash + 1);
+      const family = isIP(base);
+      const max = family === 6 ? 128 : 32;
+      if (family === 0 || !/^\d{1,3}$/.test(bits) || Number(bits) > max) {
+        return `'${entry}' is not a CIDR prefix`;
+      }
+      this.#list.addSubnet(base, Number(bits), family === 6 ? "ipv6" : "ipv4");
+      return undefined;
+    }
+    const ip = hostOf(entry);
+    if (ip === undefined) return `'${entry}' is not an address, address:port, CIDR prefix or *`;
+    this.#list.addAddress(ip, isIP(ip) === 6 ? "ipv6" : "ipv4");
+    return undefined;
+  }
+
+  /** True when a client at `address` (as the socket reports it) may transfer. */
+  allows(address: string): boolean {
+    if (this.#anyone) return true;
+    // A dual-stack socket reports IPv4 clients as ::ffff:a.b.c.d.
+    const ip = address.startsWith("::ffff:") && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
+    const family = isIP(ip);
+    return family !== 0 && this.#list.check(ip, family === 6 ? "ipv6" : "ipv4");
+  }
+}
+
+/** The address of `a.b.c.d`, `a.b.c.d:port`, `v6` or `[v6]:port`; undefined for anything else. */
+function hostOf(entry: string): string | undefined {
+  if (isIP(entry) !== 0) return entry;
+  const m = /^\[([^\]]+)\]:(\d{1,5})$/.exec(entry) ?? /^([^:]+):(\d{1,5})$/.exec(entry);
+  if (m === null || Number(m[2]) > 65535) return undefined;
+  return isIP(m[1]) !== 0 ? m[1] : undefined;
+}
