@@ -11,6 +11,7 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { writeKnotConf } from "./knot-conf.ts";
 
 export const KNOT_ZONE = "example.org.";
 /** Records of big.example.org.: too many for one UDP reply of 1232 octets, so only TCP gets them. */
@@ -56,27 +57,7 @@ async function launch(port: number, id: string, address: string, netns?: string)
   const dir = mkdtempSync(join(tmpdir(), "clusterdns-knot-"));
   const zoneFile = join(dir, "example.org.zone");
   writeFileSync(zoneFile, zoneText(id));
-  const conf = join(dir, "knot.conf");
-  writeFileSync(
-    conf,
-    `server:
-    listen: ${address}@${port}
-    rundir: "${dir}"
-    udp-workers: 1
-    tcp-workers: 1
-    background-workers: 1
-database:
-    storage: "${dir}"
-log:
-  - target: stdout
-    any: info
-zone:
-  - domain: ${KNOT_ZONE}
-    file: "${zoneFile}"
-    zonefile-sync: -1
-    journal-content: none
-`,
-  );
+  const conf = writeKnotConf({ dir, address, port, zone: KNOT_ZONE, zoneFile });
   const script = 'knotd -c "$1" </dev/null & k=$!; cat >/dev/null; kill $k; wait $k';
   const sh = ["sh", "-c", script, "sh", conf];
   const [cmd, ...args] = netns === undefined ? sh : ["ip", "netns", "exec", netns, ...sh];
