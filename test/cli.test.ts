@@ -7,6 +7,8 @@ import { promisify } from "node:util";
 import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createServer } from "node:net";
+import type { AddressInfo } from "node:net";
 import { startServer, startFailure, ROOT } from "./helpers/server.ts";
 import { dig } from "./helpers/dig.ts";
 import { freePort } from "./helpers/free-port.ts";
@@ -37,6 +39,33 @@ test("an unknown flag exits 2 with usage", async () => {
     assert.match(err.stderr, /unknown flag '-nope'/);
     return true;
   });
+});
+
+test("a port in use stops start-up with one line on stderr and no error log", async (t) => {
+  const first = await startServer(". {\n    whoami\n}\n");
+  t.after(() => first.stop());
+  const dns = await startFailure(`.:${first.port} {\n    whoami\n}\n`);
+  assert.equal(dns.code, 1);
+  assert.doesNotMatch(dns.stdout, /"level":"(error|fatal)"|"stack"/, "no error log line with a stack trace");
+  assert.match(
+    dns.stderr,
+    new RegExp(`^clusterdns: cannot listen on port ${first.port} .*: the address is in use`),
+  );
+  assert.equal(dns.stderr.split("\n").length, 2, `one line: ${dns.stderr}`);
+
+  const blocker = createServer();
+  await new Promise<void>((r) => blocker.listen(0, "127.0.0.1", r));
+  t.after(() => blocker.close());
+  const taken = `127.0.0.1:${(blocker.address() as AddressInfo).port}`;
+  const http = await startFailure(`. {\n    whoami\n    ready ${taken}\n}\n`);
+  assert.equal(http.code, 1);
+  assert.doesNotMatch(http.stdout, /"level":"(error|fatal)"|"stack"/);
+  assert.match(
+    http.stderr,
+    new RegExp(`^clusterdns: \\S*Corefile:3 - ready: cannot listen on ${taken}: the address is in use`),
+  );
+  assert.doesNotMatch(http.stderr, /Error during parsing/, "the Corefile is right: the port is taken");
+  assert.equal(http.stderr.split("\n").length, 2, `one line: ${http.stderr}`);
 });
 
 test("a bad Corefile stops start-up with file:line and the directive", async () => {

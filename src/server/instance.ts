@@ -21,6 +21,7 @@ import { Pipeline } from "./pipeline.ts";
 import type { UdpListener } from "./udp.ts";
 import { dgramEngine, type UdpEngine } from "./udp-engine.ts";
 import { TcpListener, defaultTcpOptions } from "./tcp.ts";
+import { listenErrorText } from "../runtime/listen-error.ts";
 
 export interface InstanceOptions {
   blocks: ServerBlock[];
@@ -194,9 +195,8 @@ export class Instance implements InstanceHooks {
         await this.#closeGroup(g);
         // With port 0, the port UDP picked may be taken for TCP: try another.
         if (g.port !== 0 || attempt >= 5 || (err as NodeJS.ErrnoException).code !== "EADDRINUSE") {
-          throw new Error(`cannot listen on ${g.bind.join(",")} port ${g.port}: ${(err as Error).message}`, {
-            cause: err,
-          });
+          const on = `port ${g.port} (udp and tcp on ${g.bind.join(", ")})`;
+          throw new Error(`cannot listen on ${on}: ${listenErrorText(err)}`, { cause: err });
         }
       }
     }
