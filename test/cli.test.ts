@@ -24,6 +24,20 @@ test("-version and --version print the version", async () => {
   }
 });
 
+test("a Node older than package.json's engines gets one line saying what to do", async () => {
+  // The same check a real Node 20 meets (it has no type stripping, so it would otherwise die with
+  // ERR_UNKNOWN_FILE_EXTENSION); the version is faked before bin/clusterdns runs.
+  const old = `data:text/javascript,Object.defineProperty(process, "versions", { value: { ...process.versions, node: "22.18.0" } })`;
+  await assert.rejects(
+    run(process.execPath, ["--import", old, BIN, "-version"]),
+    (err: { code: number; stderr: string }) => {
+      assert.equal(err.code, 1);
+      assert.equal(err.stderr, "clusterdns: needs Node >= 22.19, this is 22.18.0; ./dev start installs it\n");
+      return true;
+    },
+  );
+});
+
 test("-plugins lists the built plugins in chain order", async () => {
   const { stdout } = await run(process.execPath, [BIN, "-plugins"]);
   const names = [...stdout.matchAll(/dns\.(\w+)/g)].map((m) => m[1]);
@@ -97,6 +111,7 @@ test("-conf=FILE and --conf FILE are the same flag", async () => {
   assert.equal(r.status, "NOERROR");
   assert.ok(r.additional.some((l) => / IN A 127\.0\.0\.1$/.test(l)));
   assert.equal(await s.stop(), 0);
+  assert.equal(s.stderr(), "", "no line for people when stderr is no terminal and this is no demo");
 });
 
 test("without -conf, ./Corefile is used when present", async () => {
@@ -124,6 +139,12 @@ test("with no Corefile at all, the built-in demo serves example.org and the demo
   assert.deepEqual(svc.answer, ["nginx.default.svc.cluster.local. 5 IN A 10.102.97.154"]);
   const ptr = await dig(s.port, "10.0.0.10.in-addr.arpa", "PTR");
   assert.deepEqual(ptr.answer, ["10.0.0.10.in-addr.arpa. 5 IN PTR kube-dns.kube-system.svc.cluster.local."]);
+  // Besides the JSON logs on stdout, one line for the person trying it (stderr arrives on its own pipe).
+  for (let i = 0; i < 250 && !s.stderr().includes("\n"); i++) await new Promise((r) => setTimeout(r, 20));
+  assert.equal(
+    s.stderr(),
+    `clusterdns: answering on 127.0.0.1:${s.port} (udp, tcp); try: dig @127.0.0.1 -p ${s.port} nginx.default.svc.cluster.local\n`,
+  );
   assert.equal(await s.stop(), 0);
 });
 

@@ -218,6 +218,15 @@ export class Instance implements InstanceHooks {
     return [...this.#groups.values()].map((g) => g.port);
   }
 
+  /** Where each listener group answers (an address to ask: loopback for a wildcard) and its zones. */
+  get listeners(): { address: string; port: number; zones: string[] }[] {
+    return [...this.#groups.values()].map((g) => ({
+      address: g.bind === WILDCARD ? "127.0.0.1" : g.bind[0],
+      port: g.port,
+      zones: g.pipeline.mux.zones,
+    }));
+  }
+
   /** Takes the place of a running instance (a reload) without dropping a query: runs this one's start-up
    * hooks, waits (at most `readyWaitMs`) until its readiness checks pass so a new kubernetes store has
    * synced, then moves the old listeners of every unchanged port and address over to the new pipelines,

@@ -16,6 +16,8 @@ export interface RunningServer {
   proc: ChildProcess;
   /** Every log line the server printed so far, parsed. */
   logs: Record<string, unknown>[];
+  /** What it printed on stderr so far. */
+  stderr(): string;
   dir: string;
   /** Sends a signal and waits for the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
@@ -84,6 +86,7 @@ export async function startServer(
     port: ports[0],
     proc,
     logs,
+    stderr: () => stderr,
     dir,
     async stop(signal: NodeJS.Signals = "SIGTERM") {
       if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
