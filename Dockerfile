@@ -9,9 +9,17 @@
 # plus Node's release tarball and no other runtime package, so the libraries node links (libc,
 # libstdc++, libgcc_s) are already there. Keep the two Debian codenames equal (the test checks).
 
+# The base images, by tag. To pin them by digest (a reproducible build), look the digests up with
+# `docker buildx imagetools inspect node:24-trixie-slim` (and debian:trixie-slim) and either build with
+#   docker build --build-arg NODE_IMAGE=node:24-trixie-slim@sha256:<digest> \
+#                --build-arg DEBIAN_IMAGE=debian:trixie-slim@sha256:<digest> -t clusterdns .
+# or write the TAG@sha256:<digest> form into the two lines below (the test accepts both forms).
+ARG NODE_IMAGE=node:24-trixie-slim
+ARG DEBIAN_IMAGE=debian:trixie-slim
+
 # Production dependencies, exactly as locked. No dependency has an install script (the test checks),
 # so none is run; our own (the native UDP engine) runs in the build stage.
-FROM node:24-trixie-slim AS deps
+FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
@@ -21,7 +29,7 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 # Here too the batched UDP engine (native/udp.c) is compiled, against this node's own headers
 # (/usr/local/include/node); the compiler stays in this stage. The image must have it: the build
 # checks the addon is there rather than letting clusterdns fall back to dgram.
-FROM node:24-trixie-slim AS build
+FROM ${NODE_IMAGE} AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends g++ make python3 \
  && rm -rf /var/lib/apt/lists/*
@@ -37,13 +45,13 @@ RUN npm run build
 # only while NET_BIND_SERVICE is in the container's capability set (Kubernetes: capabilities drop ALL,
 # add NET_BIND_SERVICE); with the capability dropped entirely, exec fails with EPERM. BuildKit (the
 # default builder) keeps the capability through COPY --from, as CoreDNS's image relies on too.
-FROM node:24-trixie-slim AS node
+FROM ${NODE_IMAGE} AS node
 RUN apt-get update \
  && apt-get install -y --no-install-recommends libcap2-bin \
  && setcap cap_net_bind_service=+ep /usr/local/bin/node \
  && getcap /usr/local/bin/node | grep -q cap_net_bind_service
 
-FROM debian:trixie-slim
+FROM ${DEBIAN_IMAGE}
 # MALLOC_ARENA_MAX=2: glibc gives each thread that mallocs an arena of its own, and V8's worker threads
 # (compilers, concurrent marking) keep theirs populated. Two arenas: 5-7 MB less RSS at 10k services,
 # synced and under load, with the same CPU per query (README, Benchmark).

@@ -12,7 +12,26 @@ export default tseslint.config(
     },
   },
   {
+    // Type-aware rules: a promise nobody awaits or catches loses its rejection (an unhandled rejection
+    // is logged far from its cause), and a promise where a callback's result is ignored (an event
+    // handler, a forEach) runs unchecked.
+    files: ["**/*.ts"],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      "@typescript-eslint/no-floating-promises": [
+        "error",
+        // node:test runs what test(), describe() and it() return itself.
+        {
+          allowForKnownSafeCalls: [
+            { from: "package", package: "node:test", name: ["test", "describe", "it", "suite"] },
+          ],
+        },
+      ],
+      "@typescript-eslint/no-misused-promises": "error",
+    },
+  },
+  {
     files: ["bin/clusterdns", "**/*.js"],
-    languageOptions: { globals: { process: "readonly", console: "readonly" } },
+    languageOptions: { globals: { process: "readonly", console: "readonly", URL: "readonly" } },
   },
 );

@@ -16,6 +16,16 @@ import { limitHeapGrowth } from "./runtime/heap.ts";
 
 const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
+/** "clusterdns: answering on 127.0.0.1:1053 (udp, tcp); try: dig @127.0.0.1 -p 1053 NAME". */
+function welcome(instance: Instance, demo: boolean): string {
+  const all = instance.listeners;
+  const where = all.map((l) => `${l.address.includes(":") ? `[${l.address}]` : l.address}:${l.port}`);
+  const first = all[0];
+  const zone = first.zones[0];
+  const ask = demo ? "nginx.default.svc.cluster.local" : zone === "." ? ". NS" : `${zone} SOA`;
+  return `clusterdns: answering on ${where.join(", ")} (udp, tcp); try: dig @${first.address} -p ${first.port} ${ask}`;
+}
+
 export async function main(argv: string[]): Promise<number> {
   if (argv[0] === "resolve") return (await import("./resolver/cli.ts")).resolveMain(argv.slice(1));
   let flags;
@@ -94,6 +104,9 @@ export async function main(argv: string[]): Promise<number> {
     return 1;
   }
   log.info({ version: VERSION, corefile: source.file, ports: instance.ports }, "started");
+  // The logs are JSON for machines; a person at a terminal, or trying the demo, also gets one line.
+  if (process.stderr.isTTY || conf === undefined)
+    process.stderr.write(`${welcome(instance, conf === undefined)}\n`);
   // A Corefile from a file can be reloaded: every interval with `reload`, at once on SIGUSR1.
   const reloader =
     conf === undefined

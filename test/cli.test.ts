@@ -7,6 +7,8 @@ import { promisify } from "node:util";
 import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createServer } from "node:net";
+import type { AddressInfo } from "node:net";
 import { startServer, startFailure, ROOT } from "./helpers/server.ts";
 import { dig } from "./helpers/dig.ts";
 import { freePort } from "./helpers/free-port.ts";
@@ -20,6 +22,20 @@ test("-version and --version print the version", async () => {
     const { stdout } = await run(process.execPath, [BIN, flag]);
     assert.match(stdout, /^clusterdns-\d+\.\d+\.\d+\n/);
   }
+});
+
+test("a Node older than package.json's engines gets one line saying what to do", async () => {
+  // The same check a real Node 20 meets (it has no type stripping, so it would otherwise die with
+  // ERR_UNKNOWN_FILE_EXTENSION); the version is faked before bin/clusterdns runs.
+  const old = `data:text/javascript,Object.defineProperty(process, "versions", { value: { ...process.versions, node: "22.18.0" } })`;
+  await assert.rejects(
+    run(process.execPath, ["--import", old, BIN, "-version"]),
+    (err: { code: number; stderr: string }) => {
+      assert.equal(err.code, 1);
+      assert.equal(err.stderr, "clusterdns: needs Node >= 22.19, this is 22.18.0; ./dev start installs it\n");
+      return true;
+    },
+  );
 });
 
 test("-plugins lists the built plugins in chain order", async () => {
@@ -37,6 +53,33 @@ test("an unknown flag exits 2 with usage", async () => {
     assert.match(err.stderr, /unknown flag '-nope'/);
     return true;
   });
+});
+
+test("a port in use stops start-up with one line on stderr and no error log", async (t) => {
+  const first = await startServer(". {\n    whoami\n}\n");
+  t.after(() => first.stop());
+  const dns = await startFailure(`.:${first.port} {\n    whoami\n}\n`);
+  assert.equal(dns.code, 1);
+  assert.doesNotMatch(dns.stdout, /"level":"(error|fatal)"|"stack"/, "no error log line with a stack trace");
+  assert.match(
+    dns.stderr,
+    new RegExp(`^clusterdns: cannot listen on port ${first.port} .*: the address is in use`),
+  );
+  assert.equal(dns.stderr.split("\n").length, 2, `one line: ${dns.stderr}`);
+
+  const blocker = createServer();
+  await new Promise<void>((r) => blocker.listen(0, "127.0.0.1", r));
+  t.after(() => blocker.close());
+  const taken = `127.0.0.1:${(blocker.address() as AddressInfo).port}`;
+  const http = await startFailure(`. {\n    whoami\n    ready ${taken}\n}\n`);
+  assert.equal(http.code, 1);
+  assert.doesNotMatch(http.stdout, /"level":"(error|fatal)"|"stack"/);
+  assert.match(
+    http.stderr,
+    new RegExp(`^clusterdns: \\S*Corefile:3 - ready: cannot listen on ${taken}: the address is in use`),
+  );
+  assert.doesNotMatch(http.stderr, /Error during parsing/, "the Corefile is right: the port is taken");
+  assert.equal(http.stderr.split("\n").length, 2, `one line: ${http.stderr}`);
 });
 
 test("a bad Corefile stops start-up with file:line and the directive", async () => {
@@ -68,6 +111,7 @@ test("-conf=FILE and --conf FILE are the same flag", async () => {
   assert.equal(r.status, "NOERROR");
   assert.ok(r.additional.some((l) => / IN A 127\.0\.0\.1$/.test(l)));
   assert.equal(await s.stop(), 0);
+  assert.equal(s.stderr(), "", "no line for people when stderr is no terminal and this is no demo");
 });
 
 test("without -conf, ./Corefile is used when present", async () => {
@@ -95,6 +139,12 @@ test("with no Corefile at all, the built-in demo serves example.org and the demo
   assert.deepEqual(svc.answer, ["nginx.default.svc.cluster.local. 5 IN A 10.102.97.154"]);
   const ptr = await dig(s.port, "10.0.0.10.in-addr.arpa", "PTR");
   assert.deepEqual(ptr.answer, ["10.0.0.10.in-addr.arpa. 5 IN PTR kube-dns.kube-system.svc.cluster.local."]);
+  // Besides the JSON logs on stdout, one line for the person trying it (stderr arrives on its own pipe).
+  for (let i = 0; i < 250 && !s.stderr().includes("\n"); i++) await new Promise((r) => setTimeout(r, 20));
+  assert.equal(
+    s.stderr(),
+    `clusterdns: answering on 127.0.0.1:${s.port} (udp, tcp); try: dig @127.0.0.1 -p ${s.port} nginx.default.svc.cluster.local\n`,
+  );
   assert.equal(await s.stop(), 0);
 });
 

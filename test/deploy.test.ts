@@ -9,7 +9,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile, spawnSync } from "node:child_process";
-import { readFileSync, readdirSync, existsSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { isIP } from "node:net";
 import { dirname, join, relative, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -52,6 +53,7 @@ const KINDS: Record<string, [string, string, boolean]> = {
   ConfigMap: ["v1", "V1ConfigMap", true],
   Deployment: ["apps/v1", "V1Deployment", true],
   Service: ["v1", "V1Service", true],
+  PodDisruptionBudget: ["policy/v1", "V1PodDisruptionBudget", true],
 };
 
 function parseYaml(text: string, where: string): KObject[] {
@@ -82,6 +84,7 @@ const configMap = one<k8s.V1ConfigMap>("ConfigMap");
 const role = one<k8s.V1ClusterRole>("ClusterRole");
 const binding = one<k8s.V1ClusterRoleBinding>("ClusterRoleBinding");
 const account = one<k8s.V1ServiceAccount>("ServiceAccount");
+const budget = one<k8s.V1PodDisruptionBudget>("PodDisruptionBudget");
 const podSpec = deployment.spec!.template.spec!;
 const container = podSpec.containers[0];
 const corefileText = configMap.data!.Corefile;
@@ -154,12 +157,42 @@ test("the schema check rejects a misspelt field and a wrongly typed value", () =
   ]);
 });
 
+interface Kustomization extends KObject {
+  resources: string[];
+  images?: { name: string; newName?: string; newTag?: string }[];
+}
+const kustomization = parseYaml(
+  readFileSync(join(DEPLOY, "kustomization.yaml"), "utf8"),
+  "kustomization.yaml",
+)[0] as Kustomization;
+
 test("kustomization.yaml lists every manifest file once", () => {
-  const [k] = parseYaml(readFileSync(join(DEPLOY, "kustomization.yaml"), "utf8"), "kustomization.yaml") as [
-    KObject & { resources: string[] },
-  ];
-  assert.equal(k.kind, "Kustomization");
-  assert.deepEqual([...k.resources].sort(), manifestFiles);
+  assert.equal(kustomization.kind, "Kustomization");
+  assert.deepEqual([...kustomization.resources].sort(), manifestFiles);
+});
+
+test("kustomization.yaml names the Deployment's image, so an override needs only kubectl", () => {
+  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string };
+  const [name, tag] = container.image!.split(":");
+  assert.deepEqual(kustomization.images, [{ name, newName: name, newTag: tag }]);
+  assert.equal(tag, pkg.version);
+});
+
+test("the PodDisruptionBudget lets one clusterdns pod go at a time, and only clusterdns pods", () => {
+  const spec = budget.spec!;
+  assert.deepEqual(spec.selector, deployment.spec!.selector, "the Deployment's selector");
+  assert.equal(spec.minAvailable, undefined);
+  assert.equal(spec.maxUnavailable, 1);
+  assert.ok(deployment.spec!.replicas! > 1, "another pod answers while one is evicted");
+  // The rollback (deploy/README.md) deletes every namespaced object that carries the clusterdns label.
+  const readme = readFileSync(join(DEPLOY, "README.md"), "utf8");
+  const del = /kubectl -n kube-system delete ([a-z,]+) -l app\.kubernetes\.io\/name=clusterdns/.exec(readme);
+  assert.ok(del, "the rollback's delete");
+  const deleted = del[1].split(",");
+  for (const { obj } of manifests) {
+    if (KINDS[obj.kind][2] && obj.metadata.labels?.["app.kubernetes.io/name"] === "clusterdns")
+      assert.ok(deleted.includes(obj.kind.toLowerCase()), `the rollback deletes the ${obj.kind}`);
+  }
 });
 
 // ---- the Corefile ----
@@ -398,7 +431,16 @@ test("the Dockerfile: Node 24 on slim Debian, production deps, non-root as the D
   const ins = dockerfile(readFileSync(join(ROOT, "Dockerfile"), "utf8"));
   const last = Math.max(...ins.map((i) => i.stage));
   const final = ins.filter((i) => i.stage === last);
-  const images = ins.filter((i) => i.op === "FROM").map((i) => i.args.split(" ")[0]);
+  // Base images come from ARGs before the first FROM (so a build can pin them by digest).
+  const args = new Map(
+    ins.filter((i) => i.op === "ARG" && i.stage === -1).map((i) => i.args.split("=") as [string, string]),
+  );
+  const pinned = ins
+    .filter((i) => i.op === "FROM")
+    .map((i) => i.args.split(" ")[0].replace(/^\$\{(\w+)\}$/, (_, name: string) => args.get(name) ?? name));
+  // TAG, or TAG@sha256:DIGEST: a digest must have the tag beside it, to say which release it is.
+  for (const image of pinned) assert.match(image, /^[a-z0-9./-]+:[\w.-]+(@sha256:[0-9a-f]{64})?$/, image);
+  const images = pinned.map((image) => image.replace(/@sha256:.*$/, ""));
   assert.deepEqual(
     ins.filter((i) => i.op === "HEALTHCHECK"),
     [],
@@ -532,3 +574,25 @@ test("kubectl kustomize builds deploy/ into exactly these objects", { skip: noKu
   assert.deepEqual([...built.keys()].sort(), manifests.map((m) => key(m.obj)).sort());
   for (const { obj } of manifests) assert.deepEqual(built.get(key(obj)), obj, key(obj));
 });
+
+test(
+  "kubectl kustomize: an image set in kustomization.yaml reaches the Deployment",
+  { skip: noKubectl },
+  async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), "clusterdns-kustomize-"));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    cpSync(DEPLOY, dir, { recursive: true });
+    const file = join(dir, "kustomization.yaml");
+    writeFileSync(
+      file,
+      readFileSync(file, "utf8")
+        .replace(/^( +)newName: .*$/m, "$1newName: registry.example/team/clusterdns")
+        .replace(/^( +)newTag: .*$/m, '$1newTag: "9.9.9"'),
+    );
+    const { stdout } = await run("kubectl", ["kustomize", dir], { timeout: 30_000 });
+    const built = parseYaml(stdout, "kubectl kustomize").find(
+      (o) => o.kind === "Deployment",
+    ) as k8s.V1Deployment;
+    assert.equal(built.spec!.template.spec!.containers[0].image, "registry.example/team/clusterdns:9.9.9");
+  },
+);

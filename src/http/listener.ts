@@ -4,6 +4,10 @@
 import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { isIP } from "node:net";
+import type { Directive, Token } from "../corefile/types.ts";
+import { startError } from "../corefile/errors.ts";
+import type { SetupContext } from "../plugin.ts";
+import { listenErrorText } from "../runtime/listen-error.ts";
 
 export interface ListenAddress {
   /** Undefined for ":8080": every address (dual-stack where the host has IPv6). */
@@ -42,6 +46,27 @@ export function parseListenAddress(text: string): ListenAddress | string {
     return `invalid host '${host}' in '${text}'`;
   }
   return { host: host || undefined, port, text };
+}
+
+/** Serves `route` at `path` on `addr` from the instance's start to its shutdown, for the directive at
+ * `at`. An address that cannot be opened stops the start with one line: file:line, directive, why. */
+export function serveWhileRunning(
+  ctx: SetupContext,
+  at: Directive | Token,
+  directive: string,
+  addr: ListenAddress,
+  path: string,
+  route: Route,
+): void {
+  let lease: Lease | undefined;
+  ctx.onStartup(async () => {
+    try {
+      lease = await acquire(addr, path, route);
+    } catch (err) {
+      throw startError(at, directive, `cannot listen on ${addr.text}: ${listenErrorText(err)}`);
+    }
+  });
+  ctx.onShutdown(() => lease?.release());
 }
 
 /** Serves `route` at `path` on `addr`, opening the listener if this is its first user. Rejects with

@@ -141,13 +141,13 @@ const REJECTING: ReadonlySet<number> = new Set([Rcode.SERVFAIL, Rcode.NOTIMP, Rc
 
 /** A datagram socket connected to one server that can be awaited packet by packet. */
 class DgramLink {
-  private sock: Socket;
-  private queue: (Buffer | Error)[] = [];
-  private wake: (() => void) | undefined;
+  #sock: Socket;
+  #queue: (Buffer | Error)[] = [];
+  #wake: (() => void) | undefined;
   private constructor(sock: Socket) {
-    this.sock = sock;
-    sock.on("message", (m) => this.push(m));
-    sock.on("error", (e) => this.push(e));
+    this.#sock = sock;
+    sock.on("message", (m) => this.#push(m));
+    sock.on("error", (e) => this.#push(e));
   }
   static async open(server: Server): Promise<DgramLink> {
     const sock = createSocket(server.address.includes(":") ? "udp6" : "udp4");
@@ -155,33 +155,33 @@ class DgramLink {
     await new Promise<void>((resolve) => sock.connect(server.port, server.address, () => resolve()));
     return link;
   }
-  private push(item: Buffer | Error): void {
-    this.queue.push(item);
-    this.wake?.();
+  #push(item: Buffer | Error): void {
+    this.#queue.push(item);
+    this.#wake?.();
   }
   send(msg: Msg): void {
     // An ICMP error for an earlier datagram can surface as this send's error rather than an event.
-    this.sock.send(encode(msg), (err) => err && this.push(err));
+    this.#sock.send(encode(msg), (err) => err && this.#push(err));
   }
   /** The next packet or socket error, or undefined at `deadline` (ms since the epoch). */
   async next(deadline: number): Promise<Buffer | Error | undefined> {
-    if (this.queue.length === 0) {
+    if (this.#queue.length === 0) {
       const wait = deadline - Date.now();
       if (wait <= 0) return undefined;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, wait);
-        this.wake = () => {
+        this.#wake = () => {
           clearTimeout(timer);
           resolve();
         };
       });
-      this.wake = undefined;
+      this.#wake = undefined;
     }
-    return this.queue.shift();
+    return this.#queue.shift();
   }
   close(): void {
     try {
-      this.sock.close();
+      this.#sock.close();
     } catch {
       // already closed after an error
     }

@@ -21,6 +21,7 @@ import { Pipeline } from "./pipeline.ts";
 import type { UdpListener } from "./udp.ts";
 import { dgramEngine, type UdpEngine } from "./udp-engine.ts";
 import { TcpListener, defaultTcpOptions } from "./tcp.ts";
+import { listenErrorText } from "../runtime/listen-error.ts";
 
 export interface InstanceOptions {
   blocks: ServerBlock[];
@@ -194,9 +195,8 @@ export class Instance implements InstanceHooks {
         await this.#closeGroup(g);
         // With port 0, the port UDP picked may be taken for TCP: try another.
         if (g.port !== 0 || attempt >= 5 || (err as NodeJS.ErrnoException).code !== "EADDRINUSE") {
-          throw new Error(`cannot listen on ${g.bind.join(",")} port ${g.port}: ${(err as Error).message}`, {
-            cause: err,
-          });
+          const on = `port ${g.port} (udp and tcp on ${g.bind.join(", ")})`;
+          throw new Error(`cannot listen on ${on}: ${listenErrorText(err)}`, { cause: err });
         }
       }
     }
@@ -216,6 +216,15 @@ export class Instance implements InstanceHooks {
   /** The ports actually bound, one per listener group, in Corefile order. */
   get ports(): number[] {
     return [...this.#groups.values()].map((g) => g.port);
+  }
+
+  /** Where each listener group answers (an address to ask: loopback for a wildcard) and its zones. */
+  get listeners(): { address: string; port: number; zones: string[] }[] {
+    return [...this.#groups.values()].map((g) => ({
+      address: g.bind === WILDCARD ? "127.0.0.1" : g.bind[0],
+      port: g.port,
+      zones: g.pipeline.mux.zones,
+    }));
   }
 
   /** Takes the place of a running instance (a reload) without dropping a query: runs this one's start-up

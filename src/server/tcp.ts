@@ -31,7 +31,6 @@ export class TcpListener {
     this.#log = log;
     this.#server = net.createServer((socket) => this.#onConnection(socket));
     this.#server.maxConnections = opts.maxConnections;
-    this.#server.on("error", (err) => this.#log.error({ err }, "tcp listener error"));
   }
 
   /** Hands later queries to another pipeline (a reload); queries in flight finish on the old one. */
@@ -45,7 +44,9 @@ export class TcpListener {
       const onError = (err: Error) => reject(err);
       this.#server.once("error", onError);
       this.#server.listen({ host: address, port, ipv6Only: net.isIPv6(address), reusePort }, () => {
+        // A failure to listen is the caller's to report; errors once listening are logged here.
         this.#server.off("error", onError);
+        this.#server.on("error", (err) => this.#log.error({ err }, "tcp listener error"));
         resolve((this.#server.address() as net.AddressInfo).port);
       });
     });

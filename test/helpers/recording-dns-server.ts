@@ -109,49 +109,66 @@ export async function serveTable(
       return undefined;
     }
   };
-  const udp = createSocket(address.includes(":") ? "udp6" : "udp4");
-  udp.on("message", (packet, rinfo) => {
-    const q = parse(packet);
-    if (q === undefined) return;
-    record(q, "udp");
-    const reply = replyFor(table, q, false);
-    if (reply) udp.send(reply, rinfo.port, rinfo.address);
-  });
-  await new Promise<void>((r) => udp.bind(port, address, r));
-  const bound = udp.address().port;
-  const conns = new Set<Socket>();
-  const tcp = createServer((conn) => {
-    conns.add(conn);
-    conn.on("close", () => conns.delete(conn));
-    conn.on("error", () => conn.destroy());
-    let data = Buffer.alloc(0);
-    conn.on("data", (d: Buffer) => {
-      data = Buffer.concat([data, d]);
-      while (data.length >= 2 && data.length >= 2 + data.readUInt16BE(0)) {
-        const q = parse(data.subarray(2, 2 + data.readUInt16BE(0)));
-        data = data.subarray(2 + data.readUInt16BE(0));
-        if (q === undefined) continue;
-        record(q, "tcp");
-        const reply = replyFor(table, q, true);
-        if (reply === undefined) continue;
-        const len = Buffer.alloc(2);
-        len.writeUInt16BE(reply.length);
-        conn.write(Buffer.concat([len, reply]));
-      }
+  // Port 0 lets the system pick a UDP port, which TCP may find taken: pick again (a few times).
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await listen(port);
+    } catch (err) {
+      if (port !== 0 || attempt >= 5 || (err as NodeJS.ErrnoException).code !== "EADDRINUSE") throw err;
+    }
+  }
+
+  async function listen(at: number): Promise<TableServer> {
+    const udp = createSocket(address.includes(":") ? "udp6" : "udp4");
+    udp.on("message", (packet, rinfo) => {
+      const q = parse(packet);
+      if (q === undefined) return;
+      record(q, "udp");
+      const reply = replyFor(table, q, false);
+      if (reply) udp.send(reply, rinfo.port, rinfo.address);
     });
-  });
-  await new Promise<void>((resolve, reject) => {
-    tcp.once("error", reject);
-    tcp.listen(bound, address, () => resolve());
-  });
-  return {
-    port: bound,
-    async close() {
-      for (const c of conns) c.destroy();
-      await new Promise<void>((r) => tcp.close(() => r()));
+    await new Promise<void>((r) => udp.bind(at, address, r));
+    const bound = udp.address().port;
+    const conns = new Set<Socket>();
+    const tcp = createServer((conn) => {
+      conns.add(conn);
+      conn.on("close", () => conns.delete(conn));
+      conn.on("error", () => conn.destroy());
+      let data = Buffer.alloc(0);
+      conn.on("data", (d: Buffer) => {
+        data = Buffer.concat([data, d]);
+        while (data.length >= 2 && data.length >= 2 + data.readUInt16BE(0)) {
+          const q = parse(data.subarray(2, 2 + data.readUInt16BE(0)));
+          data = data.subarray(2 + data.readUInt16BE(0));
+          if (q === undefined) continue;
+          record(q, "tcp");
+          const reply = replyFor(table, q, true);
+          if (reply === undefined) continue;
+          const len = Buffer.alloc(2);
+          len.writeUInt16BE(reply.length);
+          conn.write(Buffer.concat([len, reply]));
+        }
+      });
+    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        tcp.once("error", reject);
+        tcp.listen(bound, address, () => resolve());
+      });
+    } catch (err) {
+      // A UDP socket left open would keep the test process alive for good.
       await new Promise<void>((r) => udp.close(() => r()));
-    },
-  };
+      throw err;
+    }
+    return {
+      port: bound,
+      async close() {
+        for (const c of conns) c.destroy();
+        await new Promise<void>((r) => tcp.close(() => r()));
+        await new Promise<void>((r) => udp.close(() => r()));
+      },
+    };
+  }
 }
 
 async function main(): Promise<void> {

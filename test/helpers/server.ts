@@ -16,6 +16,8 @@ export interface RunningServer {
   proc: ChildProcess;
   /** Every log line the server printed so far, parsed. */
   logs: Record<string, unknown>[];
+  /** What it printed on stderr so far. */
+  stderr(): string;
   dir: string;
   /** Sends a signal and waits for the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
@@ -84,6 +86,7 @@ export async function startServer(
     port: ports[0],
     proc,
     logs,
+    stderr: () => stderr,
     dir,
     async stop(signal: NodeJS.Signals = "SIGTERM") {
       if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
@@ -96,11 +99,11 @@ export async function startServer(
   };
 }
 
-/** Runs clusterdns expecting it to fail at start-up; resolves with its exit code and stderr. */
+/** Runs clusterdns expecting it to fail at start-up; resolves with its exit code and output. */
 export async function startFailure(
   corefile: string,
   files: Record<string, string> = {},
-): Promise<{ code: number | null; stderr: string }> {
+): Promise<{ code: number | null; stderr: string; stdout: string }> {
   const dir = mkdtempSync(join(tmpdir(), "clusterdns-test-"));
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
   writeFileSync(join(dir, "Corefile"), corefile);
@@ -109,10 +112,12 @@ export async function startFailure(
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stderr = "";
+  let stdout = "";
   proc.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+  proc.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
   const timer = setTimeout(() => proc.kill("SIGKILL"), 15_000);
   const code = await new Promise<number | null>((r) => proc.once("exit", (c) => r(c)));
   clearTimeout(timer);
   rmSync(dir, { recursive: true, force: true });
-  return { code, stderr };
+  return { code, stderr, stdout };
 }

@@ -12,6 +12,7 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { writeKnotConf } from "./knot-conf.ts";
 
 export const KNOT_ZONE = "example.org.";
 /** Records of big.example.org.: too many for one UDP reply of 1232 octets, so only TCP gets them. */
@@ -65,32 +66,15 @@ async function launch(
   const dir = mkdtempSync(join(tmpdir(), "clusterdns-knot-"));
   const zoneFile = join(dir, "zone");
   writeFileSync(zoneFile, zone.text);
-  const conf = join(dir, "knot.conf");
-  writeFileSync(
-    conf,
-    `server:
-    listen: ${address}@${port}
-    rundir: "${dir}"
-    udp-workers: 1
-    tcp-workers: 1
-    background-workers: 1
-database:
-    storage: "${dir}"
-acl:
-  - id: loopback
-    address: [127.0.0.0/8, ::1]
-    action: transfer
-log:
-  - target: stdout
-    any: info
-zone:
-  - domain: ${zone.origin}
-    file: "${zoneFile}"
-    zonefile-sync: -1
-    journal-content: none
-    acl: loopback
-`,
-  );
+  // Transfers allowed from loopback: test/transfer.test.ts compares clusterdns's AXFR with Knot's.
+  const conf = writeKnotConf({
+    dir,
+    address,
+    port,
+    zone: zone.origin,
+    zoneFile,
+    transferTo: ["127.0.0.0/8", "::1"],
+  });
   const script = 'knotd -c "$1" </dev/null & k=$!; cat >/dev/null; kill $k; wait $k';
   const sh = ["sh", "-c", script, "sh", conf];
   const [cmd, ...args] = netns === undefined ? sh : ["ip", "netns", "exec", netns, ...sh];

@@ -2,8 +2,8 @@
 // when it matches (reply-match.ts), a timeout, and errors with stable codes.
 
 import type { Msg } from "../../dns/message.ts";
-import type { Expect } from "./reply-match.ts";
-import { matchReply } from "./reply-match.ts";
+import type { Expect } from "../../client/reply-match.ts";
+import { matchReply } from "../../client/reply-match.ts";
 
 export type Proto = "udp" | "tcp";
 

@@ -13,7 +13,7 @@ import { failure } from "../../plugin.ts";
 import { EDNS_UDP_SIZE, Rcode } from "../../dns/constants.ts";
 import { isSubdomain } from "../../dns/name.ts";
 import { makePolicy, shuffled } from "./policy.ts";
-import { asciiLower } from "./reply-match.ts";
+import { asciiLower } from "../../client/reply-match.ts";
 import { forwardStats } from "./stats.ts";
 import { Upstream } from "./upstream.ts";
 

@@ -11,7 +11,7 @@ import type { PoolOptions } from "./conn-pool.ts";
 import type { UpstreamStats } from "./stats.ts";
 import { ConnPool } from "./conn-pool.ts";
 import { ExchangeCode, ExchangeError } from "./conn.ts";
-import { asciiLower, randomId } from "./reply-match.ts";
+import { asciiLower, randomId } from "../../client/reply-match.ts";
 import { recordReply, upstreamStats } from "./stats.ts";
 import { encode } from "../../dns/encode.ts";
 import { newQuery } from "../../dns/message.ts";

@@ -3,8 +3,7 @@
 // }
 
 import type { Setup } from "../../plugin.ts";
-import type { Lease } from "../../http/listener.ts";
-import { acquire, parseListenAddress } from "../../http/listener.ts";
+import { parseListenAddress, serveWhileRunning } from "../../http/listener.ts";
 import { HEALTH_PATH, healthRoute } from "./health.ts";
 import { argCount, blockOptions, parseDuration } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
@@ -26,14 +25,6 @@ export const setup: Setup = (d, ctx) => {
   // One instance-wide delay: the longest asked for.
   ctx.instance.lameduckMs = Math.max(ctx.instance.lameduckMs, lameduckMs);
 
-  let lease: Lease | undefined;
-  ctx.onStartup(async () => {
-    try {
-      lease = await acquire(addr, HEALTH_PATH, healthRoute);
-    } catch (err) {
-      throw configError(at, "health", `cannot listen on ${addr.text}: ${(err as Error).message}`);
-    }
-  });
-  ctx.onShutdown(() => lease?.release());
+  serveWhileRunning(ctx, at, "health", addr, HEALTH_PATH, healthRoute);
   return undefined;
 };

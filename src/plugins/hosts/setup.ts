@@ -86,10 +86,10 @@ export const setup: Setup = async (d, ctx) => {
       } catch (err) {
         log.error({ err, file: path }, "hosts file could not be reloaded; keeping the previous entries");
       }
-      if (!stopped) timer = setTimeout(tick, reloadMs).unref();
+      if (!stopped) timer = setTimeout(() => void tick(), reloadMs).unref();
     };
     ctx.onStartup(() => {
-      timer = setTimeout(tick, reloadMs).unref();
+      timer = setTimeout(() => void tick(), reloadMs).unref();
     });
     ctx.onShutdown(() => {
       stopped = true;

@@ -21,19 +21,19 @@ export class Backoff {
   readonly maxMs: number;
   readonly factor: number;
   readonly resetAfterMs: number;
-  private readonly random: () => number;
-  private readonly now: () => number;
-  private step = 0;
+  readonly #random: () => number;
+  readonly #now: () => number;
+  #step = 0;
   /** When the last retry was due (failure time + its delay). */
-  private retryAt = -Infinity;
+  #retryAt = -Infinity;
 
   constructor(o: BackoffOptions = {}) {
     this.initialMs = o.initialMs ?? 250;
     this.maxMs = o.maxMs ?? 30_000;
     this.factor = o.factor ?? 2;
     this.resetAfterMs = o.resetAfterMs ?? 60_000;
-    this.random = o.random ?? Math.random;
-    this.now = o.now ?? Date.now;
+    this.#random = o.random ?? Math.random;
+    this.#now = o.now ?? Date.now;
     if (!(this.initialMs > 0) || !(this.maxMs >= this.initialMs) || !(this.factor >= 1)) {
       throw new RangeError(`backoff: need 0 < initialMs <= maxMs and factor >= 1`);
     }
@@ -41,18 +41,18 @@ export class Backoff {
 
   /** Records a failure and returns how long to wait before the next attempt, in ms. */
   next(): number {
-    const now = this.now();
-    if (now - this.retryAt >= this.resetAfterMs) this.step = 0;
-    const base = Math.min(this.maxMs, this.initialMs * this.factor ** this.step);
-    if (base < this.maxMs) this.step++;
-    const delay = Math.round(base / 2 + (this.random() * base) / 2);
-    this.retryAt = now + delay;
+    const now = this.#now();
+    if (now - this.#retryAt >= this.resetAfterMs) this.#step = 0;
+    const base = Math.min(this.maxMs, this.initialMs * this.factor ** this.#step);
+    if (base < this.maxMs) this.#step++;
+    const delay = Math.round(base / 2 + (this.#random() * base) / 2);
+    this.#retryAt = now + delay;
     return delay;
   }
 
   /** Forgets past failures: the next delay is the initial one again. */
   reset(): void {
-    this.step = 0;
-    this.retryAt = -Infinity;
+    this.#step = 0;
+    this.#retryAt = -Infinity;
   }
 }

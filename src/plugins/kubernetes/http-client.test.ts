@@ -96,12 +96,13 @@ const kubeErr = (code: KubeErrorCode, status?: number) => (e: unknown) => {
 
 /** A server of the test's own: records each request's headers and lets the test answer. */
 async function rawServer(
-  handle: (req: IncomingMessage, res: ServerResponse) => void,
+  handle: (req: IncomingMessage, res: ServerResponse) => unknown,
 ): Promise<{ url: string; headers: IncomingHttpHeaders[]; close(): Promise<void> }> {
   const headers: IncomingHttpHeaders[] = [];
   const server = createServer((req, res) => {
     headers.push(req.headers);
-    handle(req, res);
+    // A handler that fails ends its response; the test sees the cut stream.
+    Promise.resolve(handle(req, res)).catch(() => res.destroy());
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   return {

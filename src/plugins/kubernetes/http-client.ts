@@ -35,28 +35,28 @@ interface RequestAuth {
 /** Splits a byte stream into lines on "\n", across chunk boundaries. Works on bytes, so a UTF-8
  * character cut by a chunk boundary is decoded whole. */
 export class LineSplitter {
-  private pending: Buffer[] = [];
+  #pending: Buffer[] = [];
 
   /** Calls `onLine` for each line `chunk` completes (without its newline) and keeps the rest. */
   push(chunk: Buffer, onLine: (line: string) => void): void {
     let start = 0;
     for (let nl = chunk.indexOf(10); nl !== -1; nl = chunk.indexOf(10, start)) {
       let line = chunk.subarray(start, nl);
-      if (this.pending.length > 0) {
-        this.pending.push(line);
-        line = Buffer.concat(this.pending);
-        this.pending = [];
+      if (this.#pending.length > 0) {
+        this.#pending.push(line);
+        line = Buffer.concat(this.#pending);
+        this.#pending = [];
       }
       start = nl + 1;
       onLine(line.toString("utf8"));
     }
-    if (start < chunk.length) this.pending.push(chunk.subarray(start));
+    if (start < chunk.length) this.#pending.push(chunk.subarray(start));
   }
 
   /** The unterminated last line ("" when the stream ended on a newline). */
   rest(): string {
-    const s = Buffer.concat(this.pending).toString("utf8");
-    this.pending = [];
+    const s = Buffer.concat(this.#pending).toString("utf8");
+    this.#pending = [];
     return s;
   }
 }
@@ -71,29 +71,29 @@ function transportError(what: string, err: unknown): KubeError {
 
 export class HttpClient implements ApiClient {
   readonly server: string;
-  private readonly conn: KubeConnection;
-  private readonly agent: http.Agent;
-  private readonly send: (url: URL, o: https.RequestOptions) => ClientRequest;
-  private readonly now: () => number;
+  readonly #conn: KubeConnection;
+  readonly #agent: http.Agent;
+  readonly #send: (url: URL, o: https.RequestOptions) => ClientRequest;
+  readonly #now: () => number;
   /** Headers that never change: Accept, User-Agent, basic auth, impersonation. */
-  private readonly fixed: OutgoingHttpHeaders;
-  private token?: string;
-  private tokenReadAt: number;
-  private plugin?: Promise<() => Promise<RequestAuth>>;
+  readonly #fixed: OutgoingHttpHeaders;
+  #token?: string;
+  #tokenReadAt: number;
+  #plugin?: Promise<() => Promise<RequestAuth>>;
 
   constructor(conn: KubeConnection, o: HttpClientOptions = {}) {
-    this.conn = conn;
+    this.#conn = conn;
     this.server = conn.server;
-    this.now = o.now ?? Date.now;
-    this.token = conn.auth.token;
-    this.tokenReadAt = this.now();
+    this.#now = o.now ?? Date.now;
+    this.#token = conn.auth.token;
+    this.#tokenReadAt = this.#now();
     const tls = conn.tls;
     if (conn.server.startsWith("https:")) {
-      this.send = https.request;
+      this.#send = https.request;
       // A plugin may hand out its own client certificate; then it goes with each request instead
       // (the agent's options would override the request's).
       const own = conn.auth.plugin ? {} : { cert: tls.cert, key: tls.key };
-      this.agent = new https.Agent({
+      this.#agent = new https.Agent({
         keepAlive: true,
         keepAliveMsecs: TCP_KEEPALIVE_MS,
         ca: tls.ca,
@@ -102,57 +102,59 @@ export class HttpClient implements ApiClient {
         servername: tls.serverName,
       });
     } else {
-      this.send = http.request;
-      this.agent = new http.Agent({ keepAlive: true, keepAliveMsecs: TCP_KEEPALIVE_MS });
+      this.#send = http.request;
+      this.#agent = new http.Agent({ keepAlive: true, keepAliveMsecs: TCP_KEEPALIVE_MS });
     }
-    this.fixed = { Accept: "application/json", "User-Agent": "clusterdns", ...conn.auth.headers };
+    this.#fixed = { Accept: "application/json", "User-Agent": "clusterdns", ...conn.auth.headers };
     const basic = conn.auth.basic;
     if (basic) {
       const b64 = Buffer.from(`${basic.username}:${basic.password}`).toString("base64");
-      this.fixed.Authorization = `Basic ${b64}`;
+      this.#fixed.Authorization = `Basic ${b64}`;
     }
   }
 
   /** Closes every connection of this client; requests still open fail with a transport error. */
   close(): void {
-    this.agent.destroy();
+    this.#agent.destroy();
   }
 
-  private async credentials(): Promise<RequestAuth> {
-    const a = this.conn.auth;
+  async #credentials(): Promise<RequestAuth> {
+    const a = this.#conn.auth;
     if (a.plugin) {
       // Tried again on the next request when loading fails.
-      this.plugin ??= pluginAuth(a.plugin.kubeconfig, a.plugin.context, this.server).catch((err: unknown) => {
-        this.plugin = undefined;
-        throw err;
-      });
-      const auth = await (await this.plugin)();
-      return { ...auth, headers: { ...this.fixed, ...auth.headers } };
+      this.#plugin ??= pluginAuth(a.plugin.kubeconfig, a.plugin.context, this.server).catch(
+        (err: unknown) => {
+          this.#plugin = undefined;
+          throw err;
+        },
+      );
+      const auth = await (await this.#plugin)();
+      return { ...auth, headers: { ...this.#fixed, ...auth.headers } };
     }
-    if (a.tokenFile && this.now() - this.tokenReadAt >= TOKEN_FILE_TTL_MS) {
-      this.tokenReadAt = this.now();
+    if (a.tokenFile && this.#now() - this.#tokenReadAt >= TOKEN_FILE_TTL_MS) {
+      this.#tokenReadAt = this.#now();
       try {
         const t = readFileSync(a.tokenFile, "utf8").trim();
-        if (t !== "") this.token = t;
+        if (t !== "") this.#token = t;
       } catch {
         // Keep the last good token: a rotation replaces the file, it does not remove it for long.
       }
     }
-    if (!this.token) return { headers: this.fixed };
-    return { headers: { ...this.fixed, Authorization: `Bearer ${this.token}` } };
+    if (!this.#token) return { headers: this.#fixed };
+    return { headers: { ...this.#fixed, Authorization: `Bearer ${this.#token}` } };
   }
 
-  private url(path: string, query: Query): URL {
+  #url(path: string, query: Query): URL {
     const url = new URL(this.server + path);
     for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, String(v));
     return url;
   }
 
   /** Starts one GET; the caller gets the request at once and listens on it. */
-  private request(url: URL, auth: RequestAuth, signal?: AbortSignal): ClientRequest {
-    const req = this.send(url, {
+  #request(url: URL, auth: RequestAuth, signal?: AbortSignal): ClientRequest {
+    const req = this.#send(url, {
       method: "GET",
-      agent: this.agent,
+      agent: this.#agent,
       headers: auth.headers,
       cert: auth.cert,
       key: auth.key,
@@ -162,17 +164,13 @@ export class HttpClient implements ApiClient {
     return req;
   }
 
-  private async get(
-    path: string,
-    query: Query,
-    signal: AbortSignal,
-  ): Promise<{ status: number; body: unknown }> {
+  async #get(path: string, query: Query, signal: AbortSignal): Promise<{ status: number; body: unknown }> {
     const what = `GET ${path}`;
     let status: number;
     let text: string;
     try {
-      const auth = await this.credentials();
-      const req = this.request(this.url(path, query), auth, signal);
+      const auth = await this.#credentials();
+      const req = this.#request(this.#url(path, query), auth, signal);
       const res = await new Promise<IncomingMessage>((resolve, reject) => {
         req.once("response", resolve);
         // Kept for the request's whole life: an abort while the body is read also emits here.
@@ -196,7 +194,7 @@ export class HttpClient implements ApiClient {
   }
 
   async list(path: string, query: Query, signal: AbortSignal): Promise<KList> {
-    const { status, body } = await this.get(path, query, signal);
+    const { status, body } = await this.#get(path, query, signal);
     if (status !== 200) throw statusError(body as KStatus | undefined, status);
     const l = body as KList;
     if (!l || typeof l !== "object" || !Array.isArray(l.items) || typeof l.metadata !== "object") {
@@ -207,7 +205,7 @@ export class HttpClient implements ApiClient {
 
   async serves(groupVersion: string, resource: string, signal: AbortSignal): Promise<boolean> {
     const path = groupVersion === "v1" ? "/api/v1" : `/apis/${groupVersion}`;
-    const { status, body } = await this.get(path, {}, signal);
+    const { status, body } = await this.#get(path, {}, signal);
     if (status === 404) return false;
     if (status !== 200) throw statusError(body as KStatus | undefined, status);
     const resources = (body as { resources?: { name?: string }[] } | undefined)?.resources;
@@ -252,17 +250,17 @@ export class HttpClient implements ApiClient {
 
     let auth: RequestAuth;
     try {
-      auth = await this.credentials();
+      auth = await this.#credentials();
     } catch (err) {
       finish(transportError(what, err));
       return ctl;
     }
     if (ended) return ctl;
-    const req = (open.req = this.request(this.url(path, { watch: true, ...query }), auth));
+    const req = (open.req = this.#request(this.#url(path, { watch: true, ...query }), auth));
     req.on("error", (err) => finish(transportError(what, err)));
     req.on("response", (res) => {
       arm();
-      if (res.statusCode !== 200) return this.failedWatch(res, what, arm, finish);
+      if (res.statusCode !== 200) return this.#failedWatch(res, what, arm, finish);
       const lines = new LineSplitter();
       const onLine = (line: string) => {
         if (ended || line.trim() === "") return;
@@ -303,12 +301,7 @@ export class HttpClient implements ApiClient {
   }
 
   /** A watch answered with an HTTP error: reads the Status body and ends with it. */
-  private failedWatch(
-    res: IncomingMessage,
-    what: string,
-    arm: () => void,
-    finish: (err: KubeError) => void,
-  ): void {
+  #failedWatch(res: IncomingMessage, what: string, arm: () => void, finish: (err: KubeError) => void): void {
     const chunks: Buffer[] = [];
     res.on("data", (chunk: Buffer) => {
       arm();

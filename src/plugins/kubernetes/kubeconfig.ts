@@ -170,25 +170,26 @@ class Fields {
   has(key: string): boolean {
     return this.obj[key] !== undefined && this.obj[key] !== null;
   }
-  private bad(key: string, want: string): KubeError {
+  #bad(key: string, want: string): KubeError {
     return configError(`${this.where}: ${key} must be ${want}`);
   }
   str(key: string): string | undefined {
     const v = this.obj[key];
     if (v === undefined || v === null) return undefined;
-    if (typeof v !== "string") throw this.bad(key, "a string");
+    if (typeof v !== "string") throw this.#bad(key, "a string");
     return v;
   }
   bool(key: string): boolean {
     const v = this.obj[key];
     if (v === undefined || v === null) return false;
-    if (typeof v !== "boolean") throw this.bad(key, "true or false");
+    if (typeof v !== "boolean") throw this.#bad(key, "true or false");
     return v;
   }
   strings(key: string): string[] | undefined {
     const v = this.obj[key];
     if (v === undefined || v === null) return undefined;
-    if (!Array.isArray(v) || !v.every((s) => typeof s === "string")) throw this.bad(key, "a list of strings");
+    if (!Array.isArray(v) || !v.every((s) => typeof s === "string"))
+      throw this.#bad(key, "a list of strings");
     return v as string[];
   }
 }

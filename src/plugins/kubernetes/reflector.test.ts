@@ -47,32 +47,32 @@ interface Call {
 class RecordingSink implements Sink {
   calls: Call[] = [];
   store = new Map<string, KObject>();
-  private seen?: Set<string>;
-  private readonly server: TestApiServer;
+  #seen?: Set<string>;
+  readonly #server: TestApiServer;
   constructor(server: TestApiServer) {
-    this.server = server;
+    this.#server = server;
   }
-  private key(kind: Kind, obj: KObject): string {
+  #key(kind: Kind, obj: KObject): string {
     return `${kind}:${obj.metadata.namespace ?? ""}/${obj.metadata.name}`;
   }
   listStart(kind: Kind): void {
-    this.calls.push({ op: "listStart", kind, requests: this.server.requests.length });
-    this.seen = new Set();
+    this.calls.push({ op: "listStart", kind, requests: this.#server.requests.length });
+    this.#seen = new Set();
   }
   apply(kind: Kind, type: EventType, obj: KObject): void {
-    const key = this.key(kind, obj);
+    const key = this.#key(kind, obj);
     const rv = obj.metadata.resourceVersion;
-    this.calls.push({ op: "apply", kind, type, key, rv, requests: this.server.requests.length });
-    this.seen?.add(key);
+    this.calls.push({ op: "apply", kind, type, key, rv, requests: this.#server.requests.length });
+    this.#seen?.add(key);
     if (type === "DELETED") this.store.delete(key);
     else this.store.set(key, obj);
   }
   listDone(kind: Kind): void {
-    this.calls.push({ op: "listDone", kind, requests: this.server.requests.length });
+    this.calls.push({ op: "listDone", kind, requests: this.#server.requests.length });
     for (const key of [...this.store.keys()]) {
-      if (key.startsWith(`${kind}:`) && !this.seen?.has(key)) this.store.delete(key);
+      if (key.startsWith(`${kind}:`) && !this.#seen?.has(key)) this.store.delete(key);
     }
-    this.seen = undefined;
+    this.#seen = undefined;
   }
   keys(kind: Kind): string[] {
     return [...this.store.keys()].filter((k) => k.startsWith(`${kind}:`)).sort();

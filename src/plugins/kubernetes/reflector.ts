@@ -79,137 +79,137 @@ class Stopped extends Error {}
 
 export class Reflector {
   readonly kind: Kind;
-  private readonly o: ReflectorOptions;
-  private readonly log: Logger;
-  private readonly backoff: Backoff;
-  private readonly path: string;
-  private readonly namespaces?: ReadonlySet<string>;
-  private readonly stopCtl = new AbortController();
-  private running?: Promise<void>;
-  private rv = "";
-  private s = { synced: false, connected: false, lists: 0, relists: 0, watchRestarts: 0, errors: 0 };
-  private lastError?: string;
+  readonly #o: ReflectorOptions;
+  readonly #log: Logger;
+  readonly #backoff: Backoff;
+  readonly #path: string;
+  readonly #namespaces?: ReadonlySet<string>;
+  readonly #stopCtl = new AbortController();
+  #running?: Promise<void>;
+  #rv = "";
+  #s = { synced: false, connected: false, lists: 0, relists: 0, watchRestarts: 0, errors: 0 };
+  #lastError?: string;
   /** Whether the last failure was logged as a warning (so retries log at debug until recovery). */
-  private warned = false;
+  #warned = false;
   /** Open once the first LIST has completed, or the reflector has stopped. */
-  private readonly settled = new Latch();
+  readonly #settled = new Latch();
 
   constructor(o: ReflectorOptions) {
-    this.o = o;
+    this.#o = o;
     this.kind = o.kind;
-    this.log = o.log;
-    this.backoff = new Backoff(o.backoff);
-    this.path = RESOURCE_PATHS[o.kind];
-    if (o.namespaces && o.namespaces.length > 0) this.namespaces = new Set(o.namespaces);
+    this.#log = o.log;
+    this.#backoff = new Backoff(o.backoff);
+    this.#path = RESOURCE_PATHS[o.kind];
+    if (o.namespaces && o.namespaces.length > 0) this.#namespaces = new Set(o.namespaces);
   }
 
   get synced(): boolean {
-    return this.s.synced;
+    return this.#s.synced;
   }
 
   stats(): ReflectorStats {
-    return { kind: this.kind, ...this.s, lastError: this.lastError, resourceVersion: this.rv };
+    return { kind: this.kind, ...this.#s, lastError: this.#lastError, resourceVersion: this.#rv };
   }
 
   /** Starts the list/watch loop in the background. */
   start(): void {
-    this.running ??= this.run();
+    this.#running ??= this.#run();
   }
 
   /** Resolves once the first LIST has completed, or the reflector has stopped. */
   waitSynced(): Promise<void> {
-    return this.settled.wait();
+    return this.#settled.wait();
   }
 
   async stop(): Promise<void> {
-    this.stopCtl.abort();
-    await this.running;
+    this.#stopCtl.abort();
+    await this.#running;
   }
 
-  private get stopped(): boolean {
-    return this.stopCtl.signal.aborted;
+  get #stopped(): boolean {
+    return this.#stopCtl.signal.aborted;
   }
 
-  private async run(): Promise<void> {
+  async #run(): Promise<void> {
     let needList = true;
     let goneInARow = 0;
-    while (!this.stopped) {
+    while (!this.#stopped) {
       try {
         if (needList) {
-          await this.list();
+          await this.#list();
           needList = false;
         }
-        if (this.stopped) break;
-        const end = await this.watch();
+        if (this.#stopped) break;
+        const end = await this.#watch();
         if (end.kind === "gone") {
           // Relist at once; only 410s that keep coming without a watch event in between wait.
-          this.log.info(
-            { kind: this.kind, resourceVersion: this.rv },
+          this.#log.info(
+            { kind: this.kind, resourceVersion: this.#rv },
             "watch history expired (410), listing again",
           );
           needList = true;
-          if (goneInARow++ > 0) await this.sleep(this.backoff.next());
+          if (goneInARow++ > 0) await this.#sleep(this.#backoff.next());
           continue;
         }
-        this.s.watchRestarts++;
+        this.#s.watchRestarts++;
         if (end.kind === "silent") {
-          this.failed(
-            new KubeError(KubeErrorCode.TRANSPORT, `watch silent for ${this.silentMs()} ms`),
+          this.#failed(
+            new KubeError(KubeErrorCode.TRANSPORT, `watch silent for ${this.#silentMs()} ms`),
             false,
           );
         } else if (end.events > 0) goneInARow = 0;
       } catch (err) {
-        if (this.stopped) break;
+        if (this.#stopped) break;
         if (err instanceof KubeError && err.gone) {
           // An expired continue token (the list took too long): start the list over.
-          this.log.info({ kind: this.kind }, "list continue token expired (410), listing again");
+          this.#log.info({ kind: this.kind }, "list continue token expired (410), listing again");
           needList = true;
-          if (goneInARow++ > 0) await this.sleep(this.backoff.next());
+          if (goneInARow++ > 0) await this.#sleep(this.#backoff.next());
           continue;
         }
-        this.failed(err, true);
-        await this.sleep(this.backoff.next());
+        this.#failed(err, true);
+        await this.#sleep(this.#backoff.next());
       }
     }
-    this.settled.open();
+    this.#settled.open();
   }
 
-  private silentMs(): number {
-    return this.o.silentTimeoutMs ?? 150_000;
+  #silentMs(): number {
+    return this.#o.silentTimeoutMs ?? 150_000;
   }
 
-  private failed(err: unknown, isError: boolean): void {
-    if (err instanceof Stopped || this.stopped) return;
+  #failed(err: unknown, isError: boolean): void {
+    if (err instanceof Stopped || this.#stopped) return;
     const message = err instanceof Error ? err.message : String(err);
-    this.s.errors++;
-    this.lastError = message;
-    const wasConnected = this.s.connected;
-    this.s.connected = false;
-    if (!this.warned || wasConnected) {
-      this.warned = true;
-      this.log.warn(
+    this.#s.errors++;
+    this.#lastError = message;
+    const wasConnected = this.#s.connected;
+    this.#s.connected = false;
+    if (!this.#warned || wasConnected) {
+      this.#warned = true;
+      this.#log.warn(
         { kind: this.kind, err: message, code: (err as KubeError).code },
         isError ? "API request failed, retrying" : "watch went silent, resuming",
       );
     } else {
-      this.log.debug({ kind: this.kind, err: message }, "API request failed again");
+      this.#log.debug({ kind: this.kind, err: message }, "API request failed again");
     }
   }
 
-  private ok(): void {
-    if (this.s.connected) return;
-    this.s.connected = true;
-    if (this.warned) {
-      this.warned = false;
-      this.log.info({ kind: this.kind }, "API connection restored");
+  #ok(): void {
+    if (this.#s.connected) return;
+    this.#s.connected = true;
+    if (this.#warned) {
+      this.#warned = false;
+      this.#log.info({ kind: this.kind }, "API connection restored");
     }
   }
 
-  private sleep(ms: number): Promise<void> {
-    if (this.stopped) return Promise.resolve();
+  #sleep(ms: number): Promise<void> {
+    if (this.#stopped) return Promise.resolve();
     return new Promise((resolve) => {
       const t = setTimeout(done, ms);
-      const signal = this.stopCtl.signal;
+      const signal = this.#stopCtl.signal;
       function done() {
         clearTimeout(t);
         signal.removeEventListener("abort", done);
@@ -219,72 +219,72 @@ export class Reflector {
     });
   }
 
-  private wanted(obj: KObject): boolean {
-    if (!this.namespaces) return true;
-    return this.namespaces.has(
+  #wanted(obj: KObject): boolean {
+    if (!this.#namespaces) return true;
+    return this.#namespaces.has(
       this.kind === "namespaces" ? obj.metadata.name : (obj.metadata.namespace ?? ""),
     );
   }
 
   /** Delivers to the sink; a sink that throws is logged and the reflector carries on. */
-  private deliver(fn: () => void): void {
+  #deliver(fn: () => void): void {
     try {
       fn();
     } catch (err) {
-      this.log.error({ kind: this.kind, err }, "sink failed on an object");
+      this.#log.error({ kind: this.kind, err }, "sink failed on an object");
     }
   }
 
-  private async list(): Promise<void> {
+  async #list(): Promise<void> {
     const started = Date.now();
-    const first = this.s.lists === 0;
-    const query: Query = { limit: this.o.pageSize ?? 500, labelSelector: this.o.labelSelector };
-    const sink = this.o.sink;
+    const first = this.#s.lists === 0;
+    const query: Query = { limit: this.#o.pageSize ?? 500, labelSelector: this.#o.labelSelector };
+    const sink = this.#o.sink;
     let delivered = 0;
     let cont: string | undefined;
     let pages = 0;
     do {
       const signal = AbortSignal.any([
-        this.stopCtl.signal,
-        AbortSignal.timeout(this.o.listTimeoutMs ?? 60_000),
+        this.#stopCtl.signal,
+        AbortSignal.timeout(this.#o.listTimeoutMs ?? 60_000),
       ]);
-      const page = await this.o.client.list(this.path, { ...query, continue: cont }, signal);
-      if (this.stopped) throw new Stopped();
-      this.ok();
+      const page = await this.#o.client.list(this.#path, { ...query, continue: cont }, signal);
+      if (this.#stopped) throw new Stopped();
+      this.#ok();
       // Opened only once the first page is in, so an API that is down does not open list after list.
-      if (pages++ === 0) this.deliver(() => sink.listStart(this.kind));
+      if (pages++ === 0) this.#deliver(() => sink.listStart(this.kind));
       for (const item of page.items) {
-        if (!this.wanted(item)) continue;
+        if (!this.#wanted(item)) continue;
         delivered++;
-        this.deliver(() => sink.apply(this.kind, "ADDED", item));
+        this.#deliver(() => sink.apply(this.kind, "ADDED", item));
       }
       cont = page.metadata.continue || undefined;
-      this.rv = page.metadata.resourceVersion ?? "";
+      this.#rv = page.metadata.resourceVersion ?? "";
     } while (cont);
-    this.deliver(() => sink.listDone(this.kind));
-    this.s.lists++;
-    if (!first) this.s.relists++;
+    this.#deliver(() => sink.listDone(this.kind));
+    this.#s.lists++;
+    if (!first) this.#s.relists++;
     const fields = {
       kind: this.kind,
       objects: delivered,
-      resourceVersion: this.rv,
+      resourceVersion: this.#rv,
       ms: Date.now() - started,
     };
-    if (first) this.log.info(fields, "listed");
-    else this.log.debug(fields, "listed again");
-    this.s.synced = true;
-    this.settled.open();
+    if (first) this.#log.info(fields, "listed");
+    else this.#log.debug(fields, "listed again");
+    this.#s.synced = true;
+    this.#settled.open();
   }
 
   /** Runs one watch until it ends; resolves how, rejects on a failure. */
-  private watch(): Promise<WatchEnd> {
-    const silentMs = this.silentMs();
-    const t = this.o.watchTimeoutSeconds ?? 300;
+  #watch(): Promise<WatchEnd> {
+    const silentMs = this.#silentMs();
+    const t = this.#o.watchTimeoutSeconds ?? 300;
     const query: Query = {
-      resourceVersion: this.rv,
+      resourceVersion: this.#rv,
       allowWatchBookmarks: true,
       timeoutSeconds: Math.floor(t + Math.random() * t),
-      labelSelector: this.o.labelSelector,
+      labelSelector: this.#o.labelSelector,
     };
     const started = Date.now();
     return new Promise<WatchEnd>((resolve, reject) => {
@@ -295,7 +295,7 @@ export class Reflector {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        this.stopCtl.signal.removeEventListener("abort", onStop);
+        this.#stopCtl.signal.removeEventListener("abort", onStop);
         ctl?.abort();
         if (r instanceof Error) reject(r);
         else resolve(r);
@@ -306,14 +306,14 @@ export class Reflector {
       };
       let ctl: AbortController | undefined;
       const onStop = () => finish(new Stopped());
-      if (this.stopped) return onStop();
-      this.stopCtl.signal.addEventListener("abort", onStop);
+      if (this.#stopped) return onStop();
+      this.#stopCtl.signal.addEventListener("abort", onStop);
       arm();
 
       const onEvent = (type: string, obj: unknown) => {
         if (settled) return;
         arm();
-        this.ok();
+        this.#ok();
         events++;
         const o = obj as KObject | undefined;
         if (type === "ERROR") {
@@ -324,16 +324,16 @@ export class Reflector {
         }
         const rv = o?.metadata?.resourceVersion;
         if (type === "BOOKMARK") {
-          if (rv) this.rv = rv;
+          if (rv) this.#rv = rv;
           return;
         }
         if (type !== "ADDED" && type !== "MODIFIED" && type !== "DELETED") {
-          this.log.debug({ kind: this.kind, type }, "unknown watch event type ignored");
+          this.#log.debug({ kind: this.kind, type }, "unknown watch event type ignored");
           return;
         }
         if (!o?.metadata) return;
-        if (rv) this.rv = rv;
-        if (this.wanted(o)) this.deliver(() => this.o.sink.apply(this.kind, type as EventType, o));
+        if (rv) this.#rv = rv;
+        if (this.#wanted(o)) this.#deliver(() => this.#o.sink.apply(this.kind, type as EventType, o));
       };
       const onDone = (err: KubeError | null) => {
         if (settled) return;
@@ -342,13 +342,13 @@ export class Reflector {
         // one that fails at once is a failure to back off from.
         if (
           events > 0 ||
-          (err?.code !== KubeErrorCode.STATUS && Date.now() - started >= (this.o.minWatchMs ?? 1000))
+          (err?.code !== KubeErrorCode.STATUS && Date.now() - started >= (this.#o.minWatchMs ?? 1000))
         ) {
           return finish({ kind: "ended", events });
         }
         finish(err ?? new KubeError(KubeErrorCode.TRANSPORT, "watch closed at once with no event"));
       };
-      this.o.client.watch(this.path, query, onEvent, onDone, silentMs + 1000).then(
+      this.#o.client.watch(this.#path, query, onEvent, onDone, silentMs + 1000).then(
         (c) => {
           ctl = c;
           if (settled) c.abort();

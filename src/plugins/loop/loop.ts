@@ -7,11 +7,11 @@
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import type { Handler, ListenAddress } from "../../plugin.ts";
-import type { Exchange } from "./exchange.ts";
+import type { Exchange } from "../../client/udp-exchange.ts";
 import { failure } from "../../plugin.ts";
 import { newQuery } from "../../dns/message.ts";
 import { Rcode, Type } from "../../dns/constants.ts";
-import { udpExchange } from "./exchange.ts";
+import { udpExchange } from "../../client/udp-exchange.ts";
 
 export class LoopError extends Error {
   readonly code = "CDNS_ERR_LOOP";

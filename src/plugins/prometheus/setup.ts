@@ -3,8 +3,7 @@
 // one listener; the registry (src/metrics/registry.ts) outlives reloads.
 
 import type { Setup } from "../../plugin.ts";
-import type { Lease } from "../../http/listener.ts";
-import { acquire, parseListenAddress, reply } from "../../http/listener.ts";
+import { parseListenAddress, reply, serveWhileRunning } from "../../http/listener.ts";
 import { argCount, noBlock } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
 import { registry } from "../../metrics/registry.ts";
@@ -23,22 +22,14 @@ export const setup: Setup = (d, ctx) => {
 
   ctx.onQueryDone(queryRecorder(ctx.block.directives));
 
-  let lease: Lease | undefined;
-  ctx.onStartup(async () => {
-    try {
-      lease = await acquire(addr, METRICS_PATH, (_req, res) => {
-        registry.metrics().then(
-          (text) => {
-            res.writeHead(200, { "Content-Type": registry.contentType });
-            res.end(text);
-          },
-          (err: unknown) => reply(res, 500, `${(err as Error).message}\n`),
-        );
-      });
-    } catch (err) {
-      throw configError(at, NAME, `cannot listen on ${addr.text}: ${(err as Error).message}`);
-    }
+  serveWhileRunning(ctx, at, NAME, addr, METRICS_PATH, (_req, res) => {
+    registry.metrics().then(
+      (text) => {
+        res.writeHead(200, { "Content-Type": registry.contentType });
+        res.end(text);
+      },
+      (err: unknown) => reply(res, 500, `${(err as Error).message}\n`),
+    );
   });
-  ctx.onShutdown(() => lease?.release());
   return undefined;
 };

@@ -3,9 +3,8 @@
 // }
 
 import type { Setup } from "../../plugin.ts";
-import type { Lease } from "../../http/listener.ts";
 import type { Monitor } from "./ready.ts";
-import { acquire, parseListenAddress } from "../../http/listener.ts";
+import { parseListenAddress, serveWhileRunning } from "../../http/listener.ts";
 import { READY_PATH, readyRoute } from "./ready.ts";
 import { argCount, blockOptions } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
@@ -30,14 +29,6 @@ export const setup: Setup = (d, ctx) => {
   });
 
   const route = readyRoute(ctx.instance, monitor);
-  let lease: Lease | undefined;
-  ctx.onStartup(async () => {
-    try {
-      lease = await acquire(addr, READY_PATH, route);
-    } catch (err) {
-      throw configError(at, "ready", `cannot listen on ${addr.text}: ${(err as Error).message}`);
-    }
-  });
-  ctx.onShutdown(() => lease?.release());
+  serveWhileRunning(ctx, at, "ready", addr, READY_PATH, route);
   return undefined;
 };

@@ -2,8 +2,8 @@
 // the query in flight (RFC 5452 9.1): a random 16-bit ID alone is guessable by an off-path attacker,
 // and a late reply to an earlier query on a pooled connection must not answer a later one.
 
-import type { Msg } from "../../dns/message.ts";
-import { decode } from "../../dns/decode.ts";
+import type { Msg } from "../dns/message.ts";
+import { decode } from "../dns/decode.ts";
 
 /** What the reply to one query must echo. `name` is lowercase. */
 export interface Expect {
