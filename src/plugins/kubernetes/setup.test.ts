@@ -18,6 +18,8 @@ import { gcStats } from "../../runtime/heap.ts";
 import { Records } from "./records.ts";
 import { Store } from "./store.ts";
 import { ObjectsError, loadObjects, objectsSource } from "./objects-file.ts";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import type { Kind, KObject, Sink } from "./source.ts";
 
 const ROOT = resolve(import.meta.dirname, "../../..");
@@ -407,6 +409,25 @@ items:
     assert.equal(src.describe(), `file ${DEMO}`);
     assert.equal(src.counts().services, 7);
     await src.stop();
+  });
+
+  it("lets go of the file's objects once it handed them over (the store keeps slim records only)", async () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    let held: WeakRef<object> | undefined;
+    const sink: Sink = {
+      listStart: () => {},
+      apply: (_k, _t, o) => void (held ??= new WeakRef(o)),
+      listDone: () => {},
+    };
+    const src = objectsSource({ files: [DEMO], kinds: ["services"] });
+    await src.start(sink);
+    for (let i = 0; i < 3 && held?.deref() !== undefined; i++) {
+      await new Promise((r) => setImmediate(r));
+      gc();
+    }
+    assert.equal(held?.deref(), undefined, "an object the sink did not keep is collected");
+    assert.equal(src.counts().services, 7, "its counts stay");
   });
 });
 
