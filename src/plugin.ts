@@ -100,6 +100,9 @@ export interface Kept {
   /** The entry's TTL in seconds, and when (cacheClock()) it started counting down. */
   readonly ttl: number;
   readonly stored: number;
+  /** The answer section reaches the type asked (through CNAMEs): a last known good answer that
+   * serve_stale_policy prefer_positive keeps over a later negative or failed one. */
+  readonly answers: boolean;
 }
 
 export type CacheKind = "success" | "denial";

@@ -60,7 +60,7 @@ function keeper(capacity: number) {
 test("kept entries are admitted by their keeper, evicted through it, and forgotten when dropped", () => {
   const c = new AnswerCache();
   const k = keeper(2);
-  const kept = { keeper: k, kind: "success" as const, ttl: 30, stored: 0 };
+  const kept = { keeper: k, kind: "success" as const, ttl: 30, stored: 0, answers: true };
   for (const key of ["a", "b", "c"]) c.set(key, entry(30_000, 1, { kept }), c.generation);
   assert.equal(c.get("a", 0), undefined, "the keeper's capacity evicted the oldest");
   assert.deepEqual(

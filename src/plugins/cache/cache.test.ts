@@ -525,6 +525,72 @@ describe("cache", () => {
     assert.equal(t.up.asked.length, 5);
   });
 
+  it("serve_stale_policy prefer_positive: a stale answer outlives an upstream that turned negative", async () => {
+    for (const verify of [true, false]) {
+      const t = setup({ serveStale: { durationMs: 60_000, verify, preferPositive: true } });
+      t.up.answer("www.example.org.", [a("www.example.org.", "192.0.2.1", 10)]);
+      await t.ask("www.example.org");
+      t.tick(15);
+      t.up.answer("www.example.org.", [], { rcode: Rcode.NXDOMAIN, authority: [soa(3600, 60)] });
+      for (let i = 0; i < 3; i++) {
+        const r = await t.ask("www.example.org");
+        assert.equal(r.reply.rcode, Rcode.NOERROR, `verify=${verify}, query ${i}`);
+        assert.deepEqual(r.reply.answer[0]?.data, { type: Type.A, address: "192.0.2.1" });
+        assert.deepEqual(ttls(r.reply), [0]);
+        await flush();
+      }
+      assert.ok(t.up.asked.length >= 2, "the upstream is still asked");
+      t.up.answer("www.example.org.", [a("www.example.org.", "192.0.2.2", 10)]);
+      await t.ask("www.example.org");
+      await flush();
+      const fresh = await t.ask("www.example.org");
+      assert.deepEqual(
+        fresh.reply.answer[0].data,
+        { type: Type.A, address: "192.0.2.2" },
+        "a new answer wins",
+      );
+      t.tick(11);
+      t.up.answer("www.example.org.", [], { rcode: Rcode.NXDOMAIN, authority: [soa(3600, 60)] });
+      await t.ask("www.example.org");
+      await flush();
+      t.tick(61);
+      assert.equal((await t.ask("www.example.org")).reply.rcode, Rcode.NXDOMAIN, "past the stale window");
+    }
+  });
+
+  it("serve_stale without prefer_positive: the upstream's NXDOMAIN replaces the stale answer", async () => {
+    const t = setup({ serveStale: { durationMs: 60_000, verify: true } });
+    t.up.answer("www.example.org.", [a("www.example.org.", "192.0.2.1", 10)]);
+    await t.ask("www.example.org");
+    t.tick(15);
+    t.up.answer("www.example.org.", [], { rcode: Rcode.NXDOMAIN, authority: [soa(3600, 60)] });
+    assert.equal((await t.ask("www.example.org")).reply.rcode, Rcode.NXDOMAIN);
+  });
+
+  it("prefer_positive keeps only an answer that answers: a CNAME chain to the type asked counts", async () => {
+    const t = setup({ serveStale: { durationMs: 60_000, verify: true, preferPositive: true } });
+    const cname: RR = {
+      name: "alias.example.org.",
+      type: Type.CNAME,
+      class: Class.IN,
+      ttl: 10,
+      data: { type: Type.CNAME, target: "www.example.org." },
+    };
+    t.up.answer("alias.example.org.", [cname, a("www.example.org.", "192.0.2.1", 10)]);
+    t.up.answer("dangling.example.org.", [{ ...cname, name: "dangling.example.org." }]);
+    await t.ask("alias.example.org");
+    await t.ask("dangling.example.org");
+    t.tick(15);
+    t.up.answer("alias.example.org.", [], { rcode: Rcode.NXDOMAIN, authority: [soa(3600, 60)] });
+    t.up.answer("dangling.example.org.", [], { rcode: Rcode.NXDOMAIN, authority: [soa(3600, 60)] });
+    assert.equal((await t.ask("alias.example.org")).reply.rcode, Rcode.NOERROR, "the chain reaches an A");
+    assert.equal(
+      (await t.ask("dangling.example.org")).reply.rcode,
+      Rcode.NXDOMAIN,
+      "a CNAME that never reaches an A answered nothing to keep",
+    );
+  });
+
   it("never serves a kept SERVFAIL stale", async () => {
     const t = setup({ serveStale: { durationMs: 60_000, verify: false } });
     t.up.setFail(true);

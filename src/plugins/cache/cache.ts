@@ -42,7 +42,8 @@ export interface CacheOptions {
   success: KindSettings;
   denial: KindSettings;
   prefetch?: PrefetchRule;
-  serveStale?: { durationMs: number; verify: boolean };
+  /** serve_stale; `preferPositive` is serve_stale_policy prefer_positive (CoreDNS 1.14.7). */
+  serveStale?: { durationMs: number; verify: boolean; preferPositive?: boolean };
   /** How long SERVFAIL replies are kept, in seconds; 0 keeps none. */
   servfailTtl: number;
   disable: { success: readonly string[]; denial: readonly string[] };
@@ -156,9 +157,10 @@ export class Cache implements Keeper {
           this.#refresh(e, req, next, stats);
           return this.#answer(req, e, 0, now);
         }
-        // verify: a failure neither reaches the client nor replaces the stale entry.
+        // verify: a failure neither reaches the client nor replaces the stale entry; with
+        // prefer_positive, neither does a reply that does not answer what the stale one answered.
         const fresh = await next.serve(req).catch(() => undefined);
-        if (fresh !== undefined && !isFailureRcode(fresh.rcode)) return this.#keep(req, fresh, now);
+        if (fresh !== undefined && this.#replaces(e, req, fresh)) return this.#keep(req, fresh, now);
         stats.servedStale++;
         return this.#answer(req, e, 0, now);
       }
@@ -207,6 +209,14 @@ export class Cache implements Keeper {
     };
   }
 
+  /** Whether a fresh reply may take the place of the stale entry `e`: not a failure, and with
+   * serve_stale_policy prefer_positive, not a reply that leaves unanswered what `e` answered. */
+  #replaces(e: StoredAnswer, req: Request, fresh: Msg): boolean {
+    if (isFailureRcode(fresh.rcode)) return false;
+    if (!this.#o.serveStale?.preferPositive || !e.kept?.answers) return true;
+    return answersQuestion(fresh, req.qname, req.qtype);
+  }
+
   /** How the reply is kept, or undefined when it is not. */
   #decide(req: Request, reply: Msg, now: number): Kept | undefined {
     if (req.cache.private || reply.tc || reply.question.length === 0) return undefined;
@@ -223,7 +233,8 @@ export class Cache implements Keeper {
       ttl = Math.min(s.maxTtl, Math.max(s.minTtl, said));
     }
     if (ttl <= 0) return undefined;
-    return { keeper: this, kind, ttl, stored: now };
+    const answers = kind === "success" && answersQuestion(reply, req.qname, req.qtype);
+    return { keeper: this, kind, ttl, stored: now, answers };
   }
 
   /** Fetches the entry again in the background; the client's reply does not wait for it. A failure
@@ -241,7 +252,7 @@ export class Cache implements Keeper {
       .refresh(async (own) => {
         own.cache.seenBy = stats;
         const reply = await next.serve(own);
-        if (isFailureRcode(reply.rcode)) return failed();
+        if (!this.#replaces(e, own, reply)) return failed();
         const kept = this.#keep(own, reply, this.#now());
         return own.cache.kept === undefined ? undefined : kept;
       })
@@ -255,6 +266,26 @@ export class Cache implements Keeper {
         () => failed(),
       );
   }
+}
+
+/** Most CNAMEs followed in an answer section before giving up (a loop, or a chain too long to be real). */
+const MAX_CHAIN = 16;
+
+/** The answer section holds a record of the type asked for `qname`, or for the name its CNAMEs lead
+ * to (ANY: a record of any type). */
+export function answersQuestion(reply: Msg, qname: string, qtype: number): boolean {
+  let name = qname.toLowerCase();
+  for (let hop = 0; hop <= MAX_CHAIN; hop++) {
+    let next: string | undefined;
+    for (const rr of reply.answer) {
+      if (rr.name.toLowerCase() !== name) continue;
+      if (rr.type === qtype || qtype === Type.ANY) return true;
+      if (rr.type === Type.CNAME && "target" in rr.data) next = rr.data.target.toLowerCase();
+    }
+    if (next === undefined) return false;
+    name = next;
+  }
+  return false;
 }
 
 export function cachePlugin(c: Cache): Plugin {

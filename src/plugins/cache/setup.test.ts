@@ -39,6 +39,7 @@ test("cache: the kubeadm form and every option", () => {
       "  denial 2500 60",
       "  prefetch 10 2m 20%",
       "  serve_stale 30m verify",
+      "  serve_stale_policy prefer_positive",
       "  servfail 10s",
       "  keepttl",
       "}",
@@ -48,7 +49,7 @@ test("cache: the kubeadm form and every option", () => {
   assert.deepEqual(o.success, { capacity: 5000, maxTtl: 300, minTtl: 10 });
   assert.deepEqual(o.denial, { capacity: 2500, maxTtl: 60, minTtl: 5 });
   assert.deepEqual(o.prefetch, { amount: 10, durationMs: 120_000, percentage: 20 });
-  assert.deepEqual(o.serveStale, { durationMs: 1_800_000, verify: true });
+  assert.deepEqual(o.serveStale, { durationMs: 1_800_000, verify: true, preferPositive: true });
   assert.equal(o.servfailTtl, 10);
   assert.equal(o.keepTtl, true);
   assert.deepEqual(parse("cache {\n prefetch 2 30%\n serve_stale\n servfail 0\n}").prefetch, {
@@ -86,6 +87,13 @@ test("cache: every bad input names its file and line", () => {
     ["cache {\n serve_stale 1h later\n}", 3, /unknown refresh mode 'later'/],
     ["cache {\n serve_stale soon\n}", 3, /invalid duration 'soon'/],
     ["cache {\n serve_stale 1h verify now\n}", 3, /'serve_stale' takes 0 to 2 argument/],
+    ["cache {\n serve_stale_policy prefer_positive\n}", 3, /serve_stale_policy: needs serve_stale/],
+    [
+      "cache {\n serve_stale\n serve_stale_policy newest\n}",
+      4,
+      /unknown policy 'newest' \(want prefer_positive\)/,
+    ],
+    ["cache {\n serve_stale\n serve_stale_policy\n}", 4, /'serve_stale_policy' takes 1 argument/],
     ["cache {\n servfail\n}", 3, /'servfail' takes 1 argument/],
     ["cache {\n servfail 10m\n}", 3, /at most 5m/],
     ["cache {\n servfail often\n}", 3, /invalid duration 'often'/],

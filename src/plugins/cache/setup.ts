@@ -3,6 +3,7 @@
 //     denial CAPACITY [TTL] [MINTTL]
 //     prefetch AMOUNT [[DURATION] [PERCENTAGE%]]
 //     serve_stale [DURATION] [REFRESH_MODE]
+//     serve_stale_policy prefer_positive
 //     servfail DURATION
 //     disable success|denial [ZONES...]
 //     keepttl
@@ -48,6 +49,7 @@ export function parseCache(d: Directive, blockZones: readonly string[]): CacheOp
     keepTtl: false,
   };
   const seen = new Set<string>();
+  let policyAt: Directive | undefined;
   const once = (opt: Directive, min: number, max: number) => {
     if (seen.has(opt.name)) throw configError(opt, NAME, `'${opt.name}' is given twice`);
     seen.add(opt.name);
@@ -93,6 +95,17 @@ export function parseCache(d: Directive, blockZones: readonly string[]): CacheOp
       }
       o.serveStale = { durationMs, verify: mode === "verify" };
     },
+    serve_stale_policy(opt) {
+      once(opt, 1, 1);
+      if (opt.args[0].text !== "prefer_positive") {
+        throw configError(
+          opt.args[0],
+          NAME,
+          `serve_stale_policy: unknown policy '${opt.args[0].text}' (want prefer_positive)`,
+        );
+      }
+      policyAt = opt;
+    },
     servfail(opt) {
       once(opt, 1, 1);
       const ms = parseDuration(opt.args[0], NAME);
@@ -113,6 +126,11 @@ export function parseCache(d: Directive, blockZones: readonly string[]): CacheOp
       o.keepTtl = true;
     },
   });
+  if (policyAt !== undefined) {
+    if (o.serveStale === undefined)
+      throw configError(policyAt, NAME, "serve_stale_policy: needs serve_stale");
+    o.serveStale = { ...o.serveStale, preferPositive: true };
+  }
   return o;
 }
 
