@@ -97,6 +97,14 @@ test("a bad Corefile stops start-up with file:line and the directive", async () 
   assert.equal(badOption.code, 1);
   assert.match(badOption.stderr, /Corefile:3 - Error during parsing: file: unknown property 'relaod'/);
 
+  // A plugin of CoreDNS that clusterdns does not have: named as such, not as an unknown directive.
+  const coredns = await startFailure(". {\n    whoami\n    dnstap /tmp/dnstap.sock full\n}\n");
+  assert.equal(coredns.code, 1);
+  assert.match(
+    coredns.stderr,
+    /Corefile:3 - Error during parsing: plugin dnstap of CoreDNS is not supported by clusterdns \(see README: CoreDNS compatibility\)/,
+  );
+
   // A feature clusterdns does not have (DNS over TLS upstreams) is refused, not ignored.
   const unsupported = await startFailure(". {\n    forward . tls://9.9.9.9\n}\n");
   assert.equal(unsupported.code, 1);
