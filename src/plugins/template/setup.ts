@@ -5,6 +5,7 @@
 //     authority RR
 //     rcode CODE
 //     fallthrough [ZONE...]
+//     upstream [ADDRESS...]      (accepted and ignored, as CoreDNS does)
 // }
 // Every template directive of a server block joins one list, in Corefile order, so that fallthrough
 // passes to the next template. CoreDNS's `ederror` is not supported (a start-up error).
@@ -16,7 +17,7 @@ import type { CompiledTemplate } from "./go-template.ts";
 import { template } from "./template.ts";
 import { compileTemplate } from "./go-template.ts";
 import { goRegExp, groupCount } from "../rewrite/go-regexp.ts";
-import { argCount, blockOptions, zonesArg } from "../../corefile/args.ts";
+import { argCount, blockOptions, ignoredOption, noBlock, zonesArg } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
 import { canonical } from "../../dns/name.ts";
 import { Type, classFromName, rcodeFromName, typeFromName } from "../../dns/constants.ts";
@@ -79,6 +80,10 @@ export const setup: Setup = (d, ctx) => {
     },
     fallthrough(opt) {
       t.fallthrough = opt.args.map((a) => canonical(a.text));
+    },
+    upstream(opt) {
+      noBlock(opt, "template");
+      ignoredOption(opt, ctx.log("template"), "a no-op in CoreDNS too");
     },
     ederror(opt) {
       throw configError(opt, "template", "'ederror' is not supported");

@@ -244,6 +244,18 @@ test("setup rejects bad templates, regexes and options with file:line", async ()
   );
 });
 
+test("upstream, a no-op in CoreDNS, is accepted with one warning line naming its file:line", async () => {
+  const { h, logs } = await chain(
+    ["."],
+    dir("template", ["IN", "AAAA", "cluster.local"], [dir("upstream", ["10.0.0.1"], undefined, 7)]),
+  );
+  const warnings = logs.filter((l) => l.level === 40);
+  assert.equal(warnings.length, 1, JSON.stringify(logs));
+  assert.equal(warnings[0].at, "Corefile:7");
+  assert.match(warnings[0].msg, /'upstream' is ignored/);
+  assert.equal((await h.serve(makeRequest("a.cluster.local", Type.AAAA))).rcode, Rcode.NOERROR);
+});
+
 test("end to end: dig gets templated A records and NODATA for AAAA", async () => {
   const corefile = `example {
     template IN A {
