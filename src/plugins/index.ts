@@ -3,6 +3,7 @@
 // hands it to the server; the server knows only the Registry contract (src/plugin.ts).
 
 import type { Registry, Setup } from "../plugin.ts";
+import { setup as any } from "./any/setup.ts";
 import { setup as autopath } from "./autopath/setup.ts";
 import { setup as bind } from "./bind/setup.ts";
 import { setup as cache } from "./cache/setup.ts";
@@ -17,6 +18,7 @@ import { setup as kubernetes } from "./kubernetes/setup.ts";
 import { setup as loadbalance } from "./loadbalance/setup.ts";
 import { setup as log } from "./log/setup.ts";
 import { setup as loop } from "./loop/setup.ts";
+import { setup as minimal } from "./minimal/setup.ts";
 import { setup as prometheus } from "./prometheus/setup.ts";
 import { setup as ready } from "./ready/setup.ts";
 import { setup as reload } from "./reload/setup.ts";
@@ -34,11 +36,13 @@ export const plugins: Registry = new Map<string, Setup>([
   ["prometheus", prometheus],
   ["errors", errors],
   ["log", log],
+  ["any", any],
   ["chaos", chaos],
   ["loadbalance", loadbalance],
   ["cache", cache],
   ["rewrite", rewrite],
   ["autopath", autopath],
+  ["minimal", minimal],
   ["template", template],
   ["transfer", transfer],
   ["hosts", hosts],

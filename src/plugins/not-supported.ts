@@ -40,7 +40,5 @@ export const NOT_SUPPORTED: ReadonlySet<string> = new Set([
   "nsid",
   "bufsize",
   "acl",
-  "any",
   "header",
-  "minimal",
 ]);
