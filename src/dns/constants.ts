@@ -50,6 +50,16 @@ export const Opcode = {
   UPDATE: 5,
 } as const;
 
+/** EDNS option codes (IANA's "DNS EDNS0 Option Codes"). */
+export const EdnsOption = {
+  NSID: 3, // RFC 5001
+  ECS: 8, // RFC 7871, client subnet
+  COOKIE: 10, // RFC 7873
+  TCP_KEEPALIVE: 11, // RFC 7828
+  PADDING: 12, // RFC 7830
+  EDE: 15, // RFC 8914, extended DNS errors
+} as const;
+
 /** The UDP payload size clusterdns advertises in its OPT record (DNS flag day 2020). */
 export const EDNS_UDP_SIZE = 1232;
 /** What a client without EDNS may receive over UDP (RFC 1035 4.2.1). */

@@ -19,6 +19,7 @@ import { setup as loadbalance } from "./loadbalance/setup.ts";
 import { setup as log } from "./log/setup.ts";
 import { setup as loop } from "./loop/setup.ts";
 import { setup as minimal } from "./minimal/setup.ts";
+import { setup as nsid } from "./nsid/setup.ts";
 import { setup as prometheus } from "./prometheus/setup.ts";
 import { setup as ready } from "./ready/setup.ts";
 import { setup as reload } from "./reload/setup.ts";
@@ -30,6 +31,7 @@ import { setup as whoami } from "./whoami/setup.ts";
 /** Execution order: a new plugin goes where CoreDNS's plugin.cfg puts it (index.test.ts checks). */
 export const plugins: Registry = new Map<string, Setup>([
   ["reload", reload],
+  ["nsid", nsid],
   ["bind", bind],
   ["ready", ready],
   ["health", health],

@@ -451,7 +451,8 @@ class FinishedQuery implements QueryDone {
   }
 }
 
-/** What every reply gets whatever the plugin did: the query's ID and question, QR, and our EDNS. */
+/** What every reply gets whatever the plugin did: the query's ID and question, QR, and our EDNS, with
+ * the options the plugins put in the reply (nsid's identifier). */
 function normalise(reply: Msg, query: Msg): void {
   reply.id = query.id;
   reply.qr = true;
@@ -460,7 +461,8 @@ function normalise(reply: Msg, query: Msg): void {
   reply.cd = query.cd;
   reply.question = query.question;
   if (query.edns) {
-    reply.edns = { udpSize: EDNS_UDP_SIZE, version: 0, do: query.edns.do, options: [] };
+    const options = reply.edns?.options ?? [];
+    reply.edns = { udpSize: EDNS_UDP_SIZE, version: 0, do: query.edns.do, options };
   } else {
     reply.edns = undefined;
     if (reply.rcode > 15) reply.rcode = Rcode.SERVFAIL;

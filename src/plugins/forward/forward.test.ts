@@ -216,6 +216,31 @@ test("the upstream gets our EDNS record with the client's DO bit, not the client
   }
 });
 
+test("the upstream's EDNS options (its cookie, its NSID) stay with the upstream", async () => {
+  const up = await startFakeUpstream((q) => {
+    const m = replyTo(q);
+    const data = new Uint8Array([1, 2, 3, 4]);
+    m.edns = {
+      udpSize: 4096,
+      version: 0,
+      do: false,
+      options: [
+        { code: 10, data },
+        { code: 3, data },
+      ],
+    };
+    return [m];
+  });
+  try {
+    const { h } = make(`forward . 127.0.0.1:${up.port}`);
+    const { reply } = await ask(h, "x.example.org", Type.A, { edns: true });
+    assert.equal(reply.rcode, Rcode.NOERROR);
+    assert.equal(reply.edns, undefined);
+  } finally {
+    await up.close();
+  }
+});
+
 test("a reply with the wrong ID or question is not taken", async () => {
   const evil = (q: Msg, id: number, name: string): Msg => ({
     ...replyTo(q),

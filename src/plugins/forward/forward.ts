@@ -209,5 +209,7 @@ function forClient(reply: Msg, query: Msg): Msg {
   }
   reply.id = query.id;
   reply.question = query.question;
+  // The upstream's EDNS options answer our query to it, not the client's.
+  reply.edns = undefined;
   return reply;
 }
