@@ -277,6 +277,9 @@ export interface ListenAddress {
 export interface BlockSettings {
   /** Addresses to listen on; empty means all (0.0.0.0 and ::). Filled by `bind`. */
   bind: string[];
+  /** Largest UDP reply this block sends, whatever the client's EDNS size (`bufsize`); undefined for
+   * the client's size up to EDNS_UDP_SIZE. */
+  udpSize?: number;
   /** The block's directive names, in execution order. */
   readonly directives: readonly string[];
   /** What a block's plugins offer each other, by name: kubernetes offers its client search paths

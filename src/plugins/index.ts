@@ -6,6 +6,7 @@ import type { Registry, Setup } from "../plugin.ts";
 import { setup as any } from "./any/setup.ts";
 import { setup as autopath } from "./autopath/setup.ts";
 import { setup as bind } from "./bind/setup.ts";
+import { setup as bufsize } from "./bufsize/setup.ts";
 import { setup as cache } from "./cache/setup.ts";
 import { setup as chaos } from "./chaos/setup.ts";
 import { setup as errors } from "./errors/setup.ts";
@@ -32,6 +33,7 @@ import { setup as whoami } from "./whoami/setup.ts";
 export const plugins: Registry = new Map<string, Setup>([
   ["reload", reload],
   ["nsid", nsid],
+  ["bufsize", bufsize],
   ["bind", bind],
   ["ready", ready],
   ["health", health],

@@ -37,7 +37,6 @@ export const NOT_SUPPORTED: ReadonlySet<string> = new Set([
   "sign",
   "tsig",
   // Being built on this branch (issue 17, options).
-  "bufsize",
   "acl",
   "header",
 ]);

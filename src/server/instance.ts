@@ -97,6 +97,7 @@ export class Instance implements InstanceHooks {
       chain: endOfChain,
       hooks: [],
       bind: [],
+      udpSize: undefined,
       directives,
       shared: new Map(),
     };

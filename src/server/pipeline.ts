@@ -147,6 +147,7 @@ export class Pipeline {
     }
     if (m === undefined) return this.#simple(buf, s, query, Rcode.REFUSED);
     const block = m.value;
+    if (peer.proto === "udp" && block.udpSize !== undefined) maxSize = Math.min(maxSize, block.udpSize);
     const q: Question = { key: s.key, questionEnd: s.questionEnd, query };
     let streamed = 0;
     const write = peer.write;
@@ -254,6 +255,8 @@ export class Pipeline {
   ): CachedAnswer | undefined {
     const policy = req.cache;
     if (policy.private || reply.tc) return undefined;
+    // Longer than the block's UDP limit (bufsize): the fast path would replay it over UDP as it is.
+    if (block.udpSize !== undefined && full.length > block.udpSize) return undefined;
     const kept = policy.kept;
     if (kept === undefined && reply.rcode !== Rcode.NOERROR && reply.rcode !== Rcode.NXDOMAIN)
       return undefined;
