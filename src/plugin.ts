@@ -53,6 +53,9 @@ export interface Request {
   readonly refresh?: (fetch: (req: Request) => Promise<Msg | undefined>) => Promise<StoredAnswer | undefined>;
   /** Which plugin produced the reply (for metrics' `plugin` label), set by whoever answers. */
   answeredBy?: string;
+  /** Set by a plugin that leaves the query unanswered (acl's drop): the server sends nothing, stores
+   * nothing and runs no finish hooks. Only on the client's own request (plugins before rewrite). */
+  noReply?: boolean;
   /** How many internal lookups (SetupContext.lookup) led to this request: 0 for a client's query. */
   readonly depth?: number;
   /** TCP only (undefined over UDP and for internal lookups): sends one message of a reply that takes
@@ -161,6 +164,25 @@ export interface Handler {
 }
 
 export type Plugin = (next: Handler) => Handler;
+
+/** For a directive whose every line in a server block joins one list that one handler serves
+ * (rewrite's rules, template's templates, acl's rules): the first line's setup makes the handler over
+ * the list, later lines only add to it. `lists` is the plugin's, keyed by the block. */
+export function joinInBlock<T>(
+  lists: WeakMap<object, T[]>,
+  block: object,
+  item: T,
+  handler: (list: readonly T[]) => Plugin,
+): Plugin | undefined {
+  const list = lists.get(block);
+  if (list) {
+    list.push(item);
+    return undefined;
+  }
+  const first = [item];
+  lists.set(block, first);
+  return handler(first);
+}
 
 /** A reply with only an rcode: what a plugin returns to fail a query (SERVFAIL, REFUSED, ...). */
 export function failure(req: Request, rcode: number): Msg {

@@ -3,6 +3,7 @@
 // hands it to the server; the server knows only the Registry contract (src/plugin.ts).
 
 import type { Registry, Setup } from "../plugin.ts";
+import { setup as acl } from "./acl/setup.ts";
 import { setup as any } from "./any/setup.ts";
 import { setup as autopath } from "./autopath/setup.ts";
 import { setup as bind } from "./bind/setup.ts";
@@ -40,6 +41,7 @@ export const plugins: Registry = new Map<string, Setup>([
   ["prometheus", prometheus],
   ["errors", errors],
   ["log", log],
+  ["acl", acl],
   ["any", any],
   ["chaos", chaos],
   ["loadbalance", loadbalance],

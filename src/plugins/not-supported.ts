@@ -37,6 +37,5 @@ export const NOT_SUPPORTED: ReadonlySet<string> = new Set([
   "sign",
   "tsig",
   // Being built on this branch (issue 17, options).
-  "acl",
   "header",
 ]);

@@ -191,6 +191,7 @@ export class Pipeline {
     } finally {
       this.inFlight--;
     }
+    if (req.noReply) return undefined;
     normalise(reply, query);
     let full: Buffer;
     try {

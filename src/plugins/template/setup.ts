@@ -10,7 +10,7 @@
 // Every template directive of a server block joins one list, in Corefile order, so that fallthrough
 // passes to the next template. CoreDNS's `ederror` is not supported (a start-up error).
 
-import type { Setup } from "../../plugin.ts";
+import { joinInBlock, type Setup } from "../../plugin.ts";
 import type { Directive, Token } from "../../corefile/types.ts";
 import type { Template } from "./template.ts";
 import type { CompiledTemplate } from "./go-template.ts";
@@ -92,14 +92,7 @@ export const setup: Setup = (d, ctx) => {
   if (t.regex.length === 0) t.regex.push(/.*/);
   checkGroups(t.regex, compiled);
 
-  const list = lists.get(ctx.block);
-  if (list) {
-    list.push(t);
-    return undefined;
-  }
-  const templates = [t];
-  lists.set(ctx.block, templates);
-  return template(templates, ctx.log("template"));
+  return joinInBlock(lists, ctx.block, t, (templates) => template(templates, ctx.log("template")));
 };
 
 /** Every group a template reads must come from some `match` regex: a typo fails here, not per query. */
