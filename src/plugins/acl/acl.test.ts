@@ -11,6 +11,7 @@ import { directive as dir, fakeContext } from "../../../test/helpers/setup-conte
 import { assertConfigErrors } from "../../../test/helpers/config-errors.ts";
 import { startServer } from "../../../test/helpers/server.ts";
 import { dig } from "../../../test/helpers/dig.ts";
+import { zoneText } from "../../../test/helpers/zone-text.ts";
 import { EdnsOption, Rcode, Type } from "../../dns/constants.ts";
 
 /** The acl handler of these directives in one server block for `zones`, in front of a NOERROR answer. */
@@ -154,15 +155,7 @@ test("setup rejects what CoreDNS's acl does not take, at file:line", async () =>
 });
 
 test("end to end: the answer cache never hands an allowed client's reply to a blocked one", async () => {
-  const zone = [
-    "$ORIGIN acl.test.",
-    "@ 60 IN SOA ns.acl.test. hostmaster.acl.test. 1 60 60 60 60",
-    "@ 60 IN NS ns",
-    "ns 60 IN A 192.0.2.53",
-    "www 60 IN A 192.0.2.1",
-    "www 60 IN AAAA 2001:db8::1",
-    "",
-  ].join("\n");
+  const zone = zoneText("acl.test", "www 60 IN A 192.0.2.1", "www 60 IN AAAA 2001:db8::1");
   const corefile = `acl.test {
     acl {
         filter type AAAA

@@ -7,6 +7,7 @@ import { directive as dir, fakeContext } from "../../../test/helpers/setup-conte
 import { assertConfigErrors } from "../../../test/helpers/config-errors.ts";
 import { startServer } from "../../../test/helpers/server.ts";
 import { dig } from "../../../test/helpers/dig.ts";
+import { zoneText } from "../../../test/helpers/zone-text.ts";
 import { Class, Rcode, Type } from "../../dns/constants.ts";
 
 async function handler() {
@@ -49,15 +50,7 @@ test("setup takes no arguments and no block", async () => {
 });
 
 test("end to end: dig ANY gets the HINFO, also from the answer cache; A still gets the zone's answer", async () => {
-  const zone = [
-    "$ORIGIN any.test.",
-    "@ 60 IN SOA ns.any.test. hostmaster.any.test. 1 60 60 60 60",
-    "@ 60 IN NS ns",
-    "ns 60 IN A 192.0.2.53",
-    "www 60 IN A 192.0.2.1",
-    'www 60 IN TXT "hello"',
-    "",
-  ].join("\n");
+  const zone = zoneText("any.test", "www 60 IN A 192.0.2.1", 'www 60 IN TXT "hello"');
   const srv = await startServer("any.test {\n    any\n    file db.any.test\n}\n", {
     files: { "db.any.test": zone },
   });

@@ -5,6 +5,7 @@ import { directive as dir, fakeContext } from "../../../test/helpers/setup-conte
 import { assertConfigErrors } from "../../../test/helpers/config-errors.ts";
 import { startServer } from "../../../test/helpers/server.ts";
 import { dig } from "../../../test/helpers/dig.ts";
+import { zoneText } from "../../../test/helpers/zone-text.ts";
 
 test("SIZE below 1232 becomes the block's UDP limit; several lines keep the smallest", async () => {
   const f = fakeContext();
@@ -36,15 +37,11 @@ test("setup checks SIZE", async () => {
 
 test("end to end: UDP replies are cut to SIZE, also after the whole reply went out over TCP", async () => {
   // 40 A records: about 700 octets, over a 600-octet limit and within what dig offers (1232).
-  const zone = [
-    "$ORIGIN b.test.",
-    "@ 60 IN SOA ns.b.test. hostmaster.b.test. 1 60 60 60 60",
-    "@ 60 IN NS ns",
-    "ns 60 IN A 192.0.2.53",
+  const zone = zoneText(
+    "b.test",
     ...Array.from({ length: 40 }, (_, i) => `big 60 IN A 192.0.2.${i + 1}`),
     "www 60 IN A 192.0.2.200",
-    "",
-  ].join("\n");
+  );
   const srv = await startServer("b.test {\n    bufsize 600\n    file db.b.test\n}\n", {
     files: { "db.b.test": zone },
   });

@@ -8,6 +8,7 @@ import { directive as dir, fakeContext } from "../../../test/helpers/setup-conte
 import { assertConfigErrors } from "../../../test/helpers/config-errors.ts";
 import { startServer } from "../../../test/helpers/server.ts";
 import { dig } from "../../../test/helpers/dig.ts";
+import { zoneText } from "../../../test/helpers/zone-text.ts";
 import { replyTo } from "../../dns/message.ts";
 import { parseRRText } from "../../dns/text.ts";
 import { Rcode, Type } from "../../dns/constants.ts";
@@ -60,15 +61,7 @@ test("setup takes no arguments and no block", async () => {
 });
 
 test("end to end: an SRV answer comes without its additional addresses, NXDOMAIN with its SOA", async () => {
-  const zone = [
-    "$ORIGIN m.test.",
-    "@ 60 IN SOA ns.m.test. hostmaster.m.test. 1 60 60 60 60",
-    "@ 60 IN NS ns",
-    "ns 60 IN A 192.0.2.53",
-    "_http._tcp 60 IN SRV 0 100 80 web",
-    "web 60 IN A 192.0.2.1",
-    "",
-  ].join("\n");
+  const zone = zoneText("m.test", "_http._tcp 60 IN SRV 0 100 80 web", "web 60 IN A 192.0.2.1");
   const files = { "db.m.test": zone };
   const srv = await startServer("m.test {\n    minimal\n    file db.m.test\n}\n", { files });
   const full = await startServer("m.test {\n    file db.m.test\n}\n", { files });
