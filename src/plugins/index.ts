@@ -13,6 +13,7 @@ import { setup as chaos } from "./chaos/setup.ts";
 import { setup as errors } from "./errors/setup.ts";
 import { setup as file } from "./file/setup.ts";
 import { setup as forward } from "./forward/setup.ts";
+import { setup as header } from "./header/setup.ts";
 import { setup as health } from "./health/setup.ts";
 import { setup as hosts } from "./hosts/setup.ts";
 import { setup as k8sExternal } from "./k8s_external/setup.ts";
@@ -47,6 +48,7 @@ export const plugins: Registry = new Map<string, Setup>([
   ["loadbalance", loadbalance],
   ["cache", cache],
   ["rewrite", rewrite],
+  ["header", header],
   ["autopath", autopath],
   ["minimal", minimal],
   ["template", template],

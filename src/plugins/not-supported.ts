@@ -36,6 +36,4 @@ export const NOT_SUPPORTED: ReadonlySet<string> = new Set([
   "dnssec",
   "sign",
   "tsig",
-  // Being built on this branch (issue 17, options).
-  "header",
 ]);
