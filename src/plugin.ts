@@ -53,6 +53,9 @@ export interface Request {
   readonly refresh?: (fetch: (req: Request) => Promise<Msg | undefined>) => Promise<StoredAnswer | undefined>;
   /** Which plugin produced the reply (for metrics' `plugin` label), set by whoever answers. */
   answeredBy?: string;
+  /** EDNS options to send upstream with this query (rewrite's edns0 rules): forward puts them in its
+   * own OPT record. The client's own options (its cookie, padding) never leave the server. */
+  upstreamOptions?: readonly { code: number; data: Uint8Array }[];
   /** Set by a plugin that leaves the query unanswered (acl's drop): the server sends nothing, stores
    * nothing and runs no finish hooks. Only on the client's own request (plugins before rewrite). */
   noReply?: boolean;

@@ -38,7 +38,10 @@ export const Rcode = {
   NOTIMP: 4,
   REFUSED: 5,
   YXDOMAIN: 6,
+  YXRRSET: 7,
+  NXRRSET: 8,
   NOTAUTH: 9,
+  NOTZONE: 10,
   BADVERS: 16, // extended rcode: upper 8 bits live in the OPT record
 } as const;
 

@@ -8,6 +8,7 @@ import { aclStats } from "./stats.ts";
 import { NetSet } from "../../dns/nets.ts";
 import { makeRequest, recordingNext, type RequestOptions } from "../../../test/helpers/request.ts";
 import { directive as dir, fakeContext } from "../../../test/helpers/setup-context.ts";
+import { blockHandler } from "../../../test/helpers/block-handler.ts";
 import { assertConfigErrors } from "../../../test/helpers/config-errors.ts";
 import { startServer } from "../../../test/helpers/server.ts";
 import { dig } from "../../../test/helpers/dig.ts";
@@ -16,15 +17,7 @@ import { EdnsOption, Rcode, Type } from "../../dns/constants.ts";
 
 /** The acl handler of these directives in one server block for `zones`, in front of a NOERROR answer. */
 async function chain(zones: string[], ...ds: Directive[]): Promise<Handler> {
-  const f = fakeContext({ zones });
-  const plugins = [];
-  for (const d of ds) plugins.push(await setup(d, f.ctx));
-  assert.ok(plugins[0]);
-  assert.ok(
-    plugins.slice(1).every((p) => p === undefined),
-    "one handler per block",
-  );
-  return plugins[0](recordingNext(Rcode.NOERROR));
+  return (await blockHandler(setup, recordingNext(Rcode.NOERROR), ds, { zones })).h;
 }
 
 const line = (action: string, ...words: string[]) => dir(action, words);

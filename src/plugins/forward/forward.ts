@@ -162,7 +162,7 @@ export class Forward {
     const o = this.opts;
     if (o.maxConnectAttempts > 0) list = list.slice(0, o.maxConnectAttempts);
     const proto: Proto = o.forceTcp ? "tcp" : o.preferUdp ? "udp" : req.proto;
-    const query = upstreamQuery(req.msg);
+    const query = upstreamQuery(req.msg, req.upstreamOptions ?? []);
     const deadline = Date.now() + o.deadlineMs;
     let last: Msg | undefined;
     for (let i = 0; i < list.length && Date.now() < deadline; i++) {
@@ -180,8 +180,9 @@ export class Forward {
 }
 
 /** What is sent upstream: the client's question and flags, a new ID (set per attempt), and our own
- * EDNS record with the client's DO bit. The client's EDNS options (cookies, padding) are its own. */
-function upstreamQuery(q: Msg): Msg {
+ * EDNS record with the client's DO bit and the options rewrite put in for the upstream. The client's
+ * EDNS options (cookies, padding) are its own. */
+function upstreamQuery(q: Msg, options: readonly { code: number; data: Uint8Array }[]): Msg {
   return {
     id: 0,
     qr: false,
@@ -197,7 +198,7 @@ function upstreamQuery(q: Msg): Msg {
     answer: [],
     authority: [],
     additional: [],
-    edns: { udpSize: EDNS_UDP_SIZE, version: 0, do: q.edns?.do ?? false, options: [] },
+    edns: { udpSize: EDNS_UDP_SIZE, version: 0, do: q.edns?.do ?? false, options: [...options] },
   };
 }
 

@@ -29,5 +29,5 @@ export const setup: Setup = (d, ctx) => {
       words.push({ text: line.name, file: line.file, line: line.line, quoted: false }, ...line.args);
     }
   }
-  return joinInBlock(lists, ctx.block, parseRule(words, d), rewrite);
+  return joinInBlock(lists, ctx.block, parseRule(words, d), (rules) => rewrite(rules, ctx.lookup));
 };
