@@ -5,6 +5,7 @@
 //     authority RR
 //     rcode CODE
 //     fallthrough [ZONE...]
+//     ederror EXTENDED_ERROR_CODE [EXTRA_REASON]
 //     upstream [ADDRESS...]      (accepted and ignored, as CoreDNS does)
 // }
 // Every template directive of a server block joins one list, in Corefile order, so that fallthrough
@@ -17,7 +18,14 @@ import type { CompiledTemplate } from "./go-template.ts";
 import { template } from "./template.ts";
 import { compileTemplate } from "./go-template.ts";
 import { goRegExp, groupCount } from "../rewrite/go-regexp.ts";
-import { argCount, blockOptions, ignoredOption, noBlock, zonesArg } from "../../corefile/args.ts";
+import {
+  argCount,
+  blockOptions,
+  ignoredOption,
+  noBlock,
+  parseIntArg,
+  zonesArg,
+} from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
 import { canonical } from "../../dns/name.ts";
 import { Type, classFromName, rcodeFromName, typeFromName } from "../../dns/constants.ts";
@@ -86,7 +94,10 @@ export const setup: Setup = (d, ctx) => {
       ignoredOption(opt, ctx.log("template"), "a no-op in CoreDNS too");
     },
     ederror(opt) {
-      throw configError(opt, "template", "'ederror' is not supported");
+      argCount(opt, "template", 1, 2);
+      const code = parseIntArg(opt.args[0], "template", 0, 0xffff);
+      const extra = Buffer.from(opt.args[1]?.text ?? "", "utf8");
+      t.ede = Uint8Array.of(code >> 8, code & 0xff, ...extra);
     },
   });
   if (t.regex.length === 0) t.regex.push(/.*/);
