@@ -9,7 +9,7 @@
 //     upstream [ADDRESS...]      (accepted and ignored, as CoreDNS does)
 // }
 // Every template directive of a server block joins one list, in Corefile order, so that fallthrough
-// passes to the next template. CoreDNS's `ederror` is not supported (a start-up error).
+// passes to the next template.
 
 import { joinInBlock, type Setup } from "../../plugin.ts";
 import type { Directive, Token } from "../../corefile/types.ts";
