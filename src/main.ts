@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { parseFlags, USAGE, FlagError } from "./cli-flags.ts";
 import { parseCorefile } from "./corefile/parser.ts";
 import { plugins } from "./plugins/index.ts";
+import { NOT_SUPPORTED } from "./plugins/not-supported.ts";
 import { DEFAULT_COREFILE } from "./default-corefile.ts";
 import { Instance } from "./server/instance.ts";
 import { Reloader } from "./server/reloader.ts";
@@ -89,6 +90,7 @@ export async function main(argv: string[]): Promise<number> {
   let instance: Instance;
   const instanceOptions = {
     plugins,
+    notSupported: NOT_SUPPORTED,
     root: source.root,
     defaultPort: flags.dnsPort ?? 53,
     log,

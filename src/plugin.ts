@@ -53,6 +53,12 @@ export interface Request {
   readonly refresh?: (fetch: (req: Request) => Promise<Msg | undefined>) => Promise<StoredAnswer | undefined>;
   /** Which plugin produced the reply (for metrics' `plugin` label), set by whoever answers. */
   answeredBy?: string;
+  /** EDNS options to send upstream with this query (rewrite's edns0 rules): forward puts them in its
+   * own OPT record. The client's own options (its cookie, padding) never leave the server. */
+  upstreamOptions?: readonly { code: number; data: Uint8Array }[];
+  /** Set by a plugin that leaves the query unanswered (acl's drop): the server sends nothing, stores
+   * nothing and runs no finish hooks. Only on the client's own request (plugins before rewrite). */
+  noReply?: boolean;
   /** How many internal lookups (SetupContext.lookup) led to this request: 0 for a client's query. */
   readonly depth?: number;
   /** TCP only (undefined over UDP and for internal lookups): sends one message of a reply that takes
@@ -161,6 +167,25 @@ export interface Handler {
 }
 
 export type Plugin = (next: Handler) => Handler;
+
+/** For a directive whose every line in a server block joins one list that one handler serves
+ * (rewrite's rules, template's templates, acl's rules): the first line's setup makes the handler over
+ * the list, later lines only add to it. `lists` is the plugin's, keyed by the block. */
+export function joinInBlock<T>(
+  lists: WeakMap<object, T[]>,
+  block: object,
+  item: T,
+  handler: (list: readonly T[]) => Plugin,
+): Plugin | undefined {
+  const list = lists.get(block);
+  if (list) {
+    list.push(item);
+    return undefined;
+  }
+  const first = [item];
+  lists.set(block, first);
+  return handler(first);
+}
 
 /** A reply with only an rcode: what a plugin returns to fail a query (SERVFAIL, REFUSED, ...). */
 export function failure(req: Request, rcode: number): Msg {
@@ -277,6 +302,9 @@ export interface ListenAddress {
 export interface BlockSettings {
   /** Addresses to listen on; empty means all (0.0.0.0 and ::). Filled by `bind`. */
   bind: string[];
+  /** Largest UDP reply this block sends, whatever the client's EDNS size (`bufsize`); undefined for
+   * the client's size up to EDNS_UDP_SIZE. */
+  udpSize?: number;
   /** The block's directive names, in execution order. */
   readonly directives: readonly string[];
   /** What a block's plugins offer each other, by name: kubernetes offers its client search paths

@@ -97,10 +97,25 @@ test("a bad Corefile stops start-up with file:line and the directive", async () 
   assert.equal(badOption.code, 1);
   assert.match(badOption.stderr, /Corefile:3 - Error during parsing: file: unknown property 'relaod'/);
 
-  // A feature clusterdns does not have (DNS over TLS upstreams) is refused, not ignored.
-  const unsupported = await startFailure(". {\n    forward . tls://9.9.9.9\n}\n");
+  // A plugin of CoreDNS that clusterdns does not have: named as such, not as an unknown directive.
+  const coredns = await startFailure(". {\n    whoami\n    dnstap /tmp/dnstap.sock full\n}\n");
+  assert.equal(coredns.code, 1);
+  assert.match(
+    coredns.stderr,
+    /Corefile:3 - Error during parsing: plugin dnstap of CoreDNS is not supported by clusterdns \(see README: CoreDNS compatibility\)/,
+  );
+
+  // A feature clusterdns does not have (DNS over HTTPS upstreams) is refused, not ignored.
+  const unsupported = await startFailure(". {\n    forward . https://dns.quad9.net/dns-query\n}\n");
   assert.equal(unsupported.code, 1);
-  assert.match(unsupported.stderr, /Corefile:2 .*forward.*not supported/);
+  assert.match(unsupported.stderr, /Corefile:2 .*forward.*DNS-over-HTTPS .*not supported/);
+});
+
+test("a DNS-over-TLS upstream starts: nothing is sent before a query asks", async () => {
+  const s = await startServer(
+    ". {\n    forward . tls://9.9.9.9 {\n        tls_servername dns.quad9.net\n    }\n}\n",
+  );
+  assert.equal(await s.stop(), 0);
 });
 
 test("-conf=FILE and --conf FILE are the same flag", async () => {

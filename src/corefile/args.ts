@@ -2,6 +2,7 @@
 // bad Corefile fails at start-up with a message an operator can act on.
 
 import { configError } from "./errors.ts";
+import type { Logger } from "pino";
 import type { Directive, Token } from "./types.ts";
 import { canonical, isSubdomain } from "../dns/name.ts";
 
@@ -30,6 +31,12 @@ export function blockOptions(
     if (!handle) throw configError(opt, plugin, `unknown property '${opt.name}'`);
     handle(opt);
   }
+}
+
+/** An option CoreDNS still parses but ignores: accepted, with any arguments, and one warning line that
+ * names its file:line, so a Corefile written for CoreDNS keeps working. */
+export function ignoredOption(opt: Directive, log: Logger, why: string): void {
+  log.warn({ at: `${opt.file}:${opt.line}` }, `'${opt.name}' is ignored: ${why}`);
 }
 
 const durationUnits: Record<string, number> = {

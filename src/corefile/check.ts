@@ -4,11 +4,20 @@ import { ConfigError } from "./errors.ts";
 import { parseKey } from "./keys.ts";
 import type { ServerBlock } from "./types.ts";
 
-/** Every directive of every server block must be one of `known` (the plugin registry). */
-export function checkDirectives(blocks: ServerBlock[], known: ReadonlyMap<string, unknown>): void {
+/** Every directive of every server block must be one of `known` (the plugin registry). One that is a
+ * plugin of CoreDNS clusterdns does not have (`notSupported`) gets a message that says so. */
+export function checkDirectives(
+  blocks: ServerBlock[],
+  known: ReadonlyMap<string, unknown>,
+  notSupported: ReadonlySet<string> = new Set(),
+): void {
   for (const b of blocks) {
     for (const d of b.directives) {
-      if (!known.has(d.name)) throw new ConfigError(d.file, d.line, `Unknown directive '${d.name}'`);
+      if (known.has(d.name)) continue;
+      const message = notSupported.has(d.name)
+        ? `plugin ${d.name} of CoreDNS is not supported by clusterdns (see README: CoreDNS compatibility)`
+        : `Unknown directive '${d.name}'`;
+      throw new ConfigError(d.file, d.line, message);
     }
   }
 }

@@ -302,6 +302,17 @@ test("unknown directives are errors at their file:line; nested names are the plu
   check(". {\n  health {\n    bogus\n  }\n}");
 });
 
+test("a plugin of CoreDNS that clusterdns does not have is named as such, at its file:line", () => {
+  const known = new Map([["errors", 1]]);
+  const check = (text: string) => checkDirectives(parse(text), known, new Set(["dnssec"]));
+  fails(
+    () => check(". {\n  errors\n  dnssec {\n    key file Kexample\n  }\n}"),
+    "Corefile:3",
+    /plugin dnssec of CoreDNS is not supported by clusterdns \(see README: CoreDNS compatibility\)$/,
+  );
+  fails(() => check(". {\n  bogus\n}"), "Corefile:2", /Unknown directive 'bogus'/);
+});
+
 test("unbalanced braces and bad structure are errors at file:line", () => {
   fails(() => parse(". {\n  errors\n"), "Corefile:1", /never closed/);
   // One '}' short: the outermost '{' is the one left open.

@@ -38,7 +38,10 @@ export const Rcode = {
   NOTIMP: 4,
   REFUSED: 5,
   YXDOMAIN: 6,
+  YXRRSET: 7,
+  NXRRSET: 8,
   NOTAUTH: 9,
+  NOTZONE: 10,
   BADVERS: 16, // extended rcode: upper 8 bits live in the OPT record
 } as const;
 
@@ -50,6 +53,16 @@ export const Opcode = {
   UPDATE: 5,
 } as const;
 
+/** EDNS option codes (IANA's "DNS EDNS0 Option Codes"). */
+export const EdnsOption = {
+  NSID: 3, // RFC 5001
+  ECS: 8, // RFC 7871, client subnet
+  COOKIE: 10, // RFC 7873
+  TCP_KEEPALIVE: 11, // RFC 7828
+  PADDING: 12, // RFC 7830
+  EDE: 15, // RFC 8914, extended DNS errors
+} as const;
+
 /** The UDP payload size clusterdns advertises in its OPT record (DNS flag day 2020). */
 export const EDNS_UDP_SIZE = 1232;
 /** What a client without EDNS may receive over UDP (RFC 1035 4.2.1). */
@@ -58,7 +71,53 @@ export const PLAIN_UDP_SIZE = 512;
  * kubernetes plugin which objects an answer came from: `dig +ednsopt=65430`, `clusterdns resolve`. */
 export const EXPLAIN_OPTION = 65430;
 
-const typeNames = new Map<number, string>(Object.entries(Type).map(([k, v]) => [v, k]));
+/** IANA's mnemonics of the types the code has no use for by name, so that a Corefile may name them
+ * (acl's `type HTTPS`) and logs show them. */
+const OTHER_TYPES: Record<string, number> = {
+  MB: 7,
+  MG: 8,
+  MR: 9,
+  NULL: 10,
+  WKS: 11,
+  MINFO: 14,
+  RP: 17,
+  AFSDB: 18,
+  LOC: 29,
+  NAPTR: 35,
+  KX: 36,
+  CERT: 37,
+  DNAME: 39,
+  APL: 42,
+  DS: 43,
+  SSHFP: 44,
+  IPSECKEY: 45,
+  RRSIG: 46,
+  NSEC: 47,
+  DNSKEY: 48,
+  DHCID: 49,
+  NSEC3: 50,
+  NSEC3PARAM: 51,
+  TLSA: 52,
+  SMIMEA: 53,
+  HIP: 55,
+  CDS: 59,
+  CDNSKEY: 60,
+  OPENPGPKEY: 61,
+  CSYNC: 62,
+  ZONEMD: 63,
+  SVCB: 64,
+  HTTPS: 65,
+  SPF: 99,
+  EUI48: 108,
+  EUI64: 109,
+  TKEY: 249,
+  TSIG: 250,
+  MAILB: 253,
+  MAILA: 254,
+  URI: 256,
+};
+const typeNumbers: Record<string, number> = { ...OTHER_TYPES, ...Type };
+const typeNames = new Map<number, string>(Object.entries(typeNumbers).map(([k, v]) => [v, k]));
 const rcodeNames = new Map<number, string>(Object.entries(Rcode).map(([k, v]) => [v, k]));
 const classNames = new Map<number, string>(Object.entries(Class).map(([k, v]) => [v, k]));
 
@@ -78,7 +137,7 @@ export function rcodeName(r: number): string {
 /** Parses "A", "aaaa", "TYPE65280"; undefined when unknown. */
 export function typeFromName(s: string): number | undefined {
   const up = s.toUpperCase();
-  const known = (Type as Record<string, number>)[up];
+  const known = Object.hasOwn(typeNumbers, up) ? typeNumbers[up] : undefined;
   if (known !== undefined) return known;
   const m = /^TYPE(\d{1,5})$/.exec(up);
   if (m && Number(m[1]) <= 0xffff) return Number(m[1]);

@@ -1,6 +1,8 @@
 // The decoded form of a DNS message as plugins see it. Names are absolute ("example.org.") and, inside
 // the server, lowercased; the client's spelling of the question is echoed from the wire bytes.
 
+import { EDNS_UDP_SIZE } from "./constants.ts";
+
 export type RData =
   | { type: 1; address: string } // A
   | { type: 28; address: string } // AAAA
@@ -60,6 +62,13 @@ export interface Msg {
   authority: RR[];
   additional: RR[];
   edns?: Edns;
+}
+
+/** Puts an EDNS option in a reply, in place of one with the same code. The server sends it when the
+ * query had EDNS (RFC 6891 7: never an OPT record to a client that sent none). */
+export function setReplyOption(reply: Msg, code: number, data: Uint8Array): void {
+  const edns = (reply.edns ??= { udpSize: EDNS_UDP_SIZE, version: 0, do: false, options: [] });
+  edns.options = [...edns.options.filter((o) => o.code !== code), { code, data }];
 }
 
 /** A reply to `q` with the header bits a server copies from the query. */

@@ -148,6 +148,24 @@ test("the key tells types, classes and EDNS states apart", () => {
   assert.ok(withDo.key.endsWith("2"));
 });
 
+test("an NSID request has a key of its own (its reply carries the server's identifier); a cookie does not", () => {
+  const withOptions = (...codes: number[]) =>
+    scanned(
+      query("a.example.", {
+        edns: {
+          udpSize: 1232,
+          version: 0,
+          do: false,
+          options: codes.map((code) => ({ code, data: new Uint8Array() })),
+        },
+      }),
+    ).key;
+  const plain = withOptions();
+  assert.notEqual(withOptions(3), plain);
+  assert.equal(withOptions(3, 10), withOptions(3));
+  assert.equal(withOptions(10), plain);
+});
+
 test("EDNS: size, DO and options are read and copied", () => {
   const cookie = new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]);
   const edns: Edns = {

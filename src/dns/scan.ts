@@ -6,7 +6,7 @@
 
 import type { Edns, Msg } from "./message.ts";
 import { labelText } from "./name.ts";
-import { Class, EDNS_UDP_SIZE, Opcode, PLAIN_UDP_SIZE, Rcode, Type } from "./constants.ts";
+import { Class, EDNS_UDP_SIZE, EdnsOption, Opcode, PLAIN_UDP_SIZE, Rcode, Type } from "./constants.ts";
 
 /** A query that may be answered: what the fast path and the plugin chain need from it. */
 export interface Scanned {
@@ -29,9 +29,10 @@ export interface Scanned {
   /** The OPT record's DO bit. */
   dnssecOk: boolean;
   /** Answer-cache key: the question's name octets ASCII-lowercased, its type and class octets as they
-   * are, and "0" (no OPT), "1" (OPT) or "2" (OPT with DO), with 0x04 added for a local EDNS option
-   * and 0x08 for the CD bit (a validating upstream answers a CD query differently), as a latin1
-   * string. */
+   * are, and "0" (no OPT), "1" (OPT) or "2" (OPT with DO), with 0x04 added for a local EDNS option,
+   * 0x08 for the CD bit (a validating upstream answers a CD query differently) and 0x40 for an NSID
+   * request (RFC 5001: its reply carries the server's identifier, which no other reply may), as a
+   * latin1 string. */
   key: string;
 }
 
@@ -174,11 +175,13 @@ export function scanQuery(buf: Buffer, into?: ScannedQuery): ScannedQuery | Scan
   if (opt >= 0) {
     ednsState = (buf[opt + 6] & 0x80) !== 0 ? 0x32 : 0x31;
     // A local/experimental option (RFC 6891: 65001-65534) means what this server says it means
-    // (clusterdns's explain): such a query gets answers of its own in the cache.
+    // (clusterdns's explain), and an NSID request gets the server's identifier (RFC 5001): such
+    // queries get answers of their own in the cache.
     const end = opt + 10 + ((buf[opt + 8] << 8) | buf[opt + 9]);
     for (let o = opt + 10; o < end; o += 4 + ((buf[o + 2] << 8) | buf[o + 3])) {
       const code = (buf[o] << 8) | buf[o + 1];
       if (code >= 65001 && code <= 65534) ednsState |= 0x04;
+      else if (code === EdnsOption.NSID) ednsState |= 0x40;
     }
   }
   scratch[keyLen++] = buf[questionEnd - 4];

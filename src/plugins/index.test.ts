@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { plugins } from "./index.ts";
+import { NOT_SUPPORTED } from "./not-supported.ts";
 
 const HERE = import.meta.dirname;
 
@@ -34,4 +35,12 @@ test("plugins CoreDNS also has run in CoreDNS's order", () => {
   const ours = [...plugins.keys()].filter((name) => COREDNS_ORDER.includes(name));
   const theirs = COREDNS_ORDER.filter((name) => plugins.has(name));
   assert.deepEqual(ours, theirs);
+});
+
+test("every plugin of CoreDNS's plugin.cfg is either registered or named as not supported, not both", () => {
+  for (const name of COREDNS_ORDER) {
+    assert.ok(plugins.has(name) || NOT_SUPPORTED.has(name), `${name}: registered or in not-supported.ts`);
+  }
+  for (const name of NOT_SUPPORTED)
+    assert.ok(!plugins.has(name), `${name} is registered: drop it from not-supported.ts`);
 });

@@ -3,13 +3,17 @@
 // hands it to the server; the server knows only the Registry contract (src/plugin.ts).
 
 import type { Registry, Setup } from "../plugin.ts";
+import { setup as acl } from "./acl/setup.ts";
+import { setup as any } from "./any/setup.ts";
 import { setup as autopath } from "./autopath/setup.ts";
 import { setup as bind } from "./bind/setup.ts";
+import { setup as bufsize } from "./bufsize/setup.ts";
 import { setup as cache } from "./cache/setup.ts";
 import { setup as chaos } from "./chaos/setup.ts";
 import { setup as errors } from "./errors/setup.ts";
 import { setup as file } from "./file/setup.ts";
 import { setup as forward } from "./forward/setup.ts";
+import { setup as header } from "./header/setup.ts";
 import { setup as health } from "./health/setup.ts";
 import { setup as hosts } from "./hosts/setup.ts";
 import { setup as k8sExternal } from "./k8s_external/setup.ts";
@@ -17,6 +21,8 @@ import { setup as kubernetes } from "./kubernetes/setup.ts";
 import { setup as loadbalance } from "./loadbalance/setup.ts";
 import { setup as log } from "./log/setup.ts";
 import { setup as loop } from "./loop/setup.ts";
+import { setup as minimal } from "./minimal/setup.ts";
+import { setup as nsid } from "./nsid/setup.ts";
 import { setup as prometheus } from "./prometheus/setup.ts";
 import { setup as ready } from "./ready/setup.ts";
 import { setup as reload } from "./reload/setup.ts";
@@ -28,17 +34,23 @@ import { setup as whoami } from "./whoami/setup.ts";
 /** Execution order: a new plugin goes where CoreDNS's plugin.cfg puts it (index.test.ts checks). */
 export const plugins: Registry = new Map<string, Setup>([
   ["reload", reload],
+  ["nsid", nsid],
+  ["bufsize", bufsize],
   ["bind", bind],
   ["ready", ready],
   ["health", health],
   ["prometheus", prometheus],
   ["errors", errors],
   ["log", log],
+  ["acl", acl],
+  ["any", any],
   ["chaos", chaos],
   ["loadbalance", loadbalance],
   ["cache", cache],
   ["rewrite", rewrite],
+  ["header", header],
   ["autopath", autopath],
+  ["minimal", minimal],
   ["template", template],
   ["transfer", transfer],
   ["hosts", hosts],

@@ -10,6 +10,8 @@ export interface Block {
   readonly hooks: ((q: QueryDone) => void)[];
   /** Addresses from `bind`; empty means every address. */
   readonly bind: string[];
+  /** Largest UDP reply, from `bufsize`; undefined for the client's own size (up to 1232). */
+  udpSize?: number;
   /** The block's directive names, in execution order (for coredns_plugin_enabled). */
   readonly directives: readonly string[];
   readonly shared: Map<string, unknown>;

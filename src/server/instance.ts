@@ -27,6 +27,9 @@ export interface InstanceOptions {
   blocks: ServerBlock[];
   /** The plugins there are, in execution order (src/plugins/index.ts). */
   plugins: Registry;
+  /** CoreDNS's plugins that clusterdns does not have (src/plugins/not-supported.ts): named in the
+   * start-up error of a Corefile that uses one. */
+  notSupported?: ReadonlySet<string>;
   /** Folder that relative paths in the Corefile resolve against. */
   root: string;
   /** Port for keys that name none: 53, or -dns.port. */
@@ -75,7 +78,7 @@ export class Instance implements InstanceHooks {
 
   /** Sets up every block (a bad Corefile throws ConfigError here) without opening any socket. */
   static async create(opts: InstanceOptions): Promise<Instance> {
-    checkDirectives(opts.blocks, opts.plugins);
+    checkDirectives(opts.blocks, opts.plugins, opts.notSupported);
     checkKeys(opts.blocks, opts.defaultPort);
     const inst = new Instance(opts);
     for (const b of opts.blocks) await inst.#setupBlock(b);
@@ -94,6 +97,7 @@ export class Instance implements InstanceHooks {
       chain: endOfChain,
       hooks: [],
       bind: [],
+      udpSize: undefined,
       directives,
       shared: new Map(),
     };

@@ -147,6 +147,7 @@ export class Pipeline {
     }
     if (m === undefined) return this.#simple(buf, s, query, Rcode.REFUSED);
     const block = m.value;
+    if (peer.proto === "udp" && block.udpSize !== undefined) maxSize = Math.min(maxSize, block.udpSize);
     const q: Question = { key: s.key, questionEnd: s.questionEnd, query };
     let streamed = 0;
     const write = peer.write;
@@ -190,6 +191,7 @@ export class Pipeline {
     } finally {
       this.inFlight--;
     }
+    if (req.noReply) return undefined;
     normalise(reply, query);
     let full: Buffer;
     try {
@@ -254,6 +256,8 @@ export class Pipeline {
   ): CachedAnswer | undefined {
     const policy = req.cache;
     if (policy.private || reply.tc) return undefined;
+    // Longer than the block's UDP limit (bufsize): the fast path would replay it over UDP as it is.
+    if (block.udpSize !== undefined && full.length > block.udpSize) return undefined;
     const kept = policy.kept;
     if (kept === undefined && reply.rcode !== Rcode.NOERROR && reply.rcode !== Rcode.NXDOMAIN)
       return undefined;
@@ -451,7 +455,8 @@ class FinishedQuery implements QueryDone {
   }
 }
 
-/** What every reply gets whatever the plugin did: the query's ID and question, QR, and our EDNS. */
+/** What every reply gets whatever the plugin did: the query's ID and question, QR, and our EDNS, with
+ * the options the plugins put in the reply (nsid's identifier). */
 function normalise(reply: Msg, query: Msg): void {
   reply.id = query.id;
   reply.qr = true;
@@ -460,7 +465,8 @@ function normalise(reply: Msg, query: Msg): void {
   reply.cd = query.cd;
   reply.question = query.question;
   if (query.edns) {
-    reply.edns = { udpSize: EDNS_UDP_SIZE, version: 0, do: query.edns.do, options: [] };
+    const options = reply.edns?.options ?? [];
+    reply.edns = { udpSize: EDNS_UDP_SIZE, version: 0, do: query.edns.do, options };
   } else {
     reply.edns = undefined;
     if (reply.rcode > 15) reply.rcode = Rcode.SERVFAIL;

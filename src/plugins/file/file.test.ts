@@ -199,11 +199,24 @@ describe("file setup", () => {
     const d = dir(
       "file",
       ["example.org.zone"],
-      [dir("reload", ["1m"], undefined, 4), dir("upstream", [], undefined, 5)],
+      [dir("reload", ["1m"], undefined, 4), dir("upstrem", [], undefined, 5)],
     );
     const err = await setupError(d, blockCtx(ZONES_DIR).ctx);
-    assert.match(err.message, /^Corefile:5 - .*file: unknown property 'upstream'/);
+    assert.match(err.message, /^Corefile:5 - .*file: unknown property 'upstrem'/);
     assert.equal(err.line, 5);
+  });
+
+  it("accepts upstream, a no-op in CoreDNS, with one warning line naming its file:line", async () => {
+    for (const args of [[], ["10.0.0.1", "/etc/resolv.conf"]]) {
+      const f = blockCtx(ZONES_DIR);
+      const d = dir("file", ["example.org.zone"], [dir("upstream", args, undefined, 6)]);
+      const h = (await setupPlugin(d, f.ctx))(recordingNext());
+      const warnings = f.logs.filter((l) => l.level === 40);
+      assert.equal(warnings.length, 1, JSON.stringify(f.logs));
+      assert.equal(warnings[0].at, "Corefile:6");
+      assert.match(warnings[0].msg, /'upstream' is ignored/);
+      assert.equal((await h.serve(makeRequest("www.example.org", Type.A))).rcode, Rcode.NOERROR);
+    }
   });
 
   it("rejects a bad reload value", async () => {

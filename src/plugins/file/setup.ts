@@ -1,9 +1,17 @@
-// `file DBFILE [ZONES...] { reload DURATION }`: serve zones from an RFC 1035 zone file, as CoreDNS's
-// file plugin. The file is loaded here, so a bad zone file stops start-up with the Corefile's file:line.
+// `file DBFILE [ZONES...] { reload DURATION; upstream [ADDRESS...] }`: serve zones from an RFC 1035
+// zone file, as CoreDNS's file plugin (whose `upstream` is a no-op: accepted with a warning). The file
+// is loaded here, so a bad zone file stops start-up with the Corefile's file:line.
 
 import { resolve } from "node:path";
 import type { Setup } from "../../plugin.ts";
-import { argCount, blockOptions, noBlock, parseDuration, zonesArg } from "../../corefile/args.ts";
+import {
+  argCount,
+  blockOptions,
+  ignoredOption,
+  noBlock,
+  parseDuration,
+  zonesArg,
+} from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
 import { ZoneReloader, ZoneSet, filePlugin, fileStampSync, fileTransferer, loadZones } from "./file.ts";
 import { offerTransferer } from "../transfer/transferer.ts";
@@ -21,6 +29,10 @@ export const setup: Setup = (d, ctx) => {
       argCount(opt, "file", 1, 1);
       noBlock(opt, "file");
       reloadMs = parseDuration(opt.args[0], "file");
+    },
+    upstream(opt) {
+      noBlock(opt, "file");
+      ignoredOption(opt, ctx.log("file"), "a no-op in CoreDNS too");
     },
   });
 

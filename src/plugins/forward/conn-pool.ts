@@ -5,13 +5,17 @@
 
 import type { Conn, Proto } from "./conn.ts";
 import type { UpstreamStats } from "./stats.ts";
-import { TcpConn } from "./tcp-conn.ts";
+import { tcpConn, tlsConn, type TlsSettings } from "./tcp-conn.ts";
 import { UdpConn } from "./udp-conn.ts";
 
 export interface PoolOptions {
   expireMs: number;
   /** Most idle connections kept per transport; 0 for no limit. */
   maxIdle: number;
+  /** Longest a connection is reused from its opening, idle or not (max_age); 0 for no limit. */
+  maxAgeMs: number;
+  /** Set for a DNS-over-TLS upstream: its connections are all "tcp-tls". */
+  tls?: TlsSettings;
 }
 
 export class ConnPool {
@@ -19,7 +23,9 @@ export class ConnPool {
   readonly #port: number;
   readonly #opts: PoolOptions;
   readonly #stats: UpstreamStats;
-  readonly #idle: Record<Proto, Conn[]> = { udp: [], tcp: [] };
+  readonly #idle: Record<Proto, Conn[]> = { udp: [], tcp: [], "tcp-tls": [] };
+  /** The last TLS session the upstream gave us, to resume on the next connection. */
+  #session: Buffer | undefined;
   #sweeper: NodeJS.Timeout | undefined;
   #closed = false;
 
@@ -34,9 +40,9 @@ export class ConnPool {
    * closed by the upstream since, which only the exchange finds out). */
   async take(proto: Proto): Promise<{ conn: Conn; reused: boolean }> {
     const idle = this.#idle[proto];
-    const oldest = Date.now() - this.#opts.expireMs;
+    const now = Date.now();
     for (let c = idle.pop(); c; c = idle.pop()) {
-      if (!c.closed && c.idleSince > oldest) {
+      if (this.#usable(c, now)) {
         this.#stats.connCacheHits[proto]++;
         return { conn: c, reused: true };
       }
@@ -50,13 +56,18 @@ export class ConnPool {
   open(proto: Proto): Promise<Conn> {
     const onMismatch = () => void this.#stats.mismatched++;
     if (proto === "udp") return UdpConn.open(this.#host, this.#port, onMismatch);
-    return Promise.resolve(new TcpConn(this.#host, this.#port, onMismatch));
+    const t = this.#opts.tls;
+    if (proto === "tcp") return Promise.resolve(tcpConn(this.#host, this.#port, onMismatch));
+    if (t === undefined)
+      throw new Error("forward: a DNS-over-TLS connection to an upstream without TLS settings");
+    const keep = (session: Buffer) => void (this.#session = session);
+    return Promise.resolve(tlsConn(this.#host, this.#port, t, this.#session, keep, onMismatch));
   }
 
   /** Hands back a connection whose exchange succeeded. */
   give(conn: Conn): void {
     const idle = this.#idle[conn.proto];
-    if (this.#closed || conn.closed || this.#opts.expireMs <= 0 || this.#full(idle)) {
+    if (this.#closed || !this.#usable(conn, Date.now()) || this.#full(idle)) {
       conn.close();
       return;
     }
@@ -76,22 +87,29 @@ export class ConnPool {
     for (const list of Object.values(this.#idle)) for (const c of list.splice(0)) c.close();
   }
 
+  /** Open, used within `expire`, and younger than `max_age`. */
+  #usable(c: Conn, now: number): boolean {
+    const { expireMs, maxAgeMs } = this.#opts;
+    if (c.closed || (c.idleSince > 0 && c.idleSince <= now - expireMs)) return false;
+    return maxAgeMs <= 0 || c.openedAt > now - maxAgeMs;
+  }
+
   #full(idle: Conn[]): boolean {
     return this.#opts.maxIdle > 0 && idle.length >= this.#opts.maxIdle;
   }
 
   /** Closes what has been idle too long (the oldest sit at the front) and forgets closed ones. */
   #sweep(): void {
-    const oldest = Date.now() - this.#opts.expireMs;
+    const now = Date.now();
     for (const list of Object.values(this.#idle)) {
       let n = 0;
       for (const c of list) {
-        if (!c.closed && c.idleSince > oldest) list[n++] = c;
+        if (this.#usable(c, now)) list[n++] = c;
         else c.close();
       }
       list.length = n;
     }
-    if (this.#idle.udp.length === 0 && this.#idle.tcp.length === 0) {
+    if (Object.values(this.#idle).every((list) => list.length === 0)) {
       clearInterval(this.#sweeper);
       this.#sweeper = undefined;
     }

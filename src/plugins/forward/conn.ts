@@ -5,7 +5,8 @@ import type { Msg } from "../../dns/message.ts";
 import type { Expect } from "../../client/reply-match.ts";
 import { matchReply } from "../../client/reply-match.ts";
 
-export type Proto = "udp" | "tcp";
+/** How a query goes upstream: plain UDP or TCP, or TCP inside TLS (CoreDNS's name for DoT). */
+export type Proto = "udp" | "tcp" | "tcp-tls";
 
 export const ExchangeCode = {
   /** No matching reply within the time allowed. */
@@ -37,6 +38,8 @@ export abstract class Conn {
   abstract readonly proto: Proto;
   /** Date.now() when the last exchange ended: the pool expires connections idle too long. */
   idleSince = 0;
+  /** Date.now() when it was opened: the pool stops reusing connections older than max_age. */
+  readonly openedAt = Date.now();
   #closed = false;
   #pending: Pending | undefined;
   readonly #onMismatch: () => void;

@@ -1,4 +1,5 @@
-// forward: sends queries under FROM to upstream resolvers and relays their replies. Upstreams are
+// forward: sends queries under FROM to upstream resolvers (plain DNS, or DNS over TLS) and relays their
+// replies. Upstreams are
 // tried in the policy's order, skipping those marked down, each at most once per query, within an
 // overall deadline; a network failure moves on to the next one. What comes back is the upstream's
 // message with the client's ID and question; the pipeline fits it to the client's buffer (TC).
@@ -9,6 +10,7 @@ import type { Msg } from "../../dns/message.ts";
 import type { Proto } from "./conn.ts";
 import type { PolicyName } from "./policy.ts";
 import type { HealthCheckOptions, UpstreamAddress } from "./upstream.ts";
+import type { TlsSettings } from "./tcp-conn.ts";
 import { failure } from "../../plugin.ts";
 import { EDNS_UDP_SIZE, Rcode } from "../../dns/constants.ts";
 import { isSubdomain } from "../../dns/name.ts";
@@ -37,6 +39,10 @@ export interface ForwardOptions {
   forceTcp: boolean;
   preferUdp: boolean;
   expireMs: number;
+  /** Longest a connection is reused after it was opened (max_age); 0 for no limit. */
+  maxAgeMs: number;
+  /** The `tls` files and `tls_servername`, for the tls:// upstreams. */
+  tls: TlsSettings;
   maxIdleConns: number;
   maxFails: number;
   healthCheck: Omit<HealthCheckOptions, "proto" | "timeoutMs">;
@@ -53,9 +59,9 @@ export interface ForwardOptions {
   failfastAllUnhealthy: boolean;
   /** Most upstream attempts for one query; 0 for one per upstream. */
   maxConnectAttempts: number;
-  // Not Corefile options: CoreDNS's fixed timeouts, lowered by tests.
-  /** Longest wait for one reply. */
+  /** Longest wait for one reply (read_timeout). */
   readTimeoutMs: number;
+  // Not Corefile options: CoreDNS's fixed timeouts, lowered by tests.
   /** Longest a query may spend on all its attempts. */
   deadlineMs: number;
   /** Longest wait for the reply to one health check. */
@@ -64,6 +70,7 @@ export interface ForwardOptions {
 
 export const FORWARD_DEFAULTS = {
   expireMs: 10_000,
+  maxAgeMs: 0,
   maxIdleConns: 0,
   maxFails: 2,
   healthCheck: { intervalMs: 500, rd: true, name: "." },
@@ -96,6 +103,8 @@ export class Forward {
           addr,
           {
             expireMs: opts.expireMs,
+            maxAgeMs: opts.maxAgeMs,
+            tls: addr.tls ? opts.tls : undefined,
             maxIdle: opts.maxIdleConns,
             maxFails: opts.maxFails,
             healthCheck: hc,
@@ -162,7 +171,7 @@ export class Forward {
     const o = this.opts;
     if (o.maxConnectAttempts > 0) list = list.slice(0, o.maxConnectAttempts);
     const proto: Proto = o.forceTcp ? "tcp" : o.preferUdp ? "udp" : req.proto;
-    const query = upstreamQuery(req.msg);
+    const query = upstreamQuery(req.msg, req.upstreamOptions ?? []);
     const deadline = Date.now() + o.deadlineMs;
     let last: Msg | undefined;
     for (let i = 0; i < list.length && Date.now() < deadline; i++) {
@@ -180,8 +189,9 @@ export class Forward {
 }
 
 /** What is sent upstream: the client's question and flags, a new ID (set per attempt), and our own
- * EDNS record with the client's DO bit. The client's EDNS options (cookies, padding) are its own. */
-function upstreamQuery(q: Msg): Msg {
+ * EDNS record with the client's DO bit and the options rewrite put in for the upstream. The client's
+ * EDNS options (cookies, padding) are its own. */
+function upstreamQuery(q: Msg, options: readonly { code: number; data: Uint8Array }[]): Msg {
   return {
     id: 0,
     qr: false,
@@ -197,7 +207,7 @@ function upstreamQuery(q: Msg): Msg {
     answer: [],
     authority: [],
     additional: [],
-    edns: { udpSize: EDNS_UDP_SIZE, version: 0, do: q.edns?.do ?? false, options: [] },
+    edns: { udpSize: EDNS_UDP_SIZE, version: 0, do: q.edns?.do ?? false, options: [...options] },
   };
 }
 
@@ -209,5 +219,7 @@ function forClient(reply: Msg, query: Msg): Msg {
   }
   reply.id = query.id;
   reply.question = query.question;
+  // The upstream's EDNS options answer our query to it, not the client's.
+  reply.edns = undefined;
   return reply;
 }

@@ -27,6 +27,8 @@ test("the defaults: CoreDNS's", () => {
   assert.equal(o.maxConcurrent, 0);
   assert.equal(o.forceTcp || o.preferUdp || o.failfastAllUnhealthy || o.nextOnNodata, false);
   assert.equal(o.readTimeoutMs, FORWARD_DEFAULTS.readTimeoutMs);
+  assert.equal(o.maxAgeMs, 0);
+  assert.deepEqual(o.tls, {});
 });
 
 test("every option is parsed", () => {
@@ -68,6 +70,41 @@ test("every option is parsed", () => {
   assert.deepEqual([...o.failover], [Rcode.SERVFAIL, Rcode.REFUSED]);
 });
 
+test("tls:// upstreams (port 853 by default), the tls forms, tls_servername, max_age, read_timeout", () => {
+  const dir = mkdtempSync(join(tmpdir(), "clusterdns-forward-"));
+  try {
+    for (const f of ["ca.pem", "cert.pem", "key.pem"]) writeFileSync(join(dir, f), f);
+    const o = parseForward(
+      fwd(`forward . tls://9.9.9.9 tls://[2620:fe::fe]:8853 10.0.0.1 {
+    tls cert.pem key.pem ca.pem
+    tls_servername dns.quad9.net
+    max_age 30s
+    read_timeout 500ms
+}`),
+      dir,
+    );
+    assert.deepEqual(o.to, [
+      { host: "9.9.9.9", port: 853, to: "9.9.9.9:853", tls: true },
+      { host: "2620:fe::fe", port: 8853, to: "[2620:fe::fe]:8853", tls: true },
+      { host: "10.0.0.1", port: 53, to: "10.0.0.1:53" },
+    ]);
+    const text = (b: Buffer | undefined) => b?.toString();
+    assert.deepEqual(
+      [text(o.tls.cert), text(o.tls.key), text(o.tls.ca), o.tls.servername],
+      ["cert.pem", "key.pem", "ca.pem", "dns.quad9.net"],
+    );
+    assert.equal(o.maxAgeMs, 30_000);
+    assert.equal(o.readTimeoutMs, 500);
+    const tlsOf = (line: string) => parseForward(fwd(`forward . tls://9.9.9.9 {\n${line}\n}`), dir).tls;
+    assert.deepEqual(tlsOf("tls"), {}, "the system's CAs");
+    assert.equal(text(tlsOf("tls ca.pem").ca), "ca.pem");
+    const pair = tlsOf("tls cert.pem key.pem");
+    assert.deepEqual([text(pair.cert), text(pair.key), pair.ca], ["cert.pem", "key.pem", undefined]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("a CIDR FROM stands for its reverse zone", () => {
   assert.equal(parseForward(fwd("forward 10.0.0.0/8 10.0.0.1"), "/").from, "10.in-addr.arpa.");
 });
@@ -107,8 +144,11 @@ test("bad directives fail at start-up with file:line", async () => {
   const many = Array.from({ length: 16 }, (_, i) => `10.0.0.${i + 1}`).join(" ");
   await assertConfigErrors(setup, [
     [fwd("forward ."), /^Corefile:2 .*forward: 'forward' takes at least 2 argument/],
-    [fwd("forward . tls://9.9.9.9"), /^Corefile:2 .*DNS-over-TLS \(tls:\/\/\) is not supported/],
-    [fwd("forward . https://9.9.9.9"), /^Corefile:2 .*DNS-over-HTTPS/],
+    [
+      fwd("forward . https://9.9.9.9"),
+      /^Corefile:2 .*DNS-over-HTTPS \(https:\/\/\) is not supported: use dns:\/\/ or tls:\/\//,
+    ],
+    [fwd("forward . tls://dns.quad9.net"), /^Corefile:2 .*is not an IP address/],
     [fwd("forward . udp://9.9.9.9"), /^Corefile:2 .*unknown protocol 'udp:\/\/'/],
     [fwd("forward . dns://resolver.example"), /^Corefile:2 .*is not an IP address/],
     [fwd("forward . 10.0.0.1:99999"), /^Corefile:2 .*port '99999'/],
@@ -118,13 +158,19 @@ test("bad directives fail at start-up with file:line", async () => {
     [fwd("forward bad..name 10.0.0.1"), /^Corefile:2 .*invalid domain 'bad..name'/],
     [fwd("forward . 10.0.0.1 {\n  bogus\n}"), /^Corefile:3 .*unknown property 'bogus'/],
     [
-      fwd("forward . 10.0.0.1 {\n\n  tls cert.pem key.pem\n}"),
-      /^Corefile:4 .*'tls' is not supported: .*DNS-over-TLS/,
+      fwd("forward . tls://9.9.9.9 {\n\n  tls /nonexistent/cert.pem key.pem\n}"),
+      /^Corefile:4 .*tls: cannot read '\/nonexistent\/cert.pem'/,
+    ],
+    [fwd("forward . tls://9.9.9.9 {\n  tls a b c d\n}"), /^Corefile:3 .*'tls' takes 0 to 3 argument/],
+    [
+      fwd("forward . tls://9.9.9.9 {\n  tls_servername\n}"),
+      /^Corefile:3 .*'tls_servername' takes 1 argument/,
     ],
     [
-      fwd("forward . 10.0.0.1 {\n  tls_servername dns.quad9.net\n}"),
-      /^Corefile:3 .*'tls_servername' is not supported/,
+      fwd("forward . 10.0.0.1 {\n  read_timeout 0\n}"),
+      /^Corefile:3 .*read_timeout needs a positive duration/,
     ],
+    [fwd("forward . 10.0.0.1 {\n  max_age soon\n}"), /^Corefile:3 .*invalid duration 'soon'/],
     [fwd("forward . 10.0.0.1 {\n  resolver 10.0.0.2\n}"), /^Corefile:3 .*hostnames are not resolved/],
     [fwd("forward . 10.0.0.1 {\n  policy fastest\n}"), /^Corefile:3 .*unknown policy 'fastest'/],
     [fwd("forward . 10.0.0.1 {\n  policy\n}"), /^Corefile:3 .*'policy' takes 1 argument/],

@@ -13,8 +13,14 @@
 //     next_on_nodata
 //     failover RCODE...
 //     failfast_all_unhealthy_upstreams
+//     tls [CERT KEY] [CA]
+//     tls_servername NAME
+//     max_age DURATION
+//     read_timeout DURATION
 // }
 
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import type { Setup } from "../../plugin.ts";
 import type { Directive, Token } from "../../corefile/types.ts";
 import type { ForwardOptions } from "./forward.ts";
@@ -53,6 +59,7 @@ export function parseForward(d: Directive, root: string): ForwardOptions {
     forceTcp: false,
     preferUdp: false,
     healthCheck: { ...FORWARD_DEFAULTS.healthCheck },
+    tls: {},
     next: new Set(),
     nextOnNodata: false,
     failover: new Set(),
@@ -70,7 +77,6 @@ export function parseForward(d: Directive, root: string): ForwardOptions {
   const unsupported = (why: string) => (opt: Directive) => {
     throw configError(opt, NAME, `'${opt.name}' is not supported: ${why}`);
   };
-  const noTls = unsupported("this version forwards over plain DNS (UDP and TCP) only, not DNS-over-TLS");
   for (const opt of d.block ?? []) noBlock(opt, NAME);
   blockOptions(d, NAME, {
     except: (opt) => {
@@ -111,12 +117,40 @@ export function parseForward(d: Directive, root: string): ForwardOptions {
     next_on_nodata: flag(() => (o.nextOnNodata = true)),
     failover: (opt) => (o.failover = rcodes(opt, true)),
     failfast_all_unhealthy_upstreams: flag(() => (o.failfastAllUnhealthy = true)),
-    tls: noTls,
-    tls_servername: noTls,
+    tls: (opt) => {
+      argCount(opt, NAME, 0, 3);
+      const [a, b, c] = opt.args.map((t) => readPem(t, root));
+      // CoreDNS's forms: none (the system's CAs), CA, CERT KEY, CERT KEY CA.
+      if (opt.args.length === 1) o.tls = { ...o.tls, ca: a };
+      if (opt.args.length >= 2) o.tls = { ...o.tls, cert: a, key: b, ca: c };
+    },
+    tls_servername: (opt) => {
+      argCount(opt, NAME, 1, 1);
+      o.tls = { ...o.tls, servername: opt.args[0].text };
+    },
+    max_age: (opt) => {
+      argCount(opt, NAME, 1, 1);
+      o.maxAgeMs = parseDuration(opt.args[0], NAME);
+    },
+    read_timeout: (opt) => {
+      argCount(opt, NAME, 1, 1);
+      o.readTimeoutMs = parseDuration(opt.args[0], NAME);
+      if (o.readTimeoutMs <= 0)
+        throw configError(opt.args[0], NAME, "read_timeout needs a positive duration");
+    },
     doh_method: unsupported("DNS-over-HTTPS is not implemented"),
     resolver: unsupported("TO must be an IP address or a resolv.conf file; hostnames are not resolved"),
   });
   return o;
+}
+
+/** A PEM file of `tls`, read now: a missing one stops start-up here, not at the first query. */
+function readPem(t: Token, root: string): Buffer {
+  try {
+    return readFileSync(resolve(root, t.text));
+  } catch (err) {
+    throw configError(t, NAME, `tls: cannot read '${t.text}': ${(err as Error).message}`);
+  }
 }
 
 /** FROM or a name of `except`/`domain`: canonical; a CIDR stands for its first reverse zone. */

@@ -2,6 +2,7 @@
 // Plain numbers bumped on the query path; the prometheus plugin reads them at scrape time and names
 // them as in the comments (CoreDNS's coredns_forward_* series).
 
+import type { Proto } from "./conn.ts";
 import { HistogramSeries, TIME_BUCKETS } from "../../metrics/plain.ts";
 
 export interface UpstreamStats {
@@ -16,9 +17,9 @@ export interface UpstreamStats {
   /** coredns_forward_healthcheck_failures_total{to}: health checks that got no reply. */
   healthcheckFailures: number;
   /** coredns_forward_conn_cache_hits_total{to, proto}: queries sent on a pooled connection. */
-  readonly connCacheHits: { udp: number; tcp: number };
+  readonly connCacheHits: Record<Proto, number>;
   /** coredns_forward_conn_cache_misses_total{to, proto}: queries that had to open a connection. */
-  readonly connCacheMisses: { udp: number; tcp: number };
+  readonly connCacheMisses: Record<Proto, number>;
   /** Exchanges that got no usable reply (timeout, refused, reset). Not a CoreDNS series. */
   failures: number;
   /** Packets dropped because their ID or question matched no query in flight: late or spoofed.
@@ -45,8 +46,8 @@ export function upstreamStats(to: string): UpstreamStats {
       responses: new Map(),
       durations: new Map(),
       healthcheckFailures: 0,
-      connCacheHits: { udp: 0, tcp: 0 },
-      connCacheMisses: { udp: 0, tcp: 0 },
+      connCacheHits: { udp: 0, tcp: 0, "tcp-tls": 0 },
+      connCacheMisses: { udp: 0, tcp: 0, "tcp-tls": 0 },
       failures: 0,
       mismatched: 0,
     };

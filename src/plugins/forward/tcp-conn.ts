@@ -1,21 +1,25 @@
 // A TCP connection to one upstream (RFC 1035 4.2.2 / RFC 7766 framing: a 2-octet length before each
-// message), kept open between queries by the pool. Writes before the connection is up are queued by
-// Node, so opening needs no wait: a refused connect fails the first exchange.
+// message), or the same inside TLS (DNS over TLS, RFC 7858 3.3: the framing is TCP's), kept open
+// between queries by the pool. Writes before the connection is up are queued by Node (before the TLS
+// handshake too), so opening needs no wait: a refused connect or a failed handshake fails the first
+// exchange.
 
 import net from "node:net";
+import tls from "node:tls";
 import { Conn, ExchangeCode, ExchangeError } from "./conn.ts";
 import { FrameReader, tcpFrame } from "../../dns/tcp-frames.ts";
 
-export class TcpConn extends Conn {
-  readonly proto = "tcp";
+export class StreamConn extends Conn {
+  readonly proto: "tcp" | "tcp-tls";
   readonly #socket: net.Socket;
   readonly #frames = new FrameReader();
 
-  constructor(host: string, port: number, onMismatch: () => void) {
+  constructor(socket: net.Socket, proto: "tcp" | "tcp-tls", onMismatch: () => void) {
     super(onMismatch);
-    const socket = net.connect({ host, port, noDelay: true });
+    this.proto = proto;
     this.#socket = socket;
-    socket.on("data", (chunk) => this.#read(chunk));
+    socket.setNoDelay(true);
+    socket.on("data", (chunk: Buffer) => this.#read(chunk));
     socket.on("error", (err) =>
       this.fail(new ExchangeError(ExchangeCode.NETWORK, err.message, { cause: err })),
     );
@@ -38,4 +42,41 @@ export class TcpConn extends Conn {
   protected destroy(): void {
     this.#socket.destroy();
   }
+}
+
+export function tcpConn(host: string, port: number, onMismatch: () => void): StreamConn {
+  return new StreamConn(net.connect({ host, port }), "tcp", onMismatch);
+}
+
+/** What a DNS-over-TLS connection needs besides the address: the forward's `tls` files and name. */
+export interface TlsSettings {
+  /** PEM: the CAs that may sign the upstream's certificate; undefined for the system's. */
+  ca?: Buffer;
+  /** PEM: our client certificate and its key, for upstreams that ask for one. */
+  cert?: Buffer;
+  key?: Buffer;
+  /** The name the upstream's certificate must hold (and SNI); without it, its IP address. */
+  servername?: string;
+}
+
+/** A DoT connection; `session` resumes an earlier one's TLS session, `onSession` gets new tickets. */
+export function tlsConn(
+  host: string,
+  port: number,
+  s: TlsSettings,
+  session: Buffer | undefined,
+  onSession: (session: Buffer) => void,
+  onMismatch: () => void,
+): StreamConn {
+  const socket = tls.connect({
+    host,
+    port,
+    ca: s.ca,
+    cert: s.cert,
+    key: s.key,
+    servername: s.servername,
+    session,
+  });
+  socket.on("session", onSession);
+  return new StreamConn(socket, "tcp-tls", onMismatch);
 }

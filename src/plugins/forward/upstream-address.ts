@@ -1,6 +1,7 @@
-// The TO arguments of forward: `IP`, `IP:PORT`, `[IPv6]:PORT`, the same behind `dns://`, or the path
-// of a resolv.conf-style file whose `nameserver` lines are the upstreams (CoreDNS's forms). Hostnames
-// and the encrypted transports are refused at start-up.
+// The TO arguments of forward: `IP`, `IP:PORT`, `[IPv6]:PORT`, the same behind `dns://` or `tls://`
+// (DNS over TLS, port 853 by default), or the path of a resolv.conf-style file whose `nameserver`
+// lines are the upstreams (CoreDNS's forms). Hostnames and the other encrypted transports are refused
+// at start-up.
 
 import { readFileSync } from "node:fs";
 import { isIP, isIPv6 } from "node:net";
@@ -10,9 +11,10 @@ import type { UpstreamAddress } from "./upstream.ts";
 import { configError } from "../../corefile/errors.ts";
 
 const DNS_PORT = 53;
+/** RFC 7858 3.1. */
+const DOT_PORT = 853;
 
-const ENCRYPTED: Record<string, string> = {
-  tls: "DNS-over-TLS",
+const NOT_SUPPORTED: Record<string, string> = {
   https: "DNS-over-HTTPS",
   grpc: "DNS-over-gRPC",
   quic: "DNS-over-QUIC",
@@ -22,26 +24,32 @@ const ENCRYPTED: Record<string, string> = {
 export function parseTo(t: Token, root: string, plugin: string): UpstreamAddress[] {
   let s = t.text;
   const scheme = /^([a-z0-9+.-]+):\/\//i.exec(s);
-  if (scheme) {
-    const name = scheme[1].toLowerCase();
-    if (ENCRYPTED[name]) {
-      throw configError(t, plugin, `${ENCRYPTED[name]} (${name}://) is not supported: use plain dns://`);
+  const name = scheme?.[1].toLowerCase();
+  if (scheme && name) {
+    if (NOT_SUPPORTED[name]) {
+      throw configError(
+        t,
+        plugin,
+        `${NOT_SUPPORTED[name]} (${name}://) is not supported: use dns:// or tls://`,
+      );
     }
-    if (name !== "dns") throw configError(t, plugin, `unknown protocol '${name}://' in '${s}'`);
+    if (name !== "dns" && name !== "tls")
+      throw configError(t, plugin, `unknown protocol '${name}://' in '${s}'`);
     s = s.slice(scheme[0].length);
   }
-  const addr = hostPort(s);
+  const tls = name === "tls";
+  const addr = hostPort(s, tls ? DOT_PORT : DNS_PORT);
   if (typeof addr === "string") throw configError(t, plugin, `'${t.text}': ${addr}`);
-  if (addr) return [addr];
+  if (addr) return [tls ? { ...addr, tls } : addr];
   if (scheme) throw configError(t, plugin, `'${t.text}' is not an IP address`);
   return fromFile(t, resolve(root, s), plugin);
 }
 
 /** `IP`, `IP:PORT` or `[IPv6]:PORT`; undefined when it is not an address, a string saying why when it
  * is one with a bad port. */
-export function hostPort(s: string): UpstreamAddress | string | undefined {
+export function hostPort(s: string, defaultPort = DNS_PORT): UpstreamAddress | string | undefined {
   let host = s;
-  let port = String(DNS_PORT);
+  let port = String(defaultPort);
   const bracket = /^\[([^\]]+)\](?::(.*))?$/.exec(s);
   if (bracket) {
     host = bracket[1];

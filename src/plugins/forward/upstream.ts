@@ -22,6 +22,8 @@ export interface UpstreamAddress {
   port: number;
   /** "host:port" ("[v6]:port"), the `to` label of the metrics. */
   to: string;
+  /** Asked over DNS over TLS (`tls://`), whatever transport the query came by. */
+  tls?: boolean;
 }
 
 export interface HealthCheckOptions {
@@ -50,6 +52,7 @@ export class Upstream {
   readonly to: string;
   readonly stats: UpstreamStats;
   readonly #opts: UpstreamOptions;
+  readonly #tls: boolean;
   readonly #pool: ConnPool;
   readonly #log: Logger;
   #fails = 0;
@@ -64,10 +67,12 @@ export class Upstream {
     this.host = addr.host;
     this.port = addr.port;
     this.to = addr.to;
-    this.#opts = opts;
+    // A DoT upstream takes every query, and its health checks, over TLS.
+    this.#tls = addr.tls === true;
+    this.#opts = this.#tls ? { ...opts, healthCheck: { ...opts.healthCheck, proto: "tcp-tls" } } : opts;
     this.#log = log;
     this.stats = upstreamStats(addr.to);
-    this.#pool = new ConnPool(addr.host, addr.port, opts, this.stats);
+    this.#pool = new ConnPool(addr.host, addr.port, this.#opts, this.stats);
   }
 
   /** Failed health checks in a row. */
@@ -85,12 +90,13 @@ export class Upstream {
   }
 
   /**
-   * Sends `query` (its ID is replaced by a random one) and returns the matching reply. A truncated UDP
-   * reply is asked again over TCP; when that fails, the truncated reply is returned (the client can
-   * still retry over TCP itself). Rejects with an ExchangeError when no reply came by `deadline`
+   * Sends `query` (its ID is replaced by a random one) over `asked` (over TLS for a DoT upstream) and
+   * returns the matching reply. A truncated UDP reply is asked again over TCP; when that fails, the
+   * truncated reply is returned (the client can still retry over TCP itself). Rejects with an ExchangeError when no reply came by `deadline`
    * (Date.now() time) or the read timeout. A failure starts health checking.
    */
-  async exchange(query: Msg, proto: Proto, deadline: number): Promise<Msg> {
+  async exchange(query: Msg, asked: Proto, deadline: number): Promise<Msg> {
+    const proto = this.#tls ? "tcp-tls" : asked;
     let reply: Msg;
     try {
       reply = await this.#send(query, proto, deadline);
@@ -133,7 +139,7 @@ export class Upstream {
         reply = await conn.exchange(bytes, expect, timeout);
       } catch (err) {
         // A pooled TCP connection the upstream closed while it sat idle: once more on a new one.
-        const stale = taken.reused && proto === "tcp" && (err as ExchangeError).code !== ExchangeCode.TIMEOUT;
+        const stale = taken.reused && proto !== "udp" && (err as ExchangeError).code !== ExchangeCode.TIMEOUT;
         if (!stale) throw err;
         conn = await this.#pool.open(proto);
         reply = await conn.exchange(bytes, expect, timeout);

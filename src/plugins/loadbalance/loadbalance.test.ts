@@ -9,6 +9,7 @@ import { directive as dir, fakeContext } from "../../../test/helpers/setup-conte
 import { assertConfigErrors } from "../../../test/helpers/config-errors.ts";
 import { startServer } from "../../../test/helpers/server.ts";
 import { dig } from "../../../test/helpers/dig.ts";
+import { zoneText } from "../../../test/helpers/zone-text.ts";
 import { rng } from "../../../test/helpers/rng.ts";
 import { replyTo } from "../../dns/message.ts";
 import { parseRRText, rrToText } from "../../dns/text.ts";
@@ -136,34 +137,30 @@ test("limit_answers keeps the first N records after shuffling, CNAME included", 
   assert.equal((await plain(answering(ADDRS)).serve(makeRequest("web.test", Type.A))).answer.length, 4);
 });
 
-test("setup rejects the weighted policy and bad options with file:line", async () => {
+test("setup rejects bad policies and options with file:line", async () => {
   await assertConfigErrors(setup, [
-    [
-      dir("loadbalance", ["weighted", "w.txt"], undefined, 4),
-      /^Corefile:4 - .*loadbalance: the 'weighted' policy is not supported/,
-    ],
     [dir("loadbalance", ["random"]), /unknown policy 'random'/],
     [dir("loadbalance", ["round_robin", "file"]), /round_robin takes no file/],
+    [dir("loadbalance", ["weighted"], undefined, 4), /^Corefile:4 - .*weighted needs the weights file/],
+    [dir("loadbalance", ["weighted", "/nonexistent/weights"]), /ENOENT/],
     [
       dir("loadbalance", [], [dir("reload", ["10s"], undefined, 6)]),
       /^Corefile:6 - .*'reload' applies to the weighted policy only/,
     ],
     [dir("loadbalance", [], [dir("limit_answers", ["0"])]), /out of range/],
     [dir("loadbalance", [], [dir("limit_answers", [])]), /takes 1 argument/],
-    [dir("loadbalance", [], [dir("prefer", ["a"])]), /unknown property 'prefer'/],
+    [dir("loadbalance", [], [dir("prefer", ["10.0.0.0/33"])]), /prefix length must be 0 to 32/],
+    [dir("loadbalance", [], [dir("prefer", [])]), /takes at least 1 argument/],
+    [dir("loadbalance", [], [dir("perfer", ["10.0.0.0/8"])]), /unknown property 'perfer'/],
   ]);
 });
 
 test("end to end: dig gets the CNAME first and every address", async () => {
-  const zone = [
-    "$ORIGIN lb.test.",
-    "@ 60 IN SOA ns.lb.test. hostmaster.lb.test. 1 60 60 60 60",
-    "@ 60 IN NS ns",
-    "ns 60 IN A 192.0.2.53",
+  const zone = zoneText(
+    "lb.test",
     "www 60 IN CNAME web",
     ...["1", "2", "3", "4"].map((n) => `web 60 IN A 192.0.2.${n}`),
-    "",
-  ].join("\n");
+  );
   const srv = await startServer("lb.test {\n    loadbalance round_robin\n    file db.lb.test\n}\n", {
     files: { "db.lb.test": zone },
   });
@@ -181,14 +178,7 @@ test("end to end: dig gets the CNAME first and every address", async () => {
 });
 
 test("end to end: replies from the answer cache rotate a headless-style address set on every query", async () => {
-  const zone = [
-    "$ORIGIN lb.test.",
-    "@ 60 IN SOA ns.lb.test. hostmaster.lb.test. 1 60 60 60 60",
-    "@ 60 IN NS ns",
-    "ns 60 IN A 192.0.2.53",
-    ...["1", "2", "3"].map((n) => `web 60 IN A 192.0.2.${n}`),
-    "",
-  ].join("\n");
+  const zone = zoneText("lb.test", ...["1", "2", "3"].map((n) => `web 60 IN A 192.0.2.${n}`));
   const srv = await startServer("lb.test {\n    loadbalance\n    file db.lb.test\n}\n", {
     files: { "db.lb.test": zone },
   });

@@ -1,14 +1,23 @@
-// loadbalance: round-robin DNS. Shuffles the address records (A and AAAA together) and the MX records
-// of every section of a reply; CNAMEs go first, because stub resolvers such as glibc expect the chain
-// before the addresses it leads to.
+// loadbalance: the order of the address records in replies. round_robin shuffles the address records
+// (A and AAAA together) and the MX records of every section; weighted puts first an address picked at
+// random in proportion to its weight (weights.ts), as CoreDNS's weighted policy does; `prefer` then moves
+// the addresses of the listed networks before the others. CNAMEs go first, because stub resolvers such
+// as glibc expect the chain before the addresses it leads to.
 
 import { SHUFFLED_REPLAY_SECONDS, type Handler, type Plugin } from "../../plugin.ts";
 import type { Msg, RR } from "../../dns/message.ts";
+import type { NetSet } from "../../dns/nets.ts";
+import type { Weights } from "./weights.ts";
 import { Type } from "../../dns/constants.ts";
+import { canonicalAddress } from "./weights.ts";
 
 export interface LoadbalanceOptions {
   /** Keep at most this many records in the answer section, after shuffling. */
   limitAnswers?: number;
+  /** The weighted policy's weights, read per query (a reload replaces them); round_robin without. */
+  weights?: () => Weights;
+  /** Networks whose addresses go first, in this order (`prefer`). */
+  prefer?: readonly NetSet[];
   /** A number in [0, 1); injected by tests. */
   random?: () => number;
 }
@@ -21,12 +30,20 @@ export function loadbalance(o: LoadbalanceOptions = {}): Plugin {
       const reply = await next.serve(req);
       // Zone transfers keep their order: the SOA must stay first and last.
       if (req.qtype === Type.AXFR || req.qtype === Type.IXFR) return reply;
-      if (!shuffleReply(reply, random)) return limit(reply, o.limitAnswers);
-      const limited = o.limitAnswers !== undefined && reply.answer.length > o.limitAnswers;
-      // The answer cache can rotate a set of same-sized records on every replay; anything else it would
-      // replay in one order, so that reply may be replayed for a short while only.
-      if (!limited && rotatable(reply)) req.cache.rotate = true;
-      else req.cache.limit(SHUFFLED_REPLAY_SECONDS);
+      const weights = o.weights?.();
+      const drawn = weights ? weighReply(reply, weights, random) : shuffleReply(reply, random);
+      const grouped = o.prefer !== undefined && preferReply(reply, o.prefer);
+      if (drawn && weights) {
+        // Every query draws anew: a replayed reply would put one address first for everyone.
+        req.cache.limit(0);
+      } else if (drawn) {
+        const limited = o.limitAnswers !== undefined && reply.answer.length > o.limitAnswers;
+        // The answer cache can rotate a set of same-sized records on every replay; anything else it
+        // would replay in one order, so that reply may be replayed for a short while only. Rotating
+        // addresses that `prefer` put in groups would mix the groups.
+        if (!limited && !grouped && rotatable(reply)) req.cache.rotate = true;
+        else req.cache.limit(SHUFFLED_REPLAY_SECONDS);
+      }
       return limit(reply, o.limitAnswers);
     },
   });
@@ -63,19 +80,22 @@ export function shuffleReply(m: Msg, random: () => number): boolean {
  * shuffled. `shuffled` is true when a set had two or more records. */
 export function roundRobin(rrs: RR[], random: () => number): { rrs: RR[]; shuffled: boolean } {
   if (rrs.length < 2) return { rrs, shuffled: false };
-  const cname: RR[] = [];
-  const rest: RR[] = [];
-  const address: RR[] = [];
-  const mx: RR[] = [];
-  for (const rr of rrs) {
-    if (rr.type === Type.CNAME) cname.push(rr);
-    else if (rr.type === Type.A || rr.type === Type.AAAA) address.push(rr);
-    else if (rr.type === Type.MX) mx.push(rr);
-    else rest.push(rr);
-  }
+  const { cname, rest, address, mx } = split(rrs);
   shuffle(address, random);
   shuffle(mx, random);
   return { rrs: [...cname, ...rest, ...address, ...mx], shuffled: address.length > 1 || mx.length > 1 };
+}
+
+/** A section's records by kind, each in its order. */
+function split(rrs: RR[]): { cname: RR[]; rest: RR[]; address: RR[]; mx: RR[] } {
+  const out = { cname: [] as RR[], rest: [] as RR[], address: [] as RR[], mx: [] as RR[] };
+  for (const rr of rrs) {
+    if (rr.type === Type.CNAME) out.cname.push(rr);
+    else if (rr.type === Type.A || rr.type === Type.AAAA) out.address.push(rr);
+    else if (rr.type === Type.MX) out.mx.push(rr);
+    else out.rest.push(rr);
+  }
+  return out;
 }
 
 /** Fisher-Yates: every order equally likely. */
@@ -86,4 +106,62 @@ function shuffle<T>(a: T[], random: () => number): void {
     a[i] = a[j];
     a[j] = t;
   }
+}
+
+/** The weighted policy over every section: CNAMEs first, other records in their order, then the
+ * addresses with one picked by weight moved to the front (the rest keep their order), then MX. True
+ * when a pick was made among two or more addresses. */
+export function weighReply(m: Msg, weights: Weights, random: () => number): boolean {
+  let drawn = false;
+  for (const section of ["answer", "authority", "additional"] as const) {
+    const { cname, rest, address, mx } = split(m[section]);
+    if (address.length > 1) {
+      drawn = true;
+      const top = pick(address, weights, random);
+      if (top > 0) address.unshift(...address.splice(top, 1));
+    }
+    m[section] = [...cname, ...rest, ...address, ...mx];
+  }
+  return drawn;
+}
+
+/** An index into `address` drawn with probability weight / total weight; an address the weights do
+ * not list weighs 1. -1 when every weight is 0. */
+function pick(address: RR[], weights: Weights, random: () => number): number {
+  const w = address.map((rr) => {
+    const listed = weights.get(rr.name)?.get(canonicalAddress((rr.data as { address: string }).address));
+    return listed ?? 1;
+  });
+  let draw = random() * w.reduce((a, b) => a + b, 0);
+  for (let i = 0; i < w.length; i++) {
+    if (draw < w[i]) return i;
+    draw -= w[i];
+  }
+  return -1;
+}
+
+/** Moves, in every section, the addresses in `nets[0]` before those in `nets[1]`, ... before the
+ * others, keeping each group's order and the place of the addresses among the other records. True
+ * when some section had addresses in more than one group. */
+export function preferReply(m: Msg, nets: readonly NetSet[]): boolean {
+  let grouped = false;
+  for (const section of ["answer", "authority", "additional"] as const) {
+    const rrs = m[section];
+    const at: number[] = [];
+    const groups: RR[][] = Array.from({ length: nets.length + 1 }, () => []);
+    rrs.forEach((rr, i) => {
+      if (rr.type !== Type.A && rr.type !== Type.AAAA) return;
+      at.push(i);
+      const address = (rr.data as { address: string }).address;
+      const g = nets.findIndex((n) => n.has(address));
+      groups[g < 0 ? nets.length : g].push(rr);
+    });
+    if (groups.filter((g) => g.length > 0).length < 2) continue;
+    grouped = true;
+    const ordered = groups.flat();
+    const out = [...rrs];
+    at.forEach((i, k) => (out[i] = ordered[k]));
+    m[section] = out;
+  }
+  return grouped;
 }

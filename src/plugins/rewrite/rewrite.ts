@@ -1,14 +1,31 @@
-// rewrite: changes the question before the rest of the chain sees it (name, type, class), and the
-// reply on its way back: the client's own question, names mapped back (`answer ...`), TTLs (`ttl`).
-// Every rewrite directive of a server block adds its rules to one list, applied in order; a rule that
-// matched ends the list unless its mode is `continue`.
+// rewrite: changes the question before the rest of the chain sees it (name, type, class, EDNS options),
+// and the reply on its way back: the client's own question, names mapped back (`answer ...`), TTLs
+// (`ttl`), CNAME targets (`cname`, then looked up anew) and rcodes (`rcode`). Every rewrite directive
+// of a server block adds its rules to one list, applied in order; a rule that matched ends the list
+// unless its mode is `continue`. Rules that do not look at the name (edns0, cname) always match, as
+// in CoreDNS.
 
 import type { Handler, Plugin, Request } from "../../plugin.ts";
 import type { Msg, RData, RR } from "../../dns/message.ts";
 import type { Rule } from "./rules.ts";
+import type { NameMatch } from "./name-match.ts";
+import type { EdnsRule } from "./edns0.ts";
 import { failure } from "../../plugin.ts";
-import { Rcode, Type } from "../../dns/constants.ts";
+import { EDNS_UDP_SIZE, Rcode, Type } from "../../dns/constants.ts";
 import { matches, reverseName, rewriteName, validName } from "./name-match.ts";
+import { applyEdnsRule } from "./edns0.ts";
+
+/** Resolves a name through the server (SetupContext.lookup), for a rewritten CNAME target. */
+export type Lookup = (name: string, qtype: number, depth: number) => Promise<Msg>;
+
+/** How long a reply whose rcode was rewritten from a failure may be replayed: a failure carries no TTL
+ * to go by, and CoreDNS's cache keeps such a reply for its smallest TTL, 5 seconds. */
+export const REWRITTEN_FAILURE_SECONDS = 5;
+
+/** How long a reply holding a rewritten CNAME target's records may be replayed: they come from a
+ * lookup whose own caching rules do not reach this reply (forwarded TTLs that count down upstream),
+ * so one second, as forward's replies. */
+export const LOOKED_UP_SECONDS = 1;
 
 /** What the rules decided for one query. */
 interface Plan {
@@ -19,9 +36,12 @@ interface Plan {
   owners: ((name: string) => string)[];
   values: ((name: string) => string)[];
   ttl?: { min: number; max: number };
+  edns: EdnsRule[];
+  cnames: NameMatch[];
+  rcodes: { from: number; to: number }[];
 }
 
-export function rewrite(rules: readonly Rule[]): Plugin {
+export function rewrite(rules: readonly Rule[], lookup: Lookup): Plugin {
   return (next: Handler): Handler => ({
     name: "rewrite",
     async serve(req) {
@@ -40,16 +60,66 @@ export function rewrite(rules: readonly Rule[]): Plugin {
         stored: undefined,
         refresh: undefined,
       };
+      if (plan.edns.length > 0) withOptions(inner, plan.edns);
       const reply = await next.serve(inner);
       req.answeredBy = inner.answeredBy;
-      return revert(reply, req, plan);
+      revert(reply, req, plan);
+      for (const r of plan.rcodes) {
+        if (reply.rcode !== r.from) continue;
+        // The pipeline keeps only NOERROR and NXDOMAIN, for the TTLs they carry; a failure has none.
+        if (r.from !== Rcode.NOERROR && r.from !== Rcode.NXDOMAIN) req.cache.limit(REWRITTEN_FAILURE_SECONDS);
+        reply.rcode = r.to;
+        break;
+      }
+      if (plan.cnames.length > 0) await retarget(reply, req, plan.cnames, lookup);
+      return reply;
     },
   });
 }
 
+/** The query's EDNS options after the edns0 rules, for the plugins after rewrite, and the options the
+ * rules put in, for forward to send upstream. */
+function withOptions(inner: Request, rules: EdnsRule[]): void {
+  const options = [...(inner.msg.edns?.options ?? [])];
+  for (const r of rules) applyEdnsRule(r, options, inner);
+  const ours = new Set(rules.filter((r) => r.action !== "unset").map((r) => r.code));
+  inner.msg.edns = { ...(inner.msg.edns ?? { udpSize: EDNS_UDP_SIZE, version: 0, do: false }), options };
+  inner.upstreamOptions = options.filter((o) => ours.has(o.code));
+  // An option made from who asked makes the upstream's reply theirs.
+  if (rules.some((r) => r.perClient && r.action !== "unset")) inner.cache.private = true;
+}
+
+/** Rewrites the target of the first CNAME in the answer that a rule matches, drops the records that
+ * followed it (they answer for the old target) and appends what the new target holds. */
+async function retarget(reply: Msg, req: Request, cnames: NameMatch[], lookup: Lookup): Promise<void> {
+  for (const [i, rr] of reply.answer.entries()) {
+    if (rr.type !== Type.CNAME) continue;
+    const old = (rr.data as { target: string }).target;
+    let target = old;
+    for (const m of cnames) target = rewriteName(m, target) ?? target;
+    if (target === old || !validName(target)) continue;
+    reply.answer = [...reply.answer.slice(0, i), { ...rr, data: { type: Type.CNAME, target } }];
+    req.cache.limit(LOOKED_UP_SECONDS);
+    if (req.qtype !== Type.CNAME) {
+      const found = await lookup(target, req.qtype, (req.depth ?? 0) + 1);
+      reply.answer.push(...found.answer);
+    }
+    return;
+  }
+}
+
 /** Runs the rules over the question; undefined when none matched. */
 function planFor(rules: readonly Rule[], req: Request): Plan | undefined {
-  const plan: Plan = { qname: req.qname, qtype: req.qtype, qclass: req.qclass, owners: [], values: [] };
+  const plan: Plan = {
+    qname: req.qname,
+    qtype: req.qtype,
+    qclass: req.qclass,
+    owners: [],
+    values: [],
+    edns: [],
+    cnames: [],
+    rcodes: [],
+  };
   let matched = false;
   for (const rule of rules) {
     let hit = false;
@@ -84,6 +154,19 @@ function planFor(rules: readonly Rule[], req: Request): Plan | undefined {
         if (!matches(rule.match, plan.qname)) break;
         hit = true;
         plan.ttl = rule;
+        break;
+      case "edns0":
+        hit = true;
+        plan.edns.push(rule.option);
+        break;
+      case "cname":
+        hit = true;
+        plan.cnames.push(rule.match);
+        break;
+      case "rcode":
+        if (!matches(rule.match, plan.qname)) break;
+        hit = true;
+        plan.rcodes.push(rule);
         break;
     }
     matched ||= hit;

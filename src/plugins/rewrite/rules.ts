@@ -3,13 +3,18 @@
 //   [continue|stop] type FROM TO
 //   [continue|stop] class FROM TO
 //   [continue|stop] ttl [MATCH] NAME SECONDS|[MIN]-[MAX]
+//   [continue|stop] edns0 local|nsid|subnet set|replace|append|unset ...   (edns0.ts)
+//   [continue|stop] cname [MATCH] FROM TO
+//   [continue|stop] rcode [MATCH] NAME FROM TO
 // MATCH is exact (the default), prefix, suffix, substring or regex.
 
 import type { Directive, Token } from "../../corefile/types.ts";
 import type { NameMatch } from "./name-match.ts";
+import type { EdnsRule } from "./edns0.ts";
 import { MATCH_KINDS, nameMatch, regexMap } from "./name-match.ts";
 import { configError } from "../../corefile/errors.ts";
-import { Type, classFromName, typeFromName } from "../../dns/constants.ts";
+import { Type, classFromName, rcodeFromName, typeFromName } from "../../dns/constants.ts";
+import { parseEdnsRule } from "./edns0.ts";
 import { MAX_TTL } from "../../dns/text.ts";
 
 export type Mode = "continue" | "stop";
@@ -28,10 +33,10 @@ export type Rule =
   | { field: "name"; mode: Mode; match: NameMatch; answer: AnswerRewrite }
   | { field: "type"; mode: Mode; from: number; to: number }
   | { field: "class"; mode: Mode; from: number; to: number }
-  | { field: "ttl"; mode: Mode; match: NameMatch; min: number; max: number };
-
-/** Fields CoreDNS has that clusterdns does not implement: named in the error. */
-const UNSUPPORTED = new Set(["edns0", "cname", "rcode"]);
+  | { field: "ttl"; mode: Mode; match: NameMatch; min: number; max: number }
+  | { field: "edns0"; mode: Mode; option: EdnsRule }
+  | { field: "cname"; mode: Mode; match: NameMatch }
+  | { field: "rcode"; mode: Mode; match: NameMatch; from: number; to: number };
 
 /** Parses one rule from the words after `rewrite` (from its line or its block); `at` names the line
  * for errors that have no word to point at. */
@@ -46,7 +51,7 @@ export function parseRule(words: Token[], at: Directive): Rule {
     i++;
   }
   const field = words[i];
-  if (field === undefined) return fail(at, "missing the field to rewrite (name, type, class or ttl)");
+  if (field === undefined) return fail(at, `missing the field to rewrite (${FIELDS})`);
   const rest = words.slice(i + 1);
   const f = field.text.toLowerCase();
   switch (f) {
@@ -64,32 +69,59 @@ export function parseRule(words: Token[], at: Directive): Rule {
     }
     case "ttl":
       return ttlRule(mode, rest, field, fail);
+    case "edns0":
+      return { field: f, mode, option: parseEdnsRule(rest, field) };
+    case "cname": {
+      const { kind, rest: names } = matchOf(rest);
+      if (names.length !== 2) return fail(field, "'cname' takes [MATCH] FROM TO");
+      return { field: f, mode, match: compiled(kind, names[0], names[1].text, fail) };
+    }
+    case "rcode":
+      return rcodeRule(mode, rest, field, fail);
     default:
-      if (UNSUPPORTED.has(f))
-        return fail(field, `rewriting '${f}' is not supported (only name, type, class, ttl)`);
-      return fail(field, `unknown field '${field.text}' (want name, type, class or ttl)`);
+      return fail(field, `unknown field '${field.text}' (want ${FIELDS})`);
   }
 }
 
+const FIELDS = "name, type, class, ttl, edns0, cname or rcode";
+
 type Fail = (t: Token | Directive, message: string) => never;
 
-function matchOf(words: Token[]): { kind: (typeof MATCH_KINDS)[number]; rest: Token[] } {
+/** The match type in front of `arity` words (exact when there is none). */
+function matchOf(words: Token[], arity = 2): { kind: (typeof MATCH_KINDS)[number]; rest: Token[] } {
   const k = words[0]?.text.toLowerCase();
   const kind = MATCH_KINDS.find((m) => m === k);
-  return kind === undefined || words.length < 3
+  return kind === undefined || words.length <= arity
     ? { kind: "exact", rest: words }
     : { kind, rest: words.slice(1) };
+}
+
+/** A name matcher, its pattern's mistakes reported at the pattern's word. */
+function compiled(kind: (typeof MATCH_KINDS)[number], from: Token, to: string, fail: Fail): NameMatch {
+  try {
+    return nameMatch(kind, from.text, to);
+  } catch (err) {
+    return fail(from, (err as Error).message);
+  }
+}
+
+function rcodeRule(mode: Mode, words: Token[], field: Token, fail: Fail): Rule {
+  const { kind, rest } = matchOf(words, 3);
+  if (rest.length !== 3) return fail(field, "'rcode' takes [MATCH] NAME FROM TO");
+  const [from, to] = rest.slice(1).map((t) => rcodeArg(t) ?? fail(t, `unknown rcode '${t.text}'`));
+  return { field: "rcode", mode, match: compiled(kind, rest[0], "", fail), from, to };
+}
+
+/** An rcode by name (NXDOMAIN) or number (3), 0 to 4095. */
+function rcodeArg(t: Token): number | undefined {
+  if (/^\d{1,4}$/.test(t.text)) return Number(t.text) <= 4095 ? Number(t.text) : undefined;
+  return rcodeFromName(t.text);
 }
 
 function nameRule(mode: Mode, words: Token[], field: Token, fail: Fail): Rule {
   const { kind, rest } = matchOf(words);
   if (rest.length < 2) return fail(field, "'name' takes [MATCH] FROM TO");
-  let match: NameMatch;
-  try {
-    match = nameMatch(kind, rest[0].text, rest[1].text);
-  } catch (err) {
-    return fail(rest[0], (err as Error).message);
-  }
+  const match = compiled(kind, rest[0], rest[1].text, fail);
   const answer: AnswerRewrite = { auto: kind === "exact", names: [], values: [] };
   for (let i = 2; i < rest.length;) {
     if (rest[i].text !== "answer") return fail(rest[i], `unexpected '${rest[i].text}' (want 'answer ...')`);
@@ -116,12 +148,7 @@ function nameRule(mode: Mode, words: Token[], field: Token, fail: Fail): Rule {
 function ttlRule(mode: Mode, words: Token[], field: Token, fail: Fail): Rule {
   const { kind, rest } = matchOf(words);
   if (rest.length !== 2) return fail(field, "'ttl' takes [MATCH] NAME SECONDS or [MIN]-[MAX]");
-  let match: NameMatch;
-  try {
-    match = nameMatch(kind, rest[0].text, "");
-  } catch (err) {
-    return fail(rest[0], (err as Error).message);
-  }
+  const match = compiled(kind, rest[0], "", fail);
   const t = rest[1];
   const m = /^(\d*)(-?)(\d*)$/.exec(t.text);
   if (!m || (m[1] === "" && m[3] === "")) {

@@ -6,7 +6,7 @@
 // The lines of a block are read as one rule, as CoreDNS does (`name regex ...` then `answer name ...`).
 // All rewrite directives of a server block make one handler with their rules in Corefile order.
 
-import type { Setup } from "../../plugin.ts";
+import { joinInBlock, type Setup } from "../../plugin.ts";
 import type { Token } from "../../corefile/types.ts";
 import type { Rule } from "./rules.ts";
 import { parseRule } from "./rules.ts";
@@ -29,13 +29,5 @@ export const setup: Setup = (d, ctx) => {
       words.push({ text: line.name, file: line.file, line: line.line, quoted: false }, ...line.args);
     }
   }
-  const rule = parseRule(words, d);
-  const list = lists.get(ctx.block);
-  if (list) {
-    list.push(rule);
-    return undefined;
-  }
-  const rules = [rule];
-  lists.set(ctx.block, rules);
-  return rewrite(rules);
+  return joinInBlock(lists, ctx.block, parseRule(words, d), (rules) => rewrite(rules, ctx.lookup));
 };

@@ -5,18 +5,27 @@
 //     authority RR
 //     rcode CODE
 //     fallthrough [ZONE...]
+//     ederror EXTENDED_ERROR_CODE [EXTRA_REASON]
+//     upstream [ADDRESS...]      (accepted and ignored, as CoreDNS does)
 // }
 // Every template directive of a server block joins one list, in Corefile order, so that fallthrough
-// passes to the next template. CoreDNS's `ederror` is not supported (a start-up error).
+// passes to the next template.
 
-import type { Setup } from "../../plugin.ts";
+import { joinInBlock, type Setup } from "../../plugin.ts";
 import type { Directive, Token } from "../../corefile/types.ts";
 import type { Template } from "./template.ts";
 import type { CompiledTemplate } from "./go-template.ts";
 import { template } from "./template.ts";
 import { compileTemplate } from "./go-template.ts";
 import { goRegExp, groupCount } from "../rewrite/go-regexp.ts";
-import { argCount, blockOptions, zonesArg } from "../../corefile/args.ts";
+import {
+  argCount,
+  blockOptions,
+  ignoredOption,
+  noBlock,
+  parseIntArg,
+  zonesArg,
+} from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
 import { canonical } from "../../dns/name.ts";
 import { Type, classFromName, rcodeFromName, typeFromName } from "../../dns/constants.ts";
@@ -80,21 +89,21 @@ export const setup: Setup = (d, ctx) => {
     fallthrough(opt) {
       t.fallthrough = opt.args.map((a) => canonical(a.text));
     },
+    upstream(opt) {
+      noBlock(opt, "template");
+      ignoredOption(opt, ctx.log("template"), "a no-op in CoreDNS too");
+    },
     ederror(opt) {
-      throw configError(opt, "template", "'ederror' is not supported");
+      argCount(opt, "template", 1, 2);
+      const code = parseIntArg(opt.args[0], "template", 0, 0xffff);
+      const extra = Buffer.from(opt.args[1]?.text ?? "", "utf8");
+      t.ede = Uint8Array.of(code >> 8, code & 0xff, ...extra);
     },
   });
   if (t.regex.length === 0) t.regex.push(/.*/);
   checkGroups(t.regex, compiled);
 
-  const list = lists.get(ctx.block);
-  if (list) {
-    list.push(t);
-    return undefined;
-  }
-  const templates = [t];
-  lists.set(ctx.block, templates);
-  return template(templates, ctx.log("template"));
+  return joinInBlock(lists, ctx.block, t, (templates) => template(templates, ctx.log("template")));
 };
 
 /** Every group a template reads must come from some `match` regex: a typo fails here, not per query. */

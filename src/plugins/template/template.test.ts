@@ -236,12 +236,41 @@ test("setup rejects bad templates, regexes and options with file:line", async ()
       ],
       [dir("template", ["IN", "A"], [dir("match", ["(unclosed"])]), /invalid regex '\(unclosed'/],
       [dir("template", ["IN", "A"], [dir("rcode", ["MAYBE"])]), /unknown rcode 'MAYBE'/],
-      [dir("template", ["IN", "A"], [dir("ederror", ["21"])]), /'ederror' is not supported/],
+      [dir("template", ["IN", "A"], [dir("ederror", ["70000"])]), /70000 is out of range \[0, 65535\]/],
+      [dir("template", ["IN", "A"], [dir("ederror", [])]), /'ederror' takes 1 to 2 argument/],
       [dir("template", ["IN", "A"], [dir("ttl", ["5"])]), /unknown property 'ttl'/],
       [dir("template", ["IN", "A"], [dir("answer", [])]), /takes at least 1/],
     ],
     ctx,
   );
+});
+
+test("ederror puts an extended DNS error (RFC 8914) in the template's replies", async () => {
+  const { h } = await chain(
+    ["."],
+    dir(
+      "template",
+      ["IN", "A", "blocked.test"],
+      [dir("rcode", ["NXDOMAIN"]), dir("ederror", ["15", "policy"])],
+    ),
+  );
+  const req = makeRequest("ads.blocked.test", Type.A, { edns: true });
+  const m = await h.serve(req);
+  assert.equal(m.rcode, Rcode.NXDOMAIN);
+  const ede = m.edns?.options.find((o) => o.code === 15);
+  assert.deepEqual([...(ede?.data ?? [])], [0, 15, ...Buffer.from("policy")]);
+});
+
+test("upstream, a no-op in CoreDNS, is accepted with one warning line naming its file:line", async () => {
+  const { h, logs } = await chain(
+    ["."],
+    dir("template", ["IN", "AAAA", "cluster.local"], [dir("upstream", ["10.0.0.1"], undefined, 7)]),
+  );
+  const warnings = logs.filter((l) => l.level === 40);
+  assert.equal(warnings.length, 1, JSON.stringify(logs));
+  assert.equal(warnings[0].at, "Corefile:7");
+  assert.match(warnings[0].msg, /'upstream' is ignored/);
+  assert.equal((await h.serve(makeRequest("a.cluster.local", Type.AAAA))).rcode, Rcode.NOERROR);
 });
 
 test("end to end: dig gets templated A records and NODATA for AAAA", async () => {

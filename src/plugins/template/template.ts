@@ -8,8 +8,8 @@ import type { Handler, Plugin, Request } from "../../plugin.ts";
 import type { Msg, RR } from "../../dns/message.ts";
 import type { CompiledTemplate, TemplateData } from "./go-template.ts";
 import { failure } from "../../plugin.ts";
-import { replyTo } from "../../dns/message.ts";
-import { Class, Rcode, Type, className, typeName } from "../../dns/constants.ts";
+import { replyTo, setReplyOption } from "../../dns/message.ts";
+import { Class, EdnsOption, Rcode, Type, className, typeName } from "../../dns/constants.ts";
 import { isSubdomain } from "../../dns/name.ts";
 import { parseRRText } from "../../dns/text.ts";
 
@@ -22,6 +22,8 @@ export interface Template {
   additional: CompiledTemplate[];
   authority: CompiledTemplate[];
   rcode: number;
+  /** An extended DNS error option for the reply (RFC 8914: INFO-CODE and EXTRA-TEXT), `ederror`. */
+  ede?: Uint8Array;
   /** Undefined: no fallthrough; empty: every name; else only names in these zones. */
   fallthrough?: string[];
   /** "Corefile:12", for logs. */
@@ -72,6 +74,7 @@ function answer(t: Template, req: Request, zone: string, m: RegExpExecArray, log
     return failure(req, Rcode.SERVFAIL);
   }
   req.answeredBy = "template";
+  if (t.ede !== undefined) setReplyOption(reply, EdnsOption.EDE, t.ede);
   if ([...t.answer, ...t.authority, ...t.additional].some((c) => c.usesRemote)) req.cache.private = true;
   return reply;
 }
