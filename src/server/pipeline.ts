@@ -122,8 +122,11 @@ export class Pipeline {
     for (let i = 12, end = s.questionEnd; i < end; i++) out[i] = buf[i];
     if (hit.rotation !== undefined) rotate(out, hit.rotation);
     if (ttl >= 0) setTtls(out, s.questionEnd, ttl);
-    // Too big for this client: cut on the wire, as the slow path would (RFC 2181 9, dns/fit.ts).
-    const sent = out.length > maxSize ? fitReply(out, s.questionEnd, maxSize) : out;
+    // Too big for this client (or for the block's bufsize): cut on the wire, as the slow path would
+    // (RFC 2181 9, dns/fit.ts).
+    const limit =
+      peer.proto === "udp" && block.udpSize !== undefined ? Math.min(maxSize, block.udpSize) : maxSize;
+    const sent = out.length > limit ? fitReply(out, s.questionEnd, limit) : out;
     if (block.hooks.length > 0) {
       this.#finish(block, s, buf.length, peer, meta.rcode, sent, start, true, meta.plugin);
     }
@@ -256,8 +259,6 @@ export class Pipeline {
   ): CachedAnswer | undefined {
     const policy = req.cache;
     if (policy.private || reply.tc) return undefined;
-    // Longer than the block's UDP limit (bufsize): the fast path would replay it over UDP as it is.
-    if (block.udpSize !== undefined && full.length > block.udpSize) return undefined;
     const kept = policy.kept;
     if (kept === undefined && reply.rcode !== Rcode.NOERROR && reply.rcode !== Rcode.NXDOMAIN)
       return undefined;
