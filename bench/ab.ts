@@ -6,6 +6,8 @@
 //   node bench/ab.ts /tmp/before .            (BENCH_SERVICES, BENCH_SECONDS, BENCH_ROUNDS)
 // A checkout may carry node flags after "::", added after the image's: `. .::--max-semi-space-size=4`,
 // and environment variables after a second "::": `. "::::MALLOC_ARENA_MAX=1"`.
+// With BENCH_FIXED_QPS=N the rounds run at that fixed rate instead and compare latency: p50 and p99
+// per round (the tail is what garbage collection pauses show in).
 
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -42,7 +44,11 @@ interface Contender {
   port: number;
   qps: number[];
   cpu: number[];
+  p50: number[];
+  p99: number[];
 }
+
+const fixedQps = process.env.BENCH_FIXED_QPS ? Number(process.env.BENCH_FIXED_QPS) : undefined;
 
 const dir = mkdtempSync(join(tmpdir(), "clusterdns-ab-"));
 const cluster = generateCluster({ services });
@@ -60,15 +66,41 @@ try {
     });
     await untilSynced(server);
     await dnsperf({ port, queryFile, seconds: 2, core }); // warm-up: fills the answer cache
-    contenders.push({ name: checkout.name, server, port, qps: [], cpu: [] });
+    contenders.push({ name: checkout.name, server, port, qps: [], cpu: [], p50: [], p99: [] });
   }
   for (let round = 0; round < rounds; round++) {
     for (const c of contenders) {
       const before = cpuSecondsOf(c.server.proc.pid);
-      const r = await dnsperf({ port: c.port, queryFile, seconds, core });
+      const r = await dnsperf({
+        port: c.port,
+        queryFile,
+        seconds,
+        core,
+        maxQps: fixedQps,
+        percentiles: !!fixedQps,
+      });
       c.qps.push(r.qps);
+      if (fixedQps) {
+        c.p50.push(r.p50Ms!);
+        c.p99.push(r.p99Ms!);
+      }
       c.cpu.push(((cpuSecondsOf(c.server.proc.pid) - before) * 1e6) / r.completed);
     }
+  }
+  if (fixedQps) {
+    console.log(
+      `| checkout (${fixedQps} QPS) | p50 ms per round | p99 ms per round | p99 median (vs first) |`,
+    );
+    console.log(`|---|---|---|---|`);
+    const first = median(contenders[0].p99);
+    for (const c of contenders) {
+      const p50 = c.p50.map((x) => x.toFixed(3)).join(" / ");
+      const p99 = c.p99.map((x) => x.toFixed(2)).join(" / ");
+      console.log(
+        `| ${c.name} | ${p50} | ${p99} | ${median(c.p99).toFixed(2)} (${(median(c.p99) / first).toFixed(2)}) |`,
+      );
+    }
+    process.exitCode = 0;
   }
   const base = median(contenders[0].cpu);
   console.log(`| checkout | QPS per round | CPU us/query per round | CPU median (vs first) |`);
