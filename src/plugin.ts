@@ -293,6 +293,15 @@ export interface SetupContext {
   readonly instance: InstanceHooks;
 }
 
+/** `timeouts`: for TCP connections, ms from connecting until the first query is whole (read), that a
+ * reply may wait for the client to take it (write), and from one reply until the next query is whole
+ * (idle). */
+export interface TcpTimeoutSettings {
+  readMs?: number;
+  writeMs?: number;
+  idleMs?: number;
+}
+
 /** Where a block's listener is bound: a wildcard bind is "0.0.0.0" or "::". */
 export interface ListenAddress {
   address: string;
@@ -305,6 +314,8 @@ export interface BlockSettings {
   /** Largest UDP reply this block sends, whatever the client's EDNS size (`bufsize`); undefined for
    * the client's size up to EDNS_UDP_SIZE. */
   udpSize?: number;
+  /** TCP time limits in ms, from `timeouts`; unset ones keep the server's defaults. */
+  timeouts?: TcpTimeoutSettings;
   /** The block's directive names, in execution order. */
   readonly directives: readonly string[];
   /** What a block's plugins offer each other, by name: kubernetes offers its client search paths

@@ -29,10 +29,12 @@ import { setup as reload } from "./reload/setup.ts";
 import { setup as rewrite } from "./rewrite/setup.ts";
 import { setup as template } from "./template/setup.ts";
 import { setup as transfer } from "./transfer/setup.ts";
+import { setup as timeouts } from "./timeouts/setup.ts";
 import { setup as whoami } from "./whoami/setup.ts";
 
 /** Execution order: a new plugin goes where CoreDNS's plugin.cfg puts it (index.test.ts checks). */
 export const plugins: Registry = new Map<string, Setup>([
+  ["timeouts", timeouts],
   ["reload", reload],
   ["nsid", nsid],
   ["bufsize", bufsize],
