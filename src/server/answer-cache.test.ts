@@ -7,6 +7,7 @@ import { parseRRText } from "../dns/text.ts";
 import { scanQuery } from "../dns/scan.ts";
 import { encode } from "../dns/encode.ts";
 import { makeRequest } from "../../test/helpers/request.ts";
+import { answerCacheStats } from "../metrics/server-stats.ts";
 
 const entry = (expires: number, tag = 1, o: Partial<ConstructorParameters<typeof CachedAnswer>[0]> = {}) =>
   new CachedAnswer({
@@ -272,4 +273,15 @@ test("at capacity, an eviction starts no new walk of the table: the oldest entri
   for (let i = 0; i < 1500; i++) c.set(`n${i}`, entry(10_000), c.generation);
   assert.equal(c.get("n499", 0), undefined, "after invalidate, still oldest first");
   assert.ok(c.get("n500", 0));
+});
+
+test("clusterdns_answer_cache_entries follows what the cache holds: stores, replacements, evictions, drops", () => {
+  const before = answerCacheStats.entries;
+  const c = new AnswerCache(3);
+  for (const k of ["a", "b", "a", "c", "d"]) c.set(k, entry(1000), c.generation);
+  assert.equal(answerCacheStats.entries - before, 3, "a replaced and one evicted");
+  c.get("c", 2000);
+  assert.equal(answerCacheStats.entries - before, 2, "an expired entry dropped when seen");
+  c.invalidate();
+  assert.equal(answerCacheStats.entries - before, 0);
 });

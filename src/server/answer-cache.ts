@@ -15,6 +15,7 @@
 
 import type { CacheCounters, Kept, StoredAnswer } from "../plugin.ts";
 import { wireKey } from "../dns/name.ts";
+import { answerCacheStats } from "../metrics/server-stats.ts";
 
 /** What replies of one block with the same rcode and answering plugin share. */
 export interface Meta {
@@ -197,6 +198,7 @@ export class AnswerCache {
       if (oldest.done !== true) this.#remove(oldest.value);
     }
     entry.key = key;
+    answerCacheStats.entries++;
     const first = this.#byName.get(name);
     entry.sameName = first;
     if (first !== undefined) first.prevSameName = entry;
@@ -209,6 +211,7 @@ export class AnswerCache {
   invalidate(): void {
     this.#clearedAt = ++this.#generation;
     this.#changedAt.clear();
+    answerCacheStats.entries -= this.#entries.size;
     for (const e of this.#entries.values()) e.kept?.keeper.forget(e, e.kept.kind);
     this.#entries.clear();
     this.#byName.clear();
@@ -237,6 +240,7 @@ export class AnswerCache {
   #remove(e: CachedAnswer): void {
     if (this.#entries.get(e.key) !== e) return;
     this.#entries.delete(e.key);
+    answerCacheStats.entries--;
     e.kept?.keeper.forget(e, e.kept.kind);
     const next = e.sameName;
     const prev = e.prevSameName;

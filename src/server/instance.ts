@@ -292,6 +292,8 @@ export class Instance implements InstanceHooks {
     await this.#drain();
     for (const g of this.#groups.values()) await this.#closeGroup(g);
     await this.#runShutdown();
+    // Its replies are no longer served: out of clusterdns_answer_cache_entries, and out of memory.
+    for (const g of this.#groups.values()) g.pipeline.cache.invalidate();
   }
 
   async #drain(): Promise<void> {
