@@ -71,10 +71,9 @@ function throwaway(port: number, bytes: Buffer): Promise<boolean> {
 }
 
 export async function fuzzTcp(o: FuzzOptions): Promise<FuzzResult> {
-  const canaries = new Canaries();
+  const canaries = o.canaries ?? new Canaries();
   const res = emptyResult();
   const started = performance.now();
-  const warmAt = Math.min(o.packets, Math.max(10_000, Math.floor(o.packets / 50)));
   let nextLog = performance.now() + 10_000;
   const fail = (line: string) => {
     if (res.canaryFailures.length < 20) res.canaryFailures.push(line);
@@ -117,8 +116,6 @@ export async function fuzzTcp(o: FuzzOptions): Promise<FuzzResult> {
       if (c.closed) c = await open(o.port, res);
       if (batch % 64 === 63) junkRuns.push(throwaway(o.port, junk(r)));
       if (w === 0) {
-        if (Number.isNaN(res.rssWarm) && res.sent >= warmAt) res.rssWarm = rssMb(o.pid);
-        if (batch % 16 === 0) res.rssPeak = Math.max(res.rssPeak, rssMb(o.pid));
         if (performance.now() > nextLog) {
           nextLog += 10_000;
           const rate = res.sent / ((performance.now() - started) / 1000);
@@ -134,10 +131,7 @@ export async function fuzzTcp(o: FuzzOptions): Promise<FuzzResult> {
   res.seconds = (performance.now() - started) / 1000;
   const closed = (await Promise.all(junkRuns)).filter(Boolean).length;
   await new Promise((ok) => setTimeout(ok, 500));
-  if (Number.isNaN(res.rssWarm)) res.rssWarm = rssMb(o.pid);
-  res.rssEnd = rssMb(o.pid);
-  res.rssPeak = Math.max(res.rssPeak, res.rssEnd);
-  res.canaryFailures.push(...canaries.wrong.slice(0, 20));
+  res.canaryFailures.push(...canaries.wrong.splice(0).slice(0, 20));
   // A junk connection holding a partial frame is closed by the idle timeout, later than 2 s: not a
   // failure here (the TCP abuse part waits for those).
   o.log(`${junkRuns.length} junk connections, ${junkRuns.length - closed} still open after 2 s`);

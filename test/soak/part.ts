@@ -67,6 +67,10 @@ export async function runAlone(part: SoakPart): Promise<void> {
   const reduced = process.argv.includes("--reduced");
   const log = (line: string) => process.stderr.write(`[${part.name}] ${line}\n`);
   const report = await part.run({ reduced, log });
+  for (const f of report.figures) {
+    const target = f.target === undefined ? "" : ` (target ${f.target}: ${f.met ? "met" : "MISSED"})`;
+    log(`${f.name}: ${f.value}${target}`);
+  }
   process.stdout.write(`${RESULT_PREFIX}${JSON.stringify({ part: report.part, figures: report.figures })}\n`);
   process.exitCode = report.missed.length === 0 ? 0 : 1;
 }

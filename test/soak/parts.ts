@@ -9,4 +9,7 @@ export interface PartEntry {
   file: string;
 }
 
-export const PARTS: PartEntry[] = [{ name: "fuzz", file: "fuzz.ts" }];
+export const PARTS: PartEntry[] = [
+  { name: "fuzz", file: "fuzz.ts" },
+  { name: "tcp-abuse", file: "tcp-abuse.ts" },
+];

@@ -2,7 +2,8 @@
 // with the demo cluster from its `objects` file, forward to a real upstream, cache, loadbalance,
 // prometheus), plus `chaos` and a `file` zone, on one UDP engine. The upstream is Knot DNS on
 // loopback serving example.org (with RRsets of 40 and 120 addresses); the file zone is the demo
-// example.org zone served as example.net (its big.example.net holds 40 addresses).
+// example.org zone served as example.net (its big.example.net holds 40 addresses). clusterdns runs
+// with the node flags and environment of its container image.
 
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -11,6 +12,7 @@ import { startServer, ROOT, type RunningServer } from "../helpers/server.ts";
 import { engineArgs } from "../helpers/engines.ts";
 import { freePort } from "../helpers/free-port.ts";
 import { startKnot, type Knot } from "../upstream/knot.ts";
+import { IMAGE_ENV, NODE_FLAGS } from "../../bench/processes.ts";
 
 export interface Target {
   srv: RunningServer;
@@ -20,7 +22,8 @@ export interface Target {
   stop(): Promise<number | null>;
 }
 
-export async function startTarget(engine: UdpEngineName, extra = ""): Promise<Target> {
+/** `extra`: more lines for the `.` block; `nofile`: the server's open-file limit. */
+export async function startTarget(engine: UdpEngineName, extra = "", nofile?: number): Promise<Target> {
   const knot = await startKnot();
   const metricsPort = await freePort();
   const zone = readFileSync(join(ROOT, "zones", "example.org.zone"), "utf8").replaceAll(
@@ -54,7 +57,16 @@ example.net {
 `;
   let srv: RunningServer;
   try {
-    srv = await startServer(corefile, { args: engineArgs(engine), files: { "example.net.zone": zone } });
+    // As the image runs it (Dockerfile): its node flags and environment, so memory is what ships.
+    srv = await startServer(corefile, {
+      args: engineArgs(engine),
+      files: { "example.net.zone": zone },
+      nofile,
+      env: {
+        ...IMAGE_ENV,
+        NODE_OPTIONS: [...NODE_FLAGS, process.env.SOAK_NODE_OPTIONS ?? ""].join(" ").trim(),
+      },
+    });
   } catch (err) {
     await knot.stop();
     throw err;
