@@ -12,4 +12,5 @@ export interface PartEntry {
 export const PARTS: PartEntry[] = [
   { name: "fuzz", file: "fuzz.ts" },
   { name: "tcp-abuse", file: "tcp-abuse.ts" },
+  { name: "control-plane", file: "control-plane.ts" },
 ];
