@@ -1,6 +1,6 @@
 // A server block at run time: its zones, its plugin chain and its finish hooks.
 
-import type { Handler, QueryDone, TcpTimeoutSettings } from "../plugin.ts";
+import type { Handler, QueryDone, ReplyLimiter, TcpTimeoutSettings } from "../plugin.ts";
 import type { ServerKey } from "../corefile/types.ts";
 
 export interface Block {
@@ -14,6 +14,9 @@ export interface Block {
   udpSize?: number;
   /** TCP time limits from `timeouts`. */
   timeouts?: TcpTimeoutSettings;
+  /** The response-rate limit of its UDP replies, from `rrl`; undefined (the fast path's one check)
+   * without. */
+  rrl?: ReplyLimiter;
   /** The block's directive names, in execution order (for coredns_plugin_enabled). */
   readonly directives: readonly string[];
   readonly shared: Map<string, unknown>;

@@ -102,6 +102,7 @@ export class Instance implements InstanceHooks {
       hooks: [],
       bind: [],
       udpSize: undefined,
+      rrl: undefined,
       directives,
       shared: new Map(),
     };
