@@ -13,4 +13,5 @@ export const PARTS: PartEntry[] = [
   { name: "fuzz", file: "fuzz.ts" },
   { name: "tcp-abuse", file: "tcp-abuse.ts" },
   { name: "control-plane", file: "control-plane.ts" },
+  { name: "amplification", file: "amplification.ts" },
 ];
