@@ -131,10 +131,12 @@ export class TcpConnection {
 
   #settled(): void {
     this.inFlight--;
-    if (this.inFlight > 0) return;
-    this.deadline = performance.now() + this.#listener.opts.idleMs;
-    if (this.#ending) this.socket.destroySoon();
-    else this.#readOn();
+    if (this.inFlight === 0) {
+      this.deadline = performance.now() + this.#listener.opts.idleMs;
+      if (this.#ending) this.socket.destroySoon();
+    }
+    // Below maxInFlight again: read on (#readOn checks what else may hold it back).
+    this.#readOn();
   }
 
   /** Whether to go on reading; pauses the socket when not. */

@@ -206,3 +206,37 @@ test("while a reply of several messages goes out, the connection's other replies
     await tcp.close();
   }
 });
+
+test("at maxInFlight reading stops, and goes on as soon as one query is done, not all of them", async () => {
+  // Queries 0-3 wait until released one by one; a connection may have 2 in flight.
+  const waiting: (() => void)[] = [];
+  const calls: number[] = [];
+  const pipeline = {
+    handle(buf: Buffer) {
+      const id = buf.readUInt16BE(0);
+      calls.push(id);
+      return new Promise<Buffer>((r) =>
+        waiting.push(() => r(Buffer.concat([buf.subarray(0, 2), Buffer.alloc(10)]))),
+      );
+    },
+  } as unknown as Pipeline;
+  const tcp = new TcpListener(pipeline, { ...defaultTcpOptions, maxInFlight: 2 }, log);
+  const port = await tcp.listen("127.0.0.1", 0);
+  const c = await connect(port);
+  const until = async (cond: () => boolean) => {
+    for (let i = 0; i < 300 && !cond(); i++) await new Promise((r) => setTimeout(r, 10));
+  };
+  try {
+    c.sock.write(Buffer.concat([0, 1, 2, 3].map((id) => tcpFrame(Buffer.from([0, id, 0, 0])))));
+    await until(() => calls.length === 2);
+    await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(calls, [0, 1], "two in flight: no more read");
+    waiting.shift()!();
+    await until(() => calls.length === 3);
+    assert.deepEqual(calls, [0, 1, 2], "one done: the next is read while the other still waits");
+  } finally {
+    for (const w of waiting) w();
+    c.sock.destroy();
+    await tcp.close();
+  }
+});
