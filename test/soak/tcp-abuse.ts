@@ -114,7 +114,12 @@ export const tcpAbuse: SoakPart = {
   what: "5,000 idle connections, slowloris, 65535-octet prefixes, clients pipelining without reading",
   async run(o: PartOptions): Promise<Report> {
     const report = new Report("tcp-abuse");
-    const d = defaultTcpOptions;
+    // The reduced run sets short limits through `timeouts` (which it checks on the way); the full run
+    // keeps the defaults, as a deployment has them.
+    const d = o.reduced
+      ? { ...defaultTcpOptions, readMs: 1000, writeMs: 1000, idleMs: 2000 }
+      : defaultTcpOptions;
+    const timeouts = o.reduced ? "timeouts {\n        read 1s\n        write 1s\n        idle 2s\n    }" : "";
     const scale = o.reduced ? 0.06 : 1;
     const plan: Attack[] = [
       { mode: "idle", count: 5000, what: "idle connections", boundMs: d.readMs },
@@ -130,7 +135,7 @@ export const tcpAbuse: SoakPart = {
     ];
     const attacks = plan.map((a) => ({ ...a, count: Math.max(2, Math.round(a.count * scale)) }));
 
-    const t = await startTarget("batched", "", 6000);
+    const t = await startTarget("batched", timeouts, 6000);
     const pid = t.srv.proc.pid!;
     try {
       await new Promise((r) => setTimeout(r, 500));
