@@ -8,6 +8,7 @@
 import type { Logger } from "pino";
 import type { Directive } from "./corefile/types.ts";
 import type { Msg } from "./dns/message.ts";
+import type { Scanned } from "./dns/scan.ts";
 import { replyTo } from "./dns/message.ts";
 import { Class, Rcode } from "./dns/constants.ts";
 
@@ -293,6 +294,21 @@ export interface SetupContext {
   readonly instance: InstanceHooks;
 }
 
+/** What the pipeline asks of a block's response-rate limit (`rrl`) for each UDP reply, the fast path's
+ * too: the reply to send (itself, or a shorter one), or undefined to send nothing. */
+export interface ReplyLimiter {
+  limit(reply: Buffer, query: Scanned, remoteAddress: string, now: number): Buffer | undefined;
+}
+
+/** `timeouts`: for TCP connections, ms from connecting until the first query is whole (read), that a
+ * reply may wait for the client to take it (write), and from one reply until the next query is whole
+ * (idle). */
+export interface TcpTimeoutSettings {
+  readMs?: number;
+  writeMs?: number;
+  idleMs?: number;
+}
+
 /** Where a block's listener is bound: a wildcard bind is "0.0.0.0" or "::". */
 export interface ListenAddress {
   address: string;
@@ -305,6 +321,10 @@ export interface BlockSettings {
   /** Largest UDP reply this block sends, whatever the client's EDNS size (`bufsize`); undefined for
    * the client's size up to EDNS_UDP_SIZE. */
   udpSize?: number;
+  /** TCP time limits in ms, from `timeouts`; unset ones keep the server's defaults. */
+  timeouts?: TcpTimeoutSettings;
+  /** The response-rate limit of the block's UDP replies, from `rrl`. */
+  rrl?: ReplyLimiter;
   /** The block's directive names, in execution order. */
   readonly directives: readonly string[];
   /** What a block's plugins offer each other, by name: kubernetes offers its client search paths

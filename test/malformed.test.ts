@@ -10,6 +10,7 @@ import { UDP_ENGINES, engineArgs } from "./helpers/engines.ts";
 import { dig } from "./helpers/dig.ts";
 import { rng } from "./helpers/rng.ts";
 import { halfOpenExchange } from "./helpers/half-open.ts";
+import { mutate } from "./helpers/fuzz-packets.ts";
 import { tcpFrame } from "../src/dns/tcp-frames.ts";
 
 function validQuery(name: string, type: number): Buffer {
@@ -28,56 +29,13 @@ function validQuery(name: string, type: number): Buffer {
   return q;
 }
 
+/** Packet i of the shared fuzz corpus, with ID i (to match replies to packets) and ARCOUNT 0 (no OPT,
+ * so every reply must fit 512 octets). */
 function malformed(r: () => number, i: number): Buffer {
-  const pick = Math.floor(r() * 8);
-  const base = validQuery(
-    ["www.example.org", "big.example.org", "a.b.c.example.org", "x.y"][i % 4],
-    1 + (i % 40),
-  );
-  let p: Buffer;
-  switch (pick) {
-    case 0: // random bytes, random length
-      p = Buffer.from(Array.from({ length: Math.floor(r() * 300) }, () => Math.floor(r() * 256)));
-      break;
-    case 1: // a valid query cut anywhere
-      p = base.subarray(0, Math.floor(r() * base.length));
-      break;
-    case 2: // random bit flips
-      p = Buffer.from(base);
-      for (let k = 0; k < 1 + r() * 6; k++) p[Math.floor(r() * p.length)] ^= 1 << Math.floor(r() * 8);
-      break;
-    case 3: // a compression pointer loop in the question
-      p = Buffer.concat([base.subarray(0, 12), Buffer.from([0xc0, 12, 0, 1, 0, 1])]);
-      break;
-    case 4: // a label of 64
-      p = Buffer.concat([
-        base.subarray(0, 12),
-        Buffer.from([64]),
-        Buffer.alloc(64, 0x61),
-        Buffer.from([0, 0, 1, 0, 1]),
-      ]);
-      break;
-    case 5: {
-      // a name over 255 octets
-      const labels = Array.from({ length: 5 }, () =>
-        Buffer.concat([Buffer.from([60]), Buffer.alloc(60, 0x62)]),
-      );
-      p = Buffer.concat([base.subarray(0, 12), ...labels, Buffer.from([0, 0, 1, 0, 1])]);
-      break;
-    }
-    case 6: // wrong counts
-      p = Buffer.from(base);
-      p.writeUInt16BE(Math.floor(r() * 65536), 4 + 2 * Math.floor(r() * 3));
-      break;
-    default: // trailing garbage
-      p = Buffer.concat([
-        base,
-        Buffer.from(Array.from({ length: 1 + Math.floor(r() * 40) }, () => Math.floor(r() * 256))),
-      ]);
-  }
+  const p = mutate(r, i);
   if (p.length >= 12) {
-    p.writeUInt16BE(i, 0); // a unique ID to match replies to queries
-    p.writeUInt16BE(0, 10); // ARCOUNT 0: no OPT, so every reply must fit 512 bytes
+    p.writeUInt16BE(i, 0);
+    p.writeUInt16BE(0, 10);
   }
   return p;
 }

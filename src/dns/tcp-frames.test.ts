@@ -39,10 +39,40 @@ test("FrameReader keeps a partial message, copied out of its chunk, and stops wh
 
   const stopping = new FrameReader();
   const seen: number[] = [];
-  stopping.push(Buffer.concat([tcpFrame(msg(1, 1)), tcpFrame(msg(1, 2))]), (f) => {
+  const two = Buffer.concat([tcpFrame(msg(1, 1)), tcpFrame(msg(1, 2)), tcpFrame(msg(3, 3)).subarray(0, 3)]);
+  stopping.push(two, (f) => {
     seen.push(f[0]);
     return false;
   });
   assert.deepEqual(seen, [1]);
+  assert.equal(stopping.buffered, 6, "the rest is held, not dropped");
+  two.fill(0xff);
+  stopping.push(Buffer.alloc(0), (f) => void seen.push(f[0]));
+  assert.deepEqual(seen, [1, 2], "an empty push goes on from what was held");
+  assert.ok(stopping.midMessage);
+  stopping.push(Buffer.from([3, 3]), (f) => void seen.push(f.length));
+  assert.deepEqual(seen, [1, 2, 3]);
   assert.equal(stopping.buffered, 0);
+  assert.ok(!stopping.midMessage);
+});
+
+test("FrameReader: a message of 65535 octets in one-octet pieces, its length prefix split too", () => {
+  const big = Buffer.alloc(65535, 9);
+  big[65534] = 7;
+  const stream = Buffer.concat([tcpFrame(big), tcpFrame(msg(0, 0)), tcpFrame(msg(2, 5))]);
+  const r = new FrameReader();
+  const got: Buffer[] = [];
+  for (let at = 0; at < stream.length; at++) {
+    r.push(stream.subarray(at, at + 1), (f) => void got.push(Buffer.from(f)));
+    if (at === 0) assert.ok(r.midMessage, "half a length prefix is the start of a message");
+  }
+  assert.deepEqual(
+    got.map((f) => [f.length, f.at(-1)]),
+    [
+      [65535, 7],
+      [0, undefined],
+      [2, 5],
+    ],
+  );
+  assert.equal(r.buffered, 0);
 });

@@ -11,30 +11,87 @@ export function tcpFrame(msg: Uint8Array): Buffer {
   return frame;
 }
 
+const EMPTY = Buffer.alloc(0);
+
 /** Cuts the messages out of a TCP byte stream, however the stream splits them into chunks. */
 export class FrameReader {
-  #pending: Buffer = Buffer.alloc(0);
+  /** A message that has not fully arrived: a buffer of its whole length once the prefix is known, so
+   * each octet is copied once however small the pieces it comes in (a peer sending one octet at a
+   * time would otherwise cost a copy of everything so far per octet). */
+  #partial: Buffer | undefined = undefined;
+  #filled = 0;
+  /** The first octet of a length prefix whose second has not arrived, or -1. */
+  #half = -1;
+  /** Octets not looked at yet because the last onFrame asked to stop: read on the next push. */
+  #held: Buffer = EMPTY;
 
   /** Calls `onFrame` for every whole message in the stream so far, in order; a message's length
-   * prefix of 0 gives an empty frame. Stops early when `onFrame` returns false (the caller closed). */
+   * prefix of 0 gives an empty frame. When `onFrame` returns false it is not called again in this push:
+   * the octets after that message stay here, and the next push (an empty chunk will do) goes on from
+   * them. A frame handed to `onFrame` may share memory with `chunk`. */
   push(chunk: Buffer, onFrame: (frame: Buffer) => boolean | void): void {
-    let buf = this.#pending.length === 0 ? chunk : Buffer.concat([this.#pending, chunk]);
-    while (buf.length >= 2) {
-      const len = (buf[0] << 8) | buf[1];
-      if (buf.length < 2 + len) break;
-      const frame = buf.subarray(2, 2 + len);
-      buf = buf.subarray(2 + len);
-      if (onFrame(frame) === false) {
-        this.#pending = Buffer.alloc(0);
+    let buf = chunk;
+    if (this.#held.length > 0) {
+      buf = chunk.length === 0 ? this.#held : Buffer.concat([this.#held, chunk]);
+      this.#held = EMPTY;
+    }
+    let p = 0;
+    if (this.#half >= 0 && buf.length > 0) {
+      this.#start(((this.#half << 8) | buf[0]) + 2);
+      this.#partial![0] = this.#half;
+      this.#partial![1] = buf[0];
+      this.#filled = 2;
+      this.#half = -1;
+      p = 1;
+    }
+    const partial = this.#partial;
+    if (partial !== undefined) {
+      const n = Math.min(partial.length - this.#filled, buf.length - p);
+      buf.copy(partial, this.#filled, p, p + n);
+      this.#filled += n;
+      p += n;
+      if (this.#filled < partial.length) return;
+      this.#partial = undefined;
+      if (onFrame(partial.subarray(2)) === false) {
+        this.#hold(buf, p);
         return;
       }
     }
-    // Keep only the unread tail, not the whole chunk it came from.
-    this.#pending = buf.length > 0 && buf.byteOffset !== 0 ? Buffer.from(buf) : buf;
+    while (buf.length - p >= 2) {
+      const len = (buf[p] << 8) | buf[p + 1];
+      if (buf.length - p - 2 < len) {
+        this.#start(len + 2);
+        buf.copy(this.#partial!, 0, p);
+        this.#filled = buf.length - p;
+        return;
+      }
+      const frame = buf.subarray(p + 2, p + 2 + len);
+      p += 2 + len;
+      if (onFrame(frame) === false) {
+        this.#hold(buf, p);
+        return;
+      }
+    }
+    if (buf.length - p === 1) this.#half = buf[p];
   }
 
-  /** Octets of a message that has not fully arrived yet. */
+  #start(size: number): void {
+    this.#partial = Buffer.allocUnsafe(size);
+    this.#filled = 0;
+  }
+
+  /** Keeps buf[p..] for the next push, copied out of a chunk the caller may reuse. */
+  #hold(buf: Buffer, p: number): void {
+    if (p < buf.length) this.#held = Buffer.from(buf.subarray(p));
+  }
+
+  /** Octets received and not handed out yet: of a message that has not fully arrived, or held. */
   get buffered(): number {
-    return this.#pending.length;
+    return this.#held.length + (this.#partial === undefined ? (this.#half >= 0 ? 1 : 0) : this.#filled);
+  }
+
+  /** True while a message has begun to arrive and is not whole yet. */
+  get midMessage(): boolean {
+    return this.#partial !== undefined || this.#half >= 0;
   }
 }

@@ -65,6 +65,13 @@ scrapedCounter(
   (c) => c.inc(answerCacheStats.misses),
 );
 
+scrapedGauge(
+  "clusterdns_answer_cache_entries",
+  "Replies held in the answer caches (at most 100k per listener, oldest dropped first).",
+  [],
+  (g) => g.set(answerCacheStats.entries),
+);
+
 /** coredns_plugin_enabled{server,zone,view,name}: 1 for every plugin of a block that has prometheus. */
 export const pluginEnabled = new PlainCounter(
   "coredns_plugin_enabled",

@@ -14,8 +14,10 @@ export const reloadStats = {
 };
 
 /** Lookups in the answer caches (the fast path) of every pipeline, this one and the ones reloads
- * replaced: a hit is a reply sent without the plugin chain. */
+ * replaced: a hit is a reply sent without the plugin chain. `entries`: replies the caches of the
+ * running configuration hold (each at most 100k). */
 export const answerCacheStats = {
   hits: 0,
   misses: 0,
+  entries: 0,
 };

@@ -27,16 +27,22 @@ import { setup as prometheus } from "./prometheus/setup.ts";
 import { setup as ready } from "./ready/setup.ts";
 import { setup as reload } from "./reload/setup.ts";
 import { setup as rewrite } from "./rewrite/setup.ts";
+import { setup as rrl } from "./rrl/setup.ts";
 import { setup as template } from "./template/setup.ts";
 import { setup as transfer } from "./transfer/setup.ts";
+import { setup as timeouts } from "./timeouts/setup.ts";
 import { setup as whoami } from "./whoami/setup.ts";
 
 /** Execution order: a new plugin goes where CoreDNS's plugin.cfg puts it (index.test.ts checks). */
 export const plugins: Registry = new Map<string, Setup>([
+  ["timeouts", timeouts],
   ["reload", reload],
   ["nsid", nsid],
   ["bufsize", bufsize],
   ["bind", bind],
+  // Not in CoreDNS's plugin.cfg (an external plugin there); a setting of the block, so its place
+  // changes nothing.
+  ["rrl", rrl],
   ["ready", ready],
   ["health", health],
   ["prometheus", prometheus],

@@ -8,7 +8,6 @@ export const NOT_SUPPORTED: ReadonlySet<string> = new Set([
   "root",
   "tls",
   "quic",
-  "timeouts",
   "multisocket",
   "cancel",
   "debug",

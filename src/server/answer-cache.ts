@@ -15,6 +15,7 @@
 
 import type { CacheCounters, Kept, StoredAnswer } from "../plugin.ts";
 import { wireKey } from "../dns/name.ts";
+import { answerCacheStats } from "../metrics/server-stats.ts";
 
 /** What replies of one block with the same rcode and answering plugin share. */
 export interface Meta {
@@ -48,6 +49,9 @@ export class CachedAnswer implements StoredAnswer {
   key = "";
   /** The next entry of the same owner name (every type and EDNS state), for invalidateNames. */
   sameName: CachedAnswer | undefined = undefined;
+  /** The one before it: removing an entry (the oldest, at capacity) needs no walk of its name's list,
+   * which a flood of one name with every QTYPE would otherwise make up to `capacity` long. */
+  prevSameName: CachedAnswer | undefined = undefined;
 
   constructor(o: {
     bytes: Uint8Array;
@@ -137,6 +141,11 @@ export function rotate(out: Buffer, r: Rotation): void {
 
 export class AnswerCache {
   #entries = new Map<string, CachedAnswer>();
+  /** The entries oldest first, one walk kept across evictions. V8 leaves a removed entry's slot in the
+   * table until it rehashes, and a new walk skips all of them from the start: one walk per eviction
+   * cost 10-130 us per stored reply with the cache full, this one skips each slot once. Entries before
+   * its place have all gone (new ones are added at the end), so it always stands at the oldest. */
+  #oldest: MapIterator<CachedAnswer> = this.#entries.values();
   /** The first entry of each owner name (the key without its 5 trailing type, class and EDNS octets);
    * the others follow through CachedAnswer.sameName. */
   #byName = new Map<string, CachedAnswer>();
@@ -183,12 +192,16 @@ export class AnswerCache {
     const old = this.#entries.get(key);
     if (old !== undefined) this.#remove(old);
     else if (this.#entries.size >= this.capacity) {
-      // Oldest first: a Map iterates in insertion order.
-      const oldest = this.#entries.values().next().value;
-      if (oldest !== undefined) this.#remove(oldest);
+      // Oldest first: a Map iterates in insertion order. A finished walk stays finished: start anew.
+      let oldest = this.#oldest.next();
+      if (oldest.done === true) oldest = (this.#oldest = this.#entries.values()).next();
+      if (oldest.done !== true) this.#remove(oldest.value);
     }
     entry.key = key;
-    entry.sameName = this.#byName.get(name);
+    answerCacheStats.entries++;
+    const first = this.#byName.get(name);
+    entry.sameName = first;
+    if (first !== undefined) first.prevSameName = entry;
     this.#byName.set(name, entry);
     this.#entries.set(key, entry);
     const kept = entry.kept;
@@ -198,9 +211,11 @@ export class AnswerCache {
   invalidate(): void {
     this.#clearedAt = ++this.#generation;
     this.#changedAt.clear();
+    answerCacheStats.entries -= this.#entries.size;
     for (const e of this.#entries.values()) e.kept?.keeper.forget(e, e.kept.kind);
     this.#entries.clear();
     this.#byName.clear();
+    this.#oldest = this.#entries.values();
   }
 
   /** Drops the entries for these canonical names ("a.example."), every type and EDNS state. */
@@ -225,21 +240,15 @@ export class AnswerCache {
   #remove(e: CachedAnswer): void {
     if (this.#entries.get(e.key) !== e) return;
     this.#entries.delete(e.key);
+    answerCacheStats.entries--;
     e.kept?.keeper.forget(e, e.kept.kind);
-    const name = e.key.slice(0, -5);
-    let first = this.#byName.get(name);
-    if (first === e) {
-      first = e.sameName;
-      if (first === undefined) this.#byName.delete(name);
-      else this.#byName.set(name, first);
-      return;
-    }
-    for (let p = first; p !== undefined; p = p.sameName) {
-      if (p.sameName === e) {
-        p.sameName = e.sameName;
-        return;
-      }
-    }
+    const next = e.sameName;
+    const prev = e.prevSameName;
+    if (next !== undefined) next.prevSameName = prev;
+    if (prev !== undefined) prev.sameName = next;
+    else if (next !== undefined) this.#byName.set(e.key.slice(0, -5), next);
+    else this.#byName.delete(e.key.slice(0, -5));
+    e.prevSameName = undefined;
   }
 
   /** Approximate bytes held, for metrics. */

@@ -1,6 +1,6 @@
 // A server block at run time: its zones, its plugin chain and its finish hooks.
 
-import type { Handler, QueryDone } from "../plugin.ts";
+import type { Handler, QueryDone, ReplyLimiter, TcpTimeoutSettings } from "../plugin.ts";
 import type { ServerKey } from "../corefile/types.ts";
 
 export interface Block {
@@ -12,6 +12,11 @@ export interface Block {
   readonly bind: string[];
   /** Largest UDP reply, from `bufsize`; undefined for the client's own size (up to 1232). */
   udpSize?: number;
+  /** TCP time limits from `timeouts`. */
+  timeouts?: TcpTimeoutSettings;
+  /** The response-rate limit of its UDP replies, from `rrl`; undefined (the fast path's one check)
+   * without. */
+  rrl?: ReplyLimiter;
   /** The block's directive names, in execution order (for coredns_plugin_enabled). */
   readonly directives: readonly string[];
   readonly shared: Map<string, unknown>;

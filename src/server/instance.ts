@@ -13,6 +13,7 @@ import type {
   Registry,
   ReloadSettings,
   SetupContext,
+  TcpTimeoutSettings,
 } from "../plugin.ts";
 import { endOfChain } from "../plugin.ts";
 import { blockKeys } from "../corefile/keys.ts";
@@ -20,7 +21,7 @@ import { checkDirectives, checkKeys } from "../corefile/check.ts";
 import { Pipeline } from "./pipeline.ts";
 import type { UdpListener } from "./udp.ts";
 import { dgramEngine, type UdpEngine } from "./udp-engine.ts";
-import { TcpListener, defaultTcpOptions } from "./tcp.ts";
+import { TcpListener, defaultTcpOptions, type TcpOptions } from "./tcp.ts";
 import { listenErrorText } from "../runtime/listen-error.ts";
 
 export interface InstanceOptions {
@@ -48,6 +49,9 @@ interface Group {
   port: number;
   bind: string[];
   pipeline: Pipeline;
+  /** Its TCP listener's limits (withTimeouts), and the timeouts its blocks set. */
+  tcpOptions: TcpOptions;
+  timeouts: TcpTimeoutSettings;
   udp: UdpListener[];
   tcp: TcpListener[];
 }
@@ -98,6 +102,7 @@ export class Instance implements InstanceHooks {
       hooks: [],
       bind: [],
       udpSize: undefined,
+      rrl: undefined,
       directives,
       shared: new Map(),
     };
@@ -132,7 +137,11 @@ export class Instance implements InstanceHooks {
       if (plugin) plugins.push(plugin);
     }
     block.chain = plugins.reduceRight<Handler>((next, p) => p(next), endOfChain);
-    for (const k of keys) this.#group(k, block).pipeline.mux.add(k.zone, block);
+    for (const k of keys) {
+      const g = this.#group(k, block);
+      g.pipeline.mux.add(k.zone, block);
+      withTimeouts(g, block.timeouts);
+    }
   }
 
   #group(k: ServerKey, block: Block): Group {
@@ -143,7 +152,16 @@ export class Instance implements InstanceHooks {
     if (!g) {
       const host = bind === WILDCARD ? "" : bind.length === 1 ? bind[0] : bind.join(",");
       const label = `dns://${host.includes(":") ? `[${host}]` : host}:${port}`;
-      g = { id, port, bind, pipeline: new Pipeline(label, this.#log), udp: [], tcp: [] };
+      g = {
+        id,
+        port,
+        bind,
+        pipeline: new Pipeline(label, this.#log),
+        tcpOptions: defaultTcpOptions,
+        timeouts: {},
+        udp: [],
+        tcp: [],
+      };
       this.#groups.set(id, g);
     }
     return g;
@@ -182,7 +200,7 @@ export class Instance implements InstanceHooks {
             );
             g.udp.push(udp);
             port = await udp.bind(address, port);
-            const tcp = new TcpListener(g.pipeline, defaultTcpOptions, this.#log);
+            const tcp = new TcpListener(g.pipeline, g.tcpOptions, this.#log);
             g.tcp.push(tcp);
             await tcp.listen(address, port, this.#opts.reusePort ?? false);
           } catch (err) {
@@ -253,7 +271,8 @@ export class Instance implements InstanceHooks {
     for (const [id, g] of this.#groups) {
       const prev = old.#groups.get(id);
       if (prev === undefined || prev.udp.length === 0) continue;
-      for (const l of [...prev.udp, ...prev.tcp]) l.use(g.pipeline);
+      for (const l of prev.udp) l.use(g.pipeline);
+      for (const l of prev.tcp) l.use(g.pipeline, g.tcpOptions);
       g.udp.push(...prev.udp);
       g.tcp.push(...prev.tcp);
       g.port = prev.port;
@@ -274,6 +293,8 @@ export class Instance implements InstanceHooks {
     await this.#drain();
     for (const g of this.#groups.values()) await this.#closeGroup(g);
     await this.#runShutdown();
+    // Its replies are no longer served: out of clusterdns_answer_cache_entries, and out of memory.
+    for (const g of this.#groups.values()) g.pipeline.cache.invalidate();
   }
 
   async #drain(): Promise<void> {
@@ -303,6 +324,18 @@ export class Instance implements InstanceHooks {
     }
     await this.#retire();
   }
+}
+
+/** The group's TCP limits once a block's `timeouts` join them: for each limit the longest any block
+ * sets (a connection is not cut earlier than one of them asked), the default where none does. */
+function withTimeouts(g: Group, t: TcpTimeoutSettings | undefined): void {
+  if (t === undefined) return;
+  const set = g.timeouts;
+  for (const k of ["readMs", "writeMs", "idleMs"] as const) {
+    const ms = t[k];
+    if (ms !== undefined) set[k] = Math.max(set[k] ?? 0, ms);
+  }
+  g.tcpOptions = { ...defaultTcpOptions, ...set };
 }
 
 function sleep(ms: number): Promise<void> {

@@ -126,7 +126,11 @@ export class Pipeline {
     // (RFC 2181 9, dns/fit.ts).
     const limit =
       peer.proto === "udp" && block.udpSize !== undefined ? Math.min(maxSize, block.udpSize) : maxSize;
-    const sent = out.length > limit ? fitReply(out, s.questionEnd, limit) : out;
+    let sent: Buffer | undefined = out.length > limit ? fitReply(out, s.questionEnd, limit) : out;
+    if (block.rrl !== undefined && peer.proto === "udp") {
+      sent = block.rrl.limit(sent, s, peer.remoteAddress, now);
+      if (sent === undefined) return undefined;
+    }
     if (block.hooks.length > 0) {
       this.#finish(block, s, buf.length, peer, meta.rcode, sent, start, true, meta.plugin);
     }
@@ -209,11 +213,17 @@ export class Pipeline {
     buf.copy(out, 12, 12, s.questionEnd);
 
     this.#file(q, block, reply, full, req, generation);
+    // A response over its rate limit (`rrl`) is dropped, or sent empty and truncated; it was stored.
+    let sent: Buffer | undefined = out;
+    if (block.rrl !== undefined && peer.proto === "udp") {
+      sent = block.rrl.limit(out, s, peer.remoteAddress, this.#clock());
+      if (sent === undefined) return undefined;
+    }
     if (block.hooks.length > 0) {
       const plugin = req.answeredBy ?? "";
-      this.#finish(block, s, buf.length, peer, reply.rcode, out, start, false, plugin, streamed);
+      this.#finish(block, s, buf.length, peer, reply.rcode, sent, start, false, plugin, streamed);
     }
-    return out;
+    return sent;
   }
 
   /** Request.refresh: the fetch runs on a request of its own, and the reply is stored only if the data

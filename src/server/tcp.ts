@@ -1,41 +1,57 @@
-// TCP listener (RFC 7766): 2-byte length framing, several pipelined queries per connection answered as
-// they complete, an idle timeout, and caps on connections and on queries in flight per connection.
+// TCP listener (RFC 7766): accepts connections up to a cap, hands each to a TcpConnection (framing,
+// pipelining, per-connection limits), and enforces the time limits of every connection from one timer.
+// At the cap, a new connection takes the place of the connection idle the longest (RFC 7766 6.2.3:
+// a server under pressure may close idle connections), so clients that open connections and send
+// nothing cannot shut others out; only when every connection has a query in flight is the new one
+// refused.
 
 import net from "node:net";
 import type { Logger } from "pino";
-import type { Peer, Pipeline } from "./pipeline.ts";
-import { FrameReader } from "../dns/tcp-frames.ts";
-import { ReplyLane } from "./reply-lane.ts";
+import type { Pipeline } from "./pipeline.ts";
+import { TcpConnection, type TcpOptions, type TcpTimeouts } from "./tcp-connection.ts";
 
-export interface TcpOptions {
-  /** Close a connection with no query in flight after this long idle. */
-  idleTimeoutMs: number;
-  maxConnections: number;
-  /** Stop reading from a connection while this many of its queries are being answered. */
-  maxInFlight: number;
-}
+export type { TcpOptions, TcpTimeouts };
 
-export const defaultTcpOptions: TcpOptions = { idleTimeoutMs: 10_000, maxConnections: 1000, maxInFlight: 64 };
+/** CoreDNS's defaults for its TCP servers (its `timeouts` plugin changes them): read 3 s, write 5 s,
+ * idle 10 s. At most 1000 connections, 64 queries in flight on each. */
+export const defaultTcpOptions: TcpOptions = {
+  readMs: 3000,
+  writeMs: 5000,
+  idleMs: 10_000,
+  maxConnections: 1000,
+  maxInFlight: 64,
+};
+
+/** How often deadlines are checked: a connection lives at most this much past one. */
+const CHECK_MS = 250;
+/** At most one warning this often about connections closed or refused at the cap. */
+const WARN_EVERY_MS = 10_000;
 
 export class TcpListener {
   readonly #server: net.Server;
-  #pipeline: Pipeline;
-  readonly #log: Logger;
-  readonly #opts: TcpOptions;
-  /** Ends a connection once nothing is in flight on it; set for every connection at close(). */
-  readonly #drain = new Map<net.Socket, () => void>();
+  pipeline: Pipeline;
+  opts: TcpOptions;
+  readonly log: Logger;
+  readonly #conns = new Set<TcpConnection>();
+  #timer: NodeJS.Timeout | undefined;
+  #closing = false;
+  /** Connections closed to make room, and refused, since the last warning. */
+  #evicted = 0;
+  #refused = 0;
+  #warnedAt = -Infinity;
 
   constructor(pipeline: Pipeline, opts: TcpOptions, log: Logger) {
-    this.#pipeline = pipeline;
-    this.#opts = opts;
-    this.#log = log;
+    this.pipeline = pipeline;
+    this.opts = opts;
+    this.log = log;
     this.#server = net.createServer((socket) => this.#onConnection(socket));
-    this.#server.maxConnections = opts.maxConnections;
   }
 
-  /** Hands later queries to another pipeline (a reload); queries in flight finish on the old one. */
-  use(pipeline: Pipeline): void {
-    this.#pipeline = pipeline;
+  /** Hands later queries to another pipeline (a reload), with its limits; queries in flight finish on
+   * the old one. */
+  use(pipeline: Pipeline, opts: TcpOptions = this.opts): void {
+    this.pipeline = pipeline;
+    this.opts = opts;
   }
 
   /** `reusePort`: several processes share the port (SO_REUSEPORT), as the UDP sockets do. */
@@ -46,102 +62,82 @@ export class TcpListener {
       this.#server.listen({ host: address, port, ipv6Only: net.isIPv6(address), reusePort }, () => {
         // A failure to listen is the caller's to report; errors once listening are logged here.
         this.#server.off("error", onError);
-        this.#server.on("error", (err) => this.#log.error({ err }, "tcp listener error"));
+        this.#server.on("error", (err) => this.log.error({ err }, "tcp listener error"));
         resolve((this.#server.address() as net.AddressInfo).port);
       });
     });
   }
 
-  #closing = false;
+  /** Open connections (tests and the soak's TCP abuse part look). */
+  get connections(): number {
+    return this.#conns.size;
+  }
 
   #onConnection(socket: net.Socket): void {
-    socket.setNoDelay(true);
-    socket.setTimeout(this.#opts.idleTimeoutMs);
-    const peer = {
-      proto: "tcp" as const,
-      remoteAddress: socket.remoteAddress ?? "",
-      remotePort: socket.remotePort ?? 0,
-      localAddress: socket.localAddress ?? "",
-      localPort: socket.localPort ?? 0,
-    };
-    const frames = new FrameReader();
-    let inFlight = 0;
-    // Set by a zero-length message: read nothing more, answer what is in flight, then close.
-    let ended = false;
-    // A multi-message reply (a zone transfer) is going out: read no more queries until it is done.
-    let holding = false;
-    const resume = () => {
-      if (inFlight < this.#opts.maxInFlight && socket.isPaused() && !ended && !holding) socket.resume();
-    };
-    const lane = new ReplyLane(socket, this.#opts.idleTimeoutMs, (held) => {
-      holding = held;
-      if (held) socket.pause();
-      else resume();
-    });
-    // Every close here is destroySoon, not end: the replies already queued are written, then the
-    // connection is let go whole. end() alone half-closes it, and a client that keeps its own side
-    // open would hold it (and a place under maxConnections) for good.
-    const settled = () => {
-      inFlight--;
-      resume();
-      if (inFlight === 0) socket.setTimeout(this.#opts.idleTimeoutMs);
-      if (inFlight === 0 && (ended || this.#closing)) socket.destroySoon();
-    };
-    this.#drain.set(socket, () => {
-      if (inFlight === 0) socket.destroySoon();
-    });
-
-    socket.on("data", (chunk: Buffer) =>
-      frames.push(chunk, (msg) => {
-        // A zero-length message is no DNS message: nothing after it can be trusted to be DNS either.
-        if (msg.length === 0 || ended) {
-          ended = true;
-          socket.pause();
-          if (inFlight === 0) socket.destroySoon();
-          return false;
-        }
-        // One object per query: it is also what names the query's place in the lane.
-        const query: Peer = { ...peer, write: (m) => lane.stream(query, m) };
-        let out: Buffer | undefined | Promise<Buffer | undefined>;
-        try {
-          out = this.#pipeline.handle(msg, query);
-        } catch (err) {
-          this.#log.error({ err }, "query failed");
-          return;
-        }
-        if (out instanceof Promise) {
-          inFlight++;
-          socket.setTimeout(0);
-          if (inFlight >= this.#opts.maxInFlight) socket.pause();
-          out
-            .then(
-              (m) => lane.end(query, m),
-              (err: unknown) => {
-                lane.end(query, undefined);
-                this.#log.error({ err }, "query failed");
-              },
-            )
-            .finally(settled);
-        } else {
-          lane.end(query, out);
-        }
-      }),
-    );
-    socket.on("timeout", () => {
-      if (inFlight === 0) socket.destroySoon();
-    });
-    socket.on("error", (err) => this.#log.debug({ err }, "tcp connection error"));
+    if (this.#closing) {
+      socket.destroy();
+      return;
+    }
+    if (this.#conns.size >= this.opts.maxConnections && !this.#makeRoom()) {
+      this.#refused++;
+      this.#warn();
+      socket.destroy();
+      return;
+    }
+    const c = new TcpConnection(socket, this);
+    this.#conns.add(c);
     socket.on("close", () => {
-      this.#drain.delete(socket);
+      this.#conns.delete(c);
+      if (this.#conns.size === 0) this.#stopChecks();
     });
+    this.#timer ??= setInterval(() => this.#check(), CHECK_MS).unref();
+  }
+
+  /** Closes the connection idle the longest (the earliest deadline among those with nothing in
+   * flight); false when every connection is busy. */
+  #makeRoom(): boolean {
+    let oldest: TcpConnection | undefined;
+    for (const c of this.#conns)
+      if (c.idle && (oldest === undefined || c.deadline < oldest.deadline)) oldest = c;
+    if (oldest === undefined) return false;
+    this.#conns.delete(oldest);
+    oldest.socket.destroy();
+    this.#evicted++;
+    this.#warn();
+    return true;
+  }
+
+  #warn(): void {
+    const now = performance.now();
+    if (now - this.#warnedAt < WARN_EVERY_MS) return;
+    this.#warnedAt = now;
+    this.log.warn(
+      { max: this.opts.maxConnections, closedIdle: this.#evicted, refused: this.#refused },
+      "tcp: connection limit reached",
+    );
+    this.#evicted = 0;
+    this.#refused = 0;
+  }
+
+  #check(): void {
+    const now = performance.now();
+    for (const c of this.#conns) c.check(now);
+  }
+
+  #stopChecks(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
   }
 
   /** Stops accepting; open connections finish what they have in flight, then close. */
   close(): Promise<void> {
     return new Promise((resolve) => {
       this.#closing = true;
-      this.#server.close(() => resolve());
-      for (const end of this.#drain.values()) end();
+      this.#server.close(() => {
+        this.#stopChecks();
+        resolve();
+      });
+      for (const c of this.#conns) c.end();
     });
   }
 }

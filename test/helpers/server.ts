@@ -32,6 +32,8 @@ export interface StartOptions {
   /** Working directory (default: the temporary folder). */
   cwd?: string;
   timeoutMs?: number;
+  /** The server's open-file limit (`ulimit -n` in its spawn only), for tests with many connections. */
+  nofile?: number;
 }
 
 /** Starts clusterdns with `corefile` (undefined: no -conf, so the built-in default or ./Corefile). */
@@ -47,7 +49,11 @@ export async function startServer(
     args.push("-conf", join(dir, "Corefile"));
   }
   if (!args.includes("-dns.port")) args.push("-dns.port", "0");
-  const proc = spawn(process.execPath, args, {
+  const [cmd, cmdArgs] =
+    o.nofile === undefined
+      ? [process.execPath, args]
+      : ["sh", ["-c", `ulimit -n ${o.nofile} && exec "$@"`, "sh", process.execPath, ...args]];
+  const proc = spawn(cmd, cmdArgs, {
     cwd: o.cwd ?? dir,
     env: { ...process.env, ...o.env },
     stdio: ["ignore", "pipe", "pipe"],

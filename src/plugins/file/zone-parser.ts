@@ -191,6 +191,9 @@ function readZoneFile(path: string): string {
   }
 }
 
+/** What ends a word: blanks (RFC 1035 5.1: spaces and tabs), the end of a line, and ; ( ) ". */
+const WORD_END = new Set([" ", "\t", "\r", "\n", ";", "(", ")", '"']);
+
 /** Splits a master file into entries, following quotes, comments and parentheses. */
 function lex(text: string, file: string): Entry[] {
   const entries: Entry[] = [];
@@ -236,7 +239,9 @@ function lex(text: string, file: string): Entry[] {
       push(text.slice(start, i));
     } else {
       const start = i;
-      for (; i < text.length && !/[\s;()"]/.test(text[i]); i++) {
+      // Exactly the characters the branches above take end a word: with \s, a vertical tab, form feed
+      // or no-break space would end it before its first character, and the loop would never advance.
+      for (; i < text.length && !WORD_END.has(text[i]); i++) {
         if (text[i] === "\\") {
           i++;
           if (text[i] === "\n" || i >= text.length)

@@ -6,6 +6,7 @@
 // file and line.
 
 import { readFileSync } from "node:fs";
+import { isIP } from "node:net";
 import { LineCounter, isMap, isSeq, parseAllDocuments } from "yaml";
 import type { Kind, KObject, Sink, Source } from "./source.ts";
 import type { LabelSelector } from "./label-selector.ts";
@@ -162,6 +163,20 @@ function checkObject(f: Found, file: string): { kind: Kind; obj: KObject } | und
         if (!isPlainObject(p) || typeof p.port !== "number")
           fail(`${name}: spec.ports[${j}] has no port number`);
       }
+      // The API server refuses these; a file is checked here, or the address would just be dropped.
+      const clusterIP = (ip: unknown, path: string) => {
+        if (
+          ip !== undefined &&
+          ip !== null &&
+          ip !== "" &&
+          ip !== "None" &&
+          (typeof ip !== "string" || !isIP(ip))
+        )
+          fail(`${name}: ${path} '${String(ip)}' is not an IP address`);
+      };
+      clusterIP(spec.clusterIP, "spec.clusterIP");
+      for (const [j, ip] of ((spec.clusterIPs ?? []) as unknown[]).entries())
+        clusterIP(ip, `spec.clusterIPs[${j}]`);
       break;
     }
     case "endpointslices":
@@ -171,6 +186,14 @@ function checkObject(f: Found, file: string): { kind: Kind; obj: KObject } | und
       for (const [j, e] of ((o.endpoints ?? []) as unknown[]).entries()) {
         if (!isPlainObject(e) || !Array.isArray(e.addresses))
           fail(`${name}: endpoints[${j}] has no addresses`);
+        const family = o.addressType === "IPv4" ? 4 : o.addressType === "IPv6" ? 6 : 0;
+        if (family === 0) continue;
+        for (const [k, a] of (e as { addresses: unknown[] }).addresses.entries()) {
+          if (typeof a !== "string" || isIP(a) !== family)
+            fail(
+              `${name}: endpoints[${j}].addresses[${k}] '${String(a)}' is not an ${o.addressType} address`,
+            );
+        }
       }
       break;
     case "endpoints":

@@ -360,6 +360,25 @@ items:
       /no addressType/,
     ],
     ["items that are not a list", "kind: List\nitems: {a: 1}\n", 1, /'items' is not a list/],
+    // Found by the soak's control-plane part: these were taken, and the address silently dropped.
+    [
+      "a cluster IP that is no address",
+      "kind: Service\nmetadata: {name: a}\nspec: {clusterIP: 10.96.0.500}\n",
+      1,
+      /Service a: spec.clusterIP '10.96.0.500' is not an IP address/,
+    ],
+    [
+      "cluster IPs that are no addresses",
+      "kind: Service\nmetadata: {name: a}\nspec: {clusterIPs: [10.96.0.5, fd00::zz]}\n",
+      1,
+      /Service a: spec.clusterIPs\[1\] 'fd00::zz' is not an IP address/,
+    ],
+    [
+      "an endpoint address that is not of the slice's type",
+      "kind: EndpointSlice\nmetadata: {name: a}\naddressType: IPv4\nendpoints: [{addresses: [fd00::1]}]\n",
+      1,
+      /EndpointSlice a: endpoints\[0\].addresses\[0\] 'fd00::1' is not an IPv4 address/,
+    ],
   ];
   for (const [what, text, line, pattern] of broken) {
     it(`names the file, line and document of ${what}`, () => {

@@ -1,0 +1,199 @@
+// One client connection of the TCP listener (tcp.ts): framing, queries answered as they complete
+// (pipelined, RFC 7766 6.2.1.1) through its reply lane (reply-lane.ts: a multi-message reply, a zone
+// transfer, goes out whole before the others), and the limits that keep one client from holding the
+// server:
+// - queries in flight: at most maxInFlight answered at once; reading stops until one is done;
+// - replies the client does not read: reading stops while Node holds more than its high-water mark of
+//   unsent replies (and while a transfer holds the lane), and a reply that makes no progress for
+//   `write` closes the connection;
+// - time: the first query must arrive whole within `read` of connecting, each later one within `idle`
+//   of the last reply (RFC 7766 6.2.3). A deadline is not moved by octets that arrive, only by whole
+//   queries: a query sent one octet a second (slowloris) cannot hold the connection past it.
+// The listener checks the deadlines (check()) and closes the longest idle connection when full.
+
+import type net from "node:net";
+import type { Logger } from "pino";
+import type { Peer, Pipeline } from "./pipeline.ts";
+import { FrameReader } from "../dns/tcp-frames.ts";
+import { ReplyLane } from "./reply-lane.ts";
+
+export interface TcpTimeouts {
+  /** From connecting until the first query is whole. */
+  readMs: number;
+  /** A reply waiting to be written with no octet taken by the client for this long closes it. */
+  writeMs: number;
+  /** From the last reply (nothing in flight) until the next query is whole. */
+  idleMs: number;
+}
+
+export interface TcpOptions extends TcpTimeouts {
+  maxConnections: number;
+  /** Stop reading from a connection while this many of its queries are being answered. */
+  maxInFlight: number;
+}
+
+const EMPTY = Buffer.alloc(0);
+
+export class TcpConnection {
+  readonly socket: net.Socket;
+  /** Queries handed to the pipeline and not answered yet. */
+  inFlight = 0;
+  /** performance.now() by which the next query must be whole, or Infinity while queries are in flight. */
+  deadline: number;
+  readonly #listener: { pipeline: Pipeline; opts: TcpOptions; log: Logger };
+  readonly #peer: Peer;
+  readonly #frames = new FrameReader();
+  /** Set by a zero-length message or a close of the listener: read nothing more, answer what is in
+   * flight, then let go of the connection. */
+  #ending = false;
+  /** Node holds replies past its high-water mark: reading waits for 'drain'. */
+  #writeBlocked = false;
+  /** A multi-message reply holds the lane: reading waits until it and what queued behind it are out. */
+  #holding = false;
+  readonly #lane: ReplyLane;
+  /** socket.bytesWritten at the last check, and when it last moved while replies were waiting. */
+  #written = 0;
+  #writtenAt = 0;
+  readonly #onFrame = (msg: Buffer): boolean => this.#query(msg);
+
+  constructor(socket: net.Socket, listener: { pipeline: Pipeline; opts: TcpOptions; log: Logger }) {
+    this.socket = socket;
+    this.#listener = listener;
+    this.deadline = performance.now() + listener.opts.readMs;
+    this.#peer = {
+      proto: "tcp",
+      remoteAddress: socket.remoteAddress ?? "",
+      remotePort: socket.remotePort ?? 0,
+      localAddress: socket.localAddress ?? "",
+      localPort: socket.localPort ?? 0,
+    };
+    this.#lane = new ReplyLane(socket, listener.opts.writeMs, (held) => {
+      this.#holding = held;
+      if (held) socket.pause();
+      else this.#readOn();
+    });
+    socket.setNoDelay(true);
+    socket.on("data", (chunk: Buffer) => this.#frames.push(chunk, this.#onFrame));
+    socket.on("drain", () => {
+      this.#writeBlocked = false;
+      this.#readOn();
+    });
+    socket.on("error", (err) => listener.log.debug({ err }, "tcp connection error"));
+  }
+
+  /** Nothing in flight: the listener may close it to make room for a new one. */
+  get idle(): boolean {
+    return this.inFlight === 0;
+  }
+
+  /** One whole message from the stream; false stops reading until #readOn. */
+  #query(msg: Buffer): boolean {
+    // A zero-length message is no DNS message: nothing after it can be trusted to be DNS either.
+    if (msg.length === 0 || this.#ending) {
+      this.end();
+      return false;
+    }
+    const { pipeline, log } = this.#listener;
+    // One object per query: it is also what names the query's place in the lane.
+    const query: Peer = { ...this.#peer, write: (m) => this.#lane.stream(query, m) };
+    let out: Buffer | undefined | Promise<Buffer | undefined>;
+    try {
+      out = pipeline.handle(msg, query);
+    } catch (err) {
+      log.error({ err }, "query failed");
+      out = undefined;
+    }
+    if (out instanceof Promise) {
+      this.inFlight++;
+      this.deadline = Infinity;
+      out
+        .then(
+          (b) => this.#reply(query, b),
+          (err: unknown) => {
+            this.#reply(query, undefined);
+            log.error({ err }, "query failed");
+          },
+        )
+        .finally(() => this.#settled());
+    } else {
+      this.#reply(query, out);
+      if (this.inFlight === 0) this.deadline = performance.now() + this.#listener.opts.idleMs;
+    }
+    return this.#reading();
+  }
+
+  /** The last (or only) message of a query's reply, through the lane; past Node's high-water mark of
+   * unsent replies, reading waits for 'drain'. */
+  #reply(query: Peer, out: Buffer | undefined): void {
+    this.#lane.end(query, out);
+    if (this.socket.writableNeedDrain) this.#writeBlocked = true;
+  }
+
+  #settled(): void {
+    this.inFlight--;
+    if (this.inFlight === 0) {
+      this.deadline = performance.now() + this.#listener.opts.idleMs;
+      if (this.#ending) this.socket.destroySoon();
+    }
+    // Below maxInFlight again: read on (#readOn checks what else may hold it back).
+    this.#readOn();
+  }
+
+  /** Whether to go on reading; pauses the socket when not. */
+  #reading(): boolean {
+    if (
+      !this.#ending &&
+      !this.#writeBlocked &&
+      !this.#holding &&
+      this.inFlight < this.#listener.opts.maxInFlight
+    )
+      return true;
+    this.socket.pause();
+    return false;
+  }
+
+  /** Reads on once nothing holds it back: first what the frame reader kept, then the socket. */
+  #readOn(): void {
+    if (
+      this.#ending ||
+      this.#writeBlocked ||
+      this.#holding ||
+      this.inFlight >= this.#listener.opts.maxInFlight
+    )
+      return;
+    this.#frames.push(EMPTY, this.#onFrame);
+    if (this.#reading()) this.socket.resume();
+  }
+
+  /** Reads nothing more; the replies in flight are sent, then the connection is let go whole.
+   * destroySoon, not end: end() alone half-closes it, and a client that keeps its own side open
+   * would hold it (and a place under maxConnections) for good. */
+  end(): void {
+    this.#ending = true;
+    this.socket.pause();
+    if (this.inFlight === 0) this.socket.destroySoon();
+  }
+
+  /** Closes the connection if it is past a deadline: no whole query in time, or a reply the client
+   * has not taken for `write`. Returns true when it closed it. */
+  check(now: number): boolean {
+    const s = this.socket;
+    if (s.writableLength > 0) {
+      if (s.bytesWritten !== this.#written) {
+        this.#written = s.bytesWritten;
+        this.#writtenAt = now;
+      } else if (this.#writtenAt === 0) {
+        this.#writtenAt = now;
+      } else if (now - this.#writtenAt >= this.#listener.opts.writeMs) {
+        s.destroy();
+        return true;
+      }
+    } else {
+      this.#writtenAt = 0;
+    }
+    if (now < this.deadline || this.#ending) return false;
+    // Replies still to write go first; if they never do, the write deadline ends it.
+    this.end();
+    return true;
+  }
+}

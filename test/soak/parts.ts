@@ -1,0 +1,17 @@
+// The parts of the reliability suite, in the order `npm run soak` runs them: one file each under
+// test/soak/, runnable alone (`node test/soak/FILE [--reduced]`), each with a PART.test.ts that runs
+// its reduced version in `npm test`. A new part is one line here.
+
+export interface PartEntry {
+  /** What `npm run soak -- NAME` selects it by (the part's own name). */
+  name: string;
+  /** Its file, relative to test/soak/. */
+  file: string;
+}
+
+export const PARTS: PartEntry[] = [
+  { name: "fuzz", file: "fuzz.ts" },
+  { name: "tcp-abuse", file: "tcp-abuse.ts" },
+  { name: "control-plane", file: "control-plane.ts" },
+  { name: "amplification", file: "amplification.ts" },
+];
