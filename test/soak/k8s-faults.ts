@@ -1,0 +1,357 @@
+// Kubernetes API faults while clusterdns serves a steady load: a real clusterdns process watches the
+// test API server through a kubeconfig, a steady UDP load asks names that exist all along, and one
+// fault after another hits the API: killed and restarted, 410 Gone on the watches, 500s on every LIST,
+// a silent watch, truncated JSON, a relist whose continue token expires, objects deleted during a
+// relist. During each fault a Service is created, one is changed and one is deleted.
+// Per fault it reports: queries for known names that failed (target 0), the seconds until the new
+// Service answers (target <= 5; from the end of an outage, or from the start of a fault without one),
+// and whether the store, read from the process's snapshot file, equals the API's objects afterwards
+// (test/k8s/store-compare.ts).
+//   node test/soak/k8s-faults.ts [--services N] [--outage S] [--list-failure S] [--pause S] [--qps N]
+//                                [--no-silent] [--verbose]
+
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { setTimeout as sleep } from "node:timers/promises";
+import { startApiServer, type TestApiServer } from "../k8s/api-server.ts";
+import { writeKubeconfig } from "../k8s/kubeconfig.ts";
+import { service } from "../k8s/objects.ts";
+import { apiDump, compareDumps, snapshotDump, type Comparison } from "../k8s/store-compare.ts";
+import { startServer, type RunningServer } from "../helpers/server.ts";
+import { startMixedLoad, type Question } from "../helpers/load.ts";
+import { exchangeUdp } from "../helpers/udp-exchange.ts";
+import { generateCluster } from "../../bench/cluster-gen.ts";
+import { serveObjects } from "../../bench/cluster-api.ts";
+import { encode } from "../../src/dns/encode.ts";
+import { decode } from "../../src/dns/decode.ts";
+import { newQuery } from "../../src/dns/message.ts";
+import { Type } from "../../src/dns/constants.ts";
+import type { Kind, KService } from "../../src/plugins/kubernetes/source.ts";
+import { SILENT_WATCH_MS } from "../../src/plugins/kubernetes/reflector.ts";
+
+export interface FaultsOptions {
+  /** Services in the generated cluster; more than 500 makes every LIST take pages. */
+  services: number;
+  /** How long the API stays killed. */
+  outageMs: number;
+  /** How long every LIST fails with 500. */
+  listFailureMs: number;
+  /** Include the silent watch, which lasts the reflector's silent bound (SILENT_WATCH_MS). */
+  silent: boolean;
+  /** Queries per second of the steady load. */
+  qps: number;
+  /** Steady state between faults, once every watch is open again. Longer than the reflector's backoff
+   * takes to forget failures (60 s), each fault starts from a clean slate, as an independent one
+   * would; shorter, the faults run into each other's backoff. */
+  pauseMs: number;
+  /** How long a new Service or the store may take after a fault before it counts as lost. */
+  settleMs: number;
+  /** Progress lines. */
+  log?: (line: string) => void;
+  /** Also log the kubernetes plugin's lines after each fault. */
+  verbose?: boolean;
+}
+
+export interface FaultRow {
+  fault: string;
+  queries: number;
+  /** Queries for known names that timed out, failed or came back empty. */
+  failed: number;
+  failures: string[];
+  /** From the end of an outage (or the start of a fault with none) until the Service created during
+   * it answered, ms; undefined if it never did within the wait. */
+  recoveryMs?: number;
+  /** The store against the API's objects, once it settled (or at the end of the wait). */
+  store: Comparison;
+}
+
+const ZONES = ["cluster.local.", "in-addr.arpa."];
+/** The namespace of the Services the faults create. */
+const CREATED_NS = "faults";
+const KINDS: Kind[] = ["services", "namespaces", "endpointslices"];
+
+/** One fault: `start` breaks the API, `end` mends it and returns when recovery is counted from. */
+interface Fault {
+  name: string;
+  /** The API is away until end(): recovery counts from then; otherwise from the start. */
+  outage?: boolean;
+  start(api: TestApiServer): void | Promise<void>;
+  /** Runs after the changes of the fault were made; resolves when the fault is over. */
+  end(api: TestApiServer): Promise<void>;
+}
+
+function faults(o: FaultsOptions): Fault[] {
+  const list: Fault[] = [
+    {
+      name: `API killed for ${o.outageMs / 1000} s and restarted`,
+      outage: true,
+      start: (api) => api.kill(),
+      end: async (api) => {
+        await sleep(o.outageMs);
+        await api.restart();
+      },
+    },
+    {
+      name: "410 Gone on every watch",
+      start: (api) => api.expireWatches(),
+      end: async () => {},
+    },
+    {
+      name: `500 on every LIST for ${o.listFailureMs / 1000} s (after a 410)`,
+      outage: true,
+      start: (api) => {
+        api.failLists(500);
+        api.expireWatches();
+      },
+      end: async (api) => {
+        await sleep(o.listFailureMs);
+        api.failLists(undefined);
+      },
+    },
+    {
+      name: "truncated JSON: the next 6 lists and watches, after a 410",
+      start: (api) => {
+        api.truncateNext(6);
+        api.expireWatches();
+      },
+      end: async () => {},
+    },
+    {
+      name: "relist whose continue token expires between pages",
+      start: (api) => {
+        let expired = false;
+        api.onList((q) => {
+          if (q.continue && !expired) {
+            expired = true;
+            api.compact();
+          }
+        });
+        api.expireWatches();
+      },
+      end: async (api) => {
+        await untilListed(api);
+        api.onList(undefined);
+      },
+    },
+    {
+      name: "objects deleted during a relist (paged)",
+      start: (api) => {
+        let done = false;
+        api.onList((q) => {
+          if (!q.continue || done) return;
+          done = true;
+          // One from a page already delivered, one from a page still to come.
+          for (const svc of [firstService(api), lastService(api)]) api.remove("services", svc);
+        });
+        api.expireWatches();
+      },
+      end: async (api) => {
+        await untilListed(api);
+        api.onList(undefined);
+      },
+    },
+  ];
+  if (o.silent) {
+    list.push({
+      name: `silent watches (no event, no bookmark; the bound is ${SILENT_WATCH_MS / 1000} s)`,
+      start: (api) => api.silenceWatches(),
+      end: async () => {},
+    });
+  }
+  return list;
+}
+
+/** Resolves once a LIST with a continue token was answered after now (a paged relist ran), or after
+ * a minute. */
+async function untilListed(api: TestApiServer): Promise<void> {
+  const from = api.requests.length;
+  for (let i = 0; i < 1200; i++) {
+    if (api.requests.slice(from).some((r) => !r.watch && r.query.continue)) return;
+    await sleep(50);
+  }
+}
+
+const byKey = (a: KService, b: KService) =>
+  `${a.metadata.namespace}/${a.metadata.name}` < `${b.metadata.namespace}/${b.metadata.name}` ? -1 : 1;
+const sortedServices = (api: TestApiServer) => (api.objects("services") as KService[]).sort(byKey);
+/** Services a fault may change or delete: the generated ones the load does not ask for. */
+const victims = (api: TestApiServer) =>
+  sortedServices(api).filter((s) => s.metadata.namespace !== CREATED_NS && !known.has(nameOf(s)));
+const firstService = (api: TestApiServer) => victims(api)[0];
+const lastService = (api: TestApiServer) => victims(api).at(-1)!;
+const nameOf = (s: KService) => `${s.metadata.name}.${s.metadata.namespace}.svc.cluster.local.`;
+
+/** Names the load asks: they exist before, during and after every fault. */
+const known = new Set<string>();
+
+/** The first A record's address in the answer to `name`, or undefined. */
+async function addressOf(port: number, name: string): Promise<string | undefined> {
+  const reply = await exchangeUdp(port, encode(newQuery(name, Type.A)), 200);
+  if (reply === undefined) return undefined;
+  const rr = decode(reply).answer[0];
+  return rr && "address" in rr.data ? rr.data.address : undefined;
+}
+
+/** Asks every 10 ms until `name` answers with `ip`; the ms it took, or undefined after `limitMs`. */
+async function untilAnswers(
+  port: number,
+  name: string,
+  ip: string,
+  limitMs: number,
+): Promise<number | undefined> {
+  const t0 = performance.now();
+  while (performance.now() - t0 < limitMs) {
+    if ((await addressOf(port, name)) === ip) return performance.now() - t0;
+    await sleep(10);
+  }
+  return undefined;
+}
+
+/** Compares the process's store (its snapshot file, written every second) with the API until they
+ * are equal or `limitMs` passed; the last comparison. */
+async function settledComparison(api: TestApiServer, file: string, limitMs: number): Promise<Comparison> {
+  const t0 = performance.now();
+  let last: Comparison = { equal: false, records: 0, differences: ["no snapshot written"] };
+  while (performance.now() - t0 < limitMs) {
+    const got = snapshotDump(file);
+    if (got) last = compareDumps(got, apiDump(api, { zones: ZONES, kinds: KINDS }));
+    if (last.equal) return last;
+    await sleep(250);
+  }
+  return last;
+}
+
+export async function runApiFaults(o: FaultsOptions): Promise<FaultRow[]> {
+  const log = o.log ?? (() => {});
+  const dir = mkdtempSync(join(tmpdir(), "clusterdns-faults-"));
+  const cluster = generateCluster({ services: o.services, seed: 18 });
+  const api = await startApiServer({ bookmarkIntervalMs: 1000 });
+  serveObjects(api, cluster.objects);
+  const snapshot = join(dir, "snapshot.json");
+  let srv: RunningServer | undefined;
+  try {
+    srv = await startServer(`cluster.local in-addr.arpa {
+    kubernetes cluster.local in-addr.arpa {
+        kubeconfig ${writeKubeconfig(dir, api.url)}
+        snapshot ${snapshot} 1s
+    }
+}
+`);
+    const port = srv.port;
+    // The load asks 20 ClusterIP services and their SRV names, none of which any fault touches.
+    const clusterIP = sortedServices(api).filter(
+      (s) => s.spec.type === "ClusterIP" && s.spec.ports?.[0]?.name,
+    );
+    const questions: Question[] = [];
+    for (const s of clusterIP.slice(
+      Math.floor(clusterIP.length / 2),
+      Math.floor(clusterIP.length / 2) + 20,
+    )) {
+      known.add(nameOf(s));
+      questions.push({ name: nameOf(s), qtype: Type.A });
+      questions.push({ name: `_${s.spec.ports![0].name}._tcp.${nameOf(s)}`, qtype: Type.SRV });
+    }
+    const first = clusterIP[Math.floor(clusterIP.length / 2)];
+    if ((await untilAnswers(port, nameOf(first), first.spec.clusterIP!, o.settleMs)) === undefined) {
+      throw new Error("clusterdns never answered from the API");
+    }
+    log(`synced: ${o.services} services, load of ${questions.length} names at ${o.qps} qps`);
+
+    const rows: FaultRow[] = [];
+    let n = 0;
+    for (const fault of faults(o)) {
+      n++;
+      for (let i = 0; i < 1200 && api.openWatches() < KINDS.length; i++) await sleep(50);
+      await sleep(o.pauseMs);
+      log(`fault ${n}: ${fault.name}`);
+      const load = startMixedLoad(port, questions, {
+        intervalMs: 1000 / o.qps,
+        maxQueries: o.qps * (o.settleMs / 1000) * 10,
+        needAnswer: true,
+      });
+      await sleep(200);
+      const started = performance.now();
+      await fault.start(api);
+      // During the fault: one Service created, one changed, one deleted (none of them known names).
+      const ip = `10.${200 + n}.0.1`;
+      const created = api.create("services", service(CREATED_NS, `created-${n}`, { clusterIP: ip }));
+      const changed = firstService(api);
+      if (changed.spec.type === "ClusterIP") {
+        changed.spec.clusterIP = changed.spec.clusterIPs![0] = `10.${200 + n}.0.2`;
+        api.update("services", changed);
+      } else {
+        changed.metadata.labels = { ...changed.metadata.labels, fault: String(n) };
+        api.update("services", changed);
+      }
+      api.remove("services", lastService(api));
+      await fault.end(api);
+      const waited = await untilAnswers(port, nameOf(created), ip, o.settleMs);
+      const recoveryMs = waited === undefined || fault.outage ? waited : performance.now() - started;
+      const store = await settledComparison(api, snapshot, o.settleMs);
+      await sleep(200);
+      const r = await load.stop();
+      if (o.verbose) {
+        for (const l of srv.logs.splice(0)) if (l.plugin === "kubernetes") log(`    ${JSON.stringify(l)}`);
+      }
+      rows.push({
+        fault: fault.name,
+        queries: r.sent,
+        failed: r.failures.length,
+        failures: r.failures.slice(0, 5),
+        recoveryMs,
+        store,
+      });
+      log(
+        `  ${r.failures.length} of ${r.sent} failed; new Service after ${fmt(recoveryMs)} s; store ${store.equal ? "equal" : "differs: " + store.differences.join("; ")}`,
+      );
+    }
+    if (srv.proc.exitCode !== null) throw new Error(`clusterdns exited with ${srv.proc.exitCode}`);
+    return rows;
+  } finally {
+    await srv?.stop();
+    await api.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const fmt = (ms: number | undefined) => (ms === undefined ? "never" : (ms / 1000).toFixed(2));
+
+/** The rows as a Markdown table. */
+export function faultsTable(rows: FaultRow[]): string {
+  return [
+    "| fault | queries | failed | new Service answers after s | store equal to the API |",
+    "|---|---|---|---|---|",
+    ...rows.map(
+      (r) =>
+        `| ${r.fault} | ${r.queries} | ${r.failed} | ${fmt(r.recoveryMs)} | ${r.store.equal ? `yes (${r.store.records} records)` : `no: ${r.store.differences.join("; ")}`} |`,
+    ),
+  ].join("\n");
+}
+
+if (import.meta.main) {
+  const { values } = parseArgs({
+    options: {
+      services: { type: "string", default: "2000" },
+      outage: { type: "string", default: "30" },
+      "list-failure": { type: "string", default: "60" },
+      "no-silent": { type: "boolean", default: false },
+      qps: { type: "string", default: "500" },
+      pause: { type: "string", default: "65" },
+      verbose: { type: "boolean", default: false },
+    },
+  });
+  const rows = await runApiFaults({
+    services: Number(values.services),
+    outageMs: Number(values.outage) * 1000,
+    listFailureMs: Number(values["list-failure"]) * 1000,
+    silent: !values["no-silent"],
+    qps: Number(values.qps),
+    pauseMs: Number(values.pause) * 1000,
+    settleMs: 120_000,
+    verbose: values.verbose,
+    log: (line) => process.stderr.write(line + "\n"),
+  });
+  process.stdout.write(faultsTable(rows) + "\n");
+}
