@@ -349,7 +349,7 @@ if (import.meta.main) {
     silent: !values["no-silent"],
     qps: Number(values.qps),
     pauseMs: Number(values.pause) * 1000,
-    settleMs: 120_000,
+    settleMs: SILENT_WATCH_MS + 60_000,
     verbose: values.verbose,
     log: (line) => process.stderr.write(line + "\n"),
   });
