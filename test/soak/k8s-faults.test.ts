@@ -33,6 +33,7 @@ describe("API faults under a steady load", () => {
     assert.equal(rows.length, 6);
     for (const r of rows) {
       assert.ok(r.queries > 0, r.fault);
+      assert.ok(r.exercised, `${r.fault}: the fault hit no request`);
       assert.deepEqual(r.failures, [], `${r.fault}: ${r.failed} of ${r.queries} failed`);
       assert.notEqual(r.recoveryMs, undefined, `${r.fault}: the new Service never answered`);
       assert.deepEqual(r.store.differences, [], `${r.fault}: the store differs from the API`);

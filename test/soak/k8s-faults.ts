@@ -3,10 +3,9 @@
 // fault after another hits the API: killed and restarted, 410 Gone on the watches, 500s on every LIST,
 // a silent watch, truncated JSON, a relist whose continue token expires, objects deleted during a
 // relist. During each fault a Service is created, one is changed and one is deleted.
-// Per fault it reports: queries for known names that failed (target 0), the seconds until the new
-// Service answers (target <= 5; from the end of an outage, or from the start of a fault without one),
-// and whether the store, read from the process's snapshot file, equals the API's objects afterwards
-// (test/k8s/store-compare.ts).
+// Per fault it reports: queries for known names that failed (target 0), how long the fault lasted, the
+// seconds from its end until the new Service answers (target <= 5), and whether the store, read from
+// the process's snapshot file, equals the API's objects afterwards (test/k8s/store-compare.ts).
 //   node test/soak/k8s-faults.ts [--services N] [--outage S] [--list-failure S] [--pause S] [--qps N]
 //                                [--no-silent] [--verbose]
 
@@ -15,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { setTimeout as sleep } from "node:timers/promises";
-import { startApiServer, type TestApiServer } from "../k8s/api-server.ts";
+import { startApiServer, type RecordedRequest, type TestApiServer } from "../k8s/api-server.ts";
 import { writeKubeconfig } from "../k8s/kubeconfig.ts";
 import { service } from "../k8s/objects.ts";
 import { apiDump, compareDumps, snapshotDump, type Comparison } from "../k8s/store-compare.ts";
@@ -60,9 +59,14 @@ export interface FaultRow {
   /** Queries for known names that timed out, failed or came back empty. */
   failed: number;
   failures: string[];
-  /** From the end of an outage (or the start of a fault with none) until the Service created during
-   * it answered, ms; undefined if it never did within the wait. */
+  /** How long the fault lasted: the outage, the silence until the watch was given up; 0 for a fault
+   * that is one bad answer. */
+  faultMs: number;
+  /** From the end of the fault until the Service created during it answered, ms; undefined if it
+   * never did within the wait. */
   recoveryMs?: number;
+  /** The fault hit a request (false: a hook that never ran; the row tested nothing). */
+  exercised: boolean;
   /** The store against the API's objects, once it settled (or at the end of the wait). */
   store: Comparison;
 }
@@ -72,35 +76,49 @@ const ZONES = ["cluster.local.", "in-addr.arpa."];
 const CREATED_NS = "faults";
 const KINDS: Kind[] = ["services", "namespaces", "endpointslices"];
 
-/** One fault: `start` breaks the API, `end` mends it and returns when recovery is counted from. */
+/** One fault. `start` breaks the API; the fault's changes are made; `end` resolves when the fault is
+ * over (the API back, the silent watch given up), which recovery counts from; `exercised` says
+ * whether the fault hit a request (a hook that never ran tested nothing); `after` tidies up. */
 interface Fault {
   name: string;
-  /** The API is away until end(): recovery counts from then; otherwise from the start. */
-  outage?: boolean;
   start(api: TestApiServer): void | Promise<void>;
-  /** Runs after the changes of the fault were made; resolves when the fault is over. */
-  end(api: TestApiServer): Promise<void>;
+  end?(api: TestApiServer): Promise<void>;
+  exercised?(): boolean;
+  after?(api: TestApiServer): void;
+}
+
+/** A fault that hooks the next paged relist (forced with a 410): `onPage` runs before its second page. */
+function duringRelist(name: string, onPage: (api: TestApiServer) => void): Fault {
+  let fired = false;
+  return {
+    name,
+    start: (api) => {
+      fired = false;
+      api.onList((q) => {
+        if (!q.continue || fired) return;
+        fired = true;
+        onPage(api);
+      });
+      api.expireWatches();
+    },
+    exercised: () => fired,
+    after: (api) => api.onList(undefined),
+  };
 }
 
 function faults(o: FaultsOptions): Fault[] {
   const list: Fault[] = [
     {
       name: `API killed for ${o.outageMs / 1000} s and restarted`,
-      outage: true,
       start: (api) => api.kill(),
       end: async (api) => {
         await sleep(o.outageMs);
         await api.restart();
       },
     },
-    {
-      name: "410 Gone on every watch",
-      start: (api) => api.expireWatches(),
-      end: async () => {},
-    },
+    { name: "410 Gone on every watch", start: (api) => api.expireWatches() },
     {
       name: `500 on every LIST for ${o.listFailureMs / 1000} s (after a 410)`,
-      outage: true,
       start: (api) => {
         api.failLists(500);
         api.expireWatches();
@@ -116,59 +134,30 @@ function faults(o: FaultsOptions): Fault[] {
         api.truncateNext(6);
         api.expireWatches();
       },
-      end: async () => {},
     },
-    {
-      name: "relist whose continue token expires between pages",
-      start: (api) => {
-        let expired = false;
-        api.onList((q) => {
-          if (q.continue && !expired) {
-            expired = true;
-            api.compact();
-          }
-        });
-        api.expireWatches();
-      },
-      end: async (api) => {
-        await untilListed(api);
-        api.onList(undefined);
-      },
-    },
-    {
-      name: "objects deleted during a relist (paged)",
-      start: (api) => {
-        let done = false;
-        api.onList((q) => {
-          if (!q.continue || done) return;
-          done = true;
-          // One from a page already delivered, one from a page still to come.
-          for (const svc of [firstService(api), lastService(api)]) api.remove("services", svc);
-        });
-        api.expireWatches();
-      },
-      end: async (api) => {
-        await untilListed(api);
-        api.onList(undefined);
-      },
-    },
+    duringRelist("relist whose continue token expires between pages", (api) => api.compact()),
+    // One from a page already delivered, one from a page still to come.
+    duringRelist("objects deleted during a relist (paged)", (api) => {
+      for (const svc of [firstService(api), lastService(api)]) api.remove("services", svc);
+    }),
   ];
   if (o.silent) {
     list.push({
       name: `silent watches (no event, no bookmark; the bound is ${SILENT_WATCH_MS / 1000} s)`,
       start: (api) => api.silenceWatches(),
-      end: async () => {},
+      // Over when the reflectors gave up on the silent watches and watched again.
+      end: (api) => untilRequest(api, (r) => r.watch),
     });
   }
   return list;
 }
 
-/** Resolves once a LIST with a continue token was answered after now (a paged relist ran), or after
- * a minute. */
-async function untilListed(api: TestApiServer): Promise<void> {
+/** Resolves once the API receives a request that `match` accepts, or after the silent bound and a
+ * minute. */
+async function untilRequest(api: TestApiServer, match: (r: RecordedRequest) => boolean): Promise<void> {
   const from = api.requests.length;
-  for (let i = 0; i < 1200; i++) {
-    if (api.requests.slice(from).some((r) => !r.watch && r.query.continue)) return;
+  for (let i = 0; i < (SILENT_WATCH_MS + 60_000) / 50; i++) {
+    if (api.requests.slice(from).some(match)) return;
     await sleep(50);
   }
 }
@@ -286,26 +275,28 @@ export async function runApiFaults(o: FaultsOptions): Promise<FaultRow[]> {
         api.update("services", changed);
       }
       api.remove("services", lastService(api));
-      await fault.end(api);
-      const waited = await untilAnswers(port, nameOf(created), ip, o.settleMs);
-      const recoveryMs = waited === undefined || fault.outage ? waited : performance.now() - started;
+      await fault.end?.(api);
+      const faultMs = performance.now() - started;
+      const recoveryMs = await untilAnswers(port, nameOf(created), ip, o.settleMs);
       const store = await settledComparison(api, snapshot, o.settleMs);
       await sleep(200);
       const r = await load.stop();
       if (o.verbose) {
         for (const l of srv.logs.splice(0)) if (l.plugin === "kubernetes") log(`    ${JSON.stringify(l)}`);
       }
-      rows.push({
+      fault.after?.(api);
+      const row: FaultRow = {
         fault: fault.name,
         queries: r.sent,
         failed: r.failures.length,
         failures: r.failures.slice(0, 5),
+        faultMs,
         recoveryMs,
+        exercised: fault.exercised?.() ?? true,
         store,
-      });
-      log(
-        `  ${r.failures.length} of ${r.sent} failed; new Service after ${fmt(recoveryMs)} s; store ${store.equal ? "equal" : "differs: " + store.differences.join("; ")}`,
-      );
+      };
+      rows.push(row);
+      log(`  ${rowText(row)}`);
     }
     if (srv.proc.exitCode !== null) throw new Error(`clusterdns exited with ${srv.proc.exitCode}`);
     return rows;
@@ -316,16 +307,26 @@ export async function runApiFaults(o: FaultsOptions): Promise<FaultRow[]> {
   }
 }
 
-const fmt = (ms: number | undefined) => (ms === undefined ? "never" : (ms / 1000).toFixed(2));
+const seconds = (ms: number | undefined) => (ms === undefined ? "never" : (ms / 1000).toFixed(2));
+const storeText = (c: Comparison) =>
+  c.equal ? `yes (${c.records} records)` : `no: ${c.differences.join("; ")}`;
+
+function rowText(r: FaultRow): string {
+  return (
+    `${r.failed} of ${r.queries} failed; lasted ${seconds(r.faultMs)} s; new Service ` +
+    `${seconds(r.recoveryMs)} s after; store equal: ${storeText(r.store)}` +
+    (r.exercised ? "" : "; NOT EXERCISED")
+  );
+}
 
 /** The rows as a Markdown table. */
 export function faultsTable(rows: FaultRow[]): string {
   return [
-    "| fault | queries | failed | new Service answers after s | store equal to the API |",
-    "|---|---|---|---|---|",
+    "| fault | queries for known names | failed | fault lasted s | new Service answers after s | store equal to the API |",
+    "|---|---|---|---|---|---|",
     ...rows.map(
       (r) =>
-        `| ${r.fault} | ${r.queries} | ${r.failed} | ${fmt(r.recoveryMs)} | ${r.store.equal ? `yes (${r.store.records} records)` : `no: ${r.store.differences.join("; ")}`} |`,
+        `| ${r.fault}${r.exercised ? "" : " (not exercised)"} | ${r.queries} | ${r.failed} | ${seconds(r.faultMs)} | ${seconds(r.recoveryMs)} | ${storeText(r.store)} |`,
     ),
   ].join("\n");
 }
