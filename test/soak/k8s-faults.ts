@@ -138,7 +138,8 @@ function faults(o: FaultsOptions): Fault[] {
     duringRelist("relist whose continue token expires between pages", (api) => api.compact()),
     // One from a page already delivered, one from a page still to come.
     duringRelist("objects deleted during a relist (paged)", (api) => {
-      for (const svc of [firstService(api), lastService(api)]) api.remove("services", svc);
+      const vs = victims(api);
+      for (const svc of [vs[0], vs.at(-1)!]) api.remove("services", svc);
     }),
   ];
   if (o.silent) {
@@ -168,8 +169,6 @@ const sortedServices = (api: TestApiServer) => (api.objects("services") as KServ
 /** Services a fault may change or delete: the generated ones the load does not ask for. */
 const victims = (api: TestApiServer) =>
   sortedServices(api).filter((s) => s.metadata.namespace !== CREATED_NS && !known.has(nameOf(s)));
-const firstService = (api: TestApiServer) => victims(api)[0];
-const lastService = (api: TestApiServer) => victims(api).at(-1)!;
 const nameOf = (s: KService) => `${s.metadata.name}.${s.metadata.namespace}.svc.cluster.local.`;
 
 /** Names the load asks: they exist before, during and after every fault. */
@@ -261,20 +260,17 @@ export async function runApiFaults(o: FaultsOptions): Promise<FaultRow[]> {
         needAnswer: true,
       });
       await sleep(200);
+      // During the fault: one Service created, one changed, one deleted (none of them known names).
+      const vs = victims(api);
+      const changed = vs.find((v) => v.spec.type === "ClusterIP")!;
+      const deleted = vs.at(-1)!;
+      const ip = `10.${200 + n}.0.1`;
       const started = performance.now();
       await fault.start(api);
-      // During the fault: one Service created, one changed, one deleted (none of them known names).
-      const ip = `10.${200 + n}.0.1`;
       const created = api.create("services", service(CREATED_NS, `created-${n}`, { clusterIP: ip }));
-      const changed = firstService(api);
-      if (changed.spec.type === "ClusterIP") {
-        changed.spec.clusterIP = changed.spec.clusterIPs![0] = `10.${200 + n}.0.2`;
-        api.update("services", changed);
-      } else {
-        changed.metadata.labels = { ...changed.metadata.labels, fault: String(n) };
-        api.update("services", changed);
-      }
-      api.remove("services", lastService(api));
+      changed.spec.clusterIP = changed.spec.clusterIPs![0] = `10.${200 + n}.0.2`;
+      api.update("services", changed);
+      api.remove("services", deleted);
       await fault.end?.(api);
       const faultMs = performance.now() - started;
       const recoveryMs = await untilAnswers(port, nameOf(created), ip, o.settleMs);
