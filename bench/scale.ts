@@ -2,7 +2,9 @@
 // of reading it (BENCH_SOURCES, default api,objects: the test API server through a kubeconfig, or an
 // `objects` file of the same cluster), one clusterdns. Each cluster also holds a headless service of
 // BENCH_BIG_HEADLESS (default 5000) endpoints. It measures start to listening, start to ready (the
-// "synced" line, when /ready turns 200) and, through the API, the time after the last LIST; RSS once
+// "synced" line, when /ready turns 200), the CPU time clusterdns spent until then (its own share: the
+// rest is waiting for the API server, which runs in this process) and, through the API, the time
+// after the last LIST; RSS once
 // ready and the peak while starting; through the API also the peak during a forced relist (the API
 // ends every watch with 410 Gone, then a LIST of everything again) and propagation for 20
 // changes. Then the big headless service's A answer over UDP without EDNS, with EDNS (1232), and
@@ -40,6 +42,7 @@ export interface Row {
   source: string;
   listeningS: string;
   readyS: string;
+  cpuS: string;
   afterListS: string;
   rss: number;
   startPeak: number;
@@ -103,6 +106,7 @@ function row(cluster: Cluster, source: string, r: Launched, rss: number, startPe
     source,
     listeningS: (r.startToListeningMs / 1000).toFixed(2),
     readyS: (r.startToSyncedMs / 1000).toFixed(1),
+    cpuS: r.cpuToSyncedS.toFixed(1),
     afterListS: "-",
     rss: Math.round(rss),
     startPeak: Math.round(startPeak),
@@ -180,11 +184,11 @@ export async function scaleRows(
 export function scaleTables(rows: readonly Row[], bigHeadless: number): string {
   const ms = (x: number) => x.toFixed(1);
   return [
-    "| services | endpoints | pods | source | start to listening s | start to ready s | ready after last LIST s | RSS MB | peak at start MB | peak in relist MB | CoreDNS formula MB | propagation p50 / p99 ms |",
-    "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    "| services | endpoints | pods | source | start to listening s | start to ready s | CPU s to ready | ready after last LIST s | RSS MB | peak at start MB | peak in relist MB | CoreDNS formula MB | propagation p50 / p99 ms |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ...rows.map(
       (x) =>
-        `| ${x.services} | ${x.endpoints} | ${x.pods} | ${x.source} | ${x.listeningS} | ${x.readyS} | ${x.afterListS} | ${x.rss} | ${x.startPeak} | ${x.relistPeak} | ${x.coredns} | ${x.propagation} |`,
+        `| ${x.services} | ${x.endpoints} | ${x.pods} | ${x.source} | ${x.listeningS} | ${x.readyS} | ${x.cpuS} | ${x.afterListS} | ${x.rss} | ${x.startPeak} | ${x.relistPeak} | ${x.coredns} | ${x.propagation} |`,
     ),
     "",
     `The headless service of ${bigHeadless} endpoints, A records (first query, then the median of 20 more):`,

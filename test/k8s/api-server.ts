@@ -343,6 +343,18 @@ function decodeContinue(token: string): { rv: number; start: string } {
   );
 }
 
+/** The index of the first of the sorted `keys` above `start`. */
+function firstAfter(keys: readonly string[], start: string): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (keys[mid] > start) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
 function nowTimestamp(): string {
   return new Date().toISOString().replace(/\.\d+Z$/, "Z");
 }
@@ -544,6 +556,21 @@ export async function startApiServer(o: ApiServerOptions = {}): Promise<TestApiS
     };
   }
 
+  /** The last listed snapshot of each kind, sorted by key. A snapshot at a resourceVersion never
+   * changes, so the pages of one list share it: one sort per list instead of one per page (at 100k
+   * services, 200 pages of 500, the sorts took most of a start's 24 s). */
+  const listed = new Map<Kind, { at: number; keys: string[]; objs: Stored[] }>();
+
+  function sortedSnapshot(kind: Kind, at: number): { keys: string[]; objs: Stored[] } {
+    const cached = listed.get(kind);
+    if (cached?.at === at) return cached;
+    const snap = snapshot(kind, at);
+    const keys = [...snap.keys()].sort();
+    const sorted = { at, keys, objs: keys.map((k) => snap.get(k)!) };
+    listed.set(kind, sorted);
+    return sorted;
+  }
+
   function list(res: ServerResponse, kind: Kind, namespace: string | undefined, q: URLSearchParams): void {
     const info = RESOURCES[kind];
     const labels = parseLabelSelector(q.get("labelSelector"));
@@ -576,13 +603,12 @@ export async function startApiServer(o: ApiServerOptions = {}): Promise<TestApiS
       }
       at = Math.min(want, rv);
     }
-    const snap = snapshot(kind, at);
-    const keys = [...snap.keys()].filter((k) => k > start).sort();
+    const { keys, objs } = sortedSnapshot(kind, at);
     const items: Stored[] = [];
     let next = "";
     let remaining = 0;
-    for (let i = 0; i < keys.length; i++) {
-      const obj = snap.get(keys[i])!;
+    for (let i = firstAfter(keys, start); i < keys.length; i++) {
+      const obj = objs[i];
       if (namespace !== undefined && obj.metadata.namespace !== namespace) continue;
       if (!matchesLabels(obj, labels) || !matchesFields(obj, fields)) continue;
       if (limit > 0 && items.length === limit) {
