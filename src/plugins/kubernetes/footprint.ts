@@ -26,7 +26,9 @@ export function footprint(svc: Service, groups: readonly EndpointGroup[]): Footp
   const ports = svc.headless ? groups.flatMap((g) => g.ports) : svc.externalName ? [] : svc.ports;
   for (const p of ports) {
     if (!p.name) continue;
-    names.set(`_${p.proto}.${base}`, "");
+    // Whether `_proto` exists follows the service's too (ignore empty_service, a headless service's
+    // endpoints), not only its ports.
+    names.set(`_${p.proto}.${base}`, whole);
     names.set(`_${p.name}._${p.proto}.${base}`, whole);
   }
   const byName = new Map<string, string[]>();
