@@ -68,3 +68,12 @@ export function ptrTargets(svc: Service, groups: readonly EndpointGroup[]): Map<
   }
   return targets;
 }
+
+/** What a group publishes for `svc`: its ready endpoints (all with publishNotReadyAddresses), as a
+ * group of its own; nothing when none is left. */
+export function published(svc: Service, g: EndpointGroup | undefined): EndpointGroup[] {
+  if (g === undefined) return [];
+  const endpoints = svc.publishNotReadyAddresses ? g.endpoints : g.endpoints.filter((e) => e.ready);
+  if (endpoints.length === 0) return [];
+  return [endpoints === g.endpoints ? g : { ...g, endpoints }];
+}

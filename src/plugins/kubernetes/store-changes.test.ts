@@ -1,8 +1,9 @@
 // The store's change reports against the answers themselves: random EndpointSlice changes (slices
 // added, changed and deleted; addresses and hostnames shared between slices; readiness, zones and
-// ports flipping) on a headless and a cluster IP service, and after each one every answer that
-// differs from before must be among the names the store reported. A missed name is a cached answer
-// that stays stale; an extra one only costs a cache miss.
+// ports flipping) on a headless and a cluster IP service. After each one every answer that differs
+// from before must be among the names the store reported (a missed name is a cached answer that stays
+// stale; an extra one only costs a cache miss), and every answer must equal that of a store that
+// took the same slices in one list (the indexes were kept in step).
 
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -62,35 +63,46 @@ describe("store: reported changes cover every changed answer", () => {
     it(`over 400 random slice changes (ignore empty_service ${ignoreEmptyService})`, () => {
       const random = rng(ignoreEmptyService ? 18 : 81);
       const reported: { names: readonly string[] | "all" } = { names: [] };
-      const store = new Store({ zones: ZONES, waitFor: KINDS, onChange: (n) => (reported.names = n) });
-      for (const kind of KINDS) store.listStart(kind);
-      store.apply("namespaces", "ADDED", namespace("default"));
-      for (const s of SERVICES) store.apply("services", "ADDED", s);
-      for (const kind of KINDS) store.listDone(kind);
-      const records = new Records(store, { zones: ZONES, ttl: 5, pods: "disabled", ignoreEmptyService });
+      /** A store that took the namespace, the services and these slices in one list each. */
+      const listed = (
+        slices: ReturnType<typeof endpointSlice>[],
+        onChange?: (n: readonly string[] | "all") => void,
+      ) => {
+        const store = new Store({ zones: ZONES, waitFor: KINDS, onChange });
+        for (const kind of KINDS) store.listStart(kind);
+        store.apply("namespaces", "ADDED", namespace("default"));
+        for (const s of SERVICES) store.apply("services", "ADDED", s);
+        for (const s of slices) store.apply("endpointslices", "ADDED", s);
+        for (const kind of KINDS) store.listDone(kind);
+        return {
+          store,
+          records: new Records(store, { zones: ZONES, ttl: 5, pods: "disabled", ignoreEmptyService }),
+        };
+      };
+      const { store, records } = listed([], (n) => (reported.names = n));
       const names = candidates();
-      const answers = () =>
+      const answers = (records: Records) =>
         names.map(([name, type]) => {
           const zone = records.zoneOf(name)!;
           const a = records.answer(zone, name, type);
           // The authority section is the SOA, whose serial moves with every change.
           return JSON.stringify([a.rcode, ...[...a.answer, ...a.additional].map(rrToText).sort()]);
         });
-      const live = new Map<string, string>();
-      let before = answers();
+      const live = new Map<string, ReturnType<typeof endpointSlice>>();
+      let before = answers(records);
       for (let step = 0; step < 400; step++) {
         const svc = SERVICES[Math.floor(random() * SERVICES.length)].metadata.name;
         const key = `${svc}-${Math.floor(random() * 4)}`;
         reported.names = [];
         if (live.has(key) && random() < 0.25) {
-          store.apply("endpointslices", "DELETED", endpointSlice("default", live.get(key)!, key, []));
+          store.apply("endpointslices", "DELETED", live.get(key)!);
           live.delete(key);
         } else {
           const slice = randomSlice(random, svc, key);
           store.apply("endpointslices", live.has(key) ? "MODIFIED" : "ADDED", slice);
-          live.set(key, svc);
+          live.set(key, slice);
         }
-        const after = answers();
+        const after = answers(records);
         const got = reported.names as readonly string[] | "all";
         const missed = names.filter(([n], i) => after[i] !== before[i] && got !== "all" && !got.includes(n));
         assert.deepEqual(
@@ -98,6 +110,9 @@ describe("store: reported changes cover every changed answer", () => {
           [],
           `step ${step}: answers changed but were not reported`,
         );
+        const fresh = answers(listed([...live.values()]).records);
+        const wrong = names.filter((_, i) => after[i] !== fresh[i]).map(([n, t]) => `${n} ${t}`);
+        assert.deepEqual(wrong, [], `step ${step}: answers differ from a store listed afresh`);
         before = after;
       }
     });
