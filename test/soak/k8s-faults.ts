@@ -106,7 +106,8 @@ function duringRelist(name: string, onPage: (api: TestApiServer) => void): Fault
   };
 }
 
-function faults(o: FaultsOptions): Fault[] {
+/** The faults in the order they run; `known` are the names the load asks, which no fault touches. */
+function faults(o: FaultsOptions, known: ReadonlySet<string>): Fault[] {
   const list: Fault[] = [
     {
       name: `API killed for ${o.outageMs / 1000} s and restarted`,
@@ -138,7 +139,7 @@ function faults(o: FaultsOptions): Fault[] {
     duringRelist("relist whose continue token expires between pages", (api) => api.compact()),
     // One from a page already delivered, one from a page still to come.
     duringRelist("objects deleted during a relist (paged)", (api) => {
-      const vs = victims(api);
+      const vs = victims(api, known);
       for (const svc of [vs[0], vs.at(-1)!]) api.remove("services", svc);
     }),
   ];
@@ -167,12 +168,9 @@ const byKey = (a: KService, b: KService) =>
   `${a.metadata.namespace}/${a.metadata.name}` < `${b.metadata.namespace}/${b.metadata.name}` ? -1 : 1;
 const sortedServices = (api: TestApiServer) => (api.objects("services") as KService[]).sort(byKey);
 /** Services a fault may change or delete: the generated ones the load does not ask for. */
-const victims = (api: TestApiServer) =>
+const victims = (api: TestApiServer, known: ReadonlySet<string>) =>
   sortedServices(api).filter((s) => s.metadata.namespace !== CREATED_NS && !known.has(nameOf(s)));
 const nameOf = (s: KService) => `${s.metadata.name}.${s.metadata.namespace}.svc.cluster.local.`;
-
-/** Names the load asks: they exist before, during and after every fault. */
-const known = new Set<string>();
 
 /** The first A record's address in the answer to `name`, or undefined. */
 async function addressOf(port: number, name: string): Promise<string | undefined> {
@@ -233,6 +231,7 @@ export async function runApiFaults(o: FaultsOptions): Promise<FaultRow[]> {
       (s) => s.spec.type === "ClusterIP" && s.spec.ports?.[0]?.name,
     );
     const questions: Question[] = [];
+    const known = new Set<string>();
     for (const s of clusterIP.slice(
       Math.floor(clusterIP.length / 2),
       Math.floor(clusterIP.length / 2) + 20,
@@ -249,7 +248,7 @@ export async function runApiFaults(o: FaultsOptions): Promise<FaultRow[]> {
 
     const rows: FaultRow[] = [];
     let n = 0;
-    for (const fault of faults(o)) {
+    for (const fault of faults(o, known)) {
       n++;
       for (let i = 0; i < 1200 && api.openWatches() < KINDS.length; i++) await sleep(50);
       await sleep(o.pauseMs);
@@ -261,7 +260,7 @@ export async function runApiFaults(o: FaultsOptions): Promise<FaultRow[]> {
       });
       await sleep(200);
       // During the fault: one Service created, one changed, one deleted (none of them known names).
-      const vs = victims(api);
+      const vs = victims(api, known);
       const changed = vs.find((v) => v.spec.type === "ClusterIP")!;
       const deleted = vs.at(-1)!;
       const ip = `10.${200 + n}.0.1`;
