@@ -55,6 +55,8 @@ export interface Row {
 /** How the big headless service's A answer came back over one transport. */
 export interface BigAnswer {
   transport: string;
+  /** The most octets the transport carries: 512 without EDNS, the EDNS size asked, 65,535 on TCP. */
+  limit: number;
   records: number;
   tc: boolean;
   octets: number;
@@ -63,9 +65,9 @@ export interface BigAnswer {
 }
 
 const TRANSPORTS = [
-  { transport: "UDP, no EDNS (512)", edns: false, tcp: false },
-  { transport: "UDP, EDNS 1232", edns: true, tcp: false },
-  { transport: "TCP (65535)", edns: true, tcp: true },
+  { transport: "UDP, no EDNS (512)", limit: 512, edns: false, tcp: false },
+  { transport: "UDP, EDNS 1232", limit: 1232, edns: true, tcp: false },
+  { transport: "TCP (65535)", limit: 65535, edns: true, tcp: true },
 ];
 
 /** Asks the big headless service's A records 21 times over each transport. */
@@ -87,6 +89,7 @@ async function askBig(port: number): Promise<BigAnswer[]> {
     const rest = times.slice(1).sort((a, b) => a - b);
     out.push({
       transport: t.transport,
+      limit: t.limit,
       records: m.answer.length,
       tc: m.tc,
       octets: reply!.length,
