@@ -19,8 +19,13 @@ export async function serveCluster(
   dir: string,
 ): Promise<{ api: TestApiServer; kubeconfig: string }> {
   const api = await startApiServer({ bookmarkIntervalMs: 0 });
-  for (const o of objects as (KObject & { kind: string })[]) api.create(KINDS[o.kind], o);
+  serveObjects(api, objects);
   return { api, kubeconfig: writeKubeconfig(dir, api.url) };
+}
+
+/** Creates the objects (each with its `kind`) in the API server. */
+export function serveObjects(api: TestApiServer, objects: object[]): void {
+  for (const o of objects as (KObject & { kind: string })[]) api.create(KINDS[o.kind], o);
 }
 
 /** The Corefiles a benchmark can serve the cluster with. */

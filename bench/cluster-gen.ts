@@ -15,7 +15,13 @@ export interface ClusterOptions {
   services: number;
   seed?: number;
   zone?: string;
+  /** Also a headless service `big` in the first namespace with this many ready endpoints, in
+   * EndpointSlices of 100 as the EndpointSlice controller cuts them (BIG_HEADLESS names it). */
+  bigHeadless?: number;
 }
+
+/** The name of the big headless service, relative to the zone. */
+export const BIG_HEADLESS = "big.team-0.svc";
 
 export interface Cluster {
   /** Namespaces, Services and EndpointSlices in kube-apiserver's JSON shape. */
@@ -119,6 +125,22 @@ export function generateCluster(o: ClusterOptions): Cluster {
       queries.clusterIP.push(`${base}.${zone} A`);
     }
     queries.srv.push(`_${ports[0].name}._tcp.${base}.${zone} SRV`);
+  }
+
+  if (o.bigHeadless) {
+    const [name, ns] = BIG_HEADLESS.split(".");
+    const ports = [{ name: "http", port: 8080 }];
+    objects.push(service(ns, name, { headless: true, ports }));
+    // Outside the pods' 10.128.0.0/9: 172.16.0.0/12.
+    const ips = Array.from(
+      { length: o.bigHeadless },
+      (_, i) => `172.${16 + ((i + 1) >> 16)}.${((i + 1) >> 8) & 255}.${(i + 1) & 255}`,
+    );
+    for (let s = 0; s * 100 < ips.length; s++) {
+      objects.push(endpointSlice(ns, name, `${name}-${s}`, ips.slice(s * 100, s * 100 + 100), ports));
+    }
+    for (const ip of ips) rr(BIG_HEADLESS, "A", ip);
+    endpoints += ips.length;
   }
 
   const mix: string[] = [];

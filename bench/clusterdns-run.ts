@@ -7,7 +7,7 @@ import { join, resolve } from "node:path";
 import type { TestApiServer } from "../test/k8s/api-server.ts";
 import { benchCorefile, serveCluster, type BenchCorefile } from "./cluster-api.ts";
 import type { Cluster as GeneratedCluster } from "./cluster-gen.ts";
-import { IMAGE_ENV, NODE_FLAGS, startPinned, type Started } from "./processes.ts";
+import { IMAGE_ENV, NODE_FLAGS, cpuSecondsOf, startPinned, type Started } from "./processes.ts";
 import { encode } from "../src/dns/encode.ts";
 import { decode } from "../src/dns/decode.ts";
 import { newQuery } from "../src/dns/message.ts";
@@ -17,12 +17,21 @@ import type { KService } from "../src/plugins/kubernetes/source.ts";
 const ROOT = resolve(import.meta.dirname, "..");
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export interface Running {
-  api: TestApiServer;
+/** A clusterdns process started on a cluster, and how long it took. */
+export interface Launched {
   cd: Started;
   port: number;
-  /** From spawning clusterdns to its "synced" line, ms (polled every 10 ms). */
+  /** From spawning clusterdns to its "started" line (listening), ms. */
+  startToListeningMs: number;
+  /** From spawning clusterdns to its "synced" line (/ready turns 200), ms (polled every 10 ms). */
   startToSyncedMs: number;
+  /** CPU seconds clusterdns used from its start to the "synced" line: its own share of the start, apart
+   * from the time it waited for the API. */
+  cpuToSyncedS: number;
+}
+
+export interface Running extends Launched {
+  api: TestApiServer;
   /** From the last LIST request reaching the API to the "synced" line, ms. */
   listToSyncedMs: number;
 }
@@ -109,15 +118,40 @@ export async function untilSynced(cd: Started): Promise<void> {
   for (let i = 0; i < 30_000 && !cd.lines.some((l) => l.includes('"msg":"synced"')); i++) await sleep(10);
 }
 
+/** Starts clusterdns on a Corefile and waits until it synced (at most 5 minutes), timing both. */
+async function startTimed(corefile: string): Promise<Launched & { syncedAt: number }> {
+  const t0 = performance.now();
+  const { cd, port } = await startClusterdns(corefile);
+  const listening = performance.now();
+  await untilSynced(cd);
+  const syncedAt = performance.now();
+  return {
+    cd,
+    port,
+    startToListeningMs: listening - t0,
+    startToSyncedMs: syncedAt - t0,
+    cpuToSyncedS: cpuSecondsOf(cd.proc.pid),
+    syncedAt,
+  };
+}
+
 /** Serves the cluster, starts clusterdns on it and waits until it synced (at most 5 minutes). */
 export async function runOnCluster(cluster: GeneratedCluster, dir: string): Promise<Running> {
   const { api, corefile } = await serveWithCorefile(cluster, dir);
-  const t0 = performance.now();
-  const { cd, port } = await startClusterdns(corefile);
-  await untilSynced(cd);
-  const synced = performance.now();
+  const { syncedAt, ...started } = await startTimed(corefile);
   const lastList = Math.max(...api.requests.filter((r) => !r.watch && r.query.limit).map((r) => r.at));
-  return { api, cd, port, startToSyncedMs: synced - t0, listToSyncedMs: synced - lastList };
+  return { api, ...started, listToSyncedMs: syncedAt - lastList };
+}
+
+/** Writes the cluster to a JSON file and starts clusterdns reading it with `objects`, in the
+ * Corefile BENCH_COREFILE names, until it synced. */
+export async function runOnObjects(cluster: GeneratedCluster, dir: string): Promise<Launched> {
+  const file = join(dir, "objects.json");
+  writeFileSync(file, JSON.stringify({ kind: "List", apiVersion: "v1", items: cluster.objects }));
+  const corefile = join(dir, "Corefile.objects");
+  writeFileSync(corefile, benchCorefile(benchCorefileChoice(), "", NO_UPSTREAM, `objects ${file}`));
+  const { syncedAt: _, ...started } = await startTimed(corefile);
+  return started;
 }
 
 /** Gives `changes` ClusterIP services new addresses one after another and times, for each, the API

@@ -430,3 +430,124 @@ describe("test API server options", () => {
     }
   });
 });
+
+describe("test API server faults", () => {
+  let s: TestApiServer;
+  before(async () => {
+    s = await startApiServer({ bookmarkIntervalMs: 50 });
+    for (let i = 0; i < 5; i++) s.create("services", service("f", `s${i}`));
+  });
+  after(() => s.close());
+
+  test("kill refuses connections until restart; a watch from before the restart is 410", async () => {
+    const rv = s.resourceVersion();
+    s.create("services", service("f", "late"));
+    await s.kill();
+    await assert.rejects(fetch(s.url + "/api/v1/services", { signal: AbortSignal.timeout(1000) }), (err) => {
+      assert.equal(((err as Error).cause as { code?: string }).code, "ECONNREFUSED");
+      return true;
+    });
+    await s.restart();
+    assert.equal((await getJson(s, "/api/v1/services")).body.items?.length, 6);
+    const w = await readEvents(s, `/api/v1/services?watch=1&resourceVersion=${rv}`, 1);
+    assert.equal(w.events[0].type, "ERROR");
+    assert.equal(w.events[0].object.code, 410);
+    s.remove("services", { namespace: "f", name: "late" });
+  });
+
+  test("expireWatches ends open watches with a 410 ERROR event", async () => {
+    const open = s.openWatches("services");
+    const reading = readEvents(s, `/api/v1/services?watch=1&resourceVersion=${s.resourceVersion()}`, 1);
+    while (s.openWatches("services") === open) await new Promise((r) => setTimeout(r, 5));
+    s.expireWatches();
+    const w = await reading;
+    assert.equal(w.events[0].type, "ERROR");
+    assert.equal(w.events[0].object.code, 410);
+    assert.equal(w.events[0].object.reason, "Expired");
+    assert.equal(s.openWatches(), 0);
+  });
+
+  test("failLists fails every list while set, and only lists", async () => {
+    s.failLists(500);
+    assert.equal((await getJson(s, "/api/v1/services?limit=2")).status, 500);
+    assert.equal((await getJson(s, "/api/v1/services")).body.reason, "InternalError");
+    assert.equal((await getJson(s, "/api/v1")).status, 200);
+    const w = await readEvents(s, `/api/v1/services?watch=1&allowWatchBookmarks=true`, 1);
+    assert.equal(w.status, 200);
+    assert.equal(w.events[0].type, "ADDED");
+    s.failLists(undefined);
+    assert.equal((await getJson(s, "/api/v1/services")).status, 200);
+  });
+
+  test("silenceWatches: no event and no bookmark reach a silenced watch; new watches get them", async () => {
+    const rv = s.resourceVersion();
+    const ctl = new AbortController();
+    const res = await fetch(
+      `${s.url}/api/v1/services?watch=1&allowWatchBookmarks=true&resourceVersion=${rv}`,
+      {
+        signal: ctl.signal,
+      },
+    );
+    const reader = res.body!.getReader();
+    s.silenceWatches();
+    const obj = s.create("services", service("f", "during-silence"));
+    const next = reader.read();
+    const silence = await Promise.race([
+      next.then(() => "data"),
+      new Promise((r) => setTimeout(() => r("silent"), 300)),
+    ]);
+    assert.equal(silence, "silent", "nothing within six bookmark intervals");
+    assert.equal(s.openWatches("services"), 1, "and the stream stays open");
+    ctl.abort();
+    await next.catch(() => {});
+    const fresh = await readEvents(s, `/api/v1/services?watch=1&resourceVersion=${rv}`, 1);
+    assert.equal(fresh.events[0].object.metadata.name, obj.metadata.name);
+    s.remove("services", obj);
+  });
+
+  test("truncateNext cuts a list's body and a watch's first frame", async () => {
+    s.truncateNext(2);
+    const res = await fetch(s.url + "/api/v1/services");
+    const text = await res.text();
+    assert.equal(res.status, 200);
+    assert.throws(() => JSON.parse(text) as unknown, SyntaxError);
+    assert.match(text, /^\{"kind":"ServiceList"/);
+
+    const ctl = new AbortController();
+    const w = await fetch(`${s.url}/api/v1/services?watch=1`, { signal: ctl.signal });
+    const body = await w.text();
+    assert.equal(body.split("\n").length, 2, "one cut line, then the end");
+    assert.throws(() => JSON.parse(body.split("\n")[0]) as unknown, SyntaxError);
+    assert.match(body, /^\{"type":"ADDED"/);
+    assert.equal((await getJson(s, "/api/v1/services")).status, 200, "then whole again");
+  });
+
+  test("onList runs before each list is answered: objects deleted between pages", async () => {
+    const seen: (string | undefined)[] = [];
+    let deleted = false;
+    s.onList((q) => {
+      seen.push(q.continue);
+      if (q.continue && !deleted) {
+        deleted = true;
+        s.remove("services", { namespace: "f", name: "s0" });
+        s.remove("services", { namespace: "f", name: "s4" });
+      }
+    });
+    try {
+      const p1 = await getJson(s, "/api/v1/services?limit=2");
+      const token = (p1.body.metadata as { continue: string }).continue;
+      const p2 = await getJson(s, `/api/v1/services?limit=10&continue=${encodeURIComponent(token)}`);
+      // A list is one snapshot: the pages after the delete still hold s4.
+      const names = [...p1.body.items!, ...p2.body.items!].map((i) => i.metadata.name);
+      assert.deepEqual(names, ["s0", "s1", "s2", "s3", "s4"]);
+      assert.deepEqual(
+        s.objects("services").map((o) => o.metadata.name),
+        ["s1", "s2", "s3"],
+      );
+      assert.equal(seen.length, 2);
+      assert.equal(seen[0], undefined);
+    } finally {
+      s.onList(undefined);
+    }
+  });
+});

@@ -142,6 +142,10 @@ interface WatchConn {
   fields: FieldRequirement[];
   res: ServerResponse;
   timers: NodeJS.Timeout[];
+  /** Sends nothing more, not even bookmarks, and never ends (silenceWatches). */
+  silent?: boolean;
+  /** Its first frame is cut in the middle of the JSON and the stream ends (truncateNext). */
+  truncate?: boolean;
 }
 
 export interface TestApiServer {
@@ -168,6 +172,25 @@ export interface TestApiServer {
   setDown(down: boolean): void;
   /** Open watch streams, of one kind or all. */
   openWatches(kind?: Kind): number;
+  /** Stops listening and drops every connection: requests are refused until restart(). */
+  kill(): Promise<void>;
+  /** Listens again on the same port after kill(). As with a restarted kube-apiserver, whose watch
+   * cache starts at the current resourceVersion, a watch from before the restart gets 410 Gone. */
+  restart(): Promise<void>;
+  /** Compacts and ends every open watch with an ERROR event holding a 410 Expired Status. */
+  expireWatches(): void;
+  /** While set, every LIST is answered with this HTTP status and a Status body; undefined ends it. */
+  failLists(status?: number): void;
+  /** The open watches stay open and send nothing more: no event, no bookmark, no end. */
+  silenceWatches(): void;
+  /** The next n answers of a LIST or WATCH are cut in the middle of their JSON: a list's body (its
+   * Content-Length says so), a watch's first frame, after which the stream ends. */
+  truncateNext(n: number): void;
+  /** Runs before each LIST is answered, and the answer waits for what it returns: a test changes
+   * objects between the pages of a list. Undefined removes it. */
+  onList(hook?: (query: Record<string, string>) => void | Promise<void>): void;
+  /** Every object of a kind, as a GET of each would return it. */
+  objects(kind: Kind): KObject[];
   /** Requests of one kind's collection (list or watch), for assertions. */
   requestsFor(kind: Kind, watch?: boolean): RecordedRequest[];
   /** The most requests other than watches that were open at once. */
@@ -320,6 +343,18 @@ function decodeContinue(token: string): { rv: number; start: string } {
   );
 }
 
+/** The index of the first of the sorted `keys` above `start`. */
+function firstAfter(keys: readonly string[], start: string): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (keys[mid] > start) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
 function nowTimestamp(): string {
   return new Date().toISOString().replace(/\.\d+Z$/, "Z");
 }
@@ -340,6 +375,9 @@ export async function startApiServer(o: ApiServerOptions = {}): Promise<TestApiS
   let down = false;
   let inFlight = 0;
   let mostInFlight = 0;
+  let listFailure: number | undefined;
+  let truncations = 0;
+  let listHook: ((query: Record<string, string>) => void | Promise<void>) | undefined;
 
   const imports = o.serviceImports ?? true;
   const served = (kind: Kind) =>
@@ -371,7 +409,14 @@ export async function startApiServer(o: ApiServerOptions = {}): Promise<TestApiS
   }
 
   function send(w: WatchConn, type: string, object: unknown): void {
-    w.res.write(JSON.stringify({ type, object }) + "\n");
+    if (w.silent || !watches.has(w)) return;
+    const line = JSON.stringify({ type, object });
+    if (!w.truncate) {
+      w.res.write(line + "\n");
+      return;
+    }
+    w.res.write(line.slice(0, line.length >> 1) + "\n");
+    closeWatch(w, false);
   }
 
   function deliver(w: WatchConn, e: LogEntry): void {
@@ -511,6 +556,21 @@ export async function startApiServer(o: ApiServerOptions = {}): Promise<TestApiS
     };
   }
 
+  /** The last listed snapshot of each kind, sorted by key. A snapshot at a resourceVersion never
+   * changes, so the pages of one list share it: one sort per list instead of one per page (at 100k
+   * services, 200 pages of 500, the sorts took most of a start's 24 s). */
+  const listed = new Map<Kind, { at: number; keys: string[]; objs: Stored[] }>();
+
+  function sortedSnapshot(kind: Kind, at: number): { keys: string[]; objs: Stored[] } {
+    const cached = listed.get(kind);
+    if (cached?.at === at) return cached;
+    const snap = snapshot(kind, at);
+    const keys = [...snap.keys()].sort();
+    const sorted = { at, keys, objs: keys.map((k) => snap.get(k)!) };
+    listed.set(kind, sorted);
+    return sorted;
+  }
+
   function list(res: ServerResponse, kind: Kind, namespace: string | undefined, q: URLSearchParams): void {
     const info = RESOURCES[kind];
     const labels = parseLabelSelector(q.get("labelSelector"));
@@ -543,13 +603,12 @@ export async function startApiServer(o: ApiServerOptions = {}): Promise<TestApiS
       }
       at = Math.min(want, rv);
     }
-    const snap = snapshot(kind, at);
-    const keys = [...snap.keys()].filter((k) => k > start).sort();
+    const { keys, objs } = sortedSnapshot(kind, at);
     const items: Stored[] = [];
     let next = "";
     let remaining = 0;
-    for (let i = 0; i < keys.length; i++) {
-      const obj = snap.get(keys[i])!;
+    for (let i = firstAfter(keys, start); i < keys.length; i++) {
+      const obj = objs[i];
       if (namespace !== undefined && obj.metadata.namespace !== namespace) continue;
       if (!matchesLabels(obj, labels) || !matchesFields(obj, fields)) continue;
       if (limit > 0 && items.length === limit) {
@@ -566,7 +625,12 @@ export async function startApiServer(o: ApiServerOptions = {}): Promise<TestApiS
       if (labels.length === 0 && fields.length === 0 && namespace === undefined)
         metadata.remainingItemCount = remaining;
     }
-    json(res, 200, { kind: info.listKind, apiVersion: apiVersionOf(info), metadata, items });
+    const body = { kind: info.listKind, apiVersion: apiVersionOf(info), metadata, items };
+    if (truncations === 0) return json(res, 200, body);
+    truncations--;
+    const text = JSON.stringify(body);
+    res.writeHead(200, { "Content-Type": "application/json" });
+    res.end(text.slice(0, text.length >> 1));
   }
 
   function watch(res: ServerResponse, kind: Kind, namespace: string | undefined, q: URLSearchParams): void {
@@ -594,6 +658,10 @@ export async function startApiServer(o: ApiServerOptions = {}): Promise<TestApiS
     if (expired) {
       res.end(JSON.stringify({ type: "ERROR", object: status(410, expiredMsg) }) + "\n");
       return;
+    }
+    if (truncations > 0) {
+      truncations--;
+      w.truncate = true;
     }
     watches.add(w);
     res.on("close", () => closeWatch(w, false));
@@ -688,10 +756,28 @@ export async function startApiServer(o: ApiServerOptions = {}): Promise<TestApiS
         return json(res, 200, typed(RESOURCES[r.kind], obj));
       }
       if (isWatch) watch(res, r.kind, r.namespace, q);
-      else list(res, r.kind, r.namespace, q);
+      else if (listFailure !== undefined) fail(res, listFailure, `injected failure (HTTP ${listFailure})`);
+      else if (listHook) {
+        const query = Object.fromEntries(q);
+        void Promise.resolve(listHook(query)).then(() =>
+          guarded(res, () => list(res, r.kind, r.namespace, q)),
+        );
+      } else list(res, r.kind, r.namespace, q);
     } catch (err) {
-      if (err instanceof BadRequest) fail(res, 400, err.message);
-      else fail(res, 500, String(err));
+      answerError(res, err);
+    }
+  }
+
+  function answerError(res: ServerResponse, err: unknown): void {
+    if (err instanceof BadRequest) fail(res, 400, err.message);
+    else fail(res, 500, String(err));
+  }
+
+  function guarded(res: ServerResponse, fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      answerError(res, err);
     }
   }
 
@@ -712,12 +798,18 @@ export async function startApiServer(o: ApiServerOptions = {}): Promise<TestApiS
     s.on("close", () => sockets.delete(s));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const url = `${o.tls ? "https" : "http"}://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const port = (server.address() as AddressInfo).port;
+  const url = `${o.tls ? "https" : "http"}://127.0.0.1:${port}`;
 
   function find(kind: Kind, obj: { name: string; namespace?: string }): { key: string; cur?: Stored } {
     const ns = RESOURCES[kind].namespaced ? (obj.namespace ?? "default") : undefined;
     const key = ns ? `${ns}/${obj.name}` : obj.name;
     return { key, cur: objects.get(kind)!.get(key) };
+  }
+
+  function compact(): void {
+    compactedRv = rv;
+    eventLog = [];
   }
 
   function dropWatches(): void {
@@ -761,10 +853,7 @@ export async function startApiServer(o: ApiServerOptions = {}): Promise<TestApiS
       const obj = find(kind, { name, namespace }).cur;
       return obj && typed(RESOURCES[kind], clone(obj));
     },
-    compact() {
-      compactedRv = rv;
-      eventLog = [];
-    },
+    compact,
     failNext(n, code = 500) {
       for (let i = 0; i < n; i++) faults.push({ fail: code });
     },
@@ -776,6 +865,47 @@ export async function startApiServer(o: ApiServerOptions = {}): Promise<TestApiS
       if (d) dropWatches();
     },
     dropWatches,
+    async kill() {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      dropWatches();
+      for (const s of sockets) s.destroy();
+      await closed;
+    },
+    async restart() {
+      compact();
+      await new Promise<void>((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(port, "127.0.0.1", () => {
+          server.off("error", reject);
+          resolve();
+        });
+      });
+    },
+    expireWatches() {
+      compact();
+      for (const w of [...watches]) {
+        send(w, "ERROR", status(410, `too old resource version (compacted at ${compactedRv})`));
+        closeWatch(w, false);
+      }
+    },
+    failLists(code) {
+      listFailure = code;
+    },
+    silenceWatches() {
+      for (const w of watches) {
+        w.silent = true;
+        for (const t of w.timers) clearTimeout(t);
+      }
+    },
+    truncateNext(n) {
+      truncations += n;
+    },
+    onList(hook) {
+      listHook = hook;
+    },
+    objects(kind) {
+      return [...objects.get(kind)!.values()].map((obj) => typed(RESOURCES[kind], clone(obj)));
+    },
     openWatches(kind) {
       let n = 0;
       for (const w of watches) if (kind === undefined || w.kind === kind) n++;

@@ -14,4 +14,6 @@ export const PARTS: PartEntry[] = [
   { name: "tcp-abuse", file: "tcp-abuse.ts" },
   { name: "control-plane", file: "control-plane.ts" },
   { name: "amplification", file: "amplification.ts" },
+  { name: "k8s-faults", file: "k8s-faults.ts" },
+  { name: "k8s-scale", file: "k8s-scale.ts" },
 ];

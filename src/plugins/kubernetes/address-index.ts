@@ -38,11 +38,19 @@ export class AddressIndex {
   }
 
   /** Moves the service `key` from what it published (`before`) to what it publishes (`after`), and
-   * adds to `changed` the reverse names whose answers that changed. */
-  update(key: string, before: Footprint, after: Footprint, changed: string[]): void {
+   * adds to `changed` the reverse names whose answers that changed. When the footprints are of a part
+   * of the service (one EndpointSlice), `kept` says which addresses the rest still publishes: those
+   * stay indexed. */
+  update(
+    key: string,
+    before: Footprint,
+    after: Footprint,
+    changed: string[],
+    kept?: (ip: string) => boolean,
+  ): void {
     for (const [ip, targets] of before.ips) {
       const now = after.ips.get(ip);
-      if (now === undefined) this.#unindex(ip, key, changed);
+      if (now === undefined && !kept?.(ip)) this.#unindex(ip, key, changed);
       if (now === undefined || now.join() !== targets.join()) changed.push(reverseName(ip)!);
     }
     for (const ip of after.ips.keys()) {

@@ -1,11 +1,15 @@
 // Jittered exponential backoff for retrying the API: "equal jitter" (half the step fixed, half random)
 // so retries of many reflectors spread out yet never collapse to zero, capped, and reset once the
 // connection has been healthy for a while (as client-go's backoff manager does).
+//
+// The cap is 4 s where client-go's is 30 s: the wait after the API comes back is at most the cap, and
+// DNS answers must be fresh again within 5 s of that. A handful of DNS replicas asking once every 2-4 s
+// per resource is nothing to an API server, even a struggling one.
 
 export interface BackoffOptions {
   /** First delay, in ms (default 250). */
   initialMs?: number;
-  /** Largest delay, in ms (default 30 000). */
+  /** Largest delay, in ms (default 4000). */
   maxMs?: number;
   /** Growth per failure (default 2). */
   factor?: number;
@@ -29,7 +33,7 @@ export class Backoff {
 
   constructor(o: BackoffOptions = {}) {
     this.initialMs = o.initialMs ?? 250;
-    this.maxMs = o.maxMs ?? 30_000;
+    this.maxMs = o.maxMs ?? 4000;
     this.factor = o.factor ?? 2;
     this.resetAfterMs = o.resetAfterMs ?? 60_000;
     this.#random = o.random ?? Math.random;

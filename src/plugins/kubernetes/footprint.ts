@@ -26,7 +26,9 @@ export function footprint(svc: Service, groups: readonly EndpointGroup[]): Footp
   const ports = svc.headless ? groups.flatMap((g) => g.ports) : svc.externalName ? [] : svc.ports;
   for (const p of ports) {
     if (!p.name) continue;
-    names.set(`_${p.proto}.${base}`, "");
+    // Whether `_proto` exists follows the service's too (ignore empty_service, a headless service's
+    // endpoints), not only its ports.
+    names.set(`_${p.proto}.${base}`, whole);
     names.set(`_${p.name}._${p.proto}.${base}`, whole);
   }
   const byName = new Map<string, string[]>();
@@ -65,4 +67,13 @@ export function ptrTargets(svc: Service, groups: readonly EndpointGroup[]): Map<
     }
   }
   return targets;
+}
+
+/** What a group publishes for `svc`: its ready endpoints (all with publishNotReadyAddresses), as a
+ * group of its own; nothing when none is left. */
+export function published(svc: Service, g: EndpointGroup | undefined): EndpointGroup[] {
+  if (g === undefined) return [];
+  const endpoints = svc.publishNotReadyAddresses ? g.endpoints : g.endpoints.filter((e) => e.ready);
+  if (endpoints.length === 0) return [];
+  return [endpoints === g.endpoints ? g : { ...g, endpoints }];
 }

@@ -15,6 +15,7 @@ import type { ApiServerOptions, TestApiServer } from "../../../test/k8s/api-serv
 import { writeKubeconfig } from "../../../test/k8s/kubeconfig.ts";
 import { endpointSlice, endpoints, namespace, service } from "../../../test/k8s/objects.ts";
 import { Backoff } from "./backoff.ts";
+import type { BackoffOptions } from "./backoff.ts";
 import { KubeError, KubeErrorCode } from "./api.ts";
 import { createClient } from "./client.ts";
 import { loadKubeConfig } from "./kubeconfig.ts";
@@ -132,6 +133,7 @@ async function harness(
     setup?: (s: TestApiServer) => void;
     labelSelector?: string;
     namespaces?: string[];
+    backoff?: BackoffOptions;
   } = {},
 ): Promise<Harness> {
   const server = await startApiServer({ bookmarkIntervalMs: 100, ...o.server });
@@ -141,6 +143,7 @@ async function harness(
   const { log, lines } = captureLog();
   const reflector = new Reflector({
     ...TUNING,
+    backoff: o.backoff ?? TUNING.backoff,
     client: createClient({ kubeconfig }),
     kind,
     sink,
@@ -286,6 +289,42 @@ describe("reflector", () => {
       }
     });
   }
+
+  test("a 410 after a watch that delivered events relists at once, with no backoff", async () => {
+    let waits = 0;
+    const random = () => (waits++, 0);
+    const h = await harness("services", { backoff: { initialMs: 10, maxMs: 100, random } });
+    try {
+      await h.reflector.waitSynced();
+      for (let round = 1; round <= 3; round++) {
+        await until("watch open", () => h.server.openWatches("services") === 1);
+        h.server.create("services", service("default", `s${round}`));
+        await until("event seen", () => h.sink.keys("services").includes(`services:default/s${round}`));
+        h.server.expireWatches();
+        await until("relisted", () => h.reflector.stats().relists === round);
+      }
+      assert.equal(waits, 0, "each 410 came after a working watch: none waited");
+    } finally {
+      await h.done();
+    }
+  });
+
+  test("410s in a row, with no event in between, wait a backoff", async () => {
+    let waits = 0;
+    const random = () => (waits++, 0);
+    const h = await harness("services", { backoff: { initialMs: 10, maxMs: 100, random } });
+    try {
+      await h.reflector.waitSynced();
+      await until("watch open", () => h.server.openWatches("services") === 1);
+      // The watch, then the relist's first two attempts: 410 each time.
+      h.server.failNext(2, 410);
+      h.server.expireWatches();
+      await until("relisted", () => h.reflector.stats().relists === 1);
+      assert.equal(waits, 2, "the first 410 relists at once, the next two wait");
+    } finally {
+      await h.done();
+    }
+  });
 
   test("recovers after three 500s, logging one warning and one recovery", async () => {
     const h = await harness("namespaces", {
@@ -603,5 +642,13 @@ describe("backoff", () => {
     now += 150;
     assert.equal(b.next(), 200);
     assert.throws(() => new Backoff({ initialMs: 0 }), RangeError);
+  });
+
+  test("by default no wait is longer than 4 s, however long the API stays away", () => {
+    // What bounds the time from the API's return to the next request, and so to fresh answers.
+    const b = new Backoff({ random: () => 1, now: () => 0 });
+    const waits = Array.from({ length: 40 }, () => b.next());
+    assert.deepEqual(waits.slice(0, 6), [250, 500, 1000, 2000, 4000, 4000]);
+    assert.equal(Math.max(...waits), 4000);
   });
 });

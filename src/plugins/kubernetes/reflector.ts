@@ -28,6 +28,12 @@ export const RESOURCE_PATHS: Record<Kind, string> = {
   serviceimports: "/apis/multicluster.x-k8s.io/v1alpha1/serviceimports",
 };
 
+/** A watch with no event and no bookmark for this long is dropped and resumed from the last
+ * resourceVersion seen: kube-apiserver sends a bookmark about every minute, so this is two missed
+ * bookmarks and some slack. It bounds how long a dead stream that no error reports (a half-open
+ * connection, a stuck server) holds back changes. */
+export const SILENT_WATCH_MS = 150_000;
+
 export interface ReflectorTuning {
   /** Objects per LIST page (default 500). */
   pageSize?: number;
@@ -36,8 +42,8 @@ export interface ReflectorTuning {
   /** The server ends each watch after this many seconds, drawn in [t, 2t) (default 300, as
    * client-go's 5-10 minutes), which spreads reconnects. */
   watchTimeoutSeconds?: number;
-  /** A watch with no event and no bookmark for this long is dropped and resumed (default 150 000:
-   * kube-apiserver sends a bookmark about every minute). */
+  /** A watch with no event and no bookmark for this long is dropped and resumed (default
+   * SILENT_WATCH_MS). */
   silentTimeoutMs?: number;
   /** A watch that ends sooner than this with no event counts as a failure (default 1000). */
   minWatchMs?: number;
@@ -71,9 +77,9 @@ export interface ReflectorStats {
   resourceVersion: string;
 }
 
-/** How a watch ended. */
-/** `events` counts every event received, bookmarks included: each proves the stream worked. */
-type WatchEnd = { kind: "ended"; events: number } | { kind: "gone" } | { kind: "silent" };
+/** How a watch ended. `events` counts the events received before the end, bookmarks included (each
+ * proves the stream worked), an ERROR event not. */
+type WatchEnd = { kind: "ended"; events: number } | { kind: "gone"; events: number } | { kind: "silent" };
 
 class Stopped extends Error {}
 
@@ -141,6 +147,7 @@ export class Reflector {
         }
         if (this.#stopped) break;
         const end = await this.#watch();
+        if (end.kind !== "silent" && end.events > 0) goneInARow = 0;
         if (end.kind === "gone") {
           // Relist at once; only 410s that keep coming without a watch event in between wait.
           this.#log.info(
@@ -157,7 +164,7 @@ export class Reflector {
             new KubeError(KubeErrorCode.TRANSPORT, `watch silent for ${this.#silentMs()} ms`),
             false,
           );
-        } else if (end.events > 0) goneInARow = 0;
+        }
       } catch (err) {
         if (this.#stopped) break;
         if (err instanceof KubeError && err.gone) {
@@ -175,7 +182,7 @@ export class Reflector {
   }
 
   #silentMs(): number {
-    return this.#o.silentTimeoutMs ?? 150_000;
+    return this.#o.silentTimeoutMs ?? SILENT_WATCH_MS;
   }
 
   #failed(err: unknown, isError: boolean): void {
@@ -314,14 +321,14 @@ export class Reflector {
         if (settled) return;
         arm();
         this.#ok();
-        events++;
         const o = obj as KObject | undefined;
         if (type === "ERROR") {
           const s = obj as KStatus | undefined;
-          if (s?.code === 410) finish({ kind: "gone" });
+          if (s?.code === 410) finish({ kind: "gone", events });
           else finish(statusError(s));
           return;
         }
+        events++;
         const rv = o?.metadata?.resourceVersion;
         if (type === "BOOKMARK") {
           if (rv) this.#rv = rv;
@@ -337,7 +344,7 @@ export class Reflector {
       };
       const onDone = (err: KubeError | null) => {
         if (settled) return;
-        if (err?.gone) return finish({ kind: "gone" });
+        if (err?.gone) return finish({ kind: "gone", events });
         // A stream that ran (events, or long enough) and then ended is the normal life of a watch;
         // one that fails at once is a failure to back off from.
         if (

@@ -1,0 +1,74 @@
+// The store's pods (`pods verified`, autopath): each pod's slim record, and the pods by address, which
+// answer "is there a pod with this address in this namespace" and "which namespace asked".
+
+import type { PodRef, SlimPod } from "./slim-types.ts";
+import { sameJSON } from "./object-key.ts";
+import { dashed } from "./packed.ts";
+
+export class PodIndex {
+  readonly #pods = new Map<string, SlimPod>();
+  readonly #byIP = new Map<string, PodRef[]>();
+
+  get size(): number {
+    return this.#pods.size;
+  }
+
+  keys(): string[] {
+    return [...this.#pods.keys()];
+  }
+
+  entries(): [string, SlimPod][] {
+    return [...this.#pods];
+  }
+
+  /** Sets (or with undefined deletes) the pod `key`; returns the pod names whose answers changed
+   * (`a-b-c-d.ns.pod`, relative to the zone), none when nothing did. */
+  apply(key: string, next: SlimPod | undefined): string[] {
+    const prev = this.#pods.get(key);
+    if (prev === next || (prev && next && sameJSON(prev, next))) return [];
+    for (const ip of prev?.ips ?? []) {
+      const list = this.#byIP.get(ip)?.filter((p) => !(p.ns === prev!.ns && p.name === prev!.name));
+      if (list && list.length > 0) this.#byIP.set(ip, list);
+      else this.#byIP.delete(ip);
+    }
+    if (next) {
+      this.#pods.set(key, next);
+      for (const ip of next.ips) {
+        const list = this.#byIP.get(ip) ?? [];
+        list.push(
+          next.hostNetwork
+            ? { ns: next.ns, name: next.name, hostNetwork: true }
+            : { ns: next.ns, name: next.name },
+        );
+        this.#byIP.set(ip, list);
+      }
+    } else this.#pods.delete(key);
+    const names: string[] = [];
+    for (const p of [prev, next]) {
+      if (p) for (const ip of p.ips) names.push(`${dashed(ip)}.${p.ns}.pod`);
+    }
+    return names;
+  }
+
+  byIP(ip: string): readonly PodRef[] {
+    return this.#byIP.get(ip) ?? [];
+  }
+
+  /** The namespace of the pod that owns `ip`, when that is certain: one or more pods, all in one
+   * namespace and none on the host network. Undefined for an unknown address, a node's address, or
+   * an address two namespaces claim (reused before the old pod's deletion arrived). */
+  clientNamespace(ip: string): string | undefined {
+    const pods = this.#byIP.get(ip);
+    if (pods === undefined) return undefined;
+    const ns = pods[0].ns;
+    for (const p of pods) if (p.hostNetwork || p.ns !== ns) return undefined;
+    return ns;
+  }
+
+  /** A rough estimate of the heap it takes. */
+  bytes(): number {
+    let b = 0;
+    for (const p of this.#pods.values()) b += 64 + p.ns.length + p.name.length + p.ips.length * 40;
+    return b;
+  }
+}
