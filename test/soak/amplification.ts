@@ -21,6 +21,7 @@ import { UDP_ENGINES, engineArgs } from "../helpers/engines.ts";
 import { startKnot, type Knot } from "../upstream/knot.ts";
 import { headlessObjects } from "../k8s/headless.ts";
 import { exchangeUdp } from "../helpers/udp-exchange.ts";
+import { kernelUdpDrops } from "./fuzz-udp.ts";
 import { FrameReader, tcpFrame } from "../../src/dns/tcp-frames.ts";
 import { encode } from "../../src/dns/encode.ts";
 import { decode } from "../../src/dns/decode.ts";
@@ -186,6 +187,9 @@ interface Flood {
   /** Empty replies with TC set: rrl's slips. */
   slipped: number;
   bytesOut: number;
+  /** Datagrams the kernel dropped meanwhile (whole machine: queries the server never read, replies the
+   * client never read), which the counts above cannot tell apart. */
+  kernelDrops: number;
 }
 
 /** `count` queries for one question from `address`, as fast as the socket takes them; counts the
@@ -193,7 +197,8 @@ interface Flood {
 async function flood(port: number, address: string, count: number, q: Buffer): Promise<Flood> {
   const sock = dgram.createSocket("udp4");
   await new Promise<void>((r) => sock.bind(0, address, r));
-  const f: Flood = { sent: 0, bytesIn: 0, answered: 0, slipped: 0, bytesOut: 0 };
+  const f: Flood = { sent: 0, bytesIn: 0, answered: 0, slipped: 0, bytesOut: 0, kernelDrops: 0 };
+  const drops0 = kernelUdpDrops();
   sock.on("message", (m) => {
     f.bytesOut += m.length;
     if (m.readUInt16BE(6) > 0) f.answered++;
@@ -210,6 +215,7 @@ async function flood(port: number, address: string, count: number, q: Buffer): P
   }
   await new Promise((r) => setTimeout(r, 1000));
   sock.close();
+  f.kernelDrops = kernelUdpDrops() - drops0;
   return f;
 }
 
@@ -237,10 +243,13 @@ async function rrlFigures(report: Report, engine: UdpEngineName, knot: Knot, n: 
     const most = Math.ceil(20 * (seconds + 1)) + 5;
     report.check(`${run}: answered`, f.answered, f.answered <= most, `<= ${most} (20 a second)`);
     const over = f.sent - f.answered;
+    // A query the kernel dropped (on a busy machine: the server stalled, its socket buffer full) is
+    // one rrl never saw, so each drop may take one from the half.
     report.check(
       `${run}: slipped (TC), of those over the limit`,
-      `${f.slipped} of ${over}`,
-      Math.abs(f.slipped - over / 2) <= over * 0.05 + 5,
+      `${f.slipped} of ${over}` +
+        (f.kernelDrops > 0 ? ` (${f.kernelDrops} datagrams dropped by the kernel)` : ""),
+      Math.abs(f.slipped - over / 2) <= over * 0.05 + 5 + f.kernelDrops,
       "half (slip-ratio 2)",
     );
     const other = await flood(limited.port, "127.0.0.2", 10, Buffer.from(q));
