@@ -38,7 +38,20 @@ try {
       `p50 ${r.p50Ms!.toFixed(3)} ms, p99 ${r.p99Ms!.toFixed(2)} ms; ` +
       `RSS ${(kb("VmRSS") / 1024).toFixed(0)} MB (peak ${(kb("VmHWM") / 1024).toFixed(0)})`,
   );
+  // RSS split: file-backed pages (the node binary's code and data that ran) against anonymous memory,
+  // and of that what V8's heap had committed at the last collection (the rest: malloc, buffers, stacks).
+  const rollup = readFileSync(`/proc/${cd.proc.pid}/smaps_rollup`, "utf8");
+  const rollupMb = (field: string) =>
+    Number(new RegExp(`^${field}:\\s+(\\d+)`, "m").exec(rollup)?.[1] ?? NaN) / 1024;
   const lines = cd.lines.slice(from);
+  const last = lines.findLast((l) => / MB, /.test(l)) ?? "";
+  const committed = /-> [\d.]+ \(([\d.]+)\) MB/.exec(last)?.[1] ?? "?";
+  const pooled = /pooled: ([\d.]+) MB/.exec(last)?.[1] ?? "?";
+  console.log(
+    `RSS split: file-backed ${(rollupMb("Rss") - rollupMb("Anonymous")).toFixed(0)} MB, anonymous ` +
+      `${rollupMb("Anonymous").toFixed(0)} MB, of which V8's heap committed ${committed} MB ` +
+      `(and ${pooled} MB of freed pages pooled)`,
+  );
   const scavenges = lines.filter((l) => l.includes("Scavenge")).length;
   console.log(`scavenges: ${scavenges}; full collections:`);
   for (const l of lines.filter((l) => l.includes("Mark-Compact"))) {
