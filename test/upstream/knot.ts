@@ -75,7 +75,10 @@ async function launch(
     zoneFile,
     transferTo: ["127.0.0.0/8", "::1"],
   });
-  const script = 'knotd -c "$1" </dev/null & k=$!; cat >/dev/null; kill $k; wait $k';
+  // Without knotd on PATH the shell says so and exits, rather than waiting out the start timeout.
+  const script =
+    'command -v knotd >/dev/null || { echo "knotd not found on PATH ($PATH): apt-get install knot" >&2; exit 127; }; ' +
+    'knotd -c "$1" </dev/null & k=$!; cat >/dev/null; kill $k; wait $k';
   const sh = ["sh", "-c", script, "sh", conf];
   const [cmd, ...args] = netns === undefined ? sh : ["ip", "netns", "exec", netns, ...sh];
   const proc = spawn(cmd, args, { stdio: ["pipe", "pipe", "pipe"], detached: true });
