@@ -38,16 +38,38 @@ const BIN = join(ROOT, "bin", "clusterdns");
 
 /** A port held for TCP and UDP on 127.0.0.1 while `fn` runs (the `PORT` of a case). */
 async function withPortInUse<T>(fn: (port: number) => Promise<T>): Promise<T> {
-  const tcp = net.createServer();
-  await new Promise<void>((r) => tcp.listen(0, "127.0.0.1", r));
-  const port = (tcp.address() as net.AddressInfo).port;
-  const udp = dgram.createSocket("udp4");
-  await new Promise<void>((r) => udp.bind(port, "127.0.0.1", r));
+  const { tcp, udp, port } = await holdPort();
   try {
     return await fn(port);
   } finally {
     tcp.close();
     udp.close();
+  }
+}
+
+/** A free TCP port that is free for UDP too, bound for both. The TCP port comes from the kernel; its UDP
+ * twin may be taken by another test's socket, so then another port is tried (and nothing is left open). */
+async function holdPort(): Promise<{ tcp: net.Server; udp: dgram.Socket; port: number }> {
+  for (let attempt = 0; ; attempt++) {
+    const tcp = net.createServer();
+    await new Promise<void>((r) => tcp.listen(0, "127.0.0.1", r));
+    const port = (tcp.address() as net.AddressInfo).port;
+    const udp = dgram.createSocket("udp4");
+    try {
+      await new Promise<void>((resolve, reject) => {
+        udp.once("error", reject);
+        udp.bind(port, "127.0.0.1", () => resolve());
+      });
+      return { tcp, udp, port };
+    } catch (err) {
+      tcp.close();
+      try {
+        udp.close();
+      } catch {
+        // never bound: nothing to close
+      }
+      if (attempt >= 9) throw err;
+    }
   }
 }
 
