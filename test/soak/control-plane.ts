@@ -12,9 +12,7 @@
 //   node test/soak/control-plane.ts [--reduced]
 
 import { spawn } from "node:child_process";
-import dgram from "node:dgram";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -23,6 +21,7 @@ import { runAlone, Report, type SoakPart, type PartOptions } from "./part.ts";
 import { BAD_CONFIGS, type BadConfig } from "./bad-configs.ts";
 import { mutateLines } from "./mutate-text.ts";
 import { startServer, ROOT } from "../helpers/server.ts";
+import { holdUdpTcpPort } from "../helpers/free-port.ts";
 import { startLoad } from "../helpers/load.ts";
 import { rng } from "../helpers/rng.ts";
 import { parseCorefile } from "../../src/corefile/parser.ts";
@@ -38,38 +37,11 @@ const BIN = join(ROOT, "bin", "clusterdns");
 
 /** A port held for TCP and UDP on 127.0.0.1 while `fn` runs (the `PORT` of a case). */
 async function withPortInUse<T>(fn: (port: number) => Promise<T>): Promise<T> {
-  const { tcp, udp, port } = await holdPort();
+  const held = await holdUdpTcpPort();
   try {
-    return await fn(port);
+    return await fn(held.port);
   } finally {
-    tcp.close();
-    udp.close();
-  }
-}
-
-/** A free TCP port that is free for UDP too, bound for both. The TCP port comes from the kernel; its UDP
- * twin may be taken by another test's socket, so then another port is tried (and nothing is left open). */
-async function holdPort(): Promise<{ tcp: net.Server; udp: dgram.Socket; port: number }> {
-  for (let attempt = 0; ; attempt++) {
-    const tcp = net.createServer();
-    await new Promise<void>((r) => tcp.listen(0, "127.0.0.1", r));
-    const port = (tcp.address() as net.AddressInfo).port;
-    const udp = dgram.createSocket("udp4");
-    try {
-      await new Promise<void>((resolve, reject) => {
-        udp.once("error", reject);
-        udp.bind(port, "127.0.0.1", () => resolve());
-      });
-      return { tcp, udp, port };
-    } catch (err) {
-      tcp.close();
-      try {
-        udp.close();
-      } catch {
-        // never bound: nothing to close
-      }
-      if (attempt >= 9) throw err;
-    }
+    await held.release();
   }
 }
 

@@ -6,13 +6,13 @@
 // at stop() or whenever the test process ends, however it ends; then the shell kills knotd.
 
 import { spawn } from "node:child_process";
-import dgram from "node:dgram";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { writeKnotConf } from "./knot-conf.ts";
+import { freeUdpTcpPort } from "../helpers/free-port.ts";
 
 export const KNOT_ZONE = "example.org.";
 /** Records of big.example.org.: too many for one UDP reply of 1232 octets, so only TCP gets them. */
@@ -150,22 +150,4 @@ function zoneText(id: string): string {
   for (let i = 0; i < BIG_COUNT; i++) lines.push(`big A 10.1.${i >> 8}.${i & 255}`);
   for (let i = 0; i < MID_COUNT; i++) lines.push(`mid A 10.2.0.${i}`);
   return lines.join("\n") + "\n";
-}
-
-/** A port free for both UDP and TCP on 127.0.0.1 a moment ago. */
-async function freeUdpTcpPort(): Promise<number> {
-  for (let i = 0; i < 20; i++) {
-    const udp = dgram.createSocket("udp4");
-    await new Promise<void>((r) => udp.bind(0, "127.0.0.1", r));
-    const { port } = udp.address();
-    const tcp = net.createServer();
-    const ok = await new Promise<boolean>((r) => {
-      tcp.once("error", () => r(false));
-      tcp.listen(port, "127.0.0.1", () => r(true));
-    });
-    await new Promise<void>((r) => udp.close(() => r()));
-    if (ok) await new Promise((r) => tcp.close(r));
-    if (ok) return port;
-  }
-  throw new Error("no port free for both UDP and TCP");
 }
