@@ -125,6 +125,13 @@ interface Harness {
   done(): Promise<void>;
 }
 
+/** A harness whose backoff waits are short and counted (each wait draws one random number). */
+async function harnessCountingWaits(kind: Kind): Promise<Harness & { waits(): number }> {
+  let waits = 0;
+  const h = await harness(kind, { backoff: { initialMs: 10, maxMs: 100, random: () => (waits++, 0) } });
+  return Object.assign(h, { waits: () => waits });
+}
+
 let serial = 0;
 async function harness(
   kind: Kind,
@@ -291,9 +298,7 @@ describe("reflector", () => {
   }
 
   test("a 410 after a watch that delivered events relists at once, with no backoff", async () => {
-    let waits = 0;
-    const random = () => (waits++, 0);
-    const h = await harness("services", { backoff: { initialMs: 10, maxMs: 100, random } });
+    const h = await harnessCountingWaits("services");
     try {
       await h.reflector.waitSynced();
       for (let round = 1; round <= 3; round++) {
@@ -303,16 +308,14 @@ describe("reflector", () => {
         h.server.expireWatches();
         await until("relisted", () => h.reflector.stats().relists === round);
       }
-      assert.equal(waits, 0, "each 410 came after a working watch: none waited");
+      assert.equal(h.waits(), 0, "each 410 came after a working watch: none waited");
     } finally {
       await h.done();
     }
   });
 
   test("410s in a row, with no event in between, wait a backoff", async () => {
-    let waits = 0;
-    const random = () => (waits++, 0);
-    const h = await harness("services", { backoff: { initialMs: 10, maxMs: 100, random } });
+    const h = await harnessCountingWaits("services");
     try {
       await h.reflector.waitSynced();
       await until("watch open", () => h.server.openWatches("services") === 1);
@@ -320,7 +323,7 @@ describe("reflector", () => {
       h.server.failNext(2, 410);
       h.server.expireWatches();
       await until("relisted", () => h.reflector.stats().relists === 1);
-      assert.equal(waits, 2, "the first 410 relists at once, the next two wait");
+      assert.equal(h.waits(), 2, "the first 410 relists at once, the next two wait");
     } finally {
       await h.done();
     }
