@@ -7,54 +7,15 @@
 //   node --expose-gc bench/hot-path.ts      also the memory one answer-cache entry takes
 // Prints CPU ns per query over the timed passes, and how many the fast path answered.
 
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { pino } from "pino";
-import { generateCluster } from "./cluster-gen.ts";
-import { benchCorefile } from "./cluster-api.ts";
-import { NO_UPSTREAM, benchCorefileChoice } from "./clusterdns-run.ts";
-import { parseCorefile } from "../src/corefile/parser.ts";
-import { Instance } from "../src/server/instance.ts";
-import { plugins } from "../src/plugins/index.ts";
+import { benchCorefileChoice } from "./clusterdns-run.ts";
+import { queryPackets, startInProcess } from "./in-process.ts";
 import { answerCacheStats } from "../src/metrics/server-stats.ts";
-import { encode } from "../src/dns/encode.ts";
-import { newQuery } from "../src/dns/message.ts";
-import { typeFromName } from "../src/dns/constants.ts";
-import type { Peer } from "../src/server/pipeline.ts";
 
 const services = Number(process.env.BENCH_SERVICES ?? 10_000);
 const passes = Number(process.env.HOT_PASSES ?? 20);
 const which = benchCorefileChoice();
-const dir = mkdtempSync(join(tmpdir(), "clusterdns-hot-"));
-
-const cluster = generateCluster({ services });
-const objects = join(dir, "objects.json");
-writeFileSync(objects, JSON.stringify({ kind: "List", items: cluster.objects }));
-const corefile = benchCorefile(which, "", NO_UPSTREAM, `objects ${objects}`);
-const inst = await Instance.create({
-  blocks: parseCorefile(corefile, join(dir, "Corefile")),
-  root: dir,
-  defaultPort: 0,
-  log: pino({ level: "silent" }),
-  plugins,
-});
-await inst.start();
-while (![...inst.readyChecks.values()].every((checks) => checks.every((c) => c()))) {
-  await new Promise((r) => setTimeout(r, 20));
-}
-const pipeline = inst.pipelines[0];
-const peer: Peer = {
-  proto: "udp",
-  remoteAddress: "127.0.0.1",
-  remotePort: 40000,
-  localAddress: "127.0.0.1",
-  localPort: 53,
-};
-const packets = cluster.queries.map((line, i) => {
-  const [name, type] = line.split(" ");
-  return encode(newQuery(`${name}.`, typeFromName(type)!, 1, i & 0xffff));
-});
+const { cluster, inst, pipeline, peer } = await startInProcess(services, which);
+const packets = queryPackets(cluster.queries);
 
 async function pass(): Promise<void> {
   for (const p of packets) {
@@ -83,10 +44,10 @@ const n = passes * packets.length;
 const hits = answerCacheStats.hits - before.hits;
 // Memory of the entries alone: with the answer cache full, then emptied (the code the passes compiled
 // and what the store worked out on the way stay in both).
-const entries = pipeline.cache.size;
-const replyBytes = (pipeline.cache.bytes() - entries * 64) / entries;
+const entries = pipeline.answers.size;
+const replyBytes = pipeline.answers.store.bytes().used / entries;
 const full = used();
-pipeline.cache.invalidate();
+pipeline.answers.invalidate();
 const perEntry = (full - used()) / entries;
 process.stdout.write(
   `${which}, ${services} services, ${n} queries: ${(((cpuUsed.user + cpuUsed.system) * 1000) / n).toFixed(0)} ns CPU per query ` +

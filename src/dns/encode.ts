@@ -3,12 +3,15 @@
 //
 // Hand-written rather than dns2's encoder: DESIGN.md measured dns2 at ~65k parse+build+encode per
 // second and ~1.8 ms for 120 A records (a bit-at-a-time writer and a Buffer per name). This one writes
-// octets into one reused scratch buffer, keeps compression targets in one Map, and copies the result
-// out once. Encoding is synchronous, so a module-level scratch is never shared by two calls.
+// octets into one reused scratch buffer, keeps compression targets in a typed hash table (no string
+// or Map entry per name written), and copies the result out once, or not at all (encodeInto: the
+// answer store copies from the scratch). Encoding is synchronous, so a module-level scratch is never
+// shared by two calls.
 
 import type { Edns, Msg, RR } from "./message.ts";
 import { Type } from "./constants.ts";
 import { nameToWire } from "./name.ts";
+import { hashBytes } from "./key.ts";
 
 /** A message that cannot be put on the wire: a bug in whoever built it, never the client's fault. */
 export class EncodeError extends Error {
@@ -27,8 +30,30 @@ const MAX_POINTER = 0x3fff;
 // record of the largest size (name 255, fixed 10, rdata 65535) and an OPT.
 const buf = Buffer.allocUnsafe(2 * MAX_MESSAGE + 255 + 10 + 64);
 let off = 0;
-/** Lowercased wire suffix (length-prefixed labels, as a latin1 string) -> offset where it was written. */
-const targets = new Map<string, number>();
+
+// Compression targets: the hash of a lowercased wire suffix -> the offset where it was written, in an
+// open-addressed table cleared by a new stamp per message. A hash match is confirmed against the
+// octets at that offset, so a collision costs a comparison, never a wrong pointer.
+const TARGETS = 16384;
+/** Targets added per message at most (half the table): later names are written whole. */
+const MAX_TARGETS = TARGETS / 2;
+const targetHash = new Int32Array(TARGETS);
+const targetAt = new Int32Array(TARGETS);
+const targetStamp = new Int32Array(TARGETS);
+let stamp = 0;
+let targetCount = 0;
+
+/** The first question's name (text) when it was written from its octets (encodeInto): a record owned
+ * by it is written as a pointer to offset 12. */
+let questionName: string | undefined;
+
+/** Records written per section by the current encoding. */
+const counts = new Int32Array(3);
+
+/** The first question's name as octets (lowercase wire form) instead of its text: encodeInto's. */
+let rawName: Uint8Array | undefined;
+let rawFrom = 0;
+let rawLength = 0;
 
 /**
  * Encodes `msg` whole. Fitting it to a client's size is fitReply's work (fit.ts), on these bytes.
@@ -53,14 +78,50 @@ export function encode(msg: Msg): Buffer {
   return out;
 }
 
+/**
+ * encode() into the scratch, without copying it out: returns the length; the octets are encoded()'s
+ * until the next encoding. With `name`, the first question's name is written from those octets (the
+ * wire form, lowercased, as a query's key holds it) instead of from its text: a name asked once is
+ * then never prepared. Throws what encode() throws.
+ */
+export function encodeInto(msg: Msg, name?: Uint8Array, from = 0, length = 0): number {
+  if (msg.rcode > 15 && msg.edns === undefined) {
+    throw new EncodeError(`rcode ${msg.rcode} needs an OPT record (msg.edns) for its upper bits`);
+  }
+  rawName = name;
+  rawFrom = from;
+  rawLength = length;
+  try {
+    write(msg);
+  } finally {
+    rawName = undefined;
+  }
+  return off;
+}
+
+/** The scratch encodeInto() wrote to. */
+export function encoded(): Buffer {
+  return buf;
+}
+
 /** One pass into the scratch. */
 function write(msg: Msg): void {
-  targets.clear();
+  questionName = undefined;
+  if (++stamp === 0x7fffffff) {
+    stamp = 1;
+    targetStamp.fill(0);
+  }
+  targetCount = 0;
   off = 12;
   let qdcount = 0;
   for (const q of msg.question) {
     // The first question goes uncompressed at 12: the server overwrites it with the client's bytes.
-    writeName(q.name, qdcount > 0);
+    if (qdcount === 0 && rawName !== undefined) {
+      writeRawName(rawName, rawFrom, rawLength);
+      questionName = q.name;
+    } else {
+      writeName(q.name, qdcount > 0);
+    }
     u16(q.type, "question type");
     u16(q.class, "question class");
     qdcount++;
@@ -73,11 +134,12 @@ function write(msg: Msg): void {
   }
   if (off + optLen > MAX_MESSAGE) throw new EncodeError(`question and OPT take ${off + optLen} octets`);
   const limit = MAX_MESSAGE - optLen;
-  const counts = [0, 0, 0];
+  counts[0] = counts[1] = counts[2] = 0;
   let cut = false; // an answer or authority record was left out
-  const sections = [msg.answer, msg.authority, msg.additional];
   fill: for (let s = 0; s < 3; s++) {
-    for (const rr of sections[s]) {
+    const section = s === 0 ? msg.answer : s === 1 ? msg.authority : msg.additional;
+    for (let i = 0; i < section.length; i++) {
+      const rr = section[i];
       if (rr.type === Type.OPT) continue;
       const start = off;
       writeRR(rr);
@@ -205,12 +267,14 @@ function writeOpt(edns: Edns, rcode: number): void {
 
 /**
  * A name prepared for writing, once: its wire form (uncompressed, spelled as given) and, per label,
- * where the label starts in it and the lowercased wire suffix from there (the compression-target key).
+ * where the label starts in it and the hash of the lowercased wire suffix from there (the
+ * compression-target key).
  */
 interface WireName {
   readonly wire: Uint8Array;
-  readonly starts: readonly number[];
-  readonly keys: readonly string[];
+  readonly lower: Uint8Array;
+  readonly starts: Int32Array;
+  readonly hashes: Int32Array;
 }
 
 /** Names repeat from reply to reply (the cluster's own names): prepare each once. Bounded; cleared
@@ -243,6 +307,12 @@ function writeName(name: string, compress: boolean): void {
     buf[off++] = 0;
     return;
   }
+  // An owner that is the question's name (most answers' records): a pointer to it, nothing prepared.
+  if (compress && name === questionName) {
+    buf[off++] = 0xc0;
+    buf[off++] = 12;
+    return;
+  }
   let w = prepared.get(name);
   if (w === undefined) {
     w = prepare(name);
@@ -251,38 +321,92 @@ function writeName(name: string, compress: boolean): void {
       prepared.set(name, w);
     }
   }
-  const { wire, starts, keys } = w;
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i];
+  const { wire, lower, starts, hashes } = w;
+  for (let i = 0; i < starts.length; i++) {
+    const start = starts[i];
     if (compress) {
-      const at = targets.get(key);
-      if (at !== undefined) {
+      const at = findTarget(hashes[i], lower, start);
+      if (at >= 0) {
         buf[off++] = 0xc0 | (at >> 8);
         buf[off++] = at;
         return;
       }
     }
-    if (off <= MAX_POINTER && (compress || !targets.has(key))) targets.set(key, off);
-    for (let j = starts[i], end = i + 1 < starts.length ? starts[i + 1] : wire.length - 1; j < end; j++) {
+    if (off <= MAX_POINTER && (compress || findTarget(hashes[i], lower, start) < 0)) {
+      addTarget(hashes[i], off);
+    }
+    for (let j = start, end = i + 1 < starts.length ? starts[i + 1] : wire.length - 1; j < end; j++) {
       buf[off++] = wire[j];
     }
   }
   buf[off++] = 0;
 }
 
+/** The question's name from its lowercased wire octets (a query's key), each suffix made a target. */
+function writeRawName(name: Uint8Array, from: number, length: number): void {
+  const end = from + length;
+  for (let p = from; p < end && name[p] !== 0; p += name[p] + 1) {
+    if (off <= MAX_POINTER) addTarget(hashBytes(name, p, end), off);
+    for (let j = p, stop = p + 1 + name[p]; j < stop; j++) buf[off++] = name[j];
+  }
+  buf[off++] = 0;
+}
+
+function addTarget(hash: number, at: number): void {
+  if (targetCount >= MAX_TARGETS) return;
+  let i = hash & (TARGETS - 1);
+  while (targetStamp[i] === stamp) i = (i + 1) & (TARGETS - 1);
+  targetStamp[i] = stamp;
+  targetHash[i] = hash;
+  targetAt[i] = at;
+  targetCount++;
+}
+
+/** Where the suffix lower[start..] (lowercased wire form) was written before, or -1. */
+function findTarget(hash: number, lower: Uint8Array, start: number): number {
+  for (let i = hash & (TARGETS - 1); targetStamp[i] === stamp; i = (i + 1) & (TARGETS - 1)) {
+    if (targetHash[i] === hash && sameName(targetAt[i], lower, start)) return targetAt[i];
+  }
+  return -1;
+}
+
+/** The name written at buf[at] (pointers followed) equals lower[start..], ASCII case aside. */
+function sameName(at: number, lower: Uint8Array, start: number): boolean {
+  let p = at;
+  let q = start;
+  for (let hops = 0; hops < 128;) {
+    const l = buf[p];
+    if (l >= 0xc0) {
+      p = ((l & 0x3f) << 8) | buf[p + 1];
+      hops++;
+      continue;
+    }
+    if (l !== lower[q]) return false;
+    if (l === 0) return true;
+    for (let k = 1; k <= l; k++) {
+      let c = buf[p + k];
+      if (c >= 0x41 && c <= 0x5a) c |= 0x20;
+      if (c !== lower[q + k]) return false;
+    }
+    p += l + 1;
+    q += l + 1;
+  }
+  return false;
+}
+
 function prepare(name: string): WireName {
   const wire = nameToWire(name);
   if (typeof wire === "string") throw new EncodeError(`name ${name} ${wire}`);
   // DNS compares names ASCII-case-insensitively (RFC 4343): the keys are lowercased.
-  let lower = "";
-  for (const c of wire) lower += String.fromCharCode(c >= 0x41 && c <= 0x5a ? c | 0x20 : c);
-  const starts: number[] = [];
-  const keys: string[] = [];
-  for (let i = 0; wire[i] !== 0; i += wire[i] + 1) {
-    starts.push(i);
-    keys.push(lower.slice(i));
+  const lower = new Uint8Array(wire.length);
+  for (let i = 0; i < wire.length; i++) {
+    const c = wire[i];
+    lower[i] = c >= 0x41 && c <= 0x5a ? c | 0x20 : c;
   }
-  return { wire, starts, keys };
+  const starts: number[] = [];
+  for (let i = 0; wire[i] !== 0; i += wire[i] + 1) starts.push(i);
+  const hashes = Int32Array.from(starts, (i) => hashBytes(lower, i, lower.length));
+  return { wire, lower, starts: Int32Array.from(starts), hashes };
 }
 
 function writeTxt(strings: string[]): void {
