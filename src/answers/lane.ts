@@ -24,6 +24,7 @@ import { WireFacts } from "./wire-facts.ts";
 import { AnswerPolicy, SHUFFLED_REPLAY_SECONDS } from "./policy.ts";
 import { encodeInto, encoded } from "../dns/encode.ts";
 import { EDNS_UDP_SIZE, Type } from "../dns/constants.ts";
+import { answerCacheStats } from "../metrics/server-stats.ts";
 
 /** The query as handlers see it in the lane: refilled for every query. */
 class Query implements LaneQuery {
@@ -209,6 +210,7 @@ export class Lane {
     const answers = this.#answers;
     const plugin = answers.meta(source).plugin;
     this.plugin = plugin;
+    answerCacheStats.refills++;
     const length = answers.store.replyLength(source);
     const bytes = scratchFor(length);
     answers.store.copyReply(source, bytes, 0);

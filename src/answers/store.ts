@@ -17,6 +17,9 @@ import { KEY_TAIL, hashBytes, latin1Bytes } from "../dns/key.ts";
 import { wireKey } from "../dns/name.ts";
 
 export const NO_SLOT = -1;
+/** "No slot" inside the links: slot numbers start at 1, so arrays fresh from the allocator (zeroed,
+ * and untouched: not resident until written) need no filling. */
+const NONE = 0;
 
 /** The fields of a reply to store, filled by the caller (one reused object: put() copies them). */
 export class Draft {
@@ -54,7 +57,7 @@ interface Pool {
   count: number;
   /** Next slot the CLOCK hand looks at, relative to base. */
   hand: number;
-  /** First free slot (linked through #next), or NO_SLOT. */
+  /** First free slot (linked through #next), or NONE. */
   free: number;
   /** Called once for each entry dropped to make room (not for expiry or invalidation). */
   readonly evicted: (() => void) | undefined;
@@ -69,7 +72,7 @@ export interface StoreOptions {
   rememberNames?: number;
 }
 
-const EMPTY = new Int32Array(0);
+const EMPTY: Int32Array = new Int32Array(0);
 
 export class AnswerStore {
   /** Now (cacheClock() ms), set by the caller before get(): a double passed as an argument to a call
@@ -79,10 +82,11 @@ export class AnswerStore {
   readonly #pools: Pool[] = [];
   readonly #maxBytes: number;
   readonly #rememberNames: number;
+  /** Slot numbers in use: 1..#slots. */
   #slots = 0;
   // Per slot.
-  #live = new Uint8Array(0);
-  #ref = new Uint8Array(0);
+  #live: Uint8Array = new Uint8Array(0);
+  #ref: Uint8Array = new Uint8Array(0);
   #hash = EMPTY;
   /** Next slot in the same hash bucket, or in the pool's free list. */
   #next = EMPTY;
@@ -90,20 +94,20 @@ export class AnswerStore {
   #nameNext = EMPTY;
   #namePrev = EMPTY;
   #block = EMPTY;
-  #keyLen = EMPTY;
-  #replyLen = EMPTY;
-  #meta = EMPTY;
+  #keyLen: Uint16Array = new Uint16Array(0);
+  #replyLen: Uint16Array = new Uint16Array(0);
+  #meta: Uint16Array = new Uint16Array(0);
   #ttl = EMPTY;
   #hits = EMPTY;
   #rotation = EMPTY;
-  #turn = EMPTY;
-  #flags = EMPTY;
-  #counters = EMPTY;
+  #turn: Uint16Array = new Uint16Array(0);
+  #flags: Uint8Array = new Uint8Array(0);
+  #counters: Uint16Array = new Uint16Array(0);
   #serial = EMPTY;
-  #expires = new Float64Array(0);
-  #dropAt = new Float64Array(0);
-  #stored = new Float64Array(0);
-  #lastHit = new Float64Array(0);
+  #expires: Float64Array = new Float64Array(0);
+  #dropAt: Float64Array = new Float64Array(0);
+  #stored: Float64Array = new Float64Array(0);
+  #lastHit: Float64Array = new Float64Array(0);
   // Bucket heads, by hash and by name hash.
   #buckets = EMPTY;
   #names = EMPTY;
@@ -125,9 +129,9 @@ export class AnswerStore {
 
   /** A new pool of `capacity` slots; its number. Grows every array (a start-up cost). */
   addPool(capacity: number, evicted?: () => void): number {
-    const base = this.#slots;
-    this.#pools.push({ base, capacity, carved: 0, count: 0, hand: 0, free: NO_SLOT, evicted });
-    this.#grow(base + capacity);
+    const base = this.#slots + 1;
+    this.#pools.push({ base, capacity, carved: 0, count: 0, hand: 0, free: NONE, evicted });
+    this.#grow(this.#slots + capacity);
     return this.#pools.length - 1;
   }
 
@@ -146,7 +150,7 @@ export class AnswerStore {
 
   /** The slot holding this key, or NO_SLOT. Expiry is the caller's to judge (dropAt()). */
   find(key: Uint8Array, from: number, length: number, hash: number): number {
-    for (let s = this.#buckets[hash & this.#mask]; s !== NO_SLOT; s = this.#next[s]) {
+    for (let s = this.#buckets[hash & this.#mask]; s !== NONE; s = this.#next[s]) {
       if (this.#hash[s] !== hash || this.#keyLen[s] !== length) continue;
       const chunk = this.#slab.chunk(this.#block[s]);
       const at = this.#slab.offset(this.#block[s]);
@@ -212,8 +216,8 @@ export class AnswerStore {
     const nb = nh & this.#mask;
     const first = this.#names[nb];
     this.#nameNext[s] = first;
-    this.#namePrev[s] = NO_SLOT;
-    if (first !== NO_SLOT) this.#namePrev[first] = s;
+    this.#namePrev[s] = NONE;
+    if (first !== NONE) this.#namePrev[first] = s;
     this.#names[nb] = s;
     this.#expires[s] = d.expires;
     this.#dropAt[s] = Math.max(d.expires, d.dropAt);
@@ -245,8 +249,8 @@ export class AnswerStore {
     }
     const next = this.#nameNext[s];
     const prev = this.#namePrev[s];
-    if (next !== NO_SLOT) this.#namePrev[next] = prev;
-    if (prev !== NO_SLOT) this.#nameNext[prev] = next;
+    if (next !== NONE) this.#namePrev[next] = prev;
+    if (prev !== NONE) this.#nameNext[prev] = next;
     else this.#names[this.#nameHash[s] & this.#mask] = next;
     this.#slab.release(this.#block[s]);
     const pool = this.#poolOf(s);
@@ -260,7 +264,7 @@ export class AnswerStore {
   invalidate(): void {
     this.#clearedAt = ++this.#generation;
     this.#changedAt.clear();
-    for (let s = 0; s < this.#slots; s++) if (this.#live[s] !== 0) this.remove(s);
+    for (let s = 1; s <= this.#slots; s++) if (this.#live[s] !== 0) this.remove(s);
   }
 
   /** Drops the entries of these canonical names ("a.example."), every type and state. */
@@ -273,7 +277,7 @@ export class AnswerStore {
       this.#changedAt.set(wire, generation);
       const bytes = latin1Bytes(wire);
       const nh = hashBytes(bytes, 0, bytes.length);
-      for (let s = this.#names[nh & this.#mask]; s !== NO_SLOT;) {
+      for (let s = this.#names[nh & this.#mask]; s !== NONE;) {
         const next = this.#nameNext[s];
         if (this.#nameHash[s] === nh && this.#isName(s, bytes)) this.remove(s);
         s = next;
@@ -376,7 +380,7 @@ export class AnswerStore {
 
   /** Octets of reply and key the entries hold, and of slab reserved, and of the per-slot arrays. */
   bytes(): { used: number; reserved: number; index: number } {
-    const perSlot = 4 * 16 + 8 * 4 + 2;
+    const perSlot = 4 * 10 + 2 * 5 + 8 * 4 + 4;
     return {
       used: this.#slab.usedBytes,
       reserved: this.#slab.reservedBytes,
@@ -406,8 +410,8 @@ export class AnswerStore {
 
   /** A slot of the pool for a new entry: a free one, a never-used one, or the CLOCK's victim. */
   #takeSlot(pool: Pool): number {
-    if (pool.free === NO_SLOT && pool.carved === pool.capacity) this.#evictOne(pool);
-    if (pool.free !== NO_SLOT) {
+    if (pool.free === NONE && pool.carved === pool.capacity) this.#evictOne(pool);
+    if (pool.free !== NONE) {
       const s = pool.free;
       pool.free = this.#next[s];
       return s;
@@ -437,7 +441,7 @@ export class AnswerStore {
   #compact(): void {
     const old = this.#slab;
     const fresh = new Slab();
-    for (let s = 0; s < this.#slots; s++) {
+    for (let s = 1; s <= this.#slots; s++) {
       if (this.#live[s] === 0) continue;
       const len = this.#keyLen[s] + this.#replyLen[s];
       const block = fresh.alloc(len);
@@ -454,39 +458,36 @@ export class AnswerStore {
   }
 
   #grow(slots: number): void {
-    const i32 = (a: Int32Array, fill?: number) => {
-      const b = new Int32Array(slots);
-      b.set(a);
-      if (fill !== undefined) b.fill(fill, a.length);
-      return b;
-    };
-    const f64 = (a: Float64Array) => {
-      const b = new Float64Array(slots);
+    // Slot 0 is never used (NONE), so every array has slots + 1 elements.
+    const grown = <T extends Int32Array | Uint16Array | Uint8Array | Float64Array>(
+      a: T,
+      make: (n: number) => T,
+    ) => {
+      const b = make(slots + 1);
       b.set(a);
       return b;
     };
-    const u8 = (a: Uint8Array) => {
-      const b = new Uint8Array(slots);
-      b.set(a);
-      return b;
-    };
+    const i32 = (a: Int32Array) => grown(a, (n) => new Int32Array(n));
+    const u16 = (a: Uint16Array) => grown(a, (n) => new Uint16Array(n));
+    const u8 = (a: Uint8Array) => grown(a, (n) => new Uint8Array(n));
+    const f64 = (a: Float64Array) => grown(a, (n) => new Float64Array(n));
     this.#live = u8(this.#live);
     this.#ref = u8(this.#ref);
     this.#hash = i32(this.#hash);
-    this.#next = i32(this.#next, NO_SLOT);
+    this.#next = i32(this.#next);
     this.#nameHash = i32(this.#nameHash);
-    this.#nameNext = i32(this.#nameNext, NO_SLOT);
-    this.#namePrev = i32(this.#namePrev, NO_SLOT);
+    this.#nameNext = i32(this.#nameNext);
+    this.#namePrev = i32(this.#namePrev);
     this.#block = i32(this.#block);
-    this.#keyLen = i32(this.#keyLen);
-    this.#replyLen = i32(this.#replyLen);
-    this.#meta = i32(this.#meta);
+    this.#keyLen = u16(this.#keyLen);
+    this.#replyLen = u16(this.#replyLen);
+    this.#meta = u16(this.#meta);
     this.#ttl = i32(this.#ttl);
     this.#hits = i32(this.#hits);
     this.#rotation = i32(this.#rotation);
-    this.#turn = i32(this.#turn);
-    this.#flags = i32(this.#flags);
-    this.#counters = i32(this.#counters);
+    this.#turn = u16(this.#turn);
+    this.#flags = u8(this.#flags);
+    this.#counters = u16(this.#counters);
     this.#serial = i32(this.#serial);
     this.#expires = f64(this.#expires);
     this.#dropAt = f64(this.#dropAt);
@@ -498,9 +499,9 @@ export class AnswerStore {
     while (size < 2 * slots) size *= 2;
     if (size - 1 !== this.#mask) {
       this.#mask = size - 1;
-      this.#buckets = new Int32Array(size).fill(NO_SLOT);
-      this.#names = new Int32Array(size).fill(NO_SLOT);
-      for (let s = 0; s < slots; s++) {
+      this.#buckets = new Int32Array(size);
+      this.#names = new Int32Array(size);
+      for (let s = 1; s <= slots; s++) {
         if (this.#live[s] === 0) continue;
         const b = this.#hash[s] & this.#mask;
         this.#next[s] = this.#buckets[b];
@@ -508,8 +509,8 @@ export class AnswerStore {
         const nb = this.#nameHash[s] & this.#mask;
         const first = this.#names[nb];
         this.#nameNext[s] = first;
-        this.#namePrev[s] = NO_SLOT;
-        if (first !== NO_SLOT) this.#namePrev[first] = s;
+        this.#namePrev[s] = NONE;
+        if (first !== NONE) this.#namePrev[first] = s;
         this.#names[nb] = s;
       }
     }

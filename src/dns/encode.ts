@@ -266,17 +266,15 @@ function writeOpt(edns: Edns, rcode: number): void {
 }
 
 /**
- * A name prepared for writing, once: its wire form (uncompressed, spelled as given) and, per label,
- * where the label starts in it and the hash of the lowercased wire suffix from there (the
- * compression-target key).
+ * A name prepared for writing, once: `octets` holds its wire form (uncompressed, spelled as given)
+ * followed by the same lowercased; `labels` holds, per label, where it starts in the wire form, then
+ * per label the hash of the lowercased wire suffix from there (the compression-target key). Two
+ * objects per name, not one per form: up to MAX_PREPARED names live as long as the server.
  */
 interface WireName {
-  readonly wire: Uint8Array;
-  readonly lower: Uint8Array;
-  readonly starts: Int32Array;
-  readonly hashes: Int32Array;
+  readonly octets: Uint8Array;
+  readonly labels: readonly number[];
 }
-
 /** Names repeat from reply to reply (the cluster's own names): prepare each once. Bounded; cleared
  * when full, which costs a re-preparation and nothing else. */
 const prepared = new Map<string, WireName>();
@@ -321,22 +319,25 @@ function writeName(name: string, compress: boolean): void {
       prepared.set(name, w);
     }
   }
-  const { wire, lower, starts, hashes } = w;
-  for (let i = 0; i < starts.length; i++) {
-    const start = starts[i];
+  const { octets, labels } = w;
+  const length = octets.length >> 1;
+  const count = labels.length >> 1;
+  for (let i = 0; i < count; i++) {
+    const start = labels[i];
+    const hash = labels[count + i];
     if (compress) {
-      const at = findTarget(hashes[i], lower, start);
+      const at = findTarget(hash, octets, length + start);
       if (at >= 0) {
         buf[off++] = 0xc0 | (at >> 8);
         buf[off++] = at;
         return;
       }
     }
-    if (off <= MAX_POINTER && (compress || findTarget(hashes[i], lower, start) < 0)) {
-      addTarget(hashes[i], off);
+    if (off <= MAX_POINTER && (compress || findTarget(hash, octets, length + start) < 0)) {
+      addTarget(hash, off);
     }
-    for (let j = start, end = i + 1 < starts.length ? starts[i + 1] : wire.length - 1; j < end; j++) {
-      buf[off++] = wire[j];
+    for (let j = start, end = i + 1 < count ? labels[i + 1] : length - 1; j < end; j++) {
+      buf[off++] = octets[j];
     }
   }
   buf[off++] = 0;
@@ -398,15 +399,17 @@ function prepare(name: string): WireName {
   const wire = nameToWire(name);
   if (typeof wire === "string") throw new EncodeError(`name ${name} ${wire}`);
   // DNS compares names ASCII-case-insensitively (RFC 4343): the keys are lowercased.
-  const lower = new Uint8Array(wire.length);
-  for (let i = 0; i < wire.length; i++) {
+  const n = wire.length;
+  const octets = new Uint8Array(2 * n);
+  octets.set(wire);
+  for (let i = 0; i < n; i++) {
     const c = wire[i];
-    lower[i] = c >= 0x41 && c <= 0x5a ? c | 0x20 : c;
+    octets[n + i] = c >= 0x41 && c <= 0x5a ? c | 0x20 : c;
   }
   const starts: number[] = [];
   for (let i = 0; wire[i] !== 0; i += wire[i] + 1) starts.push(i);
-  const hashes = Int32Array.from(starts, (i) => hashBytes(lower, i, lower.length));
-  return { wire, lower, starts: Int32Array.from(starts), hashes };
+  const hashes = starts.map((i) => hashBytes(octets, n + i, 2 * n));
+  return { octets, labels: [...starts, ...hashes] };
 }
 
 function writeTxt(strings: string[]): void {

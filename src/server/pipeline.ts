@@ -150,6 +150,7 @@ export class Pipeline {
         return this.#slow(own, s.copy(own), { ...peer }, maxSize, times[0], answers.handle(stored));
       }
       cached = false;
+      answerCacheStats.lane++;
       plugin = this.#lane.plugin;
       // Filed just now: a kept reply goes out with its whole TTL, any other as stored.
       ttl = answers.store.ttl(slot);
