@@ -4,13 +4,11 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pino } from "pino";
 import { generateCluster, type Cluster } from "./cluster-gen.ts";
 import { benchCorefile, type BenchCorefile } from "./cluster-api.ts";
 import { NO_UPSTREAM } from "./clusterdns-run.ts";
-import { parseCorefile } from "../src/corefile/parser.ts";
-import { Instance } from "../src/server/instance.ts";
-import { plugins } from "../src/plugins/index.ts";
+import { readyInstance } from "../test/helpers/instance.ts";
+import type { Instance } from "../src/server/instance.ts";
 import { encode } from "../src/dns/encode.ts";
 import { newQuery } from "../src/dns/message.ts";
 import { typeFromName } from "../src/dns/constants.ts";
@@ -30,17 +28,7 @@ export async function startInProcess(services: number, which: BenchCorefile): Pr
   const objects = join(dir, "objects.json");
   writeFileSync(objects, JSON.stringify({ kind: "List", items: cluster.objects }));
   const corefile = benchCorefile(which, "", NO_UPSTREAM, `objects ${objects}`);
-  const inst = await Instance.create({
-    blocks: parseCorefile(corefile, join(dir, "Corefile")),
-    root: dir,
-    defaultPort: 0,
-    log: pino({ level: "silent" }),
-    plugins,
-  });
-  await inst.start();
-  while (![...inst.readyChecks.values()].every((checks) => checks.every((c) => c()))) {
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  const inst = await readyInstance(corefile, dir);
   const peer: Peer = {
     proto: "udp",
     remoteAddress: "127.0.0.1",

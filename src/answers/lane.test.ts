@@ -9,10 +9,8 @@ import assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pino } from "pino";
-import { parseCorefile } from "../corefile/parser.ts";
-import { Instance } from "../server/instance.ts";
-import { plugins } from "../plugins/index.ts";
+import type { Instance } from "../server/instance.ts";
+import { readyInstance } from "../../test/helpers/instance.ts";
 import { encode } from "../dns/encode.ts";
 import { decode } from "../dns/decode.ts";
 import { newQuery, type Msg, type RR } from "../dns/message.ts";
@@ -103,17 +101,7 @@ async function start(dir: string, lane: boolean): Promise<Instance> {
     loadbalance
 }
 `;
-  const inst = await Instance.create({
-    blocks: parseCorefile(corefile, join(dir, "Corefile")),
-    root: dir,
-    defaultPort: 0,
-    log: pino({ level: "silent" }),
-    plugins,
-  });
-  await inst.start();
-  while (![...inst.readyChecks.values()].every((checks) => checks.every((c) => c()))) {
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  const inst = await readyInstance(corefile, dir);
   if (!lane) inst.pipelines[0].mux.match(".")!.value.lane = undefined;
   return inst;
 }
