@@ -11,7 +11,7 @@ import type { Msg } from "./dns/message.ts";
 import type { Scanned } from "./dns/scan.ts";
 import { replyTo } from "./dns/message.ts";
 import { Class, Rcode } from "./dns/constants.ts";
-import type { AnswerPolicy, Keeper, StoredAnswer } from "./answers/policy.ts";
+import type { AnswerPolicy, Keeper } from "./answers/policy.ts";
 
 // The answer store's contract (src/answers/policy.ts), re-exported for plugins.
 export {
@@ -47,16 +47,11 @@ export interface Request {
   readonly server: string;
   /** Largest reply this client takes over this transport (65535 for TCP). */
   readonly maxSize: number;
-  /** How the answer cache may keep the reply: set by the plugins that know. A request a plugin derives
-   * from this one (rewrite) shares the object, so what the inner plugins decide reaches the pipeline. */
-  readonly cache: AnswerPolicy;
-  /** The answer cache's entry for this question when the fast path could not answer from it (expired,
-   * stale, due for prefetch, or too big for this client): `cache` answers from it. */
-  readonly stored?: StoredAnswer;
-  /** Runs `fetch` in the background on a request of its own for this question (cache's prefetch and
-   * stale refresh) and stores the reply it returns as the answer cache stores a client's: resolves
-   * with the new entry, or undefined when nothing was stored. Undefined for internal lookups. */
-  readonly refresh?: (fetch: (req: Request) => Promise<Msg | undefined>) => Promise<StoredAnswer | undefined>;
+  /** The answer store as this query sees it: how the reply may be kept (set by the plugins that know)
+   * and, for `cache`, the entry the fast path could not replay and a way to refresh it. A request a
+   * plugin derives from this one (rewrite) shares the object, so what the inner plugins decide reaches
+   * the pipeline. */
+  readonly cache: AnswerPolicy<Request>;
   /** Which plugin produced the reply (for metrics' `plugin` label), set by whoever answers. */
   answeredBy?: string;
   /** EDNS options to send upstream with this query (rewrite's edns0 rules): forward puts them in its

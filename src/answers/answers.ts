@@ -199,7 +199,7 @@ export class Answers {
     return this.#put(f);
   }
 
-  /** The slot as the slow path's plugins see it (Request.stored), or undefined. */
+  /** The slot as the slow path's plugins see it (AnswerPolicy.stored), or undefined. */
   handle(s: number): StoredAnswer | undefined {
     if (s === NO_SLOT || !this.store.isLive(s)) return undefined;
     return new StoredEntry(this, s);

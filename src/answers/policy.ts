@@ -1,6 +1,8 @@
 // What plugins say about keeping a reply, and what `cache` must be for the answer store to keep replies
 // on its behalf: the contract between the plugins, the pipeline and src/answers/answers.ts.
 
+import type { Msg } from "../dns/message.ts";
+
 /** How long, in seconds, a shuffled reply the answer store cannot rotate (see AnswerPolicy.rotate) may
  * be replayed in one order: the order changes at least this often, while the fast path still answers
  * all but one query per second and name. */
@@ -20,8 +22,9 @@ export const cacheClock = (): number => TIME_ORIGIN + performance.now();
 export const TIME_ORIGIN = performance.timeOrigin;
 
 /** How the answer store may keep one reply. The pipeline makes one per query and reads it once the
- * chain has answered; plugins only ever narrow it. */
-export class AnswerPolicy {
+ * chain has answered; plugins only ever narrow it. `Req` is the request a refresh fetches with
+ * (plugin.ts's Request, which this contract sits below). */
+export class AnswerPolicy<Req = unknown> {
   /** Never stored: the reply depends on who asked (whoami, autopath, explain). */
   private = false;
   /** Upper bound, in seconds, on how long the encoded reply may be replayed (forwarded answers, whose
@@ -42,6 +45,15 @@ export class AnswerPolicy {
   /** Set by `cache` when the query was in its zones: its metrics count the hits and misses of the
    * stored reply, also when the fast path answers. */
   seenBy: CacheCounters | undefined = undefined;
+  /** Set by the server: the store's entry for this question when the fast path could not replay it
+   * (expired, stale, due for prefetch, or too big for this client); `cache` answers from it. */
+  stored: StoredAnswer | undefined = undefined;
+  /** Set by the server for a client's query (not an internal lookup): runs `fetch` in the background
+   * on a request of its own for this question (prefetch, stale refresh) and stores the reply it returns
+   * as a client's would be: resolves with the new entry, or undefined when nothing was stored. */
+  refresh:
+    ((fetch: (req: Req) => Promise<Msg | undefined>) => Promise<StoredAnswer | undefined>) | undefined =
+    undefined;
 
   /** Replays for `seconds` at most (only ever lowers the bound). */
   limit(seconds: number): void {

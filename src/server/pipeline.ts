@@ -255,9 +255,7 @@ export class Pipeline {
       localPort: peer.localPort,
       server: this.label,
       maxSize,
-      cache: new AnswerPolicy(),
-      stored,
-      refresh: (fetch) => this.#refresh(q, block, req, fetch),
+      cache: this.#policy(stored, (fetch) => this.#refresh(q, block, req, fetch)),
       stream:
         write &&
         ((part) => {
@@ -322,7 +320,7 @@ export class Pipeline {
     return sent;
   }
 
-  /** Request.refresh: the fetch runs on a request of its own, and the reply is stored only if the data
+  /** AnswerPolicy.refresh: the fetch runs on a request of its own, and the reply is stored only if the data
    * behind it did not change while it ran. */
   async #refresh(
     q: Question,
@@ -331,13 +329,7 @@ export class Pipeline {
     fetch: (req: Request) => Promise<Msg | undefined>,
   ): Promise<StoredAnswer | undefined> {
     const generation = this.answers.generation;
-    const own: Request = {
-      ...client,
-      cache: new AnswerPolicy(),
-      stored: undefined,
-      refresh: undefined,
-      answeredBy: undefined,
-    };
+    const own: Request = { ...client, cache: new AnswerPolicy(), answeredBy: undefined };
     const reply = await fetch(own);
     if (reply === undefined) return undefined;
     return this.answers.handle(this.#store(q, block, reply, own, generation));
@@ -373,7 +365,7 @@ export class Pipeline {
     f.hash = q.hash;
     f.generation = generation;
     f.now = this.#clock();
-    f.before = req.stored;
+    f.before = req.cache.stored;
     return this.answers.file(f);
   }
 
@@ -403,8 +395,7 @@ export class Pipeline {
       localPort: 0,
       server: this.label,
       maxSize: 65535,
-      cache: new AnswerPolicy(),
-      stored: this.#storedFor(key, hash),
+      cache: this.#policy(this.#storedFor(key, hash), undefined),
       depth,
     };
     const generation = this.answers.generation;
@@ -420,6 +411,17 @@ export class Pipeline {
       this.#log.error({ err, qname: name, qtype }, "plugin chain failed in an internal lookup");
       return replyTo(query, Rcode.SERVFAIL);
     }
+  }
+
+  /** A new request's view of the answer store. */
+  #policy(
+    stored: StoredAnswer | undefined,
+    refresh: AnswerPolicy<Request>["refresh"],
+  ): AnswerPolicy<Request> {
+    const p = new AnswerPolicy<Request>();
+    p.stored = stored;
+    p.refresh = refresh;
+    return p;
   }
 
   #storedFor(key: Uint8Array, hash: number): StoredAnswer | undefined {

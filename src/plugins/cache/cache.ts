@@ -7,7 +7,7 @@
 // replays, writing the time left into every TTL field on the way out, in a pool per kind whose size is
 // this cache's capacity. This plugin is the rules (the Keeper contract): what is kept and for how long
 // (AnswerPolicy.kept here on the slow path, Keeper.ttlFor in the wire lane), and it answers on the slow
-// path from an entry the fast path could not use (Request.stored: stale, or due for a refresh).
+// path from an entry the fast path could not use (AnswerPolicy.stored: stale, or due for a refresh).
 // Holding decoded messages instead cost 21 us per query against 13 for the plain fast path (kubeadm's
 // Corefile at 10k services), and their garbage put the p99 at 31 ms; an lru-cache index of the entries
 // (a JS object per entry, and its bookkeeping on every miss) made a miss past the capacity cost as
@@ -144,7 +144,8 @@ export class Cache implements Keeper {
     stats.requests++;
     req.cache.seenBy = stats;
     const now = this.#now();
-    const e = req.stored?.kept?.keeper === this ? req.stored : undefined;
+    const stored = req.cache.stored;
+    const e = stored?.kept?.keeper === this ? stored : undefined;
     if (e !== undefined) {
       const kept = e.kept!;
       const left = kept.ttl - Math.floor((now - kept.stored) / 1000);
@@ -239,30 +240,29 @@ export class Cache implements Keeper {
    * keeps the old entry and is only counted. The new entry keeps the old one's popularity (as
    * CoreDNS's prefetch does). */
   #refresh(e: StoredAnswer, req: Request, next: Handler, stats: CacheStats): void {
-    if (e.refreshing || req.refresh === undefined) return;
+    const refresh = req.cache.refresh;
+    if (e.refreshing || refresh === undefined) return;
     e.refreshing = true;
     const failed = () => {
       e.refreshing = false;
       stats.refreshFailures++;
       return undefined;
     };
-    req
-      .refresh(async (own) => {
-        own.cache.seenBy = stats;
-        const reply = await next.serve(own);
-        if (!this.#replaces(e, own, reply)) return failed();
-        const kept = this.#keep(own, reply, this.#now());
-        return own.cache.kept === undefined ? undefined : kept;
-      })
-      .then(
-        (fresh) => {
-          e.refreshing = false;
-          if (fresh === undefined) return;
-          fresh.hits = e.hits;
-          fresh.lastHit = e.lastHit;
-        },
-        () => failed(),
-      );
+    refresh(async (own) => {
+      own.cache.seenBy = stats;
+      const reply = await next.serve(own);
+      if (!this.#replaces(e, own, reply)) return failed();
+      const kept = this.#keep(own, reply, this.#now());
+      return own.cache.kept === undefined ? undefined : kept;
+    }).then(
+      (fresh) => {
+        e.refreshing = false;
+        if (fresh === undefined) return;
+        fresh.hits = e.hits;
+        fresh.lastHit = e.lastHit;
+      },
+      () => failed(),
+    );
   }
 }
 
