@@ -1,4 +1,5 @@
-// Runs dnsperf (Debian's dnsperf) and reads its summary.
+// Runs dnsperf (Debian's dnsperf) and reads its summary. As the benchmark runs it: 4 clients (sockets),
+// 100 queries outstanding, UDP, no EDNS; bounded in time (-l) and in passes over the query file (-n).
 
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
@@ -22,8 +23,12 @@ export interface PerfOptions {
   seconds: number;
   /** Core to pin dnsperf to (taskset -c). */
   core?: number;
-  /** Outstanding queries. */
-  clients?: number;
+  /** Outstanding queries (-q, 100). */
+  outstanding?: number;
+  /** Clients, each its own socket (-c, 4). */
+  sockets?: number;
+  /** Passes over the query file at most (-n); unbounded by count when left out. */
+  maxRuns?: number;
   /** Fixed rate, for latency runs. */
   maxQps?: number;
   /** Read every query's latency (dnsperf -v) for percentiles: for fixed-rate runs only. */
@@ -41,8 +46,11 @@ export async function dnsperf(o: PerfOptions): Promise<PerfResult> {
     "-l",
     String(o.seconds),
     "-q",
-    String(o.clients ?? 100),
+    String(o.outstanding ?? 100),
+    "-c",
+    String(o.sockets ?? 4),
   ];
+  if (o.maxRuns) args.push("-n", String(o.maxRuns));
   if (o.maxQps) args.push("-Q", String(o.maxQps));
   if (o.percentiles) args.push("-v");
   const cmd = o.core === undefined ? "dnsperf" : "taskset";
