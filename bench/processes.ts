@@ -2,7 +2,7 @@
 // (RSS from /proc), and killed whatever way the run ends.
 
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, readdirSync, readlinkSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { createInterface } from "node:readline";
 
@@ -96,6 +96,29 @@ export function cpuSecondsOf(pid: number | undefined): number {
   } catch {
     return NaN;
   }
+}
+
+/** The TCP ports a process listens on: its sockets' inodes, found in /proc/net/tcp and tcp6 in state
+ * LISTEN. Reads a listener bound to port 0 (health, ready, prometheus) without a log line naming it. */
+export function listeningTcpPorts(pid: number): number[] {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const socket = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (socket) inodes.add(socket[1]);
+    } catch {
+      // The descriptor closed while being read.
+    }
+  }
+  const ports: number[] = [];
+  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    for (const row of readFileSync(table, "utf8").split("\n").slice(1)) {
+      // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode
+      const f = row.trim().split(/\s+/);
+      if (f[3] === "0A" && inodes.has(f[9])) ports.push(parseInt(f[1].split(":")[1], 16));
+    }
+  }
+  return ports;
 }
 
 /** sysconf(_SC_CLK_TCK): 100 on every Linux this runs on. */
