@@ -1,19 +1,25 @@
 // The toy server of bench/alloc-check.ts: a UDP echo (each query sent back with QR set) that also
-// allocates ARRAYS arrays of 125 elements per query and keeps the last 16 alive, so the optimizer
-// cannot drop them. At start it measures, in-process, what one such array costs on the JS heap (the
-// growth of heapUsed over bursts too short for a collection), and prints it on its ready line.
-//   node bench/alloc-toy.ts PORT ARRAYS      (PORT 0: any free port)
+// allocates ARRAYS arrays of 125 elements per query and keeps the last KEPT alive (16 by default: the
+// optimizer cannot drop them, and they die young; 100,000: they live long enough to be promoted, and
+// the old generation's full collections run under the load, as in a server with a big cache). At
+// start it measures, in-process, what one such array costs on the JS heap (the growth of heapUsed
+// over bursts too short for a collection), and prints it on its ready line.
+//   node bench/alloc-toy.ts PORT ARRAYS [KEPT]      (PORT 0: any free port)
 
 import dgram from "node:dgram";
 import { literalLookup } from "../src/server/udp.ts";
 
 const port = Number(process.argv[2] ?? 0);
 const arrays = Number(process.argv[3] ?? 0);
-const ring: unknown[] = new Array(16);
+const kept = Number(process.argv[4] ?? 16);
+const ring: unknown[] = new Array(kept);
 let n = 0;
 
 function allocate(k: number): void {
-  for (let i = 0; i < k; i++) ring[n++ & 15] = new Array(125);
+  for (let i = 0; i < k; i++) {
+    ring[n] = new Array(125);
+    n = n + 1 === kept ? 0 : n + 1;
+  }
 }
 
 /** Bytes per array: the median growth of heapUsed over bursts of 400 (a burst that spans a collection

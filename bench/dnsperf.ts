@@ -12,6 +12,8 @@ export interface PerfResult {
   completed: number;
   lost: number;
   avgLatencyMs: number;
+  /** From the first query sent to the end of the run, as dnsperf reports it. */
+  runMs: number;
   /** Latency percentiles in ms, from dnsperf -v's per-query lines (only with `percentiles`). */
   p50Ms?: number;
   p99Ms?: number;
@@ -63,6 +65,7 @@ export async function dnsperf(o: PerfOptions): Promise<PerfResult> {
     completed: num(/Queries completed:\s+(\d+)/),
     lost: num(/Queries lost:\s+(\d+)/),
     avgLatencyMs: num(/Average Latency \(s\):\s+([\d.]+)/) * 1000,
+    runMs: num(/Run time \(s\):\s+([\d.]+)/) * 1000,
     ...(o.percentiles ? percentiles(stdout) : {}),
   };
 }

@@ -23,8 +23,10 @@ export interface Started {
   proc: ChildProcess;
   /** The output line that matched `ready`. */
   line: string;
-  /** Every output line up to that one. */
+  /** Every output line so far (the process's output keeps being read). */
   lines: string[];
+  /** When each line was read (performance.now()). */
+  times: number[];
 }
 
 /** Starts `cmd args` on core 0 (when pinning) and waits for a line of its output matching `ready`. */
@@ -44,11 +46,13 @@ export function startPinned(
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${cmd} ${args.join(" ")} did not start`)), timeoutMs);
     const lines: string[] = [];
+    const times: number[] = [];
     const onLine = (line: string) => {
       lines.push(line);
+      times.push(performance.now());
       if (!ready.test(line)) return;
       clearTimeout(timer);
-      resolve({ proc, line, lines });
+      resolve({ proc, line, lines, times });
     };
     createInterface({ input: proc.stdout! }).on("line", onLine);
     createInterface({ input: proc.stderr! }).on("line", onLine);
