@@ -25,8 +25,9 @@ export interface Allocation {
   /** Collections that ended inside the window, and of them the full ones (mark-compact). */
   collections: number;
   full: number;
-  /** False when fewer than 2 collections ran in the window, so `bytes` is only an upper bound: what
-   * the one collection reported, or with none the young generation's capacity. */
+  /** False when too few collections ran in the window to read a rate (fewer than 3, or spanning less
+   * than half the load): `bytes` is then only a bound, what they reported plus the young generation's
+   * capacity. */
   measured: boolean;
 }
 
@@ -65,15 +66,12 @@ export function allocatedIn(
   const end = to - offset;
   const inside = all.filter((c) => c.at > start && c.at <= end);
   const counts = { collections: inside.length, full: inside.filter((c) => c.full).length };
-  if (inside.length < 2) {
-    const bytes = inside.length === 1 ? inside[0].allocated : all.at(-1)!.youngCapacity;
+  const span = inside.length === 0 ? 0 : inside.at(-1)!.at - inside[0].at;
+  if (inside.length < 3 || span < loadMs / 2) {
+    const bytes = inside.reduce((n, c) => n + c.allocated, 0) + all.at(-1)!.youngCapacity;
     return { bytes, extrapolated: 0, ...counts, measured: false };
   }
-  const first = inside[0];
-  const last = inside.at(-1)!;
   const between = inside.slice(1).reduce((n, c) => n + c.allocated, 0);
-  // Collections are stamped to the ms: a span under 1 ms counts as 1.
-  const rate = between / Math.max(1, last.at - first.at);
-  const extrapolated = rate * Math.max(0, loadMs - (last.at - first.at));
+  const extrapolated = (between / span) * Math.max(0, loadMs - span);
   return { bytes: between + extrapolated, extrapolated, ...counts, measured: true };
 }
