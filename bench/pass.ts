@@ -106,6 +106,7 @@ export interface PassResult {
 /** Queries per second no server here reaches: with the run's seconds, a bound on the queries sent. */
 const QPS_BOUND = 400_000;
 const WARMUP_SECONDS = 2;
+const STOP_GRACE_MS = 30_000;
 
 /** Starts `id` afresh, loads it, measures, runs `check` on its port (answers compared, say), stops it. */
 export async function runPass(
@@ -163,7 +164,8 @@ export async function runPass(
       hitRatio: hits === undefined || misses === undefined ? undefined : hits / (hits + misses),
     };
   } finally {
-    await stop(server.proc);
+    // Node flags (a profiler) write their output on a graceful exit, after the lameduck.
+    await stop(server.proc, setup.nodeFlags.length > 0 ? STOP_GRACE_MS : 0);
   }
 }
 

@@ -64,11 +64,19 @@ export function startPinned(
   });
 }
 
-export async function stop(p: ChildProcess): Promise<void> {
+/** Stops a process: SIGTERM, then SIGKILL after `graceMs`; with 0, SIGKILL at once (a measured server
+ * whose graceful stop has nothing left to give: clusterdns on kubeadm's Corefile answers for 5 s of
+ * lameduck first). */
+export async function stop(p: ChildProcess, graceMs = 5000): Promise<void> {
   if (p.exitCode !== null || p.signalCode !== null) return;
   const exited = new Promise((r) => p.once("exit", r));
+  if (graceMs === 0) {
+    p.kill("SIGKILL");
+    await exited;
+    return;
+  }
   p.kill("SIGTERM");
-  const t = setTimeout(() => p.kill("SIGKILL"), 5000);
+  const t = setTimeout(() => p.kill("SIGKILL"), graceMs);
   await exited;
   clearTimeout(t);
 }

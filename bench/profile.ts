@@ -32,7 +32,7 @@ const { cd, port } = await startClusterdns(corefile, { nodeFlags: ["--cpu-prof",
 await untilSynced(cd);
 const r = await dnsperf({ port, queryFile, seconds, core: PIN ? 1 : undefined });
 console.log(`QPS ${r.qps.toFixed(0)}`);
-await stop(cd.proc);
+await stop(cd.proc, 30_000); // the profile is written on exit, after kubeadm's 5 s of lameduck
 await api.close();
 
 const file = readdirSync(dir).find((f) => f.endsWith(".cpuprofile"));

@@ -22,7 +22,7 @@
 // Needs dnsperf, knotd, taskset, go and miekg/dns (Debian: dnsperf, knot, util-linux, golang-go,
 // golang-github-miekg-dns-dev).
 
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { generateCluster, type Cluster } from "./cluster-gen.ts";
@@ -82,6 +82,7 @@ async function main(): Promise<void> {
   } finally {
     await stop(knot.proc);
     await api.close();
+    rmSync(dir, { recursive: true, force: true });
   }
   const minutes = (performance.now() - began) / 60_000;
   const lines = [
