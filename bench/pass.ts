@@ -94,8 +94,8 @@ export interface PassResult {
   startPeak: number;
   loadPeak: number;
   endRss: number;
-  /** JS heap bytes allocated per answered query (bench/gc-alloc.ts), of which the window's edges'
-   * extrapolation; an upper bound when fewer than 2 collections ran (heapMeasured false). */
+  /** JS heap bytes allocated per answered query (bench/gc-alloc.ts), and of them what the load's edges'
+   * extrapolation added; a bound when too few collections ran to read a rate (heapMeasured false). */
   heapPerQuery?: number;
   heapSlack?: number;
   heapMeasured?: boolean;
@@ -174,14 +174,14 @@ async function start(
   id: ServerId,
   setup: Setup,
   load: Load,
-  nodeFlags: string[],
+  traceFlags: string[],
 ): Promise<{ server: Started; port: number }> {
   const clusterdns = CLUSTERDNS[id];
   if (clusterdns) {
     const [corefile, engine] = clusterdns;
     const { cd, port } = await startClusterdns(setup.corefiles[corefile]!, {
       engine,
-      nodeFlags: [...nodeFlags, ...setup.nodeFlags],
+      nodeFlags: [...traceFlags, ...setup.nodeFlags],
     });
     await untilSynced(cd);
     return { server: cd, port };
@@ -196,7 +196,7 @@ async function start(
     const script = id === "minimal" ? ["minimal-server.ts", "0", load.answersFile!] : ["echo-server.ts", "0"];
     // The image's node flags, as clusterdns runs: the same young generation, and collections often
     // enough to read the allocation per query.
-    const args = [...NODE_FLAGS, ...nodeFlags, join(ROOT, "bench", script[0]), ...script.slice(1)];
+    const args = [...NODE_FLAGS, ...traceFlags, join(ROOT, "bench", script[0]), ...script.slice(1)];
     server = await startPinned(process.execPath, args, /listening on \d+/);
   }
   return { server, port: Number(/listening on (\d+)/.exec(server.line)![1]) };
