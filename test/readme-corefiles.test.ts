@@ -58,7 +58,7 @@ for (const file of docs) {
         });
         assert.ok(inst);
       } catch (err) {
-        assert.match((err as Error).message, /ENOENT|no such file/, `${where}: ${(err as Error).message}`);
+        assert.match((err as Error).message, /ENOENT|no such file|does not exist/, `${where}: ${(err as Error).message}`);
       }
     }
   });

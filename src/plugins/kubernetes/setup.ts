@@ -15,7 +15,7 @@ import {
   parseIntArg,
   zonesArg,
 } from "../../corefile/args.ts";
-import { configError } from "../../corefile/errors.ts";
+import { configError, startError } from "../../corefile/errors.ts";
 import { canonical } from "../../dns/name.ts";
 import type { Kind, Source } from "./source.ts";
 import type { LabelSelector } from "./label-selector.ts";
@@ -355,7 +355,8 @@ export const setup: Setup = async (d, ctx) => {
       });
     }
   } catch (err) {
-    throw configError(d, NAME, (err as Error).message);
+    // The Corefile is right; a file it names (kubeconfig, objects, certificates) is missing or wrong.
+    throw startError(d, NAME, (err as Error).message);
   }
 
   ctx.block.shared.set(NAME, clientSearchPaths(store, records.primary, c.pods));
