@@ -106,7 +106,7 @@ test("a bad Corefile stops start-up with file:line and the directive", async () 
   assert.equal(coredns.code, 1);
   assert.match(
     coredns.stderr,
-    /Corefile:3 - Error during parsing: plugin dnstap of CoreDNS is not supported by clusterdns \(see README: CoreDNS compatibility\)/,
+    /Corefile:3 - Error during parsing: plugin dnstap of CoreDNS is not supported by clusterdns: no dnstap output \(see docs\/compatibility\.md\)/,
   );
 
   // A feature clusterdns does not have (DNS over HTTPS upstreams) is refused, not ignored.

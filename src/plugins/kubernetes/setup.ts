@@ -338,6 +338,10 @@ export const setup: Setup = async (d, ctx) => {
         namespaces: c.namespaces,
         labelSelector: c.labelSelector,
       });
+    } else if (ctx.instance.checkOnly && c.kubeconfig === undefined && c.endpoint === undefined) {
+      // -validate: with neither kubeconfig nor endpoint, the API is found at run time (a pod's service
+      // account, $KUBECONFIG), which the machine running the check does not have to have.
+      source = objectsSource({ files: [], kinds, namespaces: c.namespaces });
     } else {
       if (c.tls && c.endpoint === undefined) log.warn("tls is ignored without endpoint, as in CoreDNS");
       // Loaded only here, so that reading objects from files never loads the API client.
