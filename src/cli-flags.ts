@@ -56,6 +56,7 @@ export function parseFlags(argv: string[]): Flags {
 
 export const USAGE = `Usage: clusterdns [flags]
        clusterdns resolve NAME [flags]   (what a pod's resolver sends for NAME; resolve -help)
+       clusterdns migrate kube-dns|coredns FILE   (from kube-dns or CoreDNS; migrate -help)
   -conf FILE      Corefile to load (default: ./Corefile, else the built-in demo)
   -dns.port N     port for server blocks that name none (default 53)
   -reuseport      share the DNS port with other clusterdns processes (one core each)

@@ -29,6 +29,7 @@ function welcome(instance: Instance, demo: boolean): string {
 
 export async function main(argv: string[]): Promise<number> {
   if (argv[0] === "resolve") return (await import("./resolver/cli.ts")).resolveMain(argv.slice(1));
+  if (argv[0] === "migrate") return (await import("./migrate/cli.ts")).migrateMain(argv.slice(1));
   let flags;
   try {
     flags = parseFlags(argv);

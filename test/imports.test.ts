@@ -98,6 +98,7 @@ const LAYERS: string[][] = [
   ["src/plugin.ts"],
   ["src/metrics/", "src/resolver/", "src/http/"],
   ["src/server/", "src/plugins/"],
+  ["src/migrate/", "src/validate.ts"],
   ["src/main.ts"],
 ];
 
