@@ -73,6 +73,11 @@ export async function main(argv: string[]): Promise<number> {
     source = { text: DEFAULT_COREFILE, file: "<built-in demo>", root: packageRoot };
   }
 
+  if (flags.validate) {
+    const options = { plugins, notSupported: NOT_SUPPORTED, defaultPort: flags.dnsPort ?? 53 };
+    return (await import("./validate.ts")).validateMain(source, options);
+  }
+
   // Signals are caught from here on: one that arrives during start-up stops the server once it is up.
   let onSignal: (signal: string) => void = (signal) => (early ??= signal);
   let early: string | undefined;
