@@ -1,4 +1,5 @@
-// Every Corefile example in the documentation parses: plugin READMEs, the README and Corefile.example.
+// Every Corefile example in the documentation parses: the README, deploy/README.md, docs/, plugin
+// READMEs and Corefile.example.
 // Every example is also set up with the plugin registry (directives known, options checked), so docs
 // cannot rot.
 
@@ -19,6 +20,10 @@ function examples(file: string): string[] {
 
 const docs = [
   join(ROOT, "README.md"),
+  join(ROOT, "deploy", "README.md"),
+  ...readdirSync(join(ROOT, "docs"))
+    .filter((f) => f.endsWith(".md"))
+    .map((f) => join(ROOT, "docs", f)),
   ...readdirSync(join(ROOT, "src", "plugins"), { withFileTypes: true })
     .filter((d) => d.isDirectory())
     .map((d) => join(ROOT, "src", "plugins", d.name, "README.md")),
