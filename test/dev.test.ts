@@ -66,9 +66,17 @@ const tools = (o: { root?: boolean; nodeOk?: boolean; dig?: boolean } = {}) => (
   id: `echo ${o.root === false ? 1000 : 0}`,
   "apt-get": logged("apt-get"),
   ...Object.fromEntries(
-    ["g++", "make", "python3", "knotd", "ip", "openssl", "musl-gcc", ...(o.dig === false ? [] : ["dig"])].map(
-      (t) => [t, "exit 0"],
-    ),
+    [
+      "g++",
+      "make",
+      "python3",
+      "knotd",
+      "ip",
+      "openssl",
+      "musl-gcc",
+      "curl",
+      ...(o.dig === false ? [] : ["dig"]),
+    ].map((t) => [t, "exit 0"]),
   ),
 });
 
