@@ -2,14 +2,17 @@
 // named ports, headless services (half of them StatefulSets whose endpoints have hostnames), a few
 // ExternalName services, and endpoints backed by pod IPs (about 5 per service, 2 pods per service).
 // The same data comes out three ways: Kubernetes objects for the test API server (what clusterdns
-// reads), an RFC 1035 zone of the same records (what Knot DNS serves), and a dnsperf query mix.
-//   node bench/cluster-gen.ts --services 10000 --out DIR    writes objects.json, cluster.local.zone, queries.txt
+// reads), an RFC 1035 zone of the same records (what Knot DNS serves), and dnsperf query mixes (the
+// hot mix here; the over-capacity and unique-names mixes in bench/mixes.ts, from the names listed here).
+//   node bench/cluster-gen.ts --services 10000 --out DIR
+// writes objects.json, cluster.local.zone (with the pod records), and one query file per mix.
 
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { rng } from "../test/helpers/rng.ts";
 import { endpointSlice, namespace, service } from "../test/k8s/objects.ts";
+import { MIXES, mixQueries } from "./mixes.ts";
 
 export interface ClusterOptions {
   services: number;
@@ -28,9 +31,30 @@ export interface Cluster {
   objects: object[];
   /** The same records as an RFC 1035 zone (SOA, NS, A, SRV, CNAME, PTR-free). */
   zone: string;
-  /** dnsperf lines: "NAME TYPE". */
+  /** The A records of the pods' own names (`a-b-c-d.NS.pod`), apart from `zone`: a server with `pods
+   * insecure` answers them, but they are not part of the zone it transfers. */
+  podRecords: string;
+  /** dnsperf lines of the hot mix: "NAME TYPE". */
   queries: string[];
+  /** The names of each kind that have records, absolute without the final dot: what other mixes ask. */
+  names: ClusterNames;
   counts: { namespaces: number; services: number; endpoints: number; pods: number };
+}
+
+export interface ClusterNames {
+  /** The cluster's domain, cluster.local. */
+  zone: string;
+  namespaces: string[];
+  /** ClusterIP services. */
+  clusterIP: string[];
+  /** Headless services with a ready endpoint. */
+  headless: string[];
+  /** Every ready StatefulSet pod's own name (HOSTNAME.SERVICE.NS.svc). */
+  hostnames: string[];
+  /** Every named port's SRV name (_PORT._tcp.SERVICE.NS.svc) of a service that has an answer. */
+  srv: string[];
+  /** Every pod's name (a-b-c-d.NS.pod), NS the namespace of the first service it backs. */
+  pods: string[];
 }
 
 const PORT_NAMES = ["http", "grpc", "metrics", "https", "redis", "postgres"];
@@ -57,6 +81,16 @@ export function generateCluster(o: ClusterOptions): Cluster {
     hostnames: [] as string[],
     srv: [] as string[],
   };
+  const names: ClusterNames = {
+    zone,
+    namespaces,
+    clusterIP: [],
+    headless: [],
+    hostnames: [],
+    srv: [],
+    pods: [],
+  };
+  const podNamespaces: string[] = [];
   let pods = 0;
   let endpoints = 0;
 
@@ -78,13 +112,17 @@ export function generateCluster(o: ClusterOptions): Cluster {
       port: 8000 + p,
     }));
     const ip = serviceIP(i + 10);
+    const newPod = () => {
+      podNamespaces.push(ns);
+      return pods++;
+    };
     objects.push(service(ns, name, headless ? { headless: true, ports } : { clusterIP: ip, ports }));
     // About 5 endpoints per service on 2 pods' worth of new IPs: pods back several services.
     const n = 1 + Math.floor(random() * 9);
     const used = new Set<number>();
     const eps = Array.from({ length: n }, (_, e) => {
-      let podNumber = random() < 0.4 || pods === 0 ? pods++ : Math.floor(random() * pods);
-      while (used.has(podNumber)) podNumber = pods++;
+      let podNumber = random() < 0.4 || pods === 0 ? newPod() : Math.floor(random() * pods);
+      while (used.has(podNumber)) podNumber = newPod();
       used.add(podNumber);
       const hostname = statefulSet ? `${name}-${e}` : undefined;
       return { ip: podIP(podNumber), hostname, ready: random() > 0.03 };
@@ -116,6 +154,11 @@ export function generateCluster(o: ClusterOptions): Cluster {
       }
       queries.headless.push(`${base}.${zone} A`);
       if (statefulSet && ready.length > 0) queries.hostnames.push(`${ready[0].hostname}.${base}.${zone} A`);
+      if (ready.length > 0) {
+        names.headless.push(`${base}.${zone}`);
+        for (const p of ports) names.srv.push(`_${p.name}._tcp.${base}.${zone}`);
+      }
+      if (statefulSet) for (const e of ready) names.hostnames.push(`${e.hostname}.${base}.${zone}`);
     } else {
       rr(base, "A", ip);
       for (const p of ports) rr(`_${p.name}._tcp.${base}`, "SRV", `0 100 ${p.port} ${base}.${zone}.`);
@@ -123,6 +166,8 @@ export function generateCluster(o: ClusterOptions): Cluster {
       for (const p of ports)
         rr(base, "SRV", `0 ${Math.floor(100 / ports.length)} ${p.port} ${base}.${zone}.`);
       queries.clusterIP.push(`${base}.${zone} A`);
+      names.clusterIP.push(`${base}.${zone}`);
+      for (const p of ports) names.srv.push(`_${p.name}._tcp.${base}.${zone}`);
     }
     queries.srv.push(`_${ports[0].name}._tcp.${base}.${zone} SRV`);
   }
@@ -158,6 +203,13 @@ export function generateCluster(o: ClusterOptions): Cluster {
     else mix.push(`api-${q}.example.com.${pick(namespaces)}.svc.${zone} A`);
   }
 
+  const podRecords: string[] = [];
+  for (let n = 0; n < pods; n++) {
+    const name = `${podIP(n).replaceAll(".", "-")}.${podNamespaces[n]}.pod`;
+    podRecords.push(`${name}.${zone}. ${TTL} IN A ${podIP(n)}`);
+    names.pods.push(`${name}.${zone}`);
+  }
+
   const head = [
     `$ORIGIN ${zone}.`,
     `@ 30 IN SOA ns.dns.${zone}. hostmaster.${zone}. 1 7200 1800 86400 ${TTL}`,
@@ -167,7 +219,9 @@ export function generateCluster(o: ClusterOptions): Cluster {
   return {
     objects,
     zone: [...head, ...records, ""].join("\n"),
+    podRecords: [...podRecords, ""].join("\n"),
     queries: mix,
+    names,
     counts: { namespaces: nsCount, services: o.services, endpoints, pods },
   };
 }
@@ -187,7 +241,9 @@ if (import.meta.main) {
     join(values.out, "objects.json"),
     JSON.stringify({ kind: "List", apiVersion: "v1", items: c.objects }),
   );
-  writeFileSync(join(values.out, "cluster.local.zone"), c.zone);
-  writeFileSync(join(values.out, "queries.txt"), c.queries.join("\n") + "\n");
+  writeFileSync(join(values.out, "cluster.local.zone"), c.zone + c.podRecords);
+  for (const mix of MIXES) {
+    writeFileSync(join(values.out, `queries-${mix}.txt`), mixQueries(c, mix).join("\n") + "\n");
+  }
   console.log(JSON.stringify(c.counts));
 }

@@ -7,7 +7,14 @@ import { join, resolve } from "node:path";
 import type { TestApiServer } from "../test/k8s/api-server.ts";
 import { benchCorefile, serveCluster, type BenchCorefile } from "./cluster-api.ts";
 import type { Cluster as GeneratedCluster } from "./cluster-gen.ts";
-import { IMAGE_ENV, NODE_FLAGS, cpuSecondsOf, startPinned, type Started } from "./processes.ts";
+import {
+  IMAGE_ENV,
+  NODE_FLAGS,
+  cpuSecondsOf,
+  listeningTcpPorts,
+  startPinned,
+  type Started,
+} from "./processes.ts";
 import { encode } from "../src/dns/encode.ts";
 import { decode } from "../src/dns/decode.ts";
 import { newQuery } from "../src/dns/message.ts";
@@ -116,6 +123,41 @@ export async function startClusterdns(
 /** Resolves once clusterdns logged its first sync, polling every 10 ms; 5 minutes at most. */
 export async function untilSynced(cd: Started): Promise<void> {
   for (let i = 0; i < 30_000 && !cd.lines.some((l) => l.includes('"msg":"synced"')); i++) await sleep(10);
+}
+
+/** The answer cache's counters of a clusterdns process, from its prometheus listener. */
+export interface CacheCounters {
+  hits: number;
+  misses: number;
+}
+
+const HITS = /^clusterdns_answer_cache_hits_total (\d+)/m;
+const MISSES = /^clusterdns_answer_cache_misses_total (\d+)/m;
+
+/** The /metrics URL of a clusterdns process whose Corefile has `prometheus` on port 0: the one of its
+ * listening TCP ports (its DNS port aside) that serves the answer cache's counters; else undefined. */
+export async function metricsUrl(pid: number, dnsPort: number): Promise<string | undefined> {
+  for (const port of listeningTcpPorts(pid)) {
+    if (port === dnsPort) continue;
+    const url = `http://127.0.0.1:${port}/metrics`;
+    if ((await answerCacheCounters(url)) !== undefined) return url;
+  }
+  return undefined;
+}
+
+/** The counters at `url`; undefined when it does not serve them. */
+export async function answerCacheCounters(url: string): Promise<CacheCounters | undefined> {
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(5000) });
+    const text = await res.text();
+    const hits = HITS.exec(text)?.[1];
+    const misses = MISSES.exec(text)?.[1];
+    return hits === undefined || misses === undefined
+      ? undefined
+      : { hits: Number(hits), misses: Number(misses) };
+  } catch {
+    return undefined;
+  }
 }
 
 /** Starts clusterdns on a Corefile and waits until it synced (at most 5 minutes), timing both. */

@@ -1,4 +1,5 @@
-// Runs dnsperf (Debian's dnsperf) and reads its summary.
+// Runs dnsperf (Debian's dnsperf) and reads its summary. As the benchmark runs it: 4 clients (sockets),
+// 100 queries outstanding, UDP, no EDNS; bounded in time (-l) and in passes over the query file (-n).
 
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
@@ -11,6 +12,8 @@ export interface PerfResult {
   completed: number;
   lost: number;
   avgLatencyMs: number;
+  /** From the first query sent to the end of the run, as dnsperf reports it. */
+  runMs: number;
   /** Latency percentiles in ms, from dnsperf -v's per-query lines (only with `percentiles`). */
   p50Ms?: number;
   p99Ms?: number;
@@ -22,8 +25,12 @@ export interface PerfOptions {
   seconds: number;
   /** Core to pin dnsperf to (taskset -c). */
   core?: number;
-  /** Outstanding queries. */
-  clients?: number;
+  /** Outstanding queries (-q, 100). */
+  outstanding?: number;
+  /** Clients, each its own socket (-c, 4). */
+  sockets?: number;
+  /** Passes over the query file at most (-n); unbounded by count when left out. */
+  maxRuns?: number;
   /** Fixed rate, for latency runs. */
   maxQps?: number;
   /** Read every query's latency (dnsperf -v) for percentiles: for fixed-rate runs only. */
@@ -41,8 +48,11 @@ export async function dnsperf(o: PerfOptions): Promise<PerfResult> {
     "-l",
     String(o.seconds),
     "-q",
-    String(o.clients ?? 100),
+    String(o.outstanding ?? 100),
+    "-c",
+    String(o.sockets ?? 4),
   ];
+  if (o.maxRuns) args.push("-n", String(o.maxRuns));
   if (o.maxQps) args.push("-Q", String(o.maxQps));
   if (o.percentiles) args.push("-v");
   const cmd = o.core === undefined ? "dnsperf" : "taskset";
@@ -55,6 +65,7 @@ export async function dnsperf(o: PerfOptions): Promise<PerfResult> {
     completed: num(/Queries completed:\s+(\d+)/),
     lost: num(/Queries lost:\s+(\d+)/),
     avgLatencyMs: num(/Average Latency \(s\):\s+([\d.]+)/) * 1000,
+    runMs: num(/Run time \(s\):\s+([\d.]+)/) * 1000,
     ...(o.percentiles ? percentiles(stdout) : {}),
   };
 }

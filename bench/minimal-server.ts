@@ -3,7 +3,7 @@
 // question, lowercases the name into a key, looks the key up in a Map, copies the stored reply, patches
 // the ID and echoes the client's question. No EDNS, no metrics, no validation past the question: its
 // QPS is Node's ceiling for a DNS server, and clusterdns's target is 0.9x of it.
-//   node bench/minimal-server.ts PORT ANSWERS-FILE
+//   node bench/minimal-server.ts PORT ANSWERS-FILE      (PORT 0: any free port; the ready line names it)
 
 import dgram from "node:dgram";
 import { readFileSync } from "node:fs";
@@ -52,6 +52,6 @@ sock.on("message", (msg, rinfo) => {
   sock.send(out, rinfo.port, rinfo.address);
 });
 sock.bind(port, "127.0.0.1", () =>
-  process.stdout.write(`minimal listening on ${port}, ${answers.size} answers\n`),
+  process.stdout.write(`minimal listening on ${sock.address().port}, ${answers.size} answers\n`),
 );
 process.on("SIGTERM", () => sock.close(() => process.exit(0)));

@@ -2,7 +2,7 @@
 // (RSS from /proc), and killed whatever way the run ends.
 
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, readdirSync, readlinkSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { createInterface } from "node:readline";
 
@@ -23,8 +23,10 @@ export interface Started {
   proc: ChildProcess;
   /** The output line that matched `ready`. */
   line: string;
-  /** Every output line up to that one. */
+  /** Every output line so far (the process's output keeps being read). */
   lines: string[];
+  /** When each line was read (performance.now()). */
+  times: number[];
 }
 
 /** Starts `cmd args` on core 0 (when pinning) and waits for a line of its output matching `ready`. */
@@ -44,11 +46,13 @@ export function startPinned(
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${cmd} ${args.join(" ")} did not start`)), timeoutMs);
     const lines: string[] = [];
+    const times: number[] = [];
     const onLine = (line: string) => {
       lines.push(line);
+      times.push(performance.now());
       if (!ready.test(line)) return;
       clearTimeout(timer);
-      resolve({ proc, line, lines });
+      resolve({ proc, line, lines, times });
     };
     createInterface({ input: proc.stdout! }).on("line", onLine);
     createInterface({ input: proc.stderr! }).on("line", onLine);
@@ -60,11 +64,19 @@ export function startPinned(
   });
 }
 
-export async function stop(p: ChildProcess): Promise<void> {
+/** Stops a process: SIGTERM, then SIGKILL after `graceMs`; with 0, SIGKILL at once (a measured server
+ * whose graceful stop has nothing left to give: clusterdns on kubeadm's Corefile answers for 5 s of
+ * lameduck first). */
+export async function stop(p: ChildProcess, graceMs = 5000): Promise<void> {
   if (p.exitCode !== null || p.signalCode !== null) return;
   const exited = new Promise((r) => p.once("exit", r));
+  if (graceMs === 0) {
+    p.kill("SIGKILL");
+    await exited;
+    return;
+  }
   p.kill("SIGTERM");
-  const t = setTimeout(() => p.kill("SIGKILL"), 5000);
+  const t = setTimeout(() => p.kill("SIGKILL"), graceMs);
   await exited;
   clearTimeout(t);
 }
@@ -96,6 +108,29 @@ export function cpuSecondsOf(pid: number | undefined): number {
   } catch {
     return NaN;
   }
+}
+
+/** The TCP ports a process listens on: its sockets' inodes, found in /proc/net/tcp and tcp6 in state
+ * LISTEN. Reads a listener bound to port 0 (health, ready, prometheus) without a log line naming it. */
+export function listeningTcpPorts(pid: number): number[] {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const socket = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (socket) inodes.add(socket[1]);
+    } catch {
+      // The descriptor closed while being read.
+    }
+  }
+  const ports: number[] = [];
+  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    for (const row of readFileSync(table, "utf8").split("\n").slice(1)) {
+      // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode
+      const f = row.trim().split(/\s+/);
+      if (f[3] === "0A" && inodes.has(f[9])) ports.push(parseInt(f[1].split(":")[1], 16));
+    }
+  }
+  return ports;
 }
 
 /** sysconf(_SC_CLK_TCK): 100 on every Linux this runs on. */

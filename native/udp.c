@@ -94,7 +94,8 @@ static napi_value throw_last(napi_env env) {
   return NULL;
 }
 
-// An Error as libuv-backed Node sockets throw them: "bind EADDRINUSE 0.0.0.0:53", code "EADDRINUSE".
+// An Error as libuv-backed Node sockets throw them: "bind EADDRINUSE 0.0.0.0:53", code "EADDRINUSE",
+// with the address and port as properties.
 static napi_value throw_errno(napi_env env, const char *syscall, int err, const char *address, int port) {
   char msg[160];
   const char *code = uv_err_name(-err);
@@ -109,6 +110,13 @@ static napi_value throw_errno(napi_env env, const char *syscall, int err, const 
   napi_create_string_utf8(env, syscall, NAPI_AUTO_LENGTH, &syscall_v);
   napi_set_named_property(env, error, "errno", errno_v);
   napi_set_named_property(env, error, "syscall", syscall_v);
+  if (address != NULL) {
+    napi_value address_v, port_v;
+    napi_create_string_utf8(env, address, NAPI_AUTO_LENGTH, &address_v);
+    napi_create_int32(env, port, &port_v);
+    napi_set_named_property(env, error, "address", address_v);
+    napi_set_named_property(env, error, "port", port_v);
+  }
   napi_throw(env, error);
   return NULL;
 }

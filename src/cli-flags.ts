@@ -10,6 +10,8 @@ export interface Flags {
   version: boolean;
   plugins: boolean;
   reusePort: boolean;
+  /** -validate: check the Corefile and every file it names, without starting. */
+  validate: boolean;
   /** -udp.engine: how UDP is read and sent; unset: batched where it was built, else dgram. */
   udpEngine?: UdpEngineName;
   help: boolean;
@@ -20,10 +22,10 @@ export class FlagError extends Error {
 }
 
 const valued = new Set(["conf", "dns.port", "udp.engine"]);
-const boolean = new Set(["version", "plugins", "reuseport", "help", "h"]);
+const boolean = new Set(["version", "plugins", "reuseport", "validate", "help", "h"]);
 
 export function parseFlags(argv: string[]): Flags {
-  const f: Flags = { version: false, plugins: false, reusePort: false, help: false };
+  const f: Flags = { version: false, plugins: false, reusePort: false, validate: false, help: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     const m = /^--?([a-z.]+)(?:=(.*))?$/.exec(arg);
@@ -34,6 +36,7 @@ export function parseFlags(argv: string[]): Flags {
       if (name === "version") f.version = true;
       else if (name === "plugins") f.plugins = true;
       else if (name === "reuseport") f.reusePort = true;
+      else if (name === "validate") f.validate = true;
       else f.help = true;
       continue;
     }
@@ -56,7 +59,10 @@ export function parseFlags(argv: string[]): Flags {
 
 export const USAGE = `Usage: clusterdns [flags]
        clusterdns resolve NAME [flags]   (what a pod's resolver sends for NAME; resolve -help)
+       clusterdns migrate kube-dns|coredns FILE   (from kube-dns or CoreDNS; migrate -help)
   -conf FILE      Corefile to load (default: ./Corefile, else the built-in demo)
+  -validate       check the Corefile and every file it names, then exit (0: valid, 1: not);
+                  no port is opened and no API asked
   -dns.port N     port for server blocks that name none (default 53)
   -reuseport      share the DNS port with other clusterdns processes (one core each)
   -udp.engine E   batched (recvmmsg/sendmmsg, the default where built) or dgram (Node's own)

@@ -29,6 +29,7 @@ function welcome(instance: Instance, demo: boolean): string {
 
 export async function main(argv: string[]): Promise<number> {
   if (argv[0] === "resolve") return (await import("./resolver/cli.ts")).resolveMain(argv.slice(1));
+  if (argv[0] === "migrate") return (await import("./migrate/cli.ts")).migrateMain(argv.slice(1));
   let flags;
   try {
     flags = parseFlags(argv);
@@ -70,6 +71,11 @@ export async function main(argv: string[]): Promise<number> {
     }
   } else {
     source = { text: DEFAULT_COREFILE, file: "<built-in demo>", root: packageRoot };
+  }
+
+  if (flags.validate) {
+    const options = { plugins, notSupported: NOT_SUPPORTED, defaultPort: flags.dnsPort ?? 53 };
+    return (await import("./validate.ts")).validateMain(source, options);
   }
 
   // Signals are caught from here on: one that arrives during start-up stops the server once it is up.

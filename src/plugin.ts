@@ -306,6 +306,9 @@ export interface InstanceHooks {
   /** True for a reload's new instance: it starts while the old one answers queries, so its start-up
    * must not stop the process (no compacting collection after a sync). */
   readonly takesOver: boolean;
+  /** True when the configuration is only checked (-validate), never started: a plugin checks what the
+   * Corefile names, not what only the running environment has (a pod's service account). */
+  readonly checkOnly?: boolean;
 }
 
 export interface ReloadSettings {

@@ -63,7 +63,9 @@ test("a port in use stops start-up with one line on stderr and no error log", as
   assert.doesNotMatch(dns.stdout, /"level":"(error|fatal)"|"stack"/, "no error log line with a stack trace");
   assert.match(
     dns.stderr,
-    new RegExp(`^clusterdns: cannot listen on port ${first.port} .*: the address is in use`),
+    new RegExp(
+      `^clusterdns: cannot listen on port ${first.port} .*: the address is in use: usually another process holds port ${first.port} \\(see which: ss `,
+    ),
   );
   assert.equal(dns.stderr.split("\n").length, 2, `one line: ${dns.stderr}`);
 
@@ -76,7 +78,9 @@ test("a port in use stops start-up with one line on stderr and no error log", as
   assert.doesNotMatch(http.stdout, /"level":"(error|fatal)"|"stack"/);
   assert.match(
     http.stderr,
-    new RegExp(`^clusterdns: \\S*Corefile:3 - ready: cannot listen on ${taken}: the address is in use`),
+    new RegExp(
+      `^clusterdns: \\S*Corefile:3 - ready: cannot listen on ${taken}: the address is in use: usually another process holds port`,
+    ),
   );
   assert.doesNotMatch(http.stderr, /Error during parsing/, "the Corefile is right: the port is taken");
   assert.equal(http.stderr.split("\n").length, 2, `one line: ${http.stderr}`);
@@ -102,13 +106,25 @@ test("a bad Corefile stops start-up with file:line and the directive", async () 
   assert.equal(coredns.code, 1);
   assert.match(
     coredns.stderr,
-    /Corefile:3 - Error during parsing: plugin dnstap of CoreDNS is not supported by clusterdns \(see README: CoreDNS compatibility\)/,
+    /Corefile:3 - Error during parsing: plugin dnstap of CoreDNS is not supported by clusterdns: no dnstap output \(see docs\/compatibility\.md\)/,
   );
 
   // A feature clusterdns does not have (DNS over HTTPS upstreams) is refused, not ignored.
   const unsupported = await startFailure(". {\n    forward . https://dns.quad9.net/dns-query\n}\n");
   assert.equal(unsupported.code, 1);
   assert.match(unsupported.stderr, /Corefile:2 .*forward.*DNS-over-HTTPS .*not supported/);
+});
+
+test("a kubeconfig that is missing is no Corefile mistake: file:line, the file, what to do", async () => {
+  const r = await startFailure(
+    "cluster.local {\n    kubernetes cluster.local {\n        kubeconfig nothere.yaml\n    }\n}\n",
+  );
+  assert.equal(r.code, 1);
+  assert.match(
+    r.stderr,
+    /^clusterdns: \S*Corefile:2 - kubernetes: kubeconfig: \S*nothere\.yaml does not exist\n$/,
+  );
+  assert.doesNotMatch(r.stderr, /Error during parsing/);
 });
 
 test("a DNS-over-TLS upstream starts: nothing is sent before a query asks", async () => {

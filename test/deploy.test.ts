@@ -14,7 +14,6 @@ import { tmpdir } from "node:os";
 import { isIP } from "node:net";
 import { dirname, join, relative, resolve } from "node:path";
 import { promisify } from "node:util";
-import { parseAllDocuments } from "yaml";
 import * as k8s from "@kubernetes/client-node";
 import ts from "typescript";
 import { IMAGE_ENV, NODE_FLAGS } from "../bench/processes.ts";
@@ -32,38 +31,13 @@ import { HEALTH_PATH } from "../src/plugins/health/health.ts";
 import { READY_PATH } from "../src/plugins/ready/ready.ts";
 import type { Setup } from "../src/plugin.ts";
 import { fakeContext } from "./helpers/setup-context.ts";
+import { KINDS, parseYaml, schemaErrors, type KObject } from "./helpers/manifests.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const DEPLOY = join(ROOT, "deploy");
 const run = promisify(execFile);
 
-interface KObject {
-  apiVersion: string;
-  kind: string;
-  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
-}
-
 // ---- the manifests, read as kubectl reads them (YAML 1.1) ----
-
-/** kind -> [apiVersion, client-node model, namespaced]. */
-const KINDS: Record<string, [string, string, boolean]> = {
-  ServiceAccount: ["v1", "V1ServiceAccount", true],
-  ClusterRole: ["rbac.authorization.k8s.io/v1", "V1ClusterRole", false],
-  ClusterRoleBinding: ["rbac.authorization.k8s.io/v1", "V1ClusterRoleBinding", false],
-  ConfigMap: ["v1", "V1ConfigMap", true],
-  Deployment: ["apps/v1", "V1Deployment", true],
-  Service: ["v1", "V1Service", true],
-  PodDisruptionBudget: ["policy/v1", "V1PodDisruptionBudget", true],
-};
-
-function parseYaml(text: string, where: string): KObject[] {
-  return parseAllDocuments(text, { version: "1.1" })
-    .map((doc) => {
-      assert.deepEqual(doc.errors, [], `${where}: ${doc.errors.join("; ")}`);
-      return doc.toJS() as KObject | null;
-    })
-    .filter((o): o is KObject => o !== null);
-}
 
 const manifestFiles = readdirSync(DEPLOY)
   .filter((f) => /\.ya?ml$/.test(f) && f !== "kustomization.yaml")
@@ -90,54 +64,9 @@ const container = podSpec.containers[0];
 const corefileText = configMap.data!.Corefile;
 const corefile = parseCorefile(corefileText, "deploy/configmap.yaml Corefile");
 
-// ---- a strict schema check: what `kubectl apply --validate=strict` would reject ----
-
-interface Model {
-  getAttributeTypeMap(): { baseName: string; type: string }[];
-}
-const models = k8s as unknown as Record<string, Model | undefined>;
-const isMap = (v: unknown): v is Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
-
-/** Fields that are not in the model, and values of the wrong JSON type, as "path: problem". */
-function schemaErrors(value: unknown, type: string, path: string): string[] {
-  const list = /^Array<(.+)>$/.exec(type);
-  if (list) {
-    if (!Array.isArray(value)) return [`${path}: want a list`];
-    return value.flatMap((v, i) => schemaErrors(v, list[1], `${path}[${i}]`));
-  }
-  const map = /^\{ \[key: string\]: (.+); \}$/.exec(type);
-  if (map) {
-    if (!isMap(value)) return [`${path}: want a map`];
-    return Object.entries(value).flatMap(([k, v]) => schemaErrors(v, map[1], `${path}.${k}`));
-  }
-  const want = (ok: boolean, what: string) =>
-    ok ? [] : [`${path}: want ${what}, got ${JSON.stringify(value)}`];
-  switch (type) {
-    case "any":
-      return [];
-    case "string":
-    case "Date":
-      return want(typeof value === "string", "a string");
-    case "number":
-      return want(typeof value === "number", "a number");
-    case "boolean":
-      return want(typeof value === "boolean", "a boolean");
-    case "IntOrString":
-      return want(typeof value === "string" || typeof value === "number", "an int or a string");
-  }
-  const model = models[type];
-  if (typeof model?.getAttributeTypeMap !== "function") return [`${path}: no API model ${type}`];
-  if (!isMap(value)) return [`${path}: want an object (${type})`];
-  const fields = new Map(model.getAttributeTypeMap().map((a) => [a.baseName, a.type]));
-  return Object.entries(value).flatMap(([k, v]) => {
-    const t = fields.get(k);
-    return t === undefined ? [`${path}.${k}: not a field of ${type}`] : schemaErrors(v, t, `${path}.${k}`);
-  });
-}
-
 test("deploy/ holds each object of the kube-dns replacement once, each made of real fields of its kind", () => {
-  assert.deepEqual(manifests.map((m) => m.obj.kind).sort(), Object.keys(KINDS).sort());
+  const kinds = ["ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment", "Service"];
+  assert.deepEqual(manifests.map((m) => m.obj.kind).sort(), [...kinds, "PodDisruptionBudget"].sort());
   for (const { file, obj } of manifests) {
     const [apiVersion, model, namespaced] = KINDS[obj.kind];
     assert.equal(obj.apiVersion, apiVersion, `${file}: apiVersion of ${obj.kind}`);
@@ -387,7 +316,7 @@ test("the Deployment is shaped for kube-system's DNS", () => {
     { key: "k8s-app", operator: "In", values: ["kube-dns"] },
   ]);
   assert.deepEqual(container.resources, {
-    requests: { cpu: "100m", memory: "100Mi" },
+    requests: { cpu: "100m", memory: "128Mi" },
     limits: { memory: "256Mi" },
   });
   const pod = podSpec.securityContext ?? {};
@@ -398,6 +327,121 @@ test("the Deployment is shaped for kube-system's DNS", () => {
   assert.equal(sc.readOnlyRootFilesystem, true);
   assert.equal(sc.allowPrivilegeEscalation, false);
   assert.deepEqual(sc.capabilities, { drop: ["ALL"], add: ["NET_BIND_SERVICE"] });
+});
+
+test("the pods spread over zones, then nodes, without ever staying unscheduled for it", () => {
+  const spread = podSpec.topologySpreadConstraints ?? [];
+  assert.deepEqual(
+    spread.map((c) => c.topologyKey),
+    ["topology.kubernetes.io/zone", "kubernetes.io/hostname"],
+  );
+  for (const c of spread) {
+    assert.equal(c.maxSkew, 1, c.topologyKey);
+    // DoNotSchedule would leave a replica pending where nodes have no zone label or are too few.
+    assert.equal(c.whenUnsatisfiable, "ScheduleAnyway", c.topologyKey);
+    assert.deepEqual(c.labelSelector, deployment.spec!.selector, `${c.topologyKey}: this Deployment's pods`);
+    assert.deepEqual(
+      c.matchLabelKeys,
+      ["pod-template-hash"],
+      `${c.topologyKey}: a rollout spreads its new pods`,
+    );
+  }
+});
+
+// ---- deploy/README.md: what an operator follows ----
+
+const readme = readFileSync(join(DEPLOY, "README.md"), "utf8");
+/** The text of a `## ` section of deploy/README.md. */
+function section(title: string): string {
+  const m = new RegExp(`^## ${title}\\n([\\s\\S]*?)(?=^## |(?![\\s\\S]))`, "m").exec(readme);
+  assert.ok(m, `deploy/README.md has a section "${title}"`);
+  return m[1];
+}
+/** The rows of the markdown tables in a text, cells trimmed, header and rule left out. */
+const rows = (text: string) =>
+  text
+    .split("\n")
+    .filter((l) => l.startsWith("|") && !/^\|[-| ]+\|$/.test(l))
+    .map((l) =>
+      l
+        .slice(1, -1)
+        .split(/(?<!\\)\|/)
+        .map((c) => c.trim()),
+    )
+    .slice(1);
+
+test("deploy/README.md starts with the image: multi-arch with buildx and podman, then kustomize edit set image", () => {
+  const first = /^## (.*)$/m.exec(readme)![1];
+  assert.equal(first, "Build and push the image");
+  const text = section(first);
+  assert.match(
+    text,
+    /docker buildx build --platform linux\/amd64,linux\/arm64 -t REGISTRY\/clusterdns:\S+ --push \./,
+  );
+  assert.match(text, /podman build --platform linux\/amd64,linux\/arm64 --manifest /);
+  assert.match(text, /podman manifest push --all /);
+  // The name the edit replaces is the one kustomization.yaml and the Deployment use.
+  const edit = /kustomize edit set image (\S+)=REGISTRY\/clusterdns:(\S+)/.exec(text);
+  assert.ok(edit, "kustomize edit set image");
+  assert.equal(edit[1], kustomization.images![0].name);
+  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string };
+  assert.equal(edit[2], pkg.version);
+});
+
+test("the upgrade and its rollback: every step says what proves it worked", () => {
+  for (const title of ["Upgrade clusterdns", "Roll back an upgrade"]) {
+    const steps = rows(section(title));
+    assert.ok(steps.length >= 4, title);
+    steps.forEach(([step, command, proof], i) => {
+      assert.match(step, new RegExp(`^${i + 1}\\. `), `${title}: steps in order`);
+      assert.ok(command && proof, `${title}, ${step}: a command and what shows it worked`);
+    });
+  }
+  // Both name this Deployment and reach it through the image this kustomization sets.
+  assert.match(section("Upgrade clusterdns"), /rollout status deployment\/clusterdns/);
+  assert.match(section("Roll back an upgrade"), /rollout undo deployment\/clusterdns/);
+  assert.equal(deployment.metadata!.name, "clusterdns");
+});
+
+/** A memory quantity in MB (10^6 bytes), as the bench reports RSS. */
+function megabytes(q: string): number {
+  const m = /^(\d+)(Mi|Gi)$/.exec(q);
+  assert.ok(m, `a memory quantity in Mi or Gi: ${q}`);
+  return (Number(m[1]) * (m[2] === "Gi" ? 1024 : 1) * 1024 * 1024) / 1e6;
+}
+
+test("the memory request and limit follow the measured sizing table", () => {
+  const text = section("Memory sizing");
+  assert.match(text, /npm run bench:scale/);
+  assert.match(text, /npm run bench:memory/);
+  assert.match(text, /Measured with the benchmark on \d{4}-\d{2}-\d{2}/, "dated");
+  const table = rows(text).map((r) => ({
+    services: Number(r[0].replaceAll(",", "")),
+    synced: Number(r[3]),
+    peaks: [r[4], r[5], r[6]].map(Number),
+    limit: r[7],
+  }));
+  assert.deepEqual(
+    table.map((r) => r.services),
+    [1000, 10000, 100000],
+  );
+  for (const r of table) {
+    assert.ok(
+      [r.synced, ...r.peaks].every((n) => Number.isFinite(n) && n > 0),
+      `${r.services}: measured`,
+    );
+    // A limit is the highest peak of its row and a quarter more, at least.
+    assert.ok(megabytes(r.limit) >= 1.25 * Math.max(...r.peaks), `${r.services}: ${r.limit} over the peaks`);
+  }
+  const tenK = table.find((r) => r.services === 10000)!;
+  const { requests, limits } = container.resources!;
+  assert.ok(megabytes(requests!.memory as string) >= tenK.synced, "the request holds a synced pod at 10k");
+  assert.equal(limits!.memory, tenK.limit, "the limit is the 10k row's");
+  // The manifest says where its numbers come from.
+  assert.match(
+    readFileSync(join(DEPLOY, "deployment.yaml"), "utf8"),
+    /"Memory sizing" in deploy\/README\.md/,
+  );
 });
 
 // ---- the image ----

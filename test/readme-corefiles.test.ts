@@ -1,4 +1,5 @@
-// Every Corefile example in the documentation parses: plugin READMEs, the README and Corefile.example.
+// Every Corefile example in the documentation parses: the README, deploy/README.md, docs/, plugin
+// READMEs and Corefile.example.
 // Every example is also set up with the plugin registry (directives known, options checked), so docs
 // cannot rot.
 
@@ -19,6 +20,10 @@ function examples(file: string): string[] {
 
 const docs = [
   join(ROOT, "README.md"),
+  join(ROOT, "deploy", "README.md"),
+  ...readdirSync(join(ROOT, "docs"))
+    .filter((f) => f.endsWith(".md"))
+    .map((f) => join(ROOT, "docs", f)),
   ...readdirSync(join(ROOT, "src", "plugins"), { withFileTypes: true })
     .filter((d) => d.isDirectory())
     .map((d) => join(ROOT, "src", "plugins", d.name, "README.md")),
@@ -47,7 +52,8 @@ for (const file of docs) {
       const where = `${file.slice(ROOT.length + 1)} example ${i + 1}`;
       const blocks = parseCorefile(text, where);
       assert.ok(blocks.length > 0, where);
-      // Setup may need files the example names (zone files, hosts files): only a missing file is allowed.
+      // Set up as -validate does (no API, no socket). Setup reads the files an example names (zone
+      // files, hosts files, kubeconfigs): only a missing file is allowed.
       try {
         const inst = await Instance.create({
           blocks,
@@ -55,10 +61,15 @@ for (const file of docs) {
           root: ROOT,
           defaultPort: 0,
           log: pino({ level: "silent" }),
+          checkOnly: true,
         });
         assert.ok(inst);
       } catch (err) {
-        assert.match((err as Error).message, /ENOENT|no such file/, `${where}: ${(err as Error).message}`);
+        assert.match(
+          (err as Error).message,
+          /ENOENT|no such file|does not exist/,
+          `${where}: ${(err as Error).message}`,
+        );
       }
     }
   });

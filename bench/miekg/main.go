@@ -3,12 +3,13 @@
 // does: the library unpacks the query, the handler makes a reply message and WriteMsg packs it. Its QPS
 // bounds what CoreDNS can do per core. Built in GOPATH mode from Debian's golang-go and
 // golang-github-miekg-dns-dev (no module downloads), by bench/miekg.ts.
-//   miekg-server PORT ANSWERS-FILE
+//   miekg-server PORT ANSWERS-FILE      (PORT 0: any free port; the ready line names it)
 package main
 
 import (
 	"encoding/binary"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -85,7 +86,9 @@ func main() {
 		w.WriteMsg(m)
 	})
 	srv := &dns.Server{Addr: "127.0.0.1:" + os.Args[1], Net: "udp"}
-	srv.NotifyStartedFunc = func() { fmt.Printf("miekg listening on %s, %d answers\n", os.Args[1], len(answers)) }
+	srv.NotifyStartedFunc = func() {
+		fmt.Printf("miekg listening on %d, %d answers\n", srv.PacketConn.LocalAddr().(*net.UDPAddr).Port, len(answers))
+	}
 	go func() {
 		sig := make(chan os.Signal, 1)
 		signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)

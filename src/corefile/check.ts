@@ -2,10 +2,11 @@
 
 import { ConfigError } from "./errors.ts";
 import { parseKey } from "./keys.ts";
+import { pluginCompat } from "../compat/coredns.ts";
 import type { ServerBlock } from "./types.ts";
 
 /** Every directive of every server block must be one of `known` (the plugin registry). One that is a
- * plugin of CoreDNS clusterdns does not have (`notSupported`) gets a message that says so. */
+ * plugin of CoreDNS clusterdns does not have (`notSupported`) gets a message that says so, and why. */
 export function checkDirectives(
   blocks: ServerBlock[],
   known: ReadonlyMap<string, unknown>,
@@ -14,8 +15,9 @@ export function checkDirectives(
   for (const b of blocks) {
     for (const d of b.directives) {
       if (known.has(d.name)) continue;
+      const why = pluginCompat(d.name)?.note;
       const message = notSupported.has(d.name)
-        ? `plugin ${d.name} of CoreDNS is not supported by clusterdns (see README: CoreDNS compatibility)`
+        ? `plugin ${d.name} of CoreDNS is not supported by clusterdns${why ? `: ${why}` : ""} (see docs/compatibility.md)`
         : `Unknown directive '${d.name}'`;
       throw new ConfigError(d.file, d.line, message);
     }

@@ -308,7 +308,7 @@ test("a plugin of CoreDNS that clusterdns does not have is named as such, at its
   fails(
     () => check(". {\n  errors\n  dnssec {\n    key file Kexample\n  }\n}"),
     "Corefile:3",
-    /plugin dnssec of CoreDNS is not supported by clusterdns \(see README: CoreDNS compatibility\)$/,
+    /plugin dnssec of CoreDNS is not supported by clusterdns: no online signing \(see docs\/compatibility\.md\)$/,
   );
   fails(() => check(". {\n  bogus\n}"), "Corefile:2", /Unknown directive 'bogus'/);
 });

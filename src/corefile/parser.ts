@@ -26,13 +26,18 @@ interface Tok extends Lexeme {
 /** Parses a Corefile; also checks its keys (see checkKeys). Whether its directives are known is for
  * the server that sets them up (Instance.create, with the plugin registry). */
 export function parseCorefile(text: string, file: string, env: Env = process.env): ServerBlock[] {
+  const blocks = parseBlocks(text, file, env);
+  checkKeys(blocks);
+  return blocks;
+}
+
+/** The blocks of a Corefile, keys unchecked: for tools that report on each key themselves. */
+export function parseBlocks(text: string, file: string, env: Env = process.env): ServerBlock[] {
   const via = [resolve(file)];
-  const blocks = new Parser(
+  return new Parser(
     tokenize(text, file).map((t) => ({ ...t, via })),
     env,
   ).parse();
-  checkKeys(blocks);
-  return blocks;
 }
 
 /** Reads and parses a Corefile; a file that cannot be read throws the fs error. */

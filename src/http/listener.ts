@@ -63,7 +63,7 @@ export function serveWhileRunning(
     try {
       lease = await acquire(addr, path, route);
     } catch (err) {
-      throw startError(at, directive, `cannot listen on ${addr.text}: ${listenErrorText(err)}`);
+      throw startError(at, directive, `cannot listen on ${addr.text}: ${listenErrorText(err, addr.port)}`);
     }
   });
   ctx.onShutdown(() => lease?.release());

@@ -41,6 +41,8 @@ export interface InstanceOptions {
   udpEngine?: UdpEngine;
   /** A reload's new instance, set up while the old one serves (InstanceHooks.takesOver). */
   takesOver?: boolean;
+  /** Set up only, never started: -validate (InstanceHooks.checkOnly). */
+  checkOnly?: boolean;
 }
 
 interface Group {
@@ -64,6 +66,7 @@ export class Instance implements InstanceHooks {
   reload?: ReloadSettings;
   readonly readyChecks = new Map<string, ReadyCheck[]>();
   readonly takesOver: boolean;
+  readonly checkOnly: boolean;
   readonly #log: Logger;
   readonly #opts: InstanceOptions;
   readonly #groups = new Map<string, Group>();
@@ -77,6 +80,7 @@ export class Instance implements InstanceHooks {
     this.#opts = opts;
     this.#log = opts.log;
     this.takesOver = opts.takesOver ?? false;
+    this.checkOnly = opts.checkOnly ?? false;
     this.#rank = new Map([...opts.plugins.keys()].map((name, i) => [name, i]));
   }
 

@@ -308,7 +308,7 @@ describe("kubeconfig files", { skip: !openssl && "openssl not installed" }, () =
     configFails(() => loadKubeConfig({ kubeconfig: scheme }), /scheme must be http or https/);
     configFails(
       () => loadKubeConfig({ kubeconfig: join(d, "missing") }),
-      /kubeconfig: cannot read .*missing/,
+      /kubeconfig: \S*missing does not exist$/,
     );
   });
 });
@@ -404,11 +404,11 @@ describe("where the settings come from", { skip: !openssl && "openssl not instal
 
     configFails(
       () => loadKubeConfig({}, { ...all, env: { KUBECONFIG: `${join(home, "gone")}:${second}` } }),
-      /\$KUBECONFIG \(only its first file is read\) kubeconfig: cannot read/,
+      /\$KUBECONFIG \(only its first file is read\) kubeconfig: \S*gone does not exist$/,
     );
     configFails(
       () => loadKubeConfig({}, { env: {}, home: folder() }),
-      /not in a cluster .*no \$KUBECONFIG.* kubeconfig: cannot read .*\.kube\/config/,
+      /not in a cluster .*no \$KUBECONFIG.* kubeconfig: \S*\.kube\/config does not exist; outside a cluster, name one with `kubeconfig FILE` .*`objects FILE`/,
     );
   });
 });

@@ -86,8 +86,13 @@ export function loadKubeConfig(o: ClientOptions, e: LoadEnv = {}): KubeConnectio
     join(home, ".kube", "config"),
     undefined,
     "not in a cluster (KUBERNETES_SERVICE_HOST/PORT unset), no $KUBECONFIG, so the default",
+    OUTSIDE_A_CLUSTER,
   );
 }
+
+/** What to do when nothing says where the API is: the two ways to run outside a cluster. */
+const OUTSIDE_A_CLUSTER =
+  "outside a cluster, name one with `kubeconfig FILE` in the kubernetes block, or serve Kubernetes objects from a file with `objects FILE` (kubectl get svc,endpointslices -A -o yaml)";
 
 // --- endpoint and in-cluster -----------------------------------------------------------------------
 
@@ -209,13 +214,20 @@ function entry(doc: Fields, list: string, inner: string, name: string): Fields |
   return undefined;
 }
 
-function fromKubeconfig(file: string, context: string | undefined, why?: string): KubeConnection {
+function fromKubeconfig(
+  file: string,
+  context: string | undefined,
+  why?: string,
+  hint?: string,
+): KubeConnection {
   let text: string;
   try {
     text = readFileSync(file, "utf8");
   } catch (err) {
     const prefix = why ? `${why} kubeconfig` : "kubeconfig";
-    throw configError(`${prefix}: cannot read ${file}: ${errText(err)}`, err);
+    const missing = (err as NodeJS.ErrnoException).code === "ENOENT";
+    const what = missing ? `${file} does not exist` : `cannot read ${file}: ${errText(err)}`;
+    throw configError(`${prefix}: ${what}${missing && hint ? `; ${hint}` : ""}`, err);
   }
   let doc: unknown;
   try {

@@ -15,7 +15,7 @@ import {
   parseIntArg,
   zonesArg,
 } from "../../corefile/args.ts";
-import { configError } from "../../corefile/errors.ts";
+import { configError, startError } from "../../corefile/errors.ts";
 import { canonical } from "../../dns/name.ts";
 import type { Kind, Source } from "./source.ts";
 import type { LabelSelector } from "./label-selector.ts";
@@ -338,6 +338,10 @@ export const setup: Setup = async (d, ctx) => {
         namespaces: c.namespaces,
         labelSelector: c.labelSelector,
       });
+    } else if (ctx.instance.checkOnly && c.kubeconfig === undefined && c.endpoint === undefined) {
+      // -validate: with neither kubeconfig nor endpoint, the API is found at run time (a pod's service
+      // account, $KUBECONFIG), which the machine running the check does not have to have.
+      source = objectsSource({ files: [], kinds, namespaces: c.namespaces });
     } else {
       if (c.tls && c.endpoint === undefined) log.warn("tls is ignored without endpoint, as in CoreDNS");
       // Loaded only here, so that reading objects from files never loads the API client.
@@ -355,7 +359,8 @@ export const setup: Setup = async (d, ctx) => {
       });
     }
   } catch (err) {
-    throw configError(d, NAME, (err as Error).message);
+    // The Corefile is right; a file it names (kubeconfig, objects, certificates) is missing or wrong.
+    throw startError(d, NAME, (err as Error).message);
   }
 
   ctx.block.shared.set(NAME, clientSearchPaths(store, records.primary, c.pods));

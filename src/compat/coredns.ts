@@ -1,0 +1,280 @@
+// What clusterdns does with each plugin of CoreDNS: the one source of docs/compatibility.md's tables
+// (rendered by compat/render.ts; a test keeps the file equal to the rendering), of the start-up error
+// for a plugin clusterdns does not have (plugins/not-supported.ts), and of `clusterdns migrate
+// coredns`, which applies it line by line to an operator's Corefile.
+
+/** How clusterdns serves what a line asks for, compared with CoreDNS. */
+export type Verdict = "same" | "differs" | "missing";
+
+/** An option or argument whose use gives its line a verdict of its own. */
+export interface PartCompat {
+  /** An option of the plugin's block, by name. */
+  option?: string;
+  /** Arguments, on the directive's line or on an option's, that match. */
+  args?: RegExp;
+  /** How the part is named in the docs. */
+  what: string;
+  verdict: Verdict;
+  note: string;
+  /** A Corefile that uses it: the tests set it up (`missing` must be refused at its line). */
+  example: string;
+}
+
+export interface PluginCompat {
+  /** The name in CoreDNS's plugin.cfg. */
+  plugin: string;
+  /** What clusterdns takes, for the docs. */
+  options: string;
+  verdict: Verdict;
+  /** Why it is missing, how it differs, or what to know when it is the same. */
+  note: string;
+  parts?: PartCompat[];
+}
+
+const missing = (plugin: string, note: string): PluginCompat => ({
+  plugin,
+  options: "",
+  verdict: "missing",
+  note,
+});
+
+/** Every plugin of CoreDNS's plugin.cfg, in its order. */
+export const COREDNS_PLUGINS: readonly PluginCompat[] = [
+  missing("root", "relative paths are read from the Corefile's folder"),
+  missing("metadata", "no plugin here produces or reads request metadata"),
+  missing("geoip", "it only feeds metadata, which nothing here reads"),
+  missing("cancel", "forward gives each query 5 s in all, and internal lookups are bounded in depth"),
+  missing("tls", "clusterdns serves plain DNS over UDP and TCP; no DoT, DoH or gRPC listeners"),
+  missing("quic", "no DNS-over-QUIC listener"),
+  {
+    plugin: "timeouts",
+    options: "`read`, `write`, `idle`",
+    verdict: "same",
+    note: "for the TCP listener (no TLS, DoH or DoQ listeners here); blocks sharing a port get the longest each sets",
+  },
+  missing("multisocket", "run one process per core with `-reuseport` instead"),
+  { plugin: "reload", options: "INTERVAL, JITTER", verdict: "same", note: "" },
+  { plugin: "nsid", options: "DATA", verdict: "same", note: "" },
+  {
+    plugin: "bufsize",
+    options: "SIZE",
+    verdict: "differs",
+    note: "UDP replies never exceed 1232 octets anyway, so only a smaller SIZE changes anything; forward still offers its upstreams 1232 and the limit applies to the reply to the client",
+  },
+  { plugin: "bind", options: "ADDRESS, IFACE, `except`", verdict: "same", note: "" },
+  {
+    plugin: "rrl",
+    options:
+      "ZONES, `window`, `ipv4-prefix-length`, `ipv6-prefix-length`, `*-per-second`, `slip-ratio`, `max-table-size`, `report-only`",
+    verdict: "differs",
+    note: "an external plugin in CoreDNS; replays from the answer cache are limited too",
+    parts: [
+      {
+        option: "requests-per-second",
+        what: "`requests-per-second`",
+        verdict: "missing",
+        note: "clusterdns limits responses only",
+        example: ". {\n    rrl . {\n        requests-per-second 100\n    }\n}\n",
+      },
+    ],
+  },
+  missing("debug", "a failing plugin is logged and answered SERVFAIL, and the server keeps serving"),
+  missing("trace", "no OpenTracing or Zipkin exporter"),
+  { plugin: "ready", options: "ADDRESS, `monitor`", verdict: "same", note: "" },
+  { plugin: "health", options: "ADDRESS, `lameduck`", verdict: "same", note: "" },
+  missing("pprof", "Go's profiler; Node has `--cpu-prof` and `--inspect`"),
+  {
+    plugin: "prometheus",
+    options: "ADDRESS",
+    verdict: "same",
+    note: "CoreDNS's series names, `view` always empty",
+  },
+  { plugin: "errors", options: "`stdout`, `consolidate`, `stacktrace`", verdict: "same", note: "" },
+  {
+    plugin: "log",
+    options: "NAMES, FORMAT, `class`",
+    verdict: "same",
+    note: "",
+    parts: [
+      {
+        args: /\{\/[^}]*\}/,
+        what: "metadata placeholders (`{/LABEL}`)",
+        verdict: "missing",
+        note: "no plugin here produces metadata",
+        example: '. {\n    log . "{remote} {/kubernetes/client-namespace}"\n}\n',
+      },
+    ],
+  },
+  missing("dnstap", "no dnstap output"),
+  missing("local", "answer `localhost` and the like with `hosts` or `template`"),
+  missing("dns64", "no AAAA synthesis for IPv6-only clusters"),
+  {
+    plugin: "acl",
+    options: "ZONES, `allow`, `block`, `filter`, `drop`, `type`, `net`",
+    verdict: "same",
+    note: "where a policy with `net` decides a question, its replies are not kept in the answer cache (clients see the same answers)",
+  },
+  { plugin: "any", options: "", verdict: "same", note: "" },
+  { plugin: "chaos", options: "VERSION, AUTHORS", verdict: "same", note: "" },
+  {
+    plugin: "loadbalance",
+    options: "`round_robin`, `weighted`, `reload`, `prefer`, `limit_answers`",
+    verdict: "differs",
+    note: "round-robin orders are rotated by the answer cache, and a reply with another order to change may be replayed for up to 1 s; a weighted draw is made anew for every query (see its README)",
+  },
+  missing("tsig", "no signed transactions"),
+  {
+    plugin: "cache",
+    options: "every option",
+    verdict: "same",
+    note: "replies live in the answer cache as wire bytes (see its README)",
+  },
+  {
+    plugin: "rewrite",
+    options: "`name`, `type`, `class`, `ttl`, `edns0`, `cname`, `rcode`, `answer`",
+    verdict: "same",
+    note: "",
+    parts: [
+      {
+        option: "edns0",
+        args: /\{\/[^}]*\}/,
+        what: "metadata variables in `edns0` (`{/LABEL}`)",
+        verdict: "missing",
+        note: "no plugin here produces metadata",
+        example: ". {\n    rewrite edns0 local set 0xffee {/kubernetes/client-namespace}\n    whoami\n}\n",
+      },
+    ],
+  },
+  {
+    plugin: "header",
+    options: "`query`, `response`, `set`, `clear`",
+    verdict: "same",
+    note: "",
+    parts: [
+      {
+        args: /(^|\s)(rd|cd)(\s|$)/,
+        what: "`rd` or `cd` in replies",
+        verdict: "differs",
+        note: "a reply's rd and cd always echo the query's (accepted with a warning)",
+        example: ". {\n    header {\n        response set rd\n    }\n    whoami\n}\n",
+      },
+    ],
+  },
+  missing("dnssec", "no online signing"),
+  { plugin: "autopath", options: "ZONES, RESOLV-CONF, `@kubernetes`", verdict: "same", note: "" },
+  { plugin: "minimal", options: "", verdict: "same", note: "" },
+  {
+    plugin: "template",
+    options: "every option",
+    verdict: "same",
+    note: "`upstream` is accepted with a warning, a no-op as in CoreDNS",
+  },
+  {
+    plugin: "transfer",
+    options: "ZONES, `to`",
+    verdict: "differs",
+    note: "AXFR and IXFR of the *kubernetes* and *file* zones; IXFR without a change history (a full transfer, as RFC 1995 allows); no NOTIFY",
+  },
+  { plugin: "hosts", options: "every option", verdict: "same", note: "" },
+  missing("route53", "no cloud DNS backends"),
+  missing("azure", "no cloud DNS backends"),
+  missing("clouddns", "no cloud DNS backends"),
+  {
+    plugin: "k8s_external",
+    options: "ZONES, `apex`, `ttl`, `headless`, `fallthrough`",
+    verdict: "same",
+    note: "",
+  },
+  {
+    plugin: "kubernetes",
+    options: "see its README",
+    verdict: "same",
+    note: "wildcard queries are not answered, as in CoreDNS since 1.9",
+    parts: [
+      {
+        option: "resyncperiod",
+        what: "`resyncperiod`",
+        verdict: "missing",
+        note: "removed from CoreDNS; there is no periodic resync",
+        example: "cluster.local {\n    kubernetes cluster.local {\n        resyncperiod 30s\n    }\n}\n",
+      },
+      {
+        option: "upstream",
+        what: "`upstream`",
+        verdict: "missing",
+        note: "removed from CoreDNS; ExternalName targets resolve through the server itself",
+        example: "cluster.local {\n    kubernetes cluster.local {\n        upstream\n    }\n}\n",
+      },
+      {
+        option: "federation",
+        what: "`federation`",
+        verdict: "missing",
+        note: "kube-dns federations are not supported (CoreDNS dropped them in 1.7)",
+        example:
+          "cluster.local {\n    kubernetes cluster.local {\n        federation prod prod.example.com\n    }\n}\n",
+      },
+    ],
+  },
+  {
+    plugin: "file",
+    options: "DBFILE, ZONES, `reload`, `upstream`",
+    verdict: "differs",
+    note: "no DNSSEC: a signed zone's RRSIG and NSEC records are not added to answers; `upstream` is accepted with a warning, a no-op as in CoreDNS",
+  },
+  missing("auto", "write one `file` directive per zone"),
+  missing("secondary", "no inbound zone transfers"),
+  missing("etcd", "no etcd backend"),
+  missing("nomad", "no Nomad backend"),
+  { plugin: "loop", options: "", verdict: "differs", note: "probes at start-up only, not after a reload" },
+  {
+    plugin: "forward",
+    options: "every option but `doh_method`",
+    verdict: "same",
+    note: "",
+    parts: [
+      {
+        args: /(^|\s)(https|grpc|quic):\/\//,
+        what: "`https://`, `grpc://` and `quic://` upstreams",
+        verdict: "missing",
+        note: "`dns://` and `tls://` upstreams only",
+        example: ". {\n    forward . https://dns.quad9.net/dns-query\n}\n",
+      },
+      {
+        option: "doh_method",
+        what: "`doh_method`",
+        verdict: "missing",
+        note: "DNS-over-HTTPS is not implemented",
+        example: ". {\n    forward . 192.0.2.1 {\n        doh_method GET\n    }\n}\n",
+      },
+    ],
+  },
+  missing("grpc", "no DNS-over-gRPC upstreams"),
+  missing("erratic", "a fault injector for testing CoreDNS"),
+  { plugin: "whoami", options: "", verdict: "same", note: "" },
+  missing("on", "no commands run on server events"),
+  missing("sign", "no zone signing"),
+  missing("view", "every server block answers every client (`acl` can refuse by network)"),
+];
+
+/** The plugins of CoreDNS that clusterdns does not have. */
+export const MISSING_PLUGINS: ReadonlySet<string> = new Set(
+  COREDNS_PLUGINS.filter((p) => p.verdict === "missing").map((p) => p.plugin),
+);
+
+/** The row of a plugin, by name. */
+export function pluginCompat(name: string): PluginCompat | undefined {
+  return COREDNS_PLUGINS.find((p) => p.plugin === name);
+}
+
+/** The parts a line of a plugin uses: `words` is the directive's line (its name first) or, with
+ * `option`, a line of its block. An option is the first word of a block line, or the directive's
+ * first argument (rewrite's rules). */
+export function partsFor(p: PluginCompat, words: readonly string[], inBlock: boolean): PartCompat[] {
+  const args = inBlock ? words : words.slice(1);
+  const rest = args.join(" ");
+  return (p.parts ?? []).filter(
+    (part) =>
+      (part.option === undefined || part.option === args[0]) &&
+      (part.args === undefined || part.args.test(rest)),
+  );
+}

@@ -1,0 +1,125 @@
+// `clusterdns -validate`: the checks of a start-up, for the CI of a repository of Corefiles. It reads
+// every file a Corefile names, reports every mistake on a line of its own with file:line, and opens no
+// port and asks no API: ports held by others and an API server that is listening see nothing of it.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ROOT } from "./helpers/server.ts";
+
+const BIN = join(ROOT, "bin", "clusterdns");
+
+/** Writes `files` (Corefile first) to a fresh folder and runs `clusterdns -validate -conf Corefile`. */
+async function validate(
+  t: { after(fn: () => void): void },
+  files: Record<string, string>,
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string; dir: string }> {
+  const dir = mkdtempSync(join(tmpdir(), "clusterdns-validate-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [BIN, "-validate", "-conf", join(dir, "Corefile")],
+      // No cluster around: no service account, no $KUBECONFIG, an empty home.
+      { cwd: dir, env: { PATH: process.env.PATH, HOME: dir, ...env }, timeout: 30_000 },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? ((err as { code?: number }).code ?? -1) : 0, stdout, stderr, dir }),
+    );
+  });
+}
+
+test("kubeadm's Corefile is valid without a cluster: where the API is comes from the pod", async (t) => {
+  const r = await validate(t, { Corefile: readFileSync(join(ROOT, "Corefile.example"), "utf8") });
+  assert.equal(r.stderr, "");
+  assert.equal(r.code, 0);
+  assert.equal(r.stdout, `clusterdns: ${join(r.dir, "Corefile")}: valid\n`);
+});
+
+test("every mistake is reported, one line each, in the file's order, with file:line", async (t) => {
+  const corefile = [
+    "example.org {", // 1
+    "    file db.example.org", // 2
+    "    frobnicate", // 3
+    "}", // 4
+    "cluster.local {", // 5
+    "    kubernetes cluster.local {", // 6
+    "        kubeconfig kubeconfig.yaml", // 7
+    "    }", // 8
+    "}", // 9
+    "objects.local {", // 10
+    "    kubernetes objects.local {", // 11
+    "        objects objects.yaml", // 12
+    "    }", // 13
+    "}", // 14
+    "tls://.:853 {", // 15
+    "    whoami", // 16
+    "}", // 17
+    ". {", // 18
+    "    dnstap /tmp/dnstap.sock", // 19
+    "    forward . 192.0.2.1", // 20
+    "}", // 21
+  ].join("\n");
+  const objects =
+    "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n  namespace: default\nspec:\n  clusterIP: 10.96.0.500\n";
+  const r = await validate(t, { Corefile: corefile, "objects.yaml": objects });
+  assert.equal(r.code, 1);
+  assert.equal(r.stdout, "");
+  const lines = r.stderr.trimEnd().split("\n");
+  const at = (line: number) => new RegExp(`^clusterdns: ${join(r.dir, "Corefile")}:${line} - `);
+  const want: [number, RegExp][] = [
+    [2, /file: .*db\.example\.org: cannot read zone file: ENOENT/],
+    [3, /Unknown directive 'frobnicate'/],
+    [6, /kubernetes: kubeconfig: .*kubeconfig\.yaml does not exist$/],
+    [11, /kubernetes: .*objects\.yaml:1: .*'10\.96\.0\.500' is not an IP address/],
+    [15, /invalid server block key 'tls:\/\/\.:853'/],
+    [19, /plugin dnstap of CoreDNS is not supported by clusterdns: no dnstap output/],
+  ];
+  assert.equal(lines.length, want.length, r.stderr);
+  for (const [i, [line, what]] of want.entries()) {
+    assert.match(lines[i], at(line));
+    assert.match(lines[i], what);
+  }
+});
+
+test("no port is opened and no API asked: held ports and a listening API server see nothing", async (t) => {
+  let connections = 0;
+  const api = createServer((s) => {
+    connections++;
+    s.destroy();
+  });
+  await new Promise<void>((r) => api.listen(0, "127.0.0.1", r));
+  t.after(() => api.close());
+  const port = (api.address() as AddressInfo).port;
+  const kubeconfig = [
+    "apiVersion: v1",
+    "kind: Config",
+    `clusters: [{ name: c, cluster: { server: "http://127.0.0.1:${port}" } }]`,
+    "users: [{ name: u, user: { token: t } }]",
+    "contexts: [{ name: x, context: { cluster: c, user: u } }]",
+    "current-context: x",
+  ].join("\n");
+  // The API server's own port serves as a port someone else holds: DNS and health on it would not start.
+  const corefile = `.:${port} {\n    health 127.0.0.1:${port}\n    kubernetes cluster.local {\n        kubeconfig kubeconfig.yaml\n    }\n}\nexample.org:${port} {\n    kubernetes example.org {\n        endpoint http://127.0.0.1:${port}\n    }\n}\n`;
+  const r = await validate(t, { Corefile: corefile, "kubeconfig.yaml": kubeconfig });
+  assert.equal(r.stderr, "");
+  assert.equal(r.code, 0);
+  assert.equal(connections, 0, "the API server was not asked");
+});
+
+test("blocks are checked together too: a zone twice on one port", async (t) => {
+  // Both on 53: the default port, and written out.
+  const r = await validate(t, {
+    Corefile: "example.org {\n    whoami\n}\nexample.org:53 {\n    whoami\n}\n",
+  });
+  assert.equal(r.code, 1);
+  assert.match(
+    r.stderr,
+    /Corefile:4 - Error during parsing: cannot serve 'example\.org:53': zone example\.org\. on port 53 is already defined at .*Corefile:1\n$/,
+  );
+});
