@@ -2,8 +2,8 @@
 // distinct questions outnumber `cache`'s capacity, or on unique names that never repeat, so most
 // queries go past the answer cache. Prints CPU ns and JS heap bytes allocated per query, and how many
 // queries the fast path answered.
-//   node --max-semi-space-size=64 bench/miss-path.ts       (MISS_MIX=over|unique|hot, BENCH_COREFILE,
-//                                                           BENCH_SERVICES, MISS_QUERIES)
+//   node --max-semi-space-size=64 bench/miss-path.ts       (BENCH_MIX=over|unique|hot, BENCH_COREFILE,
+//                                                           BENCH_SERVICES; the first 20k queries warm)
 //   node --cpu-prof --max-semi-space-size=64 bench/miss-path.ts    a profile of the same
 // Bytes allocated are read as the growth of V8's used heap between collections (v8.GCProfiler reports
 // the heap before and after each): with a large young generation there are few, and the figure is
@@ -13,44 +13,14 @@ import v8 from "node:v8";
 import { benchCorefileChoice } from "./clusterdns-run.ts";
 import { queryPackets, startInProcess } from "./in-process.ts";
 import { answerCacheStats } from "../src/metrics/server-stats.ts";
-import { rng } from "../test/helpers/rng.ts";
+import { mixChoice, mixQueries } from "./mixes.ts";
 
 const services = Number(process.env.BENCH_SERVICES ?? 10_000);
-const count = Number(process.env.MISS_QUERIES ?? 200_000);
-const mix = process.env.MISS_MIX ?? "over";
+const mix = mixChoice();
 const which = benchCorefileChoice();
 const { cluster, inst, pipeline, peer } = await startInProcess(services, which);
 
-/** The questions of the mix, as "name type" lines. */
-function questions(): string[] {
-  const random = rng(7);
-  const names = [...new Set(cluster.queries)];
-  const namespaces = [...new Set(names.map((q) => /\.(team-\d+)\.svc\./.exec(q)?.[1]).filter(Boolean))];
-  if (mix === "hot") return cluster.queries;
-  if (mix === "unique") {
-    return Array.from({ length: count }, (_, i) => {
-      const ns = namespaces[Math.floor(random() * namespaces.length)];
-      return `u${i.toString(36)}x${Math.floor(random() * 1e9).toString(36)}.${ns}.svc.cluster.local A`;
-    });
-  }
-  // Over capacity: the mix's names, their AAAA, and search-list expansions, Zipf-like popularity.
-  const pool = [
-    ...names,
-    ...names.filter((q) => q.endsWith(" A")).map((q) => q.replace(/ A$/, " AAAA")),
-    ...namespaces.flatMap((ns) =>
-      ["api.github.com", "login.example.org", "s3.amazonaws.com", "registry.npmjs.org"].map(
-        (n) => `${n}.${ns}.svc.cluster.local A`,
-      ),
-    ),
-  ];
-  for (let i = pool.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [pool[i], pool[j]] = [pool[j], pool[i]];
-  }
-  return Array.from({ length: count }, () => pool[Math.floor(pool.length * random() ** 2)]);
-}
-
-const lines = questions();
+const lines = mixQueries(cluster, mix);
 const packets = queryPackets(lines);
 const distinct = new Set(lines).size;
 

@@ -4,7 +4,17 @@
 // semantics live here and in store.ts: capacities (a pool per kind per cache), TTL aging, prefetch,
 // serve_stale, keepttl, exact invalidation per name.
 
-import { AnswerStore, Draft, FLAG, NO_SLOT, type StoreOptions } from "./store.ts";
+import {
+  AnswerStore,
+  DROP_AT,
+  Draft,
+  EXPIRES,
+  FLAG,
+  LAST_HIT,
+  NO_SLOT,
+  STORED,
+  type StoreOptions,
+} from "./store.ts";
 import { rotationOf } from "./replay.ts";
 import { WireFacts } from "./wire-facts.ts";
 import {
@@ -55,7 +65,6 @@ export class Filing {
   keyLength = 0;
   hash = 0;
   generation = 0;
-  now = 0;
   /** The entry this question had when it reached the chain (its popularity carries over). */
   before: StoredAnswer | undefined = undefined;
 }
@@ -144,7 +153,7 @@ export class Answers {
   }
 
   /**
-   * Stores a reply under its policy, for as long as the policy allows: a kept reply in its cache's
+   * Stores a reply under its policy, at clock[0], for as long as the policy allows: a kept reply in its cache's
    * pool for that cache's TTL (plus serve_stale), any other for the lowest of its TTLs, the policy's
    * bound, and an hour (a minute for a stable one). Returns its slot, or NO_SLOT.
    */
@@ -154,7 +163,8 @@ export class Answers {
     const kept = policy.kept;
     if (kept === undefined && f.rcode !== Rcode.NOERROR && f.rcode !== Rcode.NXDOMAIN) return NO_SLOT;
     const d = this.#draft;
-    const now = f.now;
+    const t = d.times;
+    const now = this.store.clock[0];
     const rotation = policy.rotate ? rotationOf(f.reply, f.questionEnd, f.replyLength, f.replyFrom) : 0;
     // A rotation asked for and not possible: this order is replayed for a short while only.
     const replay = policy.rotate && rotation === 0 ? SHUFFLED_REPLAY_SECONDS : policy.maxAge;
@@ -163,20 +173,20 @@ export class Answers {
     d.counters = this.#counterId(policy.seenBy);
     if (kept !== undefined) {
       const end = kept.stored + kept.ttl * 1000;
-      d.expires = Math.min(end, now + replay * 1000);
-      d.dropAt = end + kept.keeper.staleMs;
-      if (d.dropAt <= now) return NO_SLOT;
+      t[EXPIRES] = Math.min(end, now + replay * 1000);
+      t[DROP_AT] = end + kept.keeper.staleMs;
+      if (t[DROP_AT] <= now) return NO_SLOT;
       d.pool = this.#poolFor(kept.keeper, kept.kind);
       d.ttl = kept.ttl;
-      d.stored = kept.stored;
+      t[STORED] = kept.stored;
       d.hits = 0;
-      d.lastHit = kept.stored;
+      t[LAST_HIT] = kept.stored;
       if (kept.answers) d.flags |= FLAG.answers;
       // The same kept reply filed again (a new order for loadbalance) keeps its popularity and refresh.
       const before = f.before;
       if (before?.kept === kept) {
         d.hits = before.hits;
-        d.lastHit = before.lastHit;
+        t[LAST_HIT] = before.lastHit;
         if (before.refreshing) d.flags |= FLAG.refreshing;
       }
     } else {
@@ -187,12 +197,12 @@ export class Answers {
         policy.stable ? STABLE_CACHE_SECONDS : said < 0 ? MAX_CACHE_SECONDS : said,
       );
       if (ttl <= 0) return NO_SLOT;
-      d.expires = d.dropAt = now + ttl * 1000;
+      t[EXPIRES] = t[DROP_AT] = now + ttl * 1000;
       d.pool = 0;
       d.ttl = -1;
-      d.stored = 0;
+      t[STORED] = 0;
       d.hits = 0;
-      d.lastHit = 0;
+      t[LAST_HIT] = 0;
     }
     // A hit on what `cache` keeps is the cache's answer, as CoreDNS labels it.
     d.meta = this.metaId(f.owner, f.rcode, kept !== undefined ? "cache" : f.plugin);

@@ -17,7 +17,7 @@ import type { Msg, RR } from "../dns/message.ts";
 import type { CacheCounters, Keeper } from "./policy.ts";
 import { LaneResult, type LaneQuery, type LaneReply, type LaneStep } from "../plugin.ts";
 import { Answers, Filing } from "./answers.ts";
-import { NO_SLOT, FLAG } from "./store.ts";
+import { DROP_AT, EXPIRES, FLAG, LAST_HIT, NO_SLOT, STORED } from "./store.ts";
 import { KEY_TAIL, MAX_KEY, SOURCE, hashBytes } from "../dns/key.ts";
 import { rotationOf } from "./replay.ts";
 import { WireFacts } from "./wire-facts.ts";
@@ -244,12 +244,13 @@ export class Lane {
     }
     const d = answers.draft;
     d.pool = answers.poolFor(keeper, kind);
-    d.expires = now + Math.min(ttl, replay) * 1000;
-    d.dropAt = now + ttl * 1000 + keeper.staleMs;
+    const t = d.times;
+    t[EXPIRES] = now + Math.min(ttl, replay) * 1000;
+    t[DROP_AT] = now + ttl * 1000 + keeper.staleMs;
     d.ttl = ttl;
-    d.stored = now;
+    t[STORED] = now;
     d.hits = 0;
-    d.lastHit = now;
+    t[LAST_HIT] = now;
     d.rotation = rotate ? rotationOf(bytes, s.questionEnd, length) : 0;
     d.flags = kind === "success" && facts.answers ? FLAG.answers : 0;
     d.counters = answers.counterId(counters);
@@ -299,7 +300,6 @@ export class Lane {
     f.keyLength = s.keyLength;
     f.hash = source ? hashBytes(f.key, 0, s.keyLength) : s.keyHash;
     f.generation = this.#answers.generation;
-    f.now = this.#answers.store.clock[0];
     f.before = undefined;
   }
 

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { AnswerStore, Draft, NO_SLOT } from "./store.ts";
+import { AnswerStore, DROP_AT, Draft, EXPIRES, NO_SLOT } from "./store.ts";
 import { hashBytes, latin1Bytes } from "../dns/key.ts";
 import { rotateRecords, rotationOf, replayInto } from "./replay.ts";
 import { replyTo } from "../dns/message.ts";
@@ -27,8 +27,8 @@ function put(
 ): number {
   const d = new Draft();
   d.pool = o.pool ?? 0;
-  d.expires = o.expires ?? 10_000;
-  d.dropAt = o.dropAt ?? 0;
+  d.times[EXPIRES] = o.expires ?? 10_000;
+  d.times[DROP_AT] = o.dropAt ?? 0;
   const kb = latin1Bytes(k);
   const reply = new Uint8Array(o.size ?? 1).fill(o.tag ?? 1);
   return store.put(
@@ -216,7 +216,7 @@ test("rotation: address records of one name rotate by one place per replay, and 
   assert.deepEqual([r >>> 16, r & 0xffff], [3, 16]);
   const c = new AnswerStore();
   const d = new Draft();
-  d.expires = 10_000;
+  d.times[EXPIRES] = 10_000;
   d.rotation = r;
   const k = latin1Bytes(key("web"));
   const s = c.put(d, k, 0, k.length, hashBytes(k, 0, k.length), bytes, 0, bytes.length, c.generation);

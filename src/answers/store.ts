@@ -21,19 +21,23 @@ export const NO_SLOT = -1;
  * and untouched: not resident until written) need no filling. */
 const NONE = 0;
 
+/** Draft.times: cacheClock() ms until which the fast path replays it, at which it goes (>= expires),
+ * when a kept reply's TTL started counting down, and its last hit (prefetch). Doubles live in a
+ * typed array: stored in an object's fields they may be boxed, a number allocated per store. */
+export const EXPIRES = 0;
+export const DROP_AT = 1;
+export const STORED = 2;
+export const LAST_HIT = 3;
+
 /** The fields of a reply to store, filled by the caller (one reused object: put() copies them). */
 export class Draft {
   pool = 0;
-  /** cacheClock() until which the fast path replays it, and at which it goes (>= expires). */
-  expires = 0;
-  dropAt = 0;
+  readonly times = new Float64Array(4);
   /** The owner's number for what replies of this rcode, plugin and block share (pipeline.ts). */
   meta = 0;
-  /** A kept reply's TTL in seconds, counting down from `stored`; -1 for a reply replayed as it is. */
+  /** A kept reply's TTL in seconds, counting down from times[STORED]; -1 for a reply replayed as it is. */
   ttl = -1;
-  stored = 0;
   hits = 0;
-  lastHit = 0;
   /** Answer records to rotate on each replay: count << 16 | size (see replay.ts), 0 for none. */
   rotation = 0;
   /** Bits of FLAG. */
@@ -219,13 +223,14 @@ export class AnswerStore {
     this.#namePrev[s] = NONE;
     if (first !== NONE) this.#namePrev[first] = s;
     this.#names[nb] = s;
-    this.#expires[s] = d.expires;
-    this.#dropAt[s] = Math.max(d.expires, d.dropAt);
+    const t = d.times;
+    this.#expires[s] = t[EXPIRES];
+    this.#dropAt[s] = Math.max(t[EXPIRES], t[DROP_AT]);
     this.#meta[s] = d.meta;
     this.#ttl[s] = d.ttl;
-    this.#stored[s] = d.stored;
+    this.#stored[s] = t[STORED];
     this.#hits[s] = d.hits;
-    this.#lastHit[s] = d.lastHit;
+    this.#lastHit[s] = t[LAST_HIT];
     this.#rotation[s] = d.rotation;
     this.#turn[s] = 1;
     this.#flags[s] = d.flags;

@@ -10,6 +10,7 @@
 
 import type { Edns, Msg, RR } from "./message.ts";
 import { Type } from "./constants.ts";
+import { LRUCache } from "lru-cache";
 import { nameToWire } from "./name.ts";
 import { hashBytes } from "./key.ts";
 
@@ -269,16 +270,18 @@ function writeOpt(edns: Edns, rcode: number): void {
  * A name prepared for writing, once: `octets` holds its wire form (uncompressed, spelled as given)
  * followed by the same lowercased; `labels` holds, per label, where it starts in the wire form, then
  * per label the hash of the lowercased wire suffix from there (the compression-target key). Two
- * objects per name, not one per form: up to MAX_PREPARED names live as long as the server.
+ * objects per name, not one per form: up to 10k names live as long as the server.
  */
 interface WireName {
   readonly octets: Uint8Array;
   readonly labels: readonly number[];
 }
-/** Names repeat from reply to reply (the cluster's own names): prepare each once. Bounded; cleared
- * when full, which costs a re-preparation and nothing else. */
-const prepared = new Map<string, WireName>();
-const MAX_PREPARED = 10_000;
+/** Names repeat from reply to reply (the cluster's own names): prepare each once. Bounded, the least
+ * recently used going first: a cluster asks more distinct names than fit, and a Map cleared when full
+ * dropped the popular names with the rest (lru-cache keeps its order in typed arrays of its own). */
+const prepared = new LRUCache<string, WireName>({ max: 10_000 });
+/** Given to every get(): its default parameter would be a new object per call. */
+const GET: LRUCache.GetOptions<string, WireName, unknown> = {};
 /** False while encodeUncached runs. */
 let caching = true;
 
@@ -311,13 +314,10 @@ function writeName(name: string, compress: boolean): void {
     buf[off++] = 12;
     return;
   }
-  let w = prepared.get(name);
+  let w = prepared.get(name, GET);
   if (w === undefined) {
     w = prepare(name);
-    if (caching) {
-      if (prepared.size >= MAX_PREPARED) prepared.clear();
-      prepared.set(name, w);
-    }
+    if (caching) prepared.set(name, w);
   }
   const { octets, labels } = w;
   const length = octets.length >> 1;

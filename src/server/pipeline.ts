@@ -364,7 +364,7 @@ export class Pipeline {
     f.keyLength = q.keyLength;
     f.hash = q.hash;
     f.generation = generation;
-    f.now = this.#clock();
+    this.answers.clock[0] = this.#clock();
     f.before = req.cache.stored;
     return this.answers.file(f);
   }
