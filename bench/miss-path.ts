@@ -60,11 +60,14 @@ allocated += heapEnd - heapAt;
 if (sampling !== undefined) await sampling();
 const n = timed.length;
 const hits = answerCacheStats.hits - before.hits;
+const lane = answerCacheStats.lane - before.lane;
+const refills = answerCacheStats.refills - before.refills;
 process.stdout.write(
   `${which}, ${mix} mix, ${services} services, ${n} queries over ${distinct} distinct questions: ` +
     `${(((cpuUsed.user + cpuUsed.system) * 1000) / n).toFixed(0)} ns CPU per query, ` +
     `${(allocated / n).toFixed(0)} heap bytes allocated per query, ${stats.statistics.length} collections, ` +
-    `fast path ${((100 * hits) / n).toFixed(1)}%\n`,
+    `replayed ${((100 * hits) / n).toFixed(1)}%, lane ${((100 * (lane - refills)) / n).toFixed(1)}% ` +
+    `(refilled ${((100 * refills) / n).toFixed(1)}%), chain ${((100 * (n - hits - lane)) / n).toFixed(1)}%\n`,
 );
 await inst.stop();
 process.exit(0);

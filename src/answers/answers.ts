@@ -308,6 +308,12 @@ export class Answers {
     return this.#poolFor(keeper, kind);
   }
 
+  /** Makes a cache's pools now (at set-up): made on first use, they would grow every array of the
+   * store while a query waits (tens of ms at the default capacities). */
+  reserve(keeper: Keeper): void {
+    this.#poolFor(keeper, "success");
+  }
+
   #counterId(c: CacheCounters | undefined): number {
     if (c === undefined) return 0;
     let id = this.#counterIds.get(c);

@@ -17,6 +17,13 @@ for (let p = 64; SIZES.at(-1) === undefined || SIZES.at(-1)! < MAX_BLOCK; p *= 2
   for (const f of [4, 5, 6, 7]) SIZES.push((p * f) / 4);
 }
 
+/** The size class of a block of n octets, by (n + 15) >> 4: the smallest class that holds it. */
+const CLASS_OF = new Uint8Array(((MAX_BLOCK + 15) >> 4) + 1);
+for (let i = 0, c = 0; i < CLASS_OF.length; i++) {
+  while (SIZES[c] < i << 4) c++;
+  CLASS_OF[i] = c;
+}
+
 class SizeClass {
   readonly size: number;
   /** Blocks per chunk. */
@@ -44,8 +51,9 @@ export class Slab {
   /** A block of at least `length` octets; its handle. */
   alloc(length: number): number {
     if (length > MAX_BLOCK) throw new RangeError(`a block of ${length} octets is over ${MAX_BLOCK}`);
-    let c = 0;
-    while (SIZES[c] < length) c++;
+    let c = CLASS_OF[(length + 15) >> 4];
+    // The table rounds up to 16 octets; the class below may still hold it.
+    if (c > 0 && SIZES[c - 1] >= length) c--;
     const cls = this.#classes[c];
     this.#used += cls.size;
     if (cls.freeCount > 0) return (c << 24) | cls.free[--cls.freeCount];

@@ -10,9 +10,8 @@
 
 import type { Edns, Msg, RR } from "./message.ts";
 import { Type } from "./constants.ts";
-import { LRUCache } from "lru-cache";
 import { nameToWire } from "./name.ts";
-import { hashBytes } from "./key.ts";
+import { FNV_OFFSET, FNV_PRIME } from "./key.ts";
 
 /** A message that cannot be put on the wire: a bug in whoever built it, never the client's fault. */
 export class EncodeError extends Error {
@@ -266,91 +265,112 @@ function writeOpt(edns: Edns, rcode: number): void {
   buf[lenAt + 1] = rdlen;
 }
 
-/**
- * A name prepared for writing, once: `octets` holds its wire form (uncompressed, spelled as given)
- * followed by the same lowercased; `labels` holds, per label, where it starts in the wire form, then
- * per label the hash of the lowercased wire suffix from there (the compression-target key). Two
- * objects per name, not one per form: up to 10k names live as long as the server.
- */
-interface WireName {
-  readonly octets: Uint8Array;
-  readonly labels: readonly number[];
-}
-/** Names repeat from reply to reply (the cluster's own names): prepare each once. Bounded, the least
- * recently used going first: a cluster asks more distinct names than fit, and a Map cleared when full
- * dropped the popular names with the rest (lru-cache keeps its order in typed arrays of its own). */
-const prepared = new LRUCache<string, WireName>({ max: 10_000 });
-/** Given to every get(): its default parameter would be a new object per call. */
-const GET: LRUCache.GetOptions<string, WireName, unknown> = {};
-/** False while encodeUncached runs. */
-let caching = true;
-
-/** encode() for a message whose names do not come again soon (a zone transfer's): they stay out of
- * the prepared names, which they would flush of the names queries use, and where they would live long
- * enough to reach the old generation: measured on transfers of a 10k-service zone, 3 full collections
- * in 5 transfers with the cache and none without, and 40% less time. */
+/** encode() for a message whose names do not come again soon (a zone transfer's). Names are no longer
+ * prepared and kept (writeName works from the text each time), so this is encode(); it stays for the
+ * callers that say what they encode. */
 export function encodeUncached(msg: Msg): Buffer {
-  caching = false;
-  try {
-    return encode(msg);
-  } finally {
-    caching = true;
-  }
+  return encode(msg);
 }
+
+/** Where each label of the name being written starts in buf. */
+const labelAt = new Int32Array(128);
 
 /**
  * Writes a name (the text form of name.ts, escapes and all; relative names are taken as absolute),
  * pointing at an earlier copy of its longest known suffix when `compress` is set. Every suffix written
  * in place below offset 0x4000 becomes a target, whether or not this name itself was compressed.
+ * The wire form goes straight into the scratch from the text (a name with an escape is parsed first),
+ * and the suffixes are looked up there: nothing is allocated or kept per name.
  */
 function writeName(name: string, compress: boolean): void {
   if (name === "." || name === "") {
     buf[off++] = 0;
     return;
   }
-  // An owner that is the question's name (most answers' records): a pointer to it, nothing prepared.
+  // An owner that is the question's name (most answers' records): a pointer to it.
   if (compress && name === questionName) {
     buf[off++] = 0xc0;
     buf[off++] = 12;
     return;
   }
-  let w = prepared.get(name, GET);
-  if (w === undefined) {
-    w = prepare(name);
-    if (caching) prepared.set(name, w);
-  }
-  const { octets, labels } = w;
-  const length = octets.length >> 1;
-  const count = labels.length >> 1;
+  const start = off;
+  const count = name.includes("\\") ? copyParsed(name, start) : copyPlain(name, start);
+  const end = start + wireLength;
   for (let i = 0; i < count; i++) {
-    const start = labels[i];
-    const hash = labels[count + i];
+    const at = labelAt[i];
+    const hash = hashLower(at, end);
     if (compress) {
-      const at = findTarget(hash, octets, length + start);
-      if (at >= 0) {
-        buf[off++] = 0xc0 | (at >> 8);
-        buf[off++] = at;
+      const target = findTarget(hash, at, end);
+      if (target >= 0) {
+        off = at;
+        buf[off++] = 0xc0 | (target >> 8);
+        buf[off++] = target;
         return;
       }
     }
-    if (off <= MAX_POINTER && (compress || findTarget(hash, octets, length + start) < 0)) {
-      addTarget(hash, off);
-    }
-    for (let j = start, end = i + 1 < count ? labels[i + 1] : length - 1; j < end; j++) {
-      buf[off++] = octets[j];
-    }
+    if (at <= MAX_POINTER && (compress || findTarget(hash, at, end) < 0)) addTarget(hash, at);
   }
-  buf[off++] = 0;
+  off = end;
+}
+
+/** Octets of the name copyPlain or copyParsed last wrote, the root octet included. */
+let wireLength = 0;
+
+/** Writes a name without escapes at buf[at..] as labels, filling labelAt; its label count. */
+function copyPlain(name: string, at: number): number {
+  const last = name.charCodeAt(name.length - 1) === 0x2e ? name.length - 1 : name.length;
+  let count = 0;
+  let lenAt = at;
+  let p = at + 1;
+  for (let i = 0; i <= last; i++) {
+    const c = i === last ? 0x2e : name.charCodeAt(i);
+    if (c !== 0x2e) {
+      if (c > 0xff) throw new EncodeError(`name ${name} has a character above U+00FF`);
+      buf[p++] = c;
+      continue;
+    }
+    const len = p - lenAt - 1;
+    if (len === 0) throw new EncodeError(`name ${name} has an empty label`);
+    if (len > 63) throw new EncodeError(`name ${name} has a label longer than 63 octets`);
+    buf[lenAt] = len;
+    labelAt[count++] = lenAt;
+    lenAt = p++;
+  }
+  buf[lenAt] = 0;
+  wireLength = lenAt + 1 - at;
+  if (wireLength > 255) throw new EncodeError(`name ${name} is longer than 255 octets`);
+  return count;
+}
+
+/** copyPlain for a name with escapes: parsed by name.ts first. */
+function copyParsed(name: string, at: number): number {
+  const wire = nameToWire(name);
+  if (typeof wire === "string") throw new EncodeError(`name ${name} ${wire}`);
+  buf.set(wire, at);
+  let count = 0;
+  for (let i = 0; wire[i] !== 0; i += wire[i] + 1) labelAt[count++] = at + i;
+  wireLength = wire.length;
+  return count;
+}
+
+/** The hash (key.ts's) of buf[from..to) ASCII-lowercased: a suffix's compression-target key. */
+function hashLower(from: number, to: number): number {
+  let h = FNV_OFFSET;
+  for (let i = from; i < to; i++) {
+    let c = buf[i];
+    if (c >= 0x41 && c <= 0x5a) c |= 0x20;
+    h = Math.imul(h ^ c, FNV_PRIME);
+  }
+  return h;
 }
 
 /** The question's name from its lowercased wire octets (a query's key), each suffix made a target. */
 function writeRawName(name: Uint8Array, from: number, length: number): void {
-  const end = from + length;
-  for (let p = from; p < end && name[p] !== 0; p += name[p] + 1) {
-    if (off <= MAX_POINTER) addTarget(hashBytes(name, p, end), off);
-    for (let j = p, stop = p + 1 + name[p]; j < stop; j++) buf[off++] = name[j];
+  const start = off;
+  for (let i = 0; i < length; i++) buf[off++] = name[from + i];
+  for (let p = start; p < off && buf[p] !== 0; p += buf[p] + 1) {
+    if (p <= MAX_POINTER) addTarget(hashLower(p, off), p);
   }
-  buf[off++] = 0;
 }
 
 function addTarget(hash: number, at: number): void {
@@ -363,53 +383,39 @@ function addTarget(hash: number, at: number): void {
   targetCount++;
 }
 
-/** Where the suffix lower[start..] (lowercased wire form) was written before, or -1. */
-function findTarget(hash: number, lower: Uint8Array, start: number): number {
+/** Where the name at buf[at..end) (not yet a target) was written before, or -1. */
+function findTarget(hash: number, at: number, end: number): number {
   for (let i = hash & (TARGETS - 1); targetStamp[i] === stamp; i = (i + 1) & (TARGETS - 1)) {
-    if (targetHash[i] === hash && sameName(targetAt[i], lower, start)) return targetAt[i];
+    if (targetHash[i] === hash && sameName(targetAt[i], at, end)) return targetAt[i];
   }
   return -1;
 }
 
-/** The name written at buf[at] (pointers followed) equals lower[start..], ASCII case aside. */
-function sameName(at: number, lower: Uint8Array, start: number): boolean {
-  let p = at;
-  let q = start;
-  for (let hops = 0; hops < 128;) {
+/** The name written at buf[a] (pointers followed) equals the one at buf[b..end) (no pointers), ASCII
+ * case aside. */
+function sameName(a: number, b: number, end: number): boolean {
+  let p = a;
+  let q = b;
+  for (let hops = 0; hops < 128 && q < end; ) {
     const l = buf[p];
     if (l >= 0xc0) {
       p = ((l & 0x3f) << 8) | buf[p + 1];
       hops++;
       continue;
     }
-    if (l !== lower[q]) return false;
+    if (l !== buf[q]) return false;
     if (l === 0) return true;
     for (let k = 1; k <= l; k++) {
-      let c = buf[p + k];
-      if (c >= 0x41 && c <= 0x5a) c |= 0x20;
-      if (c !== lower[q + k]) return false;
+      let x = buf[p + k];
+      let y = buf[q + k];
+      if (x >= 0x41 && x <= 0x5a) x |= 0x20;
+      if (y >= 0x41 && y <= 0x5a) y |= 0x20;
+      if (x !== y) return false;
     }
     p += l + 1;
     q += l + 1;
   }
   return false;
-}
-
-function prepare(name: string): WireName {
-  const wire = nameToWire(name);
-  if (typeof wire === "string") throw new EncodeError(`name ${name} ${wire}`);
-  // DNS compares names ASCII-case-insensitively (RFC 4343): the keys are lowercased.
-  const n = wire.length;
-  const octets = new Uint8Array(2 * n);
-  octets.set(wire);
-  for (let i = 0; i < n; i++) {
-    const c = wire[i];
-    octets[n + i] = c >= 0x41 && c <= 0x5a ? c | 0x20 : c;
-  }
-  const starts: number[] = [];
-  for (let i = 0; wire[i] !== 0; i += wire[i] + 1) starts.push(i);
-  const hashes = starts.map((i) => hashBytes(octets, n + i, 2 * n));
-  return { octets, labels: [...starts, ...hashes] };
 }
 
 function writeTxt(strings: string[]): void {

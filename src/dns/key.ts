@@ -13,8 +13,8 @@ export const KEY_TAIL = 5;
 /** The longest key: a name of 255 octets and the tail. */
 export const MAX_KEY = 255 + KEY_TAIL;
 
-const FNV_OFFSET = 0x811c9dc5 | 0;
-const FNV_PRIME = 16777619;
+export const FNV_OFFSET = 0x811c9dc5 | 0;
+export const FNV_PRIME = 16777619;
 
 export function hashBytes(b: Uint8Array, from: number, to: number): number {
   let h = FNV_OFFSET;
