@@ -396,7 +396,7 @@ function findTarget(hash: number, at: number, end: number): number {
 function sameName(a: number, b: number, end: number): boolean {
   let p = a;
   let q = b;
-  for (let hops = 0; hops < 128 && q < end; ) {
+  for (let hops = 0; hops < 128 && q < end;) {
     const l = buf[p];
     if (l >= 0xc0) {
       p = ((l & 0x3f) << 8) | buf[p + 1];
