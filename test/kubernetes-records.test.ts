@@ -378,6 +378,14 @@ const MAIN: Row[] = [
     ["@ 5 IN SRV 0 100 80 np.default.svc.Cluster.LOCAL."],
     ["np.default.svc.Cluster.LOCAL. 5 IN A 10.96.0.60"],
   ),
+  // CoreDNS's handler_case_test.go row: the additional record is owned by the SRV target's name
+  // exactly, not by the question's spelling of the service part.
+  ok(
+    "_HtTp._TcP.nP.DeFaUlT.SvC.cLuStEr.LoCaL",
+    "SRV",
+    ["@ 5 IN SRV 0 100 80 np.default.svc.cLuStEr.LoCaL."],
+    ["np.default.svc.cLuStEr.LoCaL. 5 IN A 10.96.0.60"],
+  ),
   ok(
     "Cluster.Local",
     "NS",
