@@ -24,7 +24,7 @@ test("explain names an endpoint's zone and hints, and the endpoints a zonal name
     for (const [k, o] of objects) if (k === kind) store.apply(kind, "ADDED", o);
     store.listDone(kind);
   }
-  const o = { zones: ["cluster.local."], ttl: 5, pods: "disabled" as const, ignoreEmptyService: false };
+  const o = { zones: ["cluster.local."], ttl: 5, pods: "disabled" as const };
   assert.deepEqual(explain(store, o, "cluster.local.", "zone-a.pin._zone.web.default.svc.cluster.local."), [
     "Service default/web: ClusterIP 10.96.0.20",
     "a zonal name: the endpoints in zone 'zone-a'",

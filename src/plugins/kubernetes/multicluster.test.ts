@@ -138,7 +138,6 @@ function fixture(objects = FIXTURE): {
     zones: ZONES,
     ttl: 5,
     pods: "insecure",
-    ignoreEmptyService: false,
     multicluster: mc,
   });
   return { store, records, mc, changes };

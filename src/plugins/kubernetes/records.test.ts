@@ -8,6 +8,7 @@ import { parseRRText, rrToText } from "../../dns/text.ts";
 import type { Kind, KObject } from "./source.ts";
 import { Store } from "./store.ts";
 import type { RecordsOptions } from "./records.ts";
+import type { NameOptions } from "./service-names.ts";
 import { DNS_SCHEMA_VERSION, Records, chase } from "./records.ts";
 import { endpointSlice, endpoints, namespace, pod, service } from "../../../test/k8s/objects.ts";
 
@@ -139,7 +140,7 @@ const FIXTURE: [Kind, KObject][] = [
 
 function fixture(
   o: Partial<RecordsOptions> = {},
-  storeOptions: { endpointPodNames?: boolean } = {},
+  storeOptions: { endpointPodNames?: boolean; names?: NameOptions } = {},
 ): Records {
   const kinds: Kind[] = ["services", "endpointslices", "endpoints", "namespaces", "pods"];
   const store = new Store({ zones: ZONES, waitFor: kinds, keepPods: true, ...storeOptions });
@@ -148,7 +149,7 @@ function fixture(
     for (const [k, obj] of FIXTURE) if (k === kind) store.apply(kind, "ADDED", obj);
     store.listDone(kind);
   }
-  return new Records(store, { zones: ZONES, ttl: 5, pods: "disabled", ignoreEmptyService: false, ...o });
+  return new Records(store, { zones: ZONES, ttl: 5, pods: "disabled", ...o });
 }
 
 interface Case {
@@ -625,7 +626,7 @@ table("records: pods verified", () => fixture({ pods: "verified" }), [
   { q: "1-2-3-4.default.pod.cluster.local", type: "A", rcode: "NXDOMAIN" },
 ]);
 
-table("records: ignore empty_service", () => fixture({ ignoreEmptyService: true }), [
+table("records: ignore empty_service", () => fixture({}, { names: { ignoreEmptyService: true } }), [
   { q: "idle.default.svc.cluster.local", type: "A", rcode: "NXDOMAIN" },
   { q: "_http._tcp.idle.default.svc.cluster.local", type: "SRV", rcode: "NXDOMAIN" },
   {
@@ -723,7 +724,6 @@ describe("records: SOA, zones and ExternalName chasing", () => {
       zones: ["in-addr.arpa.", "cluster.local.", "10.in-addr.arpa."],
       ttl: 5,
       pods: "disabled",
-      ignoreEmptyService: false,
     });
     assert.equal(r.zoneOf("1.0.0.10.in-addr.arpa."), "10.in-addr.arpa.");
     assert.equal(r.zoneOf("1.0.0.11.in-addr.arpa."), "in-addr.arpa.");
@@ -734,10 +734,7 @@ describe("records: SOA, zones and ExternalName chasing", () => {
 
   it("needs a forward zone", () => {
     const store = new Store({ zones: ["in-addr.arpa."], waitFor: [] });
-    assert.throws(
-      () =>
-        new Records(store, { zones: ["in-addr.arpa."], ttl: 5, pods: "disabled", ignoreEmptyService: false }),
-    );
+    assert.throws(() => new Records(store, { zones: ["in-addr.arpa."], ttl: 5, pods: "disabled" }));
   });
 
   it("chase appends what the server answers for the target, and nothing when it does not", async () => {
@@ -803,7 +800,6 @@ describe("records: the name server's addresses (ns.dns.<zone>)", () => {
       zones: ZONES,
       ttl: 5,
       pods: "disabled",
-      ignoreEmptyService: false,
       localIPs,
     });
   };
@@ -836,7 +832,6 @@ describe("records: the name server's addresses (ns.dns.<zone>)", () => {
       zones: ZONES,
       ttl: 5,
       pods: "disabled",
-      ignoreEmptyService: false,
       localIPs: ["192.0.2.53", "2001:db8::53"],
     });
     assert.deepEqual(ns(r), ["192.0.2.53"]);

@@ -590,7 +590,7 @@ describe("setup: the plugin over the demo cluster", () => {
 describe("handler: before the first sync", () => {
   function unsynced(startupTimeoutMs: number, startedAt: number, fallthrough?: string[]) {
     const store = new Store({ zones: ZONES, waitFor: ["services"] });
-    const records = new Records(store, { zones: ZONES, ttl: 5, pods: "disabled", ignoreEmptyService: false });
+    const records = new Records(store, { zones: ZONES, ttl: 5, pods: "disabled" });
     const lookup = () => Promise.reject(new Error("no lookups here"));
     const gate = new StartupGate({ store, timeoutMs: startupTimeoutMs, startedAt: () => startedAt });
     const h: Handler = kubernetesHandler({ store, records, gate, lookup, fallthrough }, recordingNext());

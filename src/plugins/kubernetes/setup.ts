@@ -317,12 +317,12 @@ export const setup: Setup = async (d, ctx) => {
     onChange: (names) => (names === "all" ? ctx.invalidate() : ctx.invalidateNames(names)),
     onProgrammed: observeProgramming,
     multicluster,
+    names: { ignoreEmptyService: c.ignoreEmptyService },
   });
   const records = new Records(store, {
     zones: c.zones,
     ttl: c.ttl,
     pods: c.pods,
-    ignoreEmptyService: c.ignoreEmptyService,
     localIPs: local,
     multicluster,
   });

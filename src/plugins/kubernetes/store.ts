@@ -21,6 +21,7 @@ import { OneOrMany } from "./one-or-many.ts";
 import { Latch } from "./latch.ts";
 import { footprint, ptrTargets, published, type Footprint } from "./footprint.ts";
 import { AddressIndex } from "./address-index.ts";
+import { ServiceNames, type NameOptions } from "./service-names.ts";
 import { PendingChanges, type NameView } from "./pending-changes.ts";
 
 export interface StoreOptions {
@@ -47,6 +48,8 @@ export interface StoreOptions {
   onProgrammed?: (serviceKind: "headless_with_selector", seconds: number) => void;
   /** `multicluster`: the index that takes the ServiceImports and the imported EndpointSlices. */
   multicluster?: Multicluster;
+  /** Which names a service has (service-names.ts); the answers read them from the store's `names`. */
+  names?: NameOptions;
 }
 
 /** The store's slim state by kind, as [key, value] pairs: what a snapshot holds. */
@@ -76,6 +79,8 @@ export const NS_NAME = "ns.dns";
 const DEFAULT_MAX_NAMES = 10_000;
 
 export class Store {
+  /** The names below services, which records.ts answers and footprints list. */
+  readonly names: ServiceNames;
   readonly #o: StoreOptions;
   readonly #slim: Slimmer;
   readonly #services = new Map<string, Service>();
@@ -103,6 +108,7 @@ export class Store {
 
   constructor(o: StoreOptions) {
     this.#o = o;
+    this.names = new ServiceNames(o.names);
     const forward = o.zones.filter((z) => !isReverseZone(z));
     this.#pending = new PendingChanges(o.zones, forward, o.maxNames ?? DEFAULT_MAX_NAMES);
     this.#slim = new Slimmer(o);
@@ -236,13 +242,8 @@ export class Store {
     if (fresh("services")) for (const [k, v] of d.services) this.#applyService(k, v);
     if (fresh("endpointslices"))
       for (const [k, v] of d.endpointslices) this.#applySlice(k, this.#slim.pack(v));
-    if (fresh("endpoints")) {
-      for (const [k, v] of d.endpoints)
-        this.#applyLegacy(
-          k,
-          v.map((g) => this.#slim.pack(g)),
-        );
-    }
+    const pack = (g: EndpointGroup) => this.#slim.pack(g);
+    if (fresh("endpoints")) for (const [k, v] of d.endpoints) this.#applyLegacy(k, v.map(pack));
     if (fresh("namespaces")) for (const [k, v] of d.namespaces) this.#namespaces.set(k, v);
     if (fresh("pods") && this.#o.keepPods) for (const [k, v] of d.pods) this.#applyPod(k, v);
     for (const k of ["services", "endpointslices", "endpoints", "namespaces", "pods"] as const) {
@@ -457,9 +458,9 @@ export class Store {
     if (count === 0 || count - (prev ? 1 : 0) + (next ? 1 : 0) === 0) {
       return this.#change(svcKey, [], update);
     }
-    const before = footprint(svc, published(svc, prev));
+    const before = footprint(this.names, svc, published(svc, prev));
     update();
-    const after = footprint(svc, published(svc, next));
+    const after = footprint(this.names, svc, published(svc, next));
     // An address this slice no longer publishes may still be another slice's.
     let others: Set<string> | undefined;
     const kept = (ip: string) => {
@@ -526,7 +527,8 @@ export class Store {
   /** What the service `key` publishes now. */
   #footprint(key: string): Footprint {
     const svc = this.#services.get(key);
-    return svc ? footprint(svc, this.endpoints(svc)) : { names: new Map(), ips: new Map(), external: [] };
+    if (svc === undefined) return { names: new Map(), ips: new Map(), external: [] };
+    return footprint(this.names, svc, this.endpoints(svc));
   }
 
   /** Records changed names: `relative` under every forward zone, `absolute` as they are. Before the

@@ -12,6 +12,7 @@ import type { Kind, KObject } from "./source.ts";
 import { Store } from "./store.ts";
 import { Records } from "./records.ts";
 import { footprint } from "./footprint.ts";
+import type { NameOptions } from "./service-names.ts";
 import { kubernetesTransferer } from "./xfr.ts";
 import { endpointSlice, namespace, service } from "../../../test/k8s/objects.ts";
 
@@ -73,9 +74,13 @@ const COREDNS_FIXTURE: [Kind, KObject][] = [
   ["services", service("other", "hidden", { clusterIP: "10.0.0.99", ports: [{ name: "http", port: 80 }] })],
 ];
 
-function storeOf(objects: [Kind, KObject][], namespaces?: string[]): { store: Store; records: Records } {
+function storeOf(
+  objects: [Kind, KObject][],
+  namespaces?: string[],
+  names?: NameOptions,
+): { store: Store; records: Records } {
   const kinds: Kind[] = ["services", "endpointslices", "namespaces"];
-  const store = new Store({ zones: [ZONE], waitFor: kinds });
+  const store = new Store({ zones: [ZONE], waitFor: kinds, names });
   for (const kind of kinds) {
     store.listStart(kind);
     for (const [k, obj] of objects) {
@@ -85,7 +90,7 @@ function storeOf(objects: [Kind, KObject][], namespaces?: string[]): { store: St
     }
     store.listDone(kind);
   }
-  const records = new Records(store, { zones: [ZONE], ttl: 5, pods: "insecure", ignoreEmptyService: false });
+  const records = new Records(store, { zones: [ZONE], ttl: 5, pods: "insecure" });
   return { store, records };
 }
 
@@ -160,7 +165,8 @@ function publishedNames(store: Store): string[] {
   const names = [ZONE, join("ns.dns", ZONE)];
   for (const svc of store.services()) {
     if (!store.namespaceExposed(svc.ns)) continue;
-    for (const rel of footprint(svc, store.endpoints(svc)).names.keys()) names.push(join(rel, ZONE));
+    for (const rel of footprint(store.names, svc, store.endpoints(svc)).names.keys())
+      names.push(join(rel, ZONE));
   }
   return names;
 }
@@ -212,15 +218,10 @@ describe("kubernetes transfer", () => {
     const names = transfer(store, records).map((rr) => rr.name);
     assert.ok(names.includes("hidden.other.svc.cluster.local."), "exposed without a namespace filter");
     assert.ok(!names.some((n) => n.includes("nobody")));
-    const withIgnore = new Records(store, {
-      zones: [ZONE],
-      ttl: 5,
-      pods: "insecure",
-      ignoreEmptyService: true,
-    });
-    const without = transfer(store, withIgnore).map((rr) => rr.name);
+    const ignoring = storeOf(objects, undefined, { ignoreEmptyService: true });
+    const without = transfer(ignoring.store, ignoring.records).map((rr) => rr.name);
     assert.ok(!without.includes("svcempty.testns.svc.cluster.local."), "ignore empty_service");
-    assertSameAsAnswers(store, withIgnore);
+    assertSameAsAnswers(ignoring.store, ignoring.records);
   });
 
   it("merges a headless service's slices as its answers do, and weighs SRVs by their answer", () => {
@@ -277,7 +278,6 @@ db.web.svc.cluster.local. 5 IN SRV 0 33 3306 db-1.db.web.svc.cluster.local.
       zones: [ZONE, "in-addr.arpa."],
       ttl: 5,
       pods: "disabled",
-      ignoreEmptyService: false,
     });
     const t = kubernetesTransferer(store, records);
     assert.equal(t.transfer("in-addr.arpa."), undefined);

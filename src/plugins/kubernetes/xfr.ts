@@ -43,7 +43,8 @@ export function* zoneRecords(store: Store, records: Records, zone: string): Gene
   const services = [...store.services()].sort((a, b) =>
     a.name < b.name ? -1 : a.name > b.name ? 1 : a.ns < b.ns ? -1 : a.ns > b.ns ? 1 : 0,
   );
-  const { ttl, ignoreEmptyService } = records.options;
+  const { ttl } = records.options;
+  const { ignoreEmptyService = false } = store.names.options;
   for (const svc of services) {
     if (!store.namespaceExposed(svc.ns)) continue;
     const base = join(`${svc.name}.${svc.ns}.svc`, zone);
