@@ -206,6 +206,18 @@ const CASES: Case[] = [
     additional: ["myservice.test.svc.clusterset.local. 5 IN A 10.42.42.42"],
   },
   { q: "_tcp.myservice.test.svc.clusterset.local", type: "SRV", rcode: "NOERROR" },
+  // SRV at the import's own name, as CoreDNS answers it (an empty port and protocol match every
+  // port, named or not).
+  {
+    q: "myservice.test.svc.clusterset.local",
+    type: "SRV",
+    rcode: "NOERROR",
+    answer: [
+      "myservice.test.svc.clusterset.local. 5 IN SRV 0 50 443 myservice.test.svc.clusterset.local.",
+      "myservice.test.svc.clusterset.local. 5 IN SRV 0 50 8080 myservice.test.svc.clusterset.local.",
+    ],
+    additional: ["myservice.test.svc.clusterset.local. 5 IN A 10.42.42.42"],
+  },
   { q: "_http._tcp.myservice.test.svc.clusterset.local", type: "SRV", rcode: "NXDOMAIN" },
   { q: "_udp.myservice.test.svc.clusterset.local", type: "SRV", rcode: "NXDOMAIN" },
   // 2.3.4: no name for one cluster's backends of a ClusterSetIP import.
@@ -259,16 +271,17 @@ const CASES: Case[] = [
   // 2.4.4: the cluster's own name holds nothing; above its endpoints' names it exists (RFC 8020).
   { q: "cluster-a.headless.test.svc.clusterset.local", type: "A", rcode: "NOERROR" },
   { q: "cluster-c.headless.test.svc.clusterset.local", type: "A", rcode: "NXDOMAIN" },
-  // 2.4.2: SRV per ready endpoint and named port, N x M, to the per-cluster names.
+  // 2.4.2: SRV per ready endpoint and named port, N x M, to the per-cluster names. Weighed as CoreDNS
+  // weighs them: every address counts (my-pet-1 of cluster-b has two), 100 / 5.
   {
     q: "_https._tcp.headless.test.svc.clusterset.local",
     type: "SRV",
     rcode: "NOERROR",
     answer: [
-      "_https._tcp.headless.test.svc.clusterset.local. 5 IN SRV 0 25 443 my-pet-1.cluster-a.headless.test.svc.clusterset.local.",
-      "_https._tcp.headless.test.svc.clusterset.local. 5 IN SRV 0 25 443 my-pet-2.cluster-a.headless.test.svc.clusterset.local.",
-      "_https._tcp.headless.test.svc.clusterset.local. 5 IN SRV 0 25 443 my-pet-1.cluster-b.headless.test.svc.clusterset.local.",
-      "_https._tcp.headless.test.svc.clusterset.local. 5 IN SRV 0 25 443 10-4-0-101.cluster-b.headless.test.svc.clusterset.local.",
+      "_https._tcp.headless.test.svc.clusterset.local. 5 IN SRV 0 20 443 my-pet-1.cluster-a.headless.test.svc.clusterset.local.",
+      "_https._tcp.headless.test.svc.clusterset.local. 5 IN SRV 0 20 443 my-pet-2.cluster-a.headless.test.svc.clusterset.local.",
+      "_https._tcp.headless.test.svc.clusterset.local. 5 IN SRV 0 20 443 my-pet-1.cluster-b.headless.test.svc.clusterset.local.",
+      "_https._tcp.headless.test.svc.clusterset.local. 5 IN SRV 0 20 443 10-4-0-101.cluster-b.headless.test.svc.clusterset.local.",
     ],
     additional: [
       "my-pet-1.cluster-a.headless.test.svc.clusterset.local. 5 IN A 10.3.0.100",

@@ -8,29 +8,13 @@
 // controller derived: the store then keeps it too). Each change returns the names, relative to the
 // zone, whose answers it may have changed, for the answer cache.
 
-import type { EndpointGroup, SvcPort } from "./slim-types.ts";
+import type { ClusterGroup, ServiceImport } from "./slim-types.ts";
 import type { KEndpointSlice, KServiceImport } from "./source.ts";
 import { MCS_SERVICE_NAME_LABEL, MCS_SOURCE_CLUSTER_LABEL, SERVICE_NAME_LABEL } from "./source.ts";
 import { Slimmer, normalIP, slimPorts, type SlimOptions } from "./slim.ts";
 import { OneOrMany } from "./one-or-many.ts";
-
-/** A ServiceImport as the multicluster zones answer it. */
-export interface ServiceImport {
-  readonly name: string;
-  readonly ns: string;
-  /** spec.type Headless; otherwise ClusterSetIP. */
-  readonly headless: boolean;
-  /** spec.ips: the clusterset IPs (ClusterSetIP), canonical. */
-  readonly ips: readonly string[];
-  readonly ports: readonly SvcPort[];
-}
-
-/** An imported EndpointSlice: its endpoints, ports and the cluster they run in. */
-export interface ClusterGroup extends EndpointGroup {
-  /** multicluster.kubernetes.io/source-cluster, lowercase; "" when it is no DNS label (its endpoints
-   * then count for the service's addresses but have no names of their own). */
-  readonly cluster: string;
-}
+import { importNames } from "./import-names.ts";
+import { under } from "./name-tree.ts";
 
 const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
@@ -137,29 +121,27 @@ export class Multicluster {
     return changed;
   }
 
-  /** Runs `update` and returns every name the import `name.ns` had before or has after, relative to
-   * the zone: a superset of the names whose answers changed, which is all the answer cache needs. */
+  /** Runs `update` and returns the names, relative to the zone, whose answers it changed: those the
+   * import `name.ns` lists (import-names.ts) with another holding before than after, and its
+   * namespace when that comes or goes with its imports. */
   #change(ns: string, name: string, update: () => void): string[] {
-    const names = new Set(this.#names(ns, name));
+    const had = this.#perNs.has(ns);
+    const before = this.#names(ns, name);
     update();
-    for (const n of this.#names(ns, name)) names.add(n);
-    return [...names];
+    const after = this.#names(ns, name);
+    const changed = [...before].filter(([n, sig]) => after.get(n) !== sig).map(([n]) => n);
+    for (const n of after.keys()) if (!before.has(n)) changed.push(n);
+    if (this.#perNs.has(ns) !== had) changed.push(`${ns}.svc`);
+    return changed;
   }
 
-  #names(ns: string, name: string): string[] {
-    const base = `${name}.${ns}.svc`;
-    const out = [base, `${ns}.svc`];
+  /** The names the import lists, relative to the zone, with a signature of what each holds. */
+  #names(ns: string, name: string): Map<string, string> {
     const imp = this.import(ns, name);
-    const ports: SvcPort[] = [...(imp?.ports ?? [])];
-    for (const key of this.#slicesOf.get(`${name}.${ns}`)) {
-      const g = this.#slices.get(key)!;
-      ports.push(...g.ports);
-      if (g.cluster === "") continue;
-      out.push(`${g.cluster}.${base}`);
-      for (const e of g.endpoints) out.push(`${e.name}.${g.cluster}.${base}`);
-    }
-    for (const p of ports)
-      if (p.name !== "") out.push(`_${p.proto}.${base}`, `_${p.name}._${p.proto}.${base}`);
+    const out = new Map<string, string>();
+    if (imp === undefined) return out;
+    const list = importNames.list({ imp, groups: this.endpoints(imp), withSrv: true });
+    for (const [n, h] of under(list, `${name}.${ns}.svc`)) out.set(n, JSON.stringify(h));
     return out;
   }
 

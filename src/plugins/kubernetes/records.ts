@@ -15,7 +15,7 @@ import { isReverseZone } from "./store.ts";
 import { normalIP } from "./slim.ts";
 import { dashed } from "./packed.ts";
 import { NS_NAME } from "./store.ts";
-import { addressRecords, srvSet } from "./record-sets.ts";
+import { addressRecords, holdingRecords } from "./record-sets.ts";
 import type { Multicluster } from "./multicluster.ts";
 import { MCS_SCHEMA_VERSION, multiclusterNode } from "./multicluster-records.ts";
 
@@ -166,8 +166,10 @@ export class Records {
       return { rrs: this.#addresses(qname, this.#nsAddresses()) };
     }
     if (top === "svc") {
-      if (mc === undefined) return this.#svcTree(zone, qname, labels, qtype, spelled);
-      return multiclusterNode(mc, zone, labels, this.#options.ttl, (ns) => this.#store.namespaceExposed(ns));
+      if (mc === undefined) return this.#svcTree(qname, labels, qtype, spelled);
+      const withSrv = qtype === Type.SRV || qtype === Type.ANY;
+      const exposed = (ns: string) => this.#store.namespaceExposed(ns);
+      return multiclusterNode(mc, qname, labels, withSrv, spelled, this.#options.ttl, exposed);
     }
     if (top === "pod") return mc === undefined ? this.#podTree(qname, labels) : undefined;
     return undefined;
@@ -220,7 +222,7 @@ export class Records {
   /** Names below <zone> ending in `svc`: labels are [..., service, namespace, "svc"], and what a name
    * below a service holds is service-names.ts's. SRV records at the service's own name are made only
    * for the queries that can use them (SRV, ANY). */
-  #svcTree(zone: string, qname: string, labels: string[], qtype: number, spelled: string): Node | undefined {
+  #svcTree(qname: string, labels: string[], qtype: number, spelled: string): Node | undefined {
     const n = labels.length;
     const ns = labels[n - 2];
     if (!this.#store.namespaceExposed(ns)) return undefined;
@@ -231,22 +233,10 @@ export class Records {
     const groups = this.#store.endpoints(svc);
     const h = this.#store.names.holding(svc, groups, labels.slice(0, n - 3), withSrv);
     if (h === undefined) return undefined;
-    const rrs = h.addresses === undefined ? [] : this.#addresses(qname, h.addresses);
-    if (h.cname !== undefined) {
-      const data = { type: Type.CNAME, target: h.cname } as const;
-      rrs.push({ name: qname, type: Type.CNAME, class: Class.IN, ttl: this.#options.ttl, data });
-    }
-    const node: Node = { rrs, uncacheable: h.unlisted };
-    if (h.srv === undefined || h.srv.length === 0) return node;
     // SRV targets keep the client's spelling of the zone, as CoreDNS's do.
     const rel = `${svc.name}.${svc.ns}.svc`;
-    const entries = h.srv.map((e) => ({
-      port: e.port,
-      target: join(e.host === undefined ? rel : `${e.host}.${rel}`, spelled),
-      ip: e.ip,
-    }));
-    const srv = srvSet(qname, entries, this.#options.ttl);
-    return { ...node, rrs: [...rrs, ...srv.rrs], additional: srv.additional };
+    const target = (host?: string) => join(host === undefined ? rel : `${host}.${rel}`, spelled);
+    return { ...holdingRecords(qname, h, target, this.#options.ttl), uncacheable: h.unlisted };
   }
 
   /** Names below <zone> ending in `pod`: [address, namespace, "pod"] (spec 2.6, deprecated). */

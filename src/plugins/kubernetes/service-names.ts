@@ -1,10 +1,7 @@
-// The names below a Service in the cluster zone, written once. Each shape of name says how a query's
-// labels take that shape and what each name of that shape holds, for one name or for all of them:
-// records.ts answers a name from its shape, and footprint.ts lists every name a service has with a
-// signature of what it holds, which the store compares before and after each change to tell the
-// answer cache exactly which names changed. The one walk per shape serves both, so the two cannot
-// disagree on which names exist or what they hold (service-names.test.ts checks it on random
-// clusters).
+// The names below a Service in the cluster zone, written once as a name tree (name-tree.ts):
+// records.ts answers a name from it, and footprint.ts lists every name a service has with a signature
+// of what it holds, which the store compares before and after each change to tell the answer cache
+// exactly which names changed.
 //
 //   SERVICE.NS.svc               the cluster IPs, or a headless service's endpoints; SRV for every
 //                                port (CoreDNS matches an empty port and protocol against all); an
@@ -20,28 +17,21 @@
 // (the spec's NXDOMAIN), and neither has any service with `ignore empty_service`.
 
 import type { EndpointGroup, Service, SvcPort } from "./slim-types.ts";
+import {
+  EMPTY,
+  NameTree,
+  addTo,
+  one,
+  under,
+  type Holding,
+  type Shape,
+  type SrvHolding,
+} from "./name-tree.ts";
 
 /** The options that decide which names exist. */
 export interface NameOptions {
   /** `ignore empty_service`: a service with a cluster IP and no published endpoint does not exist. */
   readonly ignoreEmptyService?: boolean;
-}
-
-/** One SRV record a name holds, before it is a record: the target is the service's own name, or the
- * labels `host` above it (an endpoint's name), with the address behind it for the additional section. */
-export interface SrvHolding {
-  readonly port: number;
-  readonly host?: string;
-  readonly ip: string;
-}
-
-/** What a name holds. No field: it exists with no record (NODATA). */
-export interface Holding {
-  readonly addresses?: readonly string[];
-  readonly srv?: readonly SrvHolding[];
-  readonly cname?: string;
-  /** Not among the names a service lists: its answer must not be cached. */
-  readonly unlisted?: true;
 }
 
 /** The shapes, for explain.ts to say which one a name has. */
@@ -55,21 +45,10 @@ interface Subject {
   readonly withSrv: boolean;
 }
 
-interface Shape {
-  readonly name: ShapeName;
-  /** Whether `below`, the labels left of SERVICE.NS.svc (innermost last), have this shape. */
-  is(below: readonly string[], o: NameOptions): boolean;
-  /** The names of this shape the subject has with what each holds, keyed by their `below` joined
-   * with dots; with `only`, just that one (when it exists), which may be unlisted. */
-  each(s: Subject, only?: readonly string[]): Map<string, Holding>;
-}
-
 /** The labels of the zonal names' parent: ZONE.pin._zone.SERVICE.NS.svc. */
 export const ZONAL = "pin._zone";
 
-const EMPTY: Holding = {};
-
-const SHAPES: readonly Shape[] = [
+const SHAPES: readonly Shape<Subject, ShapeName>[] = [
   {
     name: "service",
     is: (below) => below.length === 0,
@@ -100,7 +79,7 @@ const SHAPES: readonly Shape[] = [
       const byZone = new Map<string, string[]>();
       for (const g of s.groups)
         for (const e of g.endpoints)
-          if (e.zone !== undefined && (only === undefined || e.zone === only[0])) add(byZone, e.zone, e.ip);
+          if (e.zone !== undefined && (only === undefined || e.zone === only[0])) addTo(byZone, e.zone, e.ip);
       const out = new Map<string, Holding>();
       for (const [zone, addresses] of byZone) out.set(`${zone}.${ZONAL}`, { addresses });
       return out;
@@ -135,7 +114,8 @@ const SHAPES: readonly Shape[] = [
     each(s, only) {
       const byName = new Map<string, string[]>();
       for (const g of s.groups)
-        for (const e of g.endpoints) if (only === undefined || e.name === only[0]) add(byName, e.name, e.ip);
+        for (const e of g.endpoints)
+          if (only === undefined || e.name === only[0]) addTo(byName, e.name, e.ip);
       const out = new Map<string, Holding>();
       for (const [name, addresses] of byName) out.set(name, { addresses });
       return out;
@@ -146,14 +126,21 @@ const SHAPES: readonly Shape[] = [
 /** The names below services, for one set of options: the store lists them, records answers them. */
 export class ServiceNames {
   readonly options: NameOptions;
+  readonly #tree: NameTree<Subject, ShapeName>;
 
   constructor(options: NameOptions = {}) {
     this.options = options;
+    this.#tree = new NameTree(SHAPES, (s, shape) => {
+      if (s.svc.externalName !== undefined) return shape === "service";
+      // The spec: a headless service without published endpoints is NXDOMAIN; `ignore empty_service`
+      // says the same of the others.
+      return s.groups.length > 0 || !(s.svc.headless || options.ignoreEmptyService);
+    });
   }
 
   /** The shape of the name `below` SERVICE.NS.svc, or undefined when no name has it. */
   shapeOf(below: readonly string[]): ShapeName | undefined {
-    return SHAPES.find((shape) => shape.is(below, this.options))?.name;
+    return this.#tree.shapeOf(below);
   }
 
   /** What the name `below` the service holds; undefined when it does not exist. `withSrv` asks for
@@ -164,42 +151,14 @@ export class ServiceNames {
     below: readonly string[],
     withSrv: boolean,
   ): Holding | undefined {
-    const shape = SHAPES.find((x) => x.is(below, this.options));
-    if (shape === undefined || !this.#exists(svc, groups, shape)) return undefined;
-    return shape.each({ svc, groups, withSrv }, below).get(below.join("."));
+    return this.#tree.holding({ svc, groups, withSrv }, below);
   }
 
   /** Every name the service has, relative to the zone (`_http._tcp.web.default.svc`), with what it
    * holds. */
   list(svc: Service, groups: readonly EndpointGroup[]): Map<string, Holding> {
-    const base = `${svc.name}.${svc.ns}.svc`;
-    const out = new Map<string, Holding>();
-    const s: Subject = { svc, groups, withSrv: true };
-    for (const shape of SHAPES) {
-      if (!this.#exists(svc, groups, shape)) continue;
-      for (const [below, h] of shape.each(s)) out.set(below === "" ? base : `${below}.${base}`, h);
-    }
-    return out;
+    return under(this.#tree.list({ svc, groups, withSrv: true }), `${svc.name}.${svc.ns}.svc`);
   }
-
-  /** Whether the service has names of this shape at all. */
-  #exists(svc: Service, groups: readonly EndpointGroup[], shape: Shape): boolean {
-    if (svc.externalName !== undefined) return shape.name === "service";
-    // The spec: a headless service without published endpoints is NXDOMAIN; `ignore empty_service`
-    // says the same of the others.
-    return groups.length > 0 || !(svc.headless || this.options.ignoreEmptyService);
-  }
-}
-
-/** A map of the one name `key`. */
-function one(key: string, h: Holding): Map<string, Holding> {
-  return new Map([[key, h]]);
-}
-
-function add(m: Map<string, string[]>, key: string, ip: string): void {
-  const list = m.get(key);
-  if (list === undefined) m.set(key, [ip]);
-  else list.push(ip);
 }
 
 /** The named ports SRV records exist for: the service's own for a cluster IP service, those of its

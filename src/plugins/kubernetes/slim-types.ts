@@ -61,3 +61,21 @@ export interface SlimPod {
   ips: readonly string[];
   hostNetwork?: true;
 }
+
+/** A ServiceImport as the multicluster zones answer it. */
+export interface ServiceImport {
+  readonly name: string;
+  readonly ns: string;
+  /** spec.type Headless; otherwise ClusterSetIP. */
+  readonly headless: boolean;
+  /** spec.ips: the clusterset IPs (ClusterSetIP), canonical. */
+  readonly ips: readonly string[];
+  readonly ports: readonly SvcPort[];
+}
+
+/** An imported EndpointSlice: its endpoints, ports and the cluster they run in. */
+export interface ClusterGroup extends EndpointGroup {
+  /** multicluster.kubernetes.io/source-cluster, lowercase; "" when it is no DNS label (its endpoints
+   * then count for the service's addresses but have no names of their own). */
+  readonly cluster: string;
+}
