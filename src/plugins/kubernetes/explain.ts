@@ -34,17 +34,23 @@ export function explain(store: Store, o: RecordsOptions, zone: string, qname: st
   const below = labels.slice(0, n - 3);
   switch (store.names.shapeOf(below)) {
     case undefined:
+      if (below.at(-1) === "_zone" && !store.names.options.zonal)
+        return [...lines, "zonal names are off: the kubernetes block has no 'zonal'"];
       return [...lines, `no name below a service has this form`];
     case "service":
       return [...lines, ...explainEndpoints(store, svc, undefined)];
-    case "zonal":
+    case "zonal": {
+      const zone = below.slice(0, -2).join(".");
+      const fallback = below.at(-2) === "prefer" ? ", or every endpoint when none is there" : "";
+      if (!svc.headless) return [...lines, "zonal names are a headless service's only"];
       return [
         ...lines,
-        `a zonal name: the endpoints in zone '${below[0]}'`,
-        ...explainEndpoints(store, svc, undefined, below[0]),
+        `a zonal name: the endpoints in zone '${zone}'${fallback}`,
+        ...explainEndpoints(store, svc, undefined, zone),
       ];
+    }
     case "zonal-parent":
-      return [...lines, `a parent of the zonal names: it exists when an endpoint has a zone`];
+      return [...lines, `a parent of the zonal names of a headless service`];
     case "proto":
     case "port":
       return [...lines, `SRV port names from the Service's named ports and the endpoints' ports`];

@@ -24,6 +24,10 @@ export interface Holding {
 
 export interface Shape<S, N extends string> {
   readonly name: N;
+  /** The shape has more names than the tree lists (one per label): not only do its unlisted names
+   * answer uncached, so does every name of the shape that does not exist, since a change the tree
+   * cannot list may make it exist. */
+  readonly open?: true;
   /** Whether `below`, the labels left of the object's own name (innermost last), have this shape. */
   is(below: readonly string[]): boolean;
   /** The names of this shape the subject has, with what each holds, keyed by their `below` joined
@@ -44,6 +48,11 @@ export class NameTree<S, N extends string> {
   /** The shape of the name `below` the object, or undefined when no name has it. */
   shapeOf(below: readonly string[]): N | undefined {
     return this.#shapes.find((shape) => shape.is(below))?.name;
+  }
+
+  /** Whether the shape of the name `below` is open (see Shape.open). */
+  isOpen(below: readonly string[]): boolean {
+    return this.#shapes.find((shape) => shape.is(below))?.open === true;
   }
 
   /** What the name `below` the object holds; undefined when it does not exist. */

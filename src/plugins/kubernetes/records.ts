@@ -61,6 +61,8 @@ interface Node {
 }
 
 const EMPTY: Node = { rrs: [] };
+/** A name that does not exist but may after a change the store cannot list (a zonal name). */
+const OPEN_MISSING: Node = { rrs: [], missing: true, uncacheable: true };
 
 export class Records {
   readonly #store: Store;
@@ -228,11 +230,12 @@ export class Records {
     if (!this.#store.namespaceExposed(ns)) return undefined;
     if (n === 2) return EMPTY;
     const svc = this.#store.service(ns, labels[n - 3]);
-    if (!svc) return undefined;
+    const below = labels.slice(0, n - 3);
+    const missing = () => (this.#store.names.isOpen(below) ? OPEN_MISSING : undefined);
+    if (!svc) return missing();
     const withSrv = qtype === Type.SRV || qtype === Type.ANY;
-    const groups = this.#store.endpoints(svc);
-    const h = this.#store.names.holding(svc, groups, labels.slice(0, n - 3), withSrv);
-    if (h === undefined) return undefined;
+    const h = this.#store.names.holding(svc, this.#store.endpoints(svc), below, withSrv);
+    if (h === undefined) return missing();
     // SRV targets keep the client's spelling of the zone, as CoreDNS's do.
     const rel = `${svc.name}.${svc.ns}.svc`;
     const target = (host?: string) => join(host === undefined ? rel : `${host}.${rel}`, spelled);

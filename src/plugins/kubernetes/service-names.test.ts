@@ -66,12 +66,9 @@ function candidates(): string[] {
         const below = ["", "_tcp", "_udp", "_sctp", "_http._tcp", "_dns._udp", "_dns._tcp", "_x._tcp"];
         below.push(...endpointLabels);
         if (zone === ZONE) {
-          below.push(
-            "_zone",
-            "pin._zone",
-            "prefer._zone",
-            ...[...ZONE_LABELS, "z9"].map((z) => `${z}.pin._zone`),
-          );
+          const zones = [...ZONE_LABELS, "z9", "z1.z2"];
+          below.push("_zone", "pin._zone", "prefer._zone", "x._zone");
+          below.push(...zones.flatMap((z) => [`${z}.pin._zone`, `${z}.prefer._zone`]));
         } else {
           for (const c of [...CLUSTERS, "c9"]) below.push(c, ...endpointLabels.map((l) => `${l}.${c}`));
         }
@@ -182,7 +179,7 @@ function answers(records: Records, names: readonly string[]): { text: string; ca
   });
 }
 
-const OPTIONS: NameOptions[] = [{}, { ignoreEmptyService: true }];
+const OPTIONS: NameOptions[] = [{}, { zonal: true }, { ignoreEmptyService: true, zonal: true }];
 
 describe("service names: what the store lists is what the answers hold", () => {
   for (const [i, names] of OPTIONS.entries()) {

@@ -9,8 +9,10 @@
 //   _PROTO.SERVICE.NS.svc        nothing, when a named port uses PROTO (a parent of the SRV names)
 //   _PORT._PROTO.SERVICE.NS.svc  SRV for the named port
 //   ENDPOINT.SERVICE.NS.svc      the addresses of the endpoints of that name
-//   ZONE.pin._zone.SERVICE...    the addresses of the endpoints in that zone (CoreDNS PR 8388)
-//   pin._zone, _zone             nothing, above the zonal names
+//   ZONE.pin._zone.SERVICE...    with `zonal`, a headless service's endpoints in ZONE (CoreDNS PR 8388;
+//                                ZONE may span labels), addresses and SRV for every port
+//   ZONE.prefer._zone.SERVICE... the same, or every endpoint when none is in ZONE
+//   pin._zone, prefer._zone, _zone  nothing, above the zonal names
 //
 // A name the list cannot hold, because there are as many as there are labels, is marked unlisted:
 // its answer must not be cached. A headless service without a published endpoint has no names at all
@@ -32,6 +34,8 @@ import {
 export interface NameOptions {
   /** `ignore empty_service`: a service with a cluster IP and no published endpoint does not exist. */
   readonly ignoreEmptyService?: boolean;
+  /** `zonal`: headless services have zonal names. */
+  readonly zonal?: boolean;
 }
 
 /** The shapes, for explain.ts to say which one a name has. */
@@ -45,43 +49,53 @@ interface Subject {
   readonly withSrv: boolean;
 }
 
-/** The labels of the zonal names' parent: ZONE.pin._zone.SERVICE.NS.svc. */
-export const ZONAL = "pin._zone";
+/** The zonal names (CoreDNS PR 8388): ZONE.DIRECTIVE._zone.SERVICE.NS.svc. `pin` holds the endpoints
+ * in ZONE; `prefer` those, or every endpoint when none is in ZONE. */
+const ZONE_LABEL = "_zone";
+const DIRECTIVES = ["pin", "prefer"];
+const ZONAL_SHAPES: readonly ShapeName[] = ["zonal", "zonal-parent"];
+
+function isDirective(label: string): boolean {
+  return DIRECTIVES.includes(label);
+}
 
 const SHAPES: readonly Shape<Subject, ShapeName>[] = [
   {
     name: "service",
     is: (below) => below.length === 0,
     each(s) {
-      const { svc, groups } = s;
+      const { svc } = s;
       if (svc.externalName !== undefined) return one("", { cname: svc.externalName });
-      const addresses = svc.headless ? groups.flatMap((g) => g.endpoints.map((e) => e.ip)) : svc.clusterIPs;
+      if (svc.headless) return one("", endpointsOf(s));
+      const addresses = svc.clusterIPs;
       return one("", s.withSrv ? { addresses, srv: srvOf(s, () => true) } : { addresses });
     },
   },
   {
     name: "zonal-parent",
-    is: (below) => below.join(".") === ZONAL || (below.length === 1 && below[0] === "_zone"),
-    each(s) {
-      const zoned = s.groups.some((g) => g.endpoints.some((e) => e.zone !== undefined));
-      return zoned
-        ? new Map([
-            [ZONAL, EMPTY],
-            ["_zone", EMPTY],
-          ])
-        : new Map();
+    is: (below) =>
+      below.at(-1) === ZONE_LABEL && (below.length === 1 || (below.length === 2 && isDirective(below[0]))),
+    each() {
+      return new Map([ZONE_LABEL, ...DIRECTIVES.map((d) => `${d}.${ZONE_LABEL}`)].map((k) => [k, EMPTY]));
     },
   },
   {
     name: "zonal",
-    is: (below) => below.length === 3 && below[1] === "pin" && below[2] === "_zone",
+    open: true,
+    is: (below) => below.length >= 3 && below.at(-1) === ZONE_LABEL && isDirective(below.at(-2)!),
     each(s, only) {
-      const byZone = new Map<string, string[]>();
-      for (const g of s.groups)
-        for (const e of g.endpoints)
-          if (e.zone !== undefined && (only === undefined || e.zone === only[0])) addTo(byZone, e.zone, e.ip);
       const out = new Map<string, Holding>();
-      for (const [zone, addresses] of byZone) out.set(`${zone}.${ZONAL}`, { addresses });
+      const zones = only !== undefined ? [only.slice(0, -2).join(".")] : zonesOf(s.groups);
+      for (const zone of zones) {
+        const here = inZone(s.groups, zone);
+        for (const directive of only !== undefined ? [only.at(-2)!] : DIRECTIVES) {
+          // A zone no endpoint is in: pin holds nothing, prefer every endpoint; there are as many such
+          // names as labels, so none is listed.
+          const listed = here.length > 0;
+          const h = endpointsOf({ ...s, groups: listed || directive === "pin" ? here : s.groups });
+          out.set(`${zone}.${directive}.${ZONE_LABEL}`, listed ? h : { ...h, unlisted: true });
+        }
+      }
       return out;
     },
   },
@@ -130,12 +144,21 @@ export class ServiceNames {
 
   constructor(options: NameOptions = {}) {
     this.options = options;
-    this.#tree = new NameTree(SHAPES, (s, shape) => {
+    const shapes = SHAPES.filter((x) => options.zonal || !ZONAL_SHAPES.includes(x.name));
+    this.#tree = new NameTree(shapes, (s, shape) => {
       if (s.svc.externalName !== undefined) return shape === "service";
+      // Zonal names are a headless service's only: a cluster IP has no zone.
+      if (ZONAL_SHAPES.includes(shape) && !s.svc.headless) return false;
       // The spec: a headless service without published endpoints is NXDOMAIN; `ignore empty_service`
       // says the same of the others.
       return s.groups.length > 0 || !(s.svc.headless || options.ignoreEmptyService);
     });
+  }
+
+  /** Whether the name `below` SERVICE.NS.svc is of a shape with more names than the list holds: its
+   * answer is not cached unless it is listed, NXDOMAIN included. */
+  isOpen(below: readonly string[]): boolean {
+    return this.#tree.isOpen(below);
   }
 
   /** The shape of the name `below` SERVICE.NS.svc, or undefined when no name has it. */
@@ -159,6 +182,27 @@ export class ServiceNames {
   list(svc: Service, groups: readonly EndpointGroup[]): Map<string, Holding> {
     return under(this.#tree.list({ svc, groups, withSrv: true }), `${svc.name}.${svc.ns}.svc`);
   }
+}
+
+/** What the subject's endpoints hold together: their addresses, and SRV records for every port. */
+function endpointsOf(s: Subject): Holding {
+  const addresses = s.groups.flatMap((g) => g.endpoints.map((e) => e.ip));
+  return s.withSrv ? { addresses, srv: srvOf(s, () => true) } : { addresses };
+}
+
+/** The zones the endpoints are in. */
+function zonesOf(groups: readonly EndpointGroup[]): string[] {
+  const zones = new Set<string>();
+  for (const g of groups) for (const e of g.endpoints) if (e.zone !== undefined) zones.add(e.zone);
+  return [...zones];
+}
+
+/** The groups cut down to their endpoints in `zone`; those left without one dropped. */
+function inZone(groups: readonly EndpointGroup[], zone: string): EndpointGroup[] {
+  return groups.flatMap((g) => {
+    const endpoints = g.endpoints.filter((e) => e.zone === zone);
+    return endpoints.length > 0 ? [{ ...g, endpoints }] : [];
+  });
 }
 
 /** The named ports SRV records exist for: the service's own for a cluster IP service, those of its

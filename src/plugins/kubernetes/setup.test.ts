@@ -131,6 +131,11 @@ describe("setup: options", () => {
     assert.deepEqual(kindsFor(c), ["services", "namespaces", "pods"]);
   });
 
+  it("zonal: off by default, on with the option (CoreDNS PR 8388)", () => {
+    assert.equal(parseConfig(k8s([]), ctxZones).zonal, undefined);
+    assert.equal(parseConfig(k8s([], ["zonal"]), ctxZones).zonal, true);
+  });
+
   it("kubeconfig with and without a context; fallthrough without zones means all; objects", () => {
     const a = parseConfig(k8s([], ["kubeconfig kube.conf prod", "fallthrough"]), ctxZones);
     assert.equal(a.kubeconfig, join(ROOT, "kube.conf"));
@@ -211,6 +216,15 @@ describe("setup: options", () => {
     ["a negative TTL", [], ["ttl -1"], 4, /out of range/],
     ["a TTL that is no number", [], ["ttl 5s"], 4, /'5s' is not an integer/],
     ["noendpoints with an argument", [], ["noendpoints please"], 4, /takes 0 argument/],
+    ["zonal with an argument", [], ["zonal pin"], 4, /takes 0 argument/],
+    // CoreDNS: zonal names come from the endpoints, which noendpoints does not read.
+    [
+      "zonal with noendpoints",
+      [],
+      ["zonal", "noendpoints"],
+      3,
+      /zonal requires the endpoint cache; remove noendpoints/,
+    ],
     [
       "ignore something else",
       [],

@@ -79,6 +79,8 @@ export interface KubernetesConfig {
   limits: ApiLimits;
   /** `multicluster [ZONES...]`: the zones answered from ServiceImports (canonical). */
   multicluster?: string[];
+  /** `zonal`: headless services' zonal names (CoreDNS PR 8388). */
+  zonal?: true;
 }
 
 /** The zone of the Multi-Cluster Services API (KEP-1645): `multicluster` without zones. */
@@ -188,6 +190,11 @@ export function parseConfig(d: Directive, ctx: Pick<SetupContext, "zones" | "roo
       argCount(opt, NAME, 0, 0);
       c.noEndpoints = true;
     },
+    zonal(opt) {
+      once(opt);
+      argCount(opt, NAME, 0, 0);
+      c.zonal = true;
+    },
     fallthrough(opt) {
       once(opt);
       c.fallthrough = fallthroughZones(opt);
@@ -260,6 +267,10 @@ export function parseConfig(d: Directive, ctx: Pick<SetupContext, "zones" | "roo
   if (c.kubeconfig !== undefined && c.endpoint !== undefined) {
     throw configError(d, NAME, "'kubeconfig' and 'endpoint' name the API two ways: use one");
   }
+  if (c.zonal && c.noEndpoints) {
+    // CoreDNS's words: zonal names come from the endpoints, which noendpoints does not read.
+    throw configError(d, NAME, "zonal requires the endpoint cache; remove noendpoints");
+  }
   if (c.multicluster && c.snapshot) {
     throw configError(d, NAME, "'snapshot' does not keep multi-cluster services yet: use one or the other");
   }
@@ -317,7 +328,7 @@ export const setup: Setup = async (d, ctx) => {
     onChange: (names) => (names === "all" ? ctx.invalidate() : ctx.invalidateNames(names)),
     onProgrammed: observeProgramming,
     multicluster,
-    names: { ignoreEmptyService: c.ignoreEmptyService },
+    names: { ignoreEmptyService: c.ignoreEmptyService, zonal: c.zonal },
   });
   const records = new Records(store, {
     zones: c.zones,
