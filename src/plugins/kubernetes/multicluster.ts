@@ -48,6 +48,11 @@ export class Multicluster {
     return this.#imports.get(`${ns}/${name}`);
   }
 
+  /** Every import, in no particular order (a zone transfer sorts them). */
+  imports(): IterableIterator<ServiceImport> {
+    return this.#imports.values();
+  }
+
   hasNamespace(ns: string): boolean {
     return this.#perNs.has(ns);
   }
