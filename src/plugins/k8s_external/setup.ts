@@ -14,7 +14,8 @@ import {
 import type { Directive } from "../../corefile/types.ts";
 import { configError } from "../../corefile/errors.ts";
 import { isReverseZone, NS_NAME } from "../kubernetes/store.ts";
-import { EXTERNAL_OFFER, type ExternalOffer } from "../kubernetes/external-offer.ts";
+import { EXTERNALER } from "../kubernetes/external-offer.ts";
+import { offered } from "../offers.ts";
 import type { StoreAnswers } from "../kubernetes/serve-from-store.ts";
 import { ExternalRecords } from "./records.ts";
 import { k8sExternal } from "./external.ts";
@@ -76,12 +77,12 @@ export const setup: Setup = (d, ctx) => {
   // The kubernetes plugin is set up after this one (chain order): its store is there at start-up,
   // before its source starts, so the view is in place for the first sync.
   ctx.onStartup(() => {
-    const offer = ctx.block.shared.get(EXTERNAL_OFFER) as ExternalOffer | undefined;
-    if (offer === undefined)
+    const cluster = offered(ctx.block.shared, EXTERNALER);
+    if (cluster === undefined)
       throw configError(d, NAME, "the kubernetes plugin of this block offers no store");
-    const records = new ExternalRecords(offer.store, { ...c, localIPs: offer.localIPs });
+    const records = new ExternalRecords(cluster, c);
     const nameServer = `ns1.${c.apex}`;
-    offer.store.addView({
+    cluster.addView({
       zones: c.zones.filter((z) => !isReverseZone(z)),
       apexes: c.zones,
       // SERVICE.NS.svc -> SERVICE.NS (and the SRV and endpoint names below it); the name server's.
@@ -89,7 +90,7 @@ export const setup: Setup = (d, ctx) => {
     });
     const answers: StoreAnswers = {
       name: NAME,
-      gate: offer.gate,
+      gate: cluster.gate,
       fallthrough: c.fallthrough,
       soa: (zone) => records.soa(zone),
       answer: (zone, qname, qtype, spelled) => records.answer(zone, qname, qtype, spelled),

@@ -26,11 +26,12 @@ import { Records } from "./records.ts";
 import { kubernetesPlugin } from "./kubernetes.ts";
 import { StartupGate } from "./startup-gate.ts";
 import { localIPs } from "./local-ips.ts";
-import { EXTERNAL_OFFER, type ExternalOffer } from "./external-offer.ts";
+import { EXTERNALER, externaler } from "./external-offer.ts";
+import { offer } from "../offers.ts";
 import { objectsSource } from "./objects-file.ts";
 import { observeProgramming, track } from "./metrics.ts";
 import { collectGarbage, limitHeapGrowth } from "../../runtime/heap.ts";
-import { clientSearchPaths } from "./search-paths.ts";
+import { SEARCH_PATHS, clientSearchPaths } from "./search-paths.ts";
 import { WarmStart, type SnapshotSettings } from "./snapshot.ts";
 import type { ApiSource } from "./source-api.ts";
 import type { ApiLimits } from "./rate-limit.ts";
@@ -369,7 +370,7 @@ export const setup: Setup = async (d, ctx) => {
     throw configError(d, NAME, (err as Error).message);
   }
 
-  ctx.block.shared.set(NAME, clientSearchPaths(store, records.primary, c.pods));
+  offer(ctx.block.shared, SEARCH_PATHS, clientSearchPaths(store, records.primary, c.pods));
   offerTransferer(ctx.block.shared, kubernetesTransferer(store, records));
 
   const warm = c.snapshot && new WarmStart({ ...c.snapshot, settings: snapshotSettings(c), store, log });
@@ -381,8 +382,7 @@ export const setup: Setup = async (d, ctx) => {
     startedAt: () => startedAt,
     onDeadline: warm ? () => warm.deadline() : undefined,
   });
-  const offer: ExternalOffer = { store, gate, localIPs: local };
-  ctx.block.shared.set(EXTERNAL_OFFER, offer);
+  offer(ctx.block.shared, EXTERNALER, externaler(store, gate, local));
   let untrack = () => {};
   // Ready once synced and the work after the sync is done: the heap compaction pauses the process
   // (0.13 s at 10k services), which must happen before /ready lets traffic in, not under it.
