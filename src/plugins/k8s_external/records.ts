@@ -14,10 +14,10 @@
 
 import type { RR } from "../../dns/message.ts";
 import { Class, Rcode, Type } from "../../dns/constants.ts";
-import { addressFromReverse, isSubdomain, join } from "../../dns/name.ts";
+import { addressFromReverse, join } from "../../dns/name.ts";
 import type { Answer } from "../kubernetes/records.ts";
 import type { Externaler } from "../kubernetes/external-offer.ts";
-import { isReverseZone } from "../kubernetes/store.ts";
+import { isReverseZone, Zones } from "../kubernetes/zones.ts";
 import type { Service, SvcPort } from "../kubernetes/slim-types.ts";
 import { addressRecords, srvSet, type SrvEntry } from "../kubernetes/record-sets.ts";
 
@@ -45,23 +45,17 @@ const NS = "ns1";
 export class ExternalRecords {
   readonly #cluster: Externaler;
   readonly #options: ExternalOptions;
-  /** Longest first, so the first match is the most specific zone. */
-  readonly #zones: readonly string[];
   /** Where PTR targets live: the first forward zone. */
-  readonly primary: string;
+  readonly #zones: Zones;
 
   constructor(cluster: Externaler, o: ExternalOptions) {
     this.#cluster = cluster;
     this.#options = o;
-    this.#zones = [...o.zones].sort((a, b) => b.length - a.length);
-    const primary = o.zones.find((z) => !isReverseZone(z));
-    if (primary === undefined) throw new Error("k8s_external needs a zone that is not a reverse zone");
-    this.primary = primary;
+    this.#zones = new Zones(o.zones, "k8s_external");
   }
 
   zoneOf(qname: string): string | undefined {
-    for (const z of this.#zones) if (isSubdomain(qname, z)) return z;
-    return undefined;
+    return this.#zones.zoneOf(qname);
   }
 
   /** The answer to `qname`/`qtype` in `zone`; `spelled` is the zone as the client wrote it, which SRV
@@ -205,7 +199,7 @@ export class ExternalRecords {
     if (qtype !== Type.PTR) return this.#negative(zone, Rcode.NOERROR);
     return positive(
       services.map((s) =>
-        this.#rr(qname, { type: Type.PTR, target: join(`${s.name}.${s.ns}`, this.primary) }),
+        this.#rr(qname, { type: Type.PTR, target: join(`${s.name}.${s.ns}`, this.#zones.primary) }),
       ),
     );
   }

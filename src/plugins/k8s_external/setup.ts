@@ -13,7 +13,8 @@ import {
 } from "../../corefile/args.ts";
 import type { Directive } from "../../corefile/types.ts";
 import { configError } from "../../corefile/errors.ts";
-import { isReverseZone, NS_NAME } from "../kubernetes/store.ts";
+import { NS_NAME } from "../kubernetes/store.ts";
+import { isReverseZone } from "../kubernetes/zones.ts";
 import { EXTERNALER } from "../kubernetes/external-offer.ts";
 import { offered } from "../offers.ts";
 import type { StoreAnswers } from "../kubernetes/serve-from-store.ts";

@@ -9,9 +9,9 @@
 
 import type { Msg, RR } from "../../dns/message.ts";
 import { Class, Rcode, Type } from "../../dns/constants.ts";
-import { addressFromReverse, isSubdomain, labelsBelow } from "../../dns/name.ts";
+import { addressFromReverse, labelsBelow } from "../../dns/name.ts";
 import type { Store } from "./store.ts";
-import { isReverseZone } from "./store.ts";
+import { isReverseZone, Zones } from "./zones.ts";
 import { normalIP } from "./slim.ts";
 import { dashed } from "./packed.ts";
 import { NS_NAME } from "./store.ts";
@@ -70,24 +70,24 @@ export class Records {
   get options(): RecordsOptions {
     return this.#options;
   }
-  /** Longest first, so the first match is the most specific zone. */
-  readonly #zones: readonly string[];
-  /** The zone PTR targets and the name server name live in: the first forward zone. */
-  readonly primary: string;
+  /** PTR targets and the name server name live in the primary zone: the first forward one that is
+   * not a multicluster zone. */
+  readonly #zones: Zones;
 
   constructor(store: Store, o: RecordsOptions) {
     this.#store = store;
     this.#options = o;
-    this.#zones = [...o.zones].sort((a, b) => b.length - a.length);
-    const primary = o.zones.find((z) => !isReverseZone(z) && !o.multicluster?.serves(z));
-    if (primary === undefined) throw new Error("kubernetes needs a zone that is not a reverse zone");
-    this.primary = primary;
+    this.#zones = new Zones(o.zones, "kubernetes", (z) => !o.multicluster?.serves(z));
+  }
+
+  /** The zone PTR targets and the name server's name live in. */
+  get primary(): string {
+    return this.#zones.primary;
   }
 
   /** The stanza zone that holds `qname` (the most specific), or undefined. */
   zoneOf(qname: string): string | undefined {
-    for (const z of this.#zones) if (isSubdomain(qname, z)) return z;
-    return undefined;
+    return this.#zones.zoneOf(qname);
   }
 
   /** The answer to `qname`/`qtype` in `zone` (from zoneOf). `spelled` is the zone as the client

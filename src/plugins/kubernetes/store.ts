@@ -23,6 +23,7 @@ import { footprint, ptrTargets, published, type Footprint } from "./footprint.ts
 import { AddressIndex } from "./address-index.ts";
 import { ServiceNames, type NameOptions } from "./service-names.ts";
 import { PendingChanges, type NameView } from "./pending-changes.ts";
+import { isReverseZone } from "./zones.ts";
 
 export interface StoreOptions {
   /** The stanza's zones (canonical); forward zones turn relative names into owner names. */
@@ -590,8 +591,4 @@ export class Store {
         return [];
     }
   }
-}
-
-export function isReverseZone(zone: string): boolean {
-  return zone.endsWith("in-addr.arpa.") || zone.endsWith("ip6.arpa.");
 }

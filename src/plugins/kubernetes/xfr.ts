@@ -25,7 +25,7 @@ import type { Transferer } from "../transfer/transferer.ts";
 import type { Records } from "./records.ts";
 import type { EndpointGroup, SvcPort } from "./slim-types.ts";
 import type { Store } from "./store.ts";
-import { isReverseZone } from "./store.ts";
+import { isReverseZone } from "./zones.ts";
 
 export function kubernetesTransferer(store: Store, records: Records): Transferer {
   return {
