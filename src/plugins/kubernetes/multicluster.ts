@@ -12,7 +12,7 @@ import type { ClusterGroup, ServiceImport } from "./slim-types.ts";
 import type { KEndpointSlice, KServiceImport } from "./source.ts";
 import { MCS_SERVICE_NAME_LABEL, MCS_SOURCE_CLUSTER_LABEL, SERVICE_NAME_LABEL } from "./source.ts";
 import { Slimmer, normalIP, slimPorts, type SlimOptions } from "./slim.ts";
-import { OneOrMany } from "./one-or-many.ts";
+import { SliceIndex } from "./slice-index.ts";
 import { importNames } from "./import-names.ts";
 import { under } from "./name-tree.ts";
 
@@ -24,10 +24,8 @@ export class Multicluster {
   readonly #slim: Slimmer;
   /** ServiceImports by "ns/name". */
   readonly #imports = new Map<string, ServiceImport>();
-  /** Imported EndpointSlices by "ns/name". */
-  readonly #slices = new Map<string, ClusterGroup>();
-  /** "name.ns" of an import -> the keys of its slices. */
-  readonly #slicesOf = new OneOrMany<string>();
+  /** Imported EndpointSlices by "ns/name", and by import ("name.ns"). */
+  readonly #slices = new SliceIndex<ClusterGroup>();
   /** Namespaces with imports, counted: such a namespace exists in the multicluster zones. */
   readonly #perNs = new Map<string, number>();
 
@@ -60,8 +58,7 @@ export class Multicluster {
   /** The ready endpoints of an import, in every cluster; groups left without one are dropped. */
   endpoints(imp: ServiceImport): ClusterGroup[] {
     const out: ClusterGroup[] = [];
-    for (const key of this.#slicesOf.get(`${imp.name}.${imp.ns}`)) {
-      const g = this.#slices.get(key)!;
+    for (const g of this.#slices.of(`${imp.name}.${imp.ns}`)) {
       const endpoints = g.endpoints.filter((e) => e.ready);
       if (endpoints.length > 0) out.push(endpoints.length === g.endpoints.length ? g : { ...g, endpoints });
     }
@@ -90,27 +87,16 @@ export class Multicluster {
     const next = obj && this.#slimSlice(obj);
     const prev = this.#slices.get(key);
     if (prev === undefined && next === undefined) return [];
-    const changed: string[] = [];
-    const update = () => {
-      if (prev) this.#slicesOf.delete(prev.service, key);
-      if (next) {
-        this.#slices.set(key, next);
-        this.#slicesOf.add(next.service, key);
-      } else this.#slices.delete(key);
-    };
-    // A slice relabelled to another import changes both; the update runs once, inside the first.
-    const services = new Set([prev?.service, next?.service].filter((s) => s !== undefined));
-    let done = false;
-    for (const svc of services) {
-      const [name, ns] = splitService(svc);
-      changed.push(
-        ...this.#change(ns, name, () => {
-          if (!done) update();
-          done = true;
-        }),
-      );
+    const update = () => this.#slices.set(key, next);
+    const change = (svc: string, inner: () => void) => this.#change(...splitService(svc), inner);
+    // A slice relabelled to another import changes both: the update runs inside both changes, so
+    // each looks at its import before and after it.
+    if (prev && next && prev.service !== next.service) {
+      let inner: string[] = [];
+      const outer = change(prev.service, () => (inner = change(next.service, update)));
+      return [...outer, ...inner];
     }
-    return changed;
+    return change((prev ?? next)!.service, update);
   }
 
   /** The end of a LIST of `kind`: drops what it did not deliver (`seen`: the keys it did). */
@@ -165,10 +151,10 @@ export class Multicluster {
   }
 }
 
-/** "name.ns" -> [name, ns]; names and namespaces hold no dot. */
+/** "name.ns" -> [ns, name]; names and namespaces hold no dot. */
 function splitService(s: string): [string, string] {
   const dot = s.indexOf(".");
-  return [s.slice(0, dot), s.slice(dot + 1)];
+  return [s.slice(dot + 1), s.slice(0, dot)];
 }
 
 /** Undefined for an import DNS cannot publish: no namespace, or a type other than the API's two. */

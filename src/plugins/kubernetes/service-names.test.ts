@@ -109,12 +109,13 @@ class World {
     const r = this.#random();
     if (r < 0.05) return ["namespaces", `ns/${ns}`, namespace(ns)];
     if (r < 0.3) return ["services", `svc/${ns}/${name}`, this.#service(ns, name)];
+    // Slices are named apart from their service, so a change may relabel one to another service.
     if (r < 0.7) {
-      const slice = `${name}-${this.pick(["0", "1"])}`;
+      const slice = `slice-${this.pick(["0", "1", "2", "3", "4"])}`;
       return ["endpointslices", `slice/${ns}/${slice}`, this.#slice(ns, name, slice)];
     }
     if (r < 0.82) return ["serviceimports", `import/${ns}/${name}`, this.#import(ns, name)];
-    const slice = `${name}-mc-${this.pick(["0", "1"])}`;
+    const slice = `imported-${this.pick(["0", "1", "2"])}`;
     return ["endpointslices", `slice/${ns}/${slice}`, this.#importedSlice(ns, name, slice)];
   }
 

@@ -17,10 +17,10 @@ import type { LabelSelector } from "./label-selector.ts";
 import type { EndpointGroup, PodRef, Service, SlimPod } from "./slim-types.ts";
 import { Slimmer, slimPod } from "./slim.ts";
 import { PodIndex } from "./pod-index.ts";
-import { OneOrMany } from "./one-or-many.ts";
 import { Latch } from "./latch.ts";
 import { footprint, ptrTargets, published, type Footprint } from "./footprint.ts";
 import { AddressIndex } from "./address-index.ts";
+import { SliceIndex } from "./slice-index.ts";
 import { ServiceNames, type NameOptions } from "./service-names.ts";
 import { PendingChanges, type NameView } from "./pending-changes.ts";
 import { isReverseZone } from "./zones.ts";
@@ -85,12 +85,10 @@ export class Store {
   readonly #o: StoreOptions;
   readonly #slim: Slimmer;
   readonly #services = new Map<string, Service>();
-  /** EndpointSlices by "ns/name". */
-  readonly #slices = new Map<string, EndpointGroup>();
+  /** EndpointSlices by "ns/name", and by service. */
+  readonly #slices = new SliceIndex<EndpointGroup>();
   /** Legacy Endpoints by "ns/name": one group per subset. */
   readonly #legacy = new Map<string, readonly EndpointGroup[]>();
-  /** Service key -> the keys of its EndpointSlices. */
-  readonly #slicesBySvc = new OneOrMany<string>();
   /** Namespace objects: name -> labels match namespace_labels (true without it). */
   readonly #namespaces = new Map<string, boolean>();
   readonly #servicesPerNs = new Map<string, number>();
@@ -227,7 +225,7 @@ export class Store {
   dump(): StoreDump {
     return {
       services: [...this.#services],
-      endpointslices: [...this.#slices],
+      endpointslices: [...this.#slices.entries()],
       endpoints: [...this.#legacy],
       namespaces: [...this.#namespaces],
       pods: this.#pods.entries(),
@@ -294,7 +292,7 @@ export class Store {
    * object, each with all its endpoints (ready or not). */
   endpointSources(svc: Service): { object: string; group: EndpointGroup }[] {
     const key = `${svc.name}.${svc.ns}`;
-    const sliceKeys = this.#slicesBySvc.get(key);
+    const sliceKeys = this.#slices.keysOf(key);
     if (sliceKeys.length > 0) {
       return sliceKeys.map((k) => ({ object: `EndpointSlice ${k}`, group: this.#slices.get(k)! }));
     }
@@ -308,13 +306,8 @@ export class Store {
   endpoints(svc: Service): EndpointGroup[] {
     if (svc.externalName !== undefined) return [];
     const key = `${svc.name}.${svc.ns}`;
-    const sliceKeys = this.#slicesBySvc.get(key);
-    let groups: readonly EndpointGroup[];
-    if (sliceKeys.length > 0) {
-      groups = sliceKeys.map((k) => this.#slices.get(k)!);
-    } else {
-      groups = this.#legacy.get(`${svc.ns}/${svc.name}`) ?? [];
-    }
+    const slices = this.#slices.of(key);
+    const groups = slices.length > 0 ? slices : (this.#legacy.get(`${svc.ns}/${svc.name}`) ?? []);
     return groups.flatMap((g) => published(svc, g));
   }
 
@@ -426,13 +419,7 @@ export class Store {
   #applySlice(key: string, next: EndpointGroup | undefined): void {
     const prev = this.#slices.get(key);
     if (prev === next || (prev && next && sameJSON(prev, next))) return;
-    const update = () => {
-      if (prev) this.#slicesBySvc.delete(prev.service, key);
-      if (next) {
-        this.#slices.set(key, next);
-        this.#slicesBySvc.add(next.service, key);
-      } else this.#slices.delete(key);
-    };
+    const update = () => this.#slices.set(key, next);
     if (prev && next && prev.service !== next.service) {
       // A slice relabelled to another service: both services' answers change.
       this.#change(prev.service, [], () => this.#change(next.service, [], update));
@@ -455,7 +442,7 @@ export class Store {
     const svc = this.#services.get(svcKey);
     // Slices without a service, or of an ExternalName service, publish nothing.
     if (svc === undefined || svc.externalName !== undefined) return update();
-    const count = this.#slicesBySvc.get(svcKey).length;
+    const count = this.#slices.keysOf(svcKey).length;
     if (count === 0 || count - (prev ? 1 : 0) + (next ? 1 : 0) === 0) {
       return this.#change(svcKey, [], update);
     }
@@ -466,8 +453,8 @@ export class Store {
     let others: Set<string> | undefined;
     const kept = (ip: string) => {
       others ??= new Set(
-        this.#slicesBySvc
-          .get(svcKey)
+        this.#slices
+          .keysOf(svcKey)
           .filter((k) => k !== key)
           .flatMap((k) => published(svc, this.#slices.get(k)).flatMap((g) => g.endpoints.map((e) => e.ip))),
       );
