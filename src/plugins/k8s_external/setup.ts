@@ -3,14 +3,8 @@
 // same server block, which must be there.
 
 import type { Setup } from "../../plugin.ts";
-import {
-  argCount,
-  blockOptions,
-  fallthroughZones,
-  onceEach,
-  parseIntArg,
-  zonesArg,
-} from "../../corefile/args.ts";
+import { argCount, blockOptions, onceEach, zonesArg } from "../../corefile/args.ts";
+import { ttlAndFallthrough } from "../kubernetes/config.ts";
 import type { Directive } from "../../corefile/types.ts";
 import { configError } from "../../corefile/errors.ts";
 import { NS_NAME } from "../kubernetes/store.ts";
@@ -51,20 +45,12 @@ export function parseConfig(d: Directive, blockZones: readonly string[]): Extern
         throw configError(opt.args[0], NAME, `apex '${opt.args[0].text}' is not one DNS label`);
       c.apex = apex;
     },
-    ttl(opt) {
-      once(opt);
-      argCount(opt, NAME, 1, 1);
-      c.ttl = parseIntArg(opt.args[0], NAME, 0, 3600);
-    },
     headless(opt) {
       once(opt);
       argCount(opt, NAME, 0, 0);
       c.headless = true;
     },
-    fallthrough(opt) {
-      once(opt);
-      c.fallthrough = fallthroughZones(opt);
-    },
+    ...ttlAndFallthrough(NAME, once, c),
   });
   return c;
 }
