@@ -531,6 +531,24 @@ table("records: zonal names, CoreDNS's table (without zonal)", () => zonalFixtur
   { q: `_zone.${HDLS}`, type: "A", rcode: "NXDOMAIN" },
 ]);
 
+describe("records: a zone with dots (CoreDNS: a zonal name's zone is every label left of it)", () => {
+  const objects: [Kind, KObject][] = [
+    ["namespaces", namespace("testns")],
+    ["services", service("testns", "db", { headless: true })],
+    ["endpointslices", endpointSlice("testns", "db", "db-1", [{ ip: "10.1.0.1", zone: "corp.example.com" }])],
+  ];
+  it("answers its endpoints", () => {
+    const r = fixture({}, { names: { zonal: true } }, objects);
+    check(r, {
+      q: "corp.example.com.pin._zone.db.testns.svc.cluster.local",
+      type: "A",
+      rcode: "NOERROR",
+      answer: ["corp.example.com.pin._zone.db.testns.svc.cluster.local. 5 IN A 10.1.0.1"],
+    });
+    check(r, { q: "example.com.pin._zone.db.testns.svc.cluster.local", type: "A", rcode: "NOERROR" });
+  });
+});
+
 describe("records: zonal names are cached only when the store lists them", () => {
   const r = zonalFixture(true);
   const cacheable = (q: string, type = Type.A) => !r.answer("cluster.local.", q, type).uncacheable;

@@ -513,7 +513,8 @@ describe("store: snapshots", () => {
     assert.equal(store.synced, true);
     assert.equal(store.servingFrom, "snapshot");
     assert.deepEqual(changes, ["all"]);
-    assert.deepEqual(store.dump(), from.dump());
+    // As a snapshot holds them (each store's endpoints are of its own class).
+    assert.deepEqual(JSON.parse(JSON.stringify(store.dump())), dump);
     assert.equal(store.clientNamespace("10.244.1.1"), "default");
   });
 
