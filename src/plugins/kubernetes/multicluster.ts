@@ -13,6 +13,7 @@ import type { KEndpointSlice, KServiceImport } from "./source.ts";
 import { MCS_SERVICE_NAME_LABEL, MCS_SOURCE_CLUSTER_LABEL, SERVICE_NAME_LABEL } from "./source.ts";
 import { Slimmer, normalIP, slimPorts, type SlimOptions } from "./slim.ts";
 import { SliceIndex } from "./slice-index.ts";
+import { serviceKey } from "./object-key.ts";
 import { importNames } from "./import-names.ts";
 import { under } from "./name-tree.ts";
 
@@ -24,7 +25,7 @@ export class Multicluster {
   readonly #slim: Slimmer;
   /** ServiceImports by "ns/name". */
   readonly #imports = new Map<string, ServiceImport>();
-  /** Imported EndpointSlices by "ns/name", and by import ("name.ns"). */
+  /** Imported EndpointSlices by "ns/name", and by import. */
   readonly #slices = new SliceIndex<ClusterGroup>();
   /** Namespaces with imports, counted: such a namespace exists in the multicluster zones. */
   readonly #perNs = new Map<string, number>();
@@ -43,7 +44,7 @@ export class Multicluster {
   }
 
   import(ns: string, name: string): ServiceImport | undefined {
-    return this.#imports.get(`${ns}/${name}`);
+    return this.#imports.get(serviceKey(ns, name));
   }
 
   /** Every import, in no particular order (a zone transfer sorts them). */
@@ -58,7 +59,7 @@ export class Multicluster {
   /** The ready endpoints of an import, in every cluster; groups left without one are dropped. */
   endpoints(imp: ServiceImport): ClusterGroup[] {
     const out: ClusterGroup[] = [];
-    for (const g of this.#slices.of(`${imp.name}.${imp.ns}`)) {
+    for (const g of this.#slices.of(serviceKey(imp.ns, imp.name))) {
       const endpoints = g.endpoints.filter((e) => e.ready);
       if (endpoints.length > 0) out.push(endpoints.length === g.endpoints.length ? g : { ...g, endpoints });
     }
@@ -70,7 +71,7 @@ export class Multicluster {
     const next = obj && slimImport(obj);
     const prev = this.#imports.get(key);
     if (prev === undefined && next === undefined) return [];
-    const [ns, name] = key.split("/");
+    const [ns, name] = splitService(key);
     return this.#change(ns, name, () => {
       if (next) this.#imports.set(key, next);
       else this.#imports.delete(key);
@@ -113,7 +114,7 @@ export class Multicluster {
   }
 
   /** Runs `update` and returns the names, relative to the zone, whose answers it changed: those the
-   * import `name.ns` lists (import-names.ts) with another holding before than after, and its
+   * import `ns/name` lists (import-names.ts) with another holding before than after, and its
    * namespace when that comes or goes with its imports. */
   #change(ns: string, name: string, update: () => void): string[] {
     const had = this.#perNs.has(ns);
@@ -151,10 +152,10 @@ export class Multicluster {
   }
 }
 
-/** "name.ns" -> [ns, name]; names and namespaces hold no dot. */
-function splitService(s: string): [string, string] {
-  const dot = s.indexOf(".");
-  return [s.slice(dot + 1), s.slice(0, dot)];
+/** "ns/name" -> [ns, name]. */
+function splitService(key: string): [string, string] {
+  const slash = key.indexOf("/");
+  return [key.slice(0, slash), key.slice(slash + 1)];
 }
 
 /** Undefined for an import DNS cannot publish: no namespace, or a type other than the API's two. */

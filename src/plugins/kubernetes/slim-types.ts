@@ -42,7 +42,7 @@ export interface Endpoint {
 
 /** The endpoints of one EndpointSlice (or one subset of an Endpoints object) with their ports. */
 export interface EndpointGroup {
-  /** "name.namespace" of the service. */
+  /** The key of the service: "namespace/name". */
   readonly service: string;
   readonly ports: readonly SvcPort[];
   readonly endpoints: readonly Endpoint[];

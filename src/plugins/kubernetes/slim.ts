@@ -7,6 +7,7 @@ import type { KEndpoints, KEndpointSlice, KPod, KService } from "./source.ts";
 import { SERVICE_NAME_LABEL } from "./source.ts";
 import type { Endpoint, EndpointGroup, Service, SlimPod, SvcPort } from "./slim-types.ts";
 import { PortSets, Topologies, dashed, packedEndpoint, protoName, type Topology } from "./packed.ts";
+import { serviceKey } from "./object-key.ts";
 import { addressFromReverse, canonical, reverseName } from "../../dns/name.ts";
 
 const TOLERATE_UNREADY = "service.alpha.kubernetes.io/tolerate-unready-endpoints";
@@ -81,7 +82,7 @@ export class Slimmer {
       }
     }
     return {
-      service: [service, o.metadata.namespace].join("."),
+      service: serviceKey(o.metadata.namespace ?? "", service),
       ports: this.#portSets.intern(slimPorts(o.ports)),
       endpoints: exact(endpoints),
     };
@@ -91,7 +92,7 @@ export class Slimmer {
   endpoints(o: KEndpoints): readonly EndpointGroup[] | undefined {
     const ns = o.metadata.namespace;
     if (!ns) return undefined;
-    const service = [o.metadata.name, ns].join(".");
+    const service = serviceKey(ns, o.metadata.name);
     const groups: EndpointGroup[] = [];
     for (const s of arrayOf(o.subsets)) {
       const endpoints: Endpoint[] = [];

@@ -1,6 +1,6 @@
 // The slim index of the cluster that the kubernetes plugin answers from. Objects arrive through the
 // Sink contract (source.ts) in API shape and are cut down at once to the few strings DNS needs; no raw
-// object is kept. Indexes: services by "name.namespace", endpoint groups by service, published
+// object is kept. Indexes: services by "namespace/name", endpoint groups by service, published
 // addresses by IP (for PTR, address-index.ts), pods by IP (pod-index.ts, only when `pods verified` asks
 // for them).
 //
@@ -12,7 +12,7 @@ import type { EventType, Kind, KObject, KPod, KService, KEndpointSlice, KEndpoin
 import { programmingSeconds } from "./programming-latency.ts";
 import type { KServiceImport } from "./source.ts";
 import type { Multicluster } from "./multicluster.ts";
-import { objectKey, sameJSON } from "./object-key.ts";
+import { objectKey, sameJSON, serviceKey } from "./object-key.ts";
 import type { LabelSelector } from "./label-selector.ts";
 import type { EndpointGroup, PodRef, Service, SlimPod } from "./slim-types.ts";
 import { Slimmer, slimPod } from "./slim.ts";
@@ -74,7 +74,7 @@ export interface StoreStats {
   modified: number;
 }
 
-const KUBE_DNS = "kube-dns.kube-system";
+const KUBE_DNS = serviceKey("kube-system", "kube-dns");
 /** The name server's name, relative to the zone. */
 export const NS_NAME = "ns.dns";
 const DEFAULT_MAX_NAMES = 10_000;
@@ -272,7 +272,7 @@ export class Store {
   }
 
   service(ns: string, name: string): Service | undefined {
-    return this.#services.get(`${name}.${ns}`);
+    return this.#services.get(serviceKey(ns, name));
   }
 
   /** Every service, in no particular order (a zone transfer sorts them). */
@@ -291,13 +291,13 @@ export class Store {
   /** Where a service's endpoints come from, for `explain`: its EndpointSlices, else its Endpoints
    * object, each with all its endpoints (ready or not). */
   endpointSources(svc: Service): { object: string; group: EndpointGroup }[] {
-    const key = `${svc.name}.${svc.ns}`;
+    const key = serviceKey(svc.ns, svc.name);
     const sliceKeys = this.#slices.keysOf(key);
     if (sliceKeys.length > 0) {
       return sliceKeys.map((k) => ({ object: `EndpointSlice ${k}`, group: this.#slices.get(k)! }));
     }
-    const legacy = this.#legacy.get(`${svc.ns}/${svc.name}`) ?? [];
-    return legacy.map((group) => ({ object: `Endpoints ${svc.ns}/${svc.name}`, group }));
+    // An Endpoints object is named after its service: its key is the service's.
+    return (this.#legacy.get(key) ?? []).map((group) => ({ object: `Endpoints ${key}`, group }));
   }
 
   /** The endpoints a service publishes: ready ones (every one with publishNotReadyAddresses), from its
@@ -305,9 +305,9 @@ export class Store {
    * dropped. */
   endpoints(svc: Service): EndpointGroup[] {
     if (svc.externalName !== undefined) return [];
-    const key = `${svc.name}.${svc.ns}`;
+    const key = serviceKey(svc.ns, svc.name);
     const slices = this.#slices.of(key);
-    const groups = slices.length > 0 ? slices : (this.#legacy.get(`${svc.ns}/${svc.name}`) ?? []);
+    const groups = slices.length > 0 ? slices : (this.#legacy.get(key) ?? []);
     return groups.flatMap((g) => published(svc, g));
   }
 
@@ -466,8 +466,8 @@ export class Store {
   #applyLegacy(key: string, next: readonly EndpointGroup[] | undefined): void {
     const prev = this.#legacy.get(key);
     if (prev === next || (prev && next && sameJSON(prev, next))) return;
-    const [ns, name] = key.split("/");
-    this.#change(`${name}.${ns}`, [], () => {
+    // An Endpoints object is named after its service: its key is the service's.
+    this.#change(key, [], () => {
       if (next) this.#legacy.set(key, next);
       else this.#legacy.delete(key);
     });
