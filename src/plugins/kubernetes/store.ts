@@ -82,7 +82,7 @@ const DEFAULT_MAX_NAMES = 10_000;
 export class Store {
   /** The names below services, which records.ts answers and footprints list. */
   readonly names: ServiceNames;
-  readonly #o: StoreOptions;
+  readonly #options: StoreOptions;
   readonly #slim: Slimmer;
   readonly #services = new Map<string, Service>();
   /** EndpointSlices by "ns/name", and by service. */
@@ -106,7 +106,7 @@ export class Store {
   #modified = Date.now();
 
   constructor(o: StoreOptions) {
-    this.#o = o;
+    this.#options = o;
     this.names = new ServiceNames(o.names);
     const forward = o.zones.filter((z) => !isReverseZone(z));
     this.#pending = new PendingChanges(o.zones, forward, o.maxNames ?? DEFAULT_MAX_NAMES);
@@ -136,12 +136,18 @@ export class Store {
       case "endpointslices":
         this.#applySlice(key, type === "DELETED" ? undefined : this.#slim.slice(obj as KEndpointSlice));
         this.#imported(
-          this.#o.multicluster?.applySlice(key, type === "DELETED" ? undefined : (obj as KEndpointSlice)),
+          this.#options.multicluster?.applySlice(
+            key,
+            type === "DELETED" ? undefined : (obj as KEndpointSlice),
+          ),
         );
         break;
       case "serviceimports":
         this.#imported(
-          this.#o.multicluster?.applyImport(key, type === "DELETED" ? undefined : (obj as KServiceImport)),
+          this.#options.multicluster?.applyImport(
+            key,
+            type === "DELETED" ? undefined : (obj as KServiceImport),
+          ),
         );
         break;
       case "endpoints":
@@ -151,7 +157,8 @@ export class Store {
         this.#applyNamespace(meta.name, type !== "DELETED", meta.labels);
         break;
       case "pods":
-        if (this.#o.keepPods) this.#applyPod(key, type === "DELETED" ? undefined : slimPod(obj as KPod));
+        if (this.#options.keepPods)
+          this.#applyPod(key, type === "DELETED" ? undefined : slimPod(obj as KPod));
         break;
     }
     if (batch) return;
@@ -183,7 +190,7 @@ export class Store {
       }
     }
     if (kind === "serviceimports" || kind === "endpointslices")
-      this.#imported(this.#o.multicluster?.sweep(kind, seen));
+      this.#imported(this.#options.multicluster?.sweep(kind, seen));
     this.#listing.delete(kind);
     this.#listed.add(kind);
     this.#restored.delete(kind);
@@ -244,7 +251,7 @@ export class Store {
     const pack = (g: EndpointGroup) => this.#slim.pack(g);
     if (fresh("endpoints")) for (const [k, v] of d.endpoints) this.#applyLegacy(k, v.map(pack));
     if (fresh("namespaces")) for (const [k, v] of d.namespaces) this.#namespaces.set(k, v);
-    if (fresh("pods") && this.#o.keepPods) for (const [k, v] of d.pods) this.#applyPod(k, v);
+    if (fresh("pods") && this.#options.keepPods) for (const [k, v] of d.pods) this.#applyPod(k, v);
     for (const k of ["services", "endpointslices", "endpoints", "namespaces", "pods"] as const) {
       if (fresh(k)) {
         this.#restored.add(k);
@@ -284,7 +291,7 @@ export class Store {
    * namespace_labels, when its Namespace object's labels match. */
   namespaceExposed(ns: string): boolean {
     const matched = this.#namespaces.get(ns);
-    if (this.#o.namespaceSelector) return matched === true;
+    if (this.#options.namespaceSelector) return matched === true;
     return matched !== undefined || (this.#servicesPerNs.get(ns) ?? 0) > 0;
   }
 
@@ -336,7 +343,7 @@ export class Store {
    * its addresses (StoreOptions.localIPs), in exposed namespaces. */
   localServices(): Service[] {
     const out: Service[] = [];
-    for (const ip of this.#o.localIPs ?? []) {
+    for (const ip of this.#options.localIPs ?? []) {
       for (const key of this.#addresses.services(ip)) {
         const svc = this.#services.get(key);
         if (svc && !out.includes(svc) && this.namespaceExposed(svc.ns)) out.push(svc);
@@ -388,7 +395,7 @@ export class Store {
         endpoints: this.#legacy.size,
         namespaces: this.#namespaces.size,
         pods: this.#pods.size,
-        serviceimports: this.#o.multicluster?.size ?? 0,
+        serviceimports: this.#options.multicluster?.size ?? 0,
       },
       addresses: this.#addresses.size,
       bytes,
@@ -475,7 +482,7 @@ export class Store {
 
   #applyNamespace(name: string, present: boolean, labels: Record<string, string> | undefined): void {
     const prev = this.#namespaces.get(name);
-    const next = present ? (this.#o.namespaceSelector?.(labels) ?? true) : undefined;
+    const next = present ? (this.#options.namespaceSelector?.(labels) ?? true) : undefined;
     if (prev === next) return;
     const before = this.namespaceExposed(name);
     if (next === undefined) this.#namespaces.delete(name);
@@ -507,7 +514,7 @@ export class Store {
     const abs: string[] = [];
     this.#addresses.update(key, before, after, abs, kept);
     // The name server's addresses: kube-dns's, or those of the services that select this server.
-    const local = this.#o.localIPs ?? [];
+    const local = this.#options.localIPs ?? [];
     if (key === KUBE_DNS || local.some((ip) => before.ips.has(ip) || after.ips.has(ip))) rel.push(NS_NAME);
     this.#changed(rel, abs);
   }
@@ -540,21 +547,21 @@ export class Store {
   /** Observes the DNS programming latency of a watched change (programming-latency.ts), now that it
    * is answered. Objects a LIST delivers are left out: their trigger times can be hours old. */
   #programmed(kind: Kind, type: EventType, obj: KObject): void {
-    if (this.#o.onProgrammed === undefined || type === "DELETED" || !this.#synced.isOpen) return;
+    if (this.#options.onProgrammed === undefined || type === "DELETED" || !this.#synced.isOpen) return;
     const s = programmingSeconds(kind, obj, (key) => this.#services.get(key)?.headless === true);
-    if (s !== undefined) this.#o.onProgrammed("headless_with_selector", s);
+    if (s !== undefined) this.#options.onProgrammed("headless_with_selector", s);
   }
 
   /** Hands the pending change to onChange, once synced. */
   #flush(): void {
     if (!this.#synced.isOpen) return;
     const names = this.#pending.take();
-    if (names !== undefined) this.#o.onChange?.(names, this.#modified);
+    if (names !== undefined) this.#options.onChange?.(names, this.#modified);
   }
 
   #computeSynced(withRestored = true): boolean {
     const has = (k: Kind) => this.#listed.has(k) || (withRestored && this.#restored.has(k));
-    return this.#o.waitFor.every(
+    return this.#options.waitFor.every(
       (k) =>
         has(k) ||
         (k === "endpointslices" && has("endpoints")) ||
