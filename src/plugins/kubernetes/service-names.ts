@@ -16,7 +16,7 @@
 //
 // A name the list cannot hold, because there are as many as there are labels, is marked unlisted:
 // its answer must not be cached. A headless service without a published endpoint has no names at all
-// (the spec's NXDOMAIN), and neither has any service with `ignore empty_service`.
+// (the spec's NXDOMAIN), and with `ignore empty_service` neither has any other service without one.
 
 import type { EndpointGroup, Service, SvcPort } from "./slim-types.ts";
 import {
