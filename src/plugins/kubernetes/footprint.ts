@@ -15,12 +15,18 @@ export interface Footprint {
   external: readonly string[];
 }
 
-/** The owner names a service publishes (service-names.ts), each with a signature of what it holds,
- * and its addresses. k8s_external publishes the same names under its zones (SERVICE.NS for
+/** The owner names a service publishes (service-names.ts; none without `names`), each with a
+ * signature of what it holds, and its addresses. k8s_external publishes the same names under its zones (SERVICE.NS for
  * SERVICE.NS.svc) from the service's external addresses and ports too: they count in the signatures,
  * and its SRV names are listed, so a change to them drops its names as well. */
-export function footprint(names: ServiceNames, svc: Service, groups: readonly EndpointGroup[]): Footprint {
+export function footprint(
+  names: ServiceNames | undefined,
+  svc: Service,
+  groups: readonly EndpointGroup[],
+): Footprint {
   const signatures = new Map<string, string>();
+  const external = svc.external?.filter((a) => !a.endsWith(".")) ?? [];
+  if (names === undefined) return { names: signatures, ips: ptrTargets(svc, groups), external };
   const view = svc.external === undefined ? "" : JSON.stringify([svc.external, svc.ports]);
   for (const [name, h] of names.list(svc, groups)) signatures.set(name, JSON.stringify(h) + view);
   if (svc.external !== undefined) {
@@ -32,7 +38,6 @@ export function footprint(names: ServiceNames, svc: Service, groups: readonly En
     ];
     for (const n of viewNames) if (!signatures.has(n)) signatures.set(n, view);
   }
-  const external = svc.external?.filter((a) => !a.endsWith(".")) ?? [];
   return { names: signatures, ips: ptrTargets(svc, groups), external };
 }
 

@@ -453,9 +453,9 @@ export class Store {
     if (count === 0 || count - (prev ? 1 : 0) + (next ? 1 : 0) === 0) {
       return this.#change(svcKey, [], update);
     }
-    const before = footprint(this.names, svc, published(svc, prev));
+    const before = footprint(this.#listedNames(), svc, published(svc, prev));
     update();
-    const after = footprint(this.names, svc, published(svc, next));
+    const after = footprint(this.#listedNames(), svc, published(svc, next));
     // An address this slice no longer publishes may still be another slice's.
     let others: Set<string> | undefined;
     const kept = (ip: string) => {
@@ -516,6 +516,8 @@ export class Store {
     // The name server's addresses: kube-dns's, or those of the services that select this server.
     const local = this.#options.localIPs ?? [];
     if (key === KUBE_DNS || local.some((ip) => before.ips.has(ip) || after.ips.has(ip))) rel.push(NS_NAME);
+    // Before the sync the names are not listed; the change still moves the SOA serial.
+    if (!this.#synced.isOpen) this.#modified = Date.now();
     this.#changed(rel, abs);
   }
 
@@ -523,7 +525,13 @@ export class Store {
   #footprint(key: string): Footprint {
     const svc = this.#services.get(key);
     if (svc === undefined) return { names: new Map(), ips: new Map(), external: [] };
-    return footprint(this.names, svc, this.endpoints(svc));
+    return footprint(this.#listedNames(), svc, this.endpoints(svc));
+  }
+
+  /** The names footprints list: none before the sync, which reports no change (it drops every
+   * answer), so the first list does not pay for them. */
+  #listedNames(): ServiceNames | undefined {
+    return this.#synced.isOpen ? this.names : undefined;
   }
 
   /** Records changed names: `relative` under every forward zone, `absolute` as they are. Before the
