@@ -47,6 +47,10 @@ let targetCount = 0;
  * by it is written as a pointer to offset 12. */
 let questionName: string | undefined;
 
+/** Where the question section ends. The server writes the client's bytes over the first question
+ * (0x20), so a name pointing into it takes the client's spelling. */
+let questionEnd = 0;
+
 /** Records written per section by the current encoding. */
 const counts = new Int32Array(3);
 
@@ -113,6 +117,7 @@ function write(msg: Msg): void {
   }
   targetCount = 0;
   off = 12;
+  questionEnd = 0;
   let qdcount = 0;
   for (const q of msg.question) {
     // The first question goes uncompressed at 12: the server overwrites it with the client's bytes.
@@ -127,6 +132,7 @@ function write(msg: Msg): void {
     qdcount++;
     if (off > MAX_MESSAGE) throw new EncodeError(`${qdcount} questions take more than ${MAX_MESSAGE} octets`);
   }
+  questionEnd = off;
   let optLen = 0;
   if (msg.edns !== undefined) {
     optLen = 11;
@@ -280,7 +286,11 @@ const labelAt = new Int32Array(128);
  * pointing at an earlier copy of its longest known suffix when `compress` is set. Every suffix written
  * in place below offset 0x4000 becomes a target, whether or not this name itself was compressed.
  * The wire form goes straight into the scratch from the text (a name with an escape is parsed first),
- * and the suffixes are looked up there: nothing is allocated or kept per name.
+ * and the suffixes are looked up there: nothing is allocated or kept per name. A name written whole
+ * (an SRV target) replaces the question as the target of its suffixes: pointing into the question
+ * gives a name the client's spelling, so the address records of an SRV target would not be owned by
+ * the target's name as spelled (CoreDNS's handler_case_test.go), while pointing at the target gives
+ * them exactly its spelling.
  */
 function writeName(name: string, compress: boolean): void {
   if (name === "." || name === "") {
@@ -308,7 +318,13 @@ function writeName(name: string, compress: boolean): void {
         return;
       }
     }
-    if (at <= MAX_POINTER && (compress || findTarget(hash, at, end) < 0)) addTarget(hash, at);
+    if (at > MAX_POINTER) continue;
+    if (compress) addTarget(hash, at);
+    else {
+      const slot = targetSlot(hash, at, end);
+      if (slot < 0) addTarget(hash, at);
+      else if (targetAt[slot] < questionEnd) targetAt[slot] = at;
+    }
   }
   off = end;
 }
@@ -385,8 +401,14 @@ function addTarget(hash: number, at: number): void {
 
 /** Where the name at buf[at..end) (not yet a target) was written before, or -1. */
 function findTarget(hash: number, at: number, end: number): number {
+  const slot = targetSlot(hash, at, end);
+  return slot < 0 ? -1 : targetAt[slot];
+}
+
+/** The table slot of the target for the name at buf[at..end), or -1. */
+function targetSlot(hash: number, at: number, end: number): number {
   for (let i = hash & (TARGETS - 1); targetStamp[i] === stamp; i = (i + 1) & (TARGETS - 1)) {
-    if (targetHash[i] === hash && sameName(targetAt[i], at, end)) return targetAt[i];
+    if (targetHash[i] === hash && sameName(targetAt[i], at, end)) return i;
   }
   return -1;
 }
