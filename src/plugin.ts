@@ -11,7 +11,7 @@ import type { Msg } from "./dns/message.ts";
 import type { Scanned } from "./dns/scan.ts";
 import { replyTo } from "./dns/message.ts";
 import { Class, Rcode } from "./dns/constants.ts";
-import type { AnswerPolicy, Keeper } from "./answers/policy.ts";
+import type { AnswerPolicy, CacheRules } from "./answers/policy.ts";
 
 // The answer store's contract (src/answers/policy.ts), re-exported for plugins.
 export {
@@ -20,8 +20,8 @@ export {
   cacheClock,
   type CacheCounters,
   type CacheKind,
-  type Keeper,
-  type Kept,
+  type CacheRules,
+  type KeepTerms,
   type PrefetchRule,
   type StoredAnswer,
 } from "./answers/policy.ts";
@@ -124,7 +124,7 @@ export type LaneStep =
   | { readonly kind: "rotate"; shuffle(m: Msg): void }
   /** `cache`: what the handlers after it answer is kept by its rules, and refilled from what they
    * answered before. */
-  | { readonly kind: "keep"; readonly keeper: Keeper }
+  | { readonly kind: "keep"; readonly rules: CacheRules }
   | { readonly kind: "answer"; answer(q: LaneQuery, reply: LaneReply): LaneResult };
 
 export type Plugin = (next: Handler) => Handler;

@@ -1,6 +1,6 @@
 // The answer store as the pipeline uses it: which stored reply a query may replay and with what TTL
 // (fast path), how a reply the plugins produced is filed under its policy (AnswerPolicy, `cache`'s
-// Kept), and the entries as the slow path's plugins see them (StoredAnswer). All of `cache`'s
+// KeepTerms), and the entries as the slow path's plugins see them (StoredAnswer). All of `cache`'s
 // semantics live here and in store.ts: capacities (a pool per kind per cache), TTL aging, prefetch,
 // serve_stale, keepttl, exact invalidation per name.
 
@@ -25,8 +25,8 @@ import {
   type AnswerPolicy,
   type CacheCounters,
   type CacheKind,
-  type Keeper,
-  type Kept,
+  type CacheRules,
+  type KeepTerms,
   type StoredAnswer,
 } from "./policy.ts";
 import { answerCacheStats } from "../metrics/server-stats.ts";
@@ -70,7 +70,7 @@ export class Filing {
 }
 
 interface PoolOwner {
-  keeper: Keeper;
+  rules: CacheRules;
   kind: CacheKind;
 }
 
@@ -83,7 +83,7 @@ export class Answers {
   readonly #counters: (CacheCounters | undefined)[] = [undefined];
   readonly #counterIds = new Map<CacheCounters, number>();
   /** Pool numbers of each cache's kinds, and who owns each pool (undefined: pool 0, not kept). */
-  readonly #pools = new Map<Keeper, Record<CacheKind, number>>();
+  readonly #pools = new Map<CacheRules, Record<CacheKind, number>>();
   readonly #poolOwners: (PoolOwner | undefined)[] = [undefined];
   readonly #draft = new Draft();
   readonly #facts = new WireFacts();
@@ -126,13 +126,13 @@ export class Answers {
     if (owner === undefined) return AS_STORED;
     const ttl = store.ttl(s);
     const left = ttl - Math.floor((now - store.stored(s)) / 1000);
-    const p = owner.keeper.prefetch;
+    const p = owner.rules.prefetch;
     if (p !== undefined) {
       const hits = now - store.lastHit(s) >= p.durationMs ? 1 : store.hits(s) + 1;
       store.setHits(s, hits, now);
       if ((store.flags(s) & FLAG.refreshing) === 0 && prefetchDue(p, hits, left, ttl)) return SLOW;
     }
-    return owner.keeper.keepTtl ? ttl : left;
+    return owner.rules.keepTtl ? ttl : left;
   }
 
   /** Counts a replay of entry s: the answer cache's hits, and the cache counters that see it. */
@@ -170,13 +170,13 @@ export class Answers {
     const replay = policy.rotate && rotation === 0 ? SHUFFLED_REPLAY_SECONDS : policy.maxAge;
     d.rotation = rotation;
     d.flags = 0;
-    d.counters = this.#counterId(policy.seenBy);
+    d.counters = this.#counterId(policy.countedBy);
     if (kept !== undefined) {
       const end = kept.stored + kept.ttl * 1000;
       t[EXPIRES] = Math.min(end, now + replay * 1000);
-      t[DROP_AT] = end + kept.keeper.staleMs;
+      t[DROP_AT] = end + kept.rules.staleMs;
       if (t[DROP_AT] <= now) return NO_SLOT;
-      d.pool = this.#poolFor(kept.keeper, kept.kind);
+      d.pool = this.#poolFor(kept.rules, kept.kind);
       d.ttl = kept.ttl;
       t[STORED] = kept.stored;
       d.hits = 0;
@@ -215,12 +215,12 @@ export class Answers {
     return new StoredEntry(this, s);
   }
 
-  /** The Kept of a kept entry (a new object: slow path only). */
-  kept(s: number): Kept | undefined {
+  /** The KeepTerms of a kept entry (a new object: slow path only). */
+  kept(s: number): KeepTerms | undefined {
     const owner = this.#poolOwners[this.store.pool(s)];
     if (owner === undefined) return undefined;
     return {
-      keeper: owner.keeper,
+      rules: owner.rules,
       kind: owner.kind,
       ttl: this.store.ttl(s),
       stored: this.store.stored(s),
@@ -241,8 +241,8 @@ export class Answers {
   }
 
   /** Entries a cache holds of a kind in this store. */
-  keptCount(keeper: Keeper, kind: CacheKind): number {
-    const pools = this.#pools.get(keeper);
+  keptCount(rules: CacheRules, kind: CacheKind): number {
+    const pools = this.#pools.get(rules);
     return pools === undefined ? 0 : this.store.poolSize(pools[kind]);
   }
 
@@ -288,30 +288,30 @@ export class Answers {
     return this.#put(f);
   }
 
-  #poolFor(keeper: Keeper, kind: CacheKind): number {
-    let pools = this.#pools.get(keeper);
+  #poolFor(rules: CacheRules, kind: CacheKind): number {
+    let pools = this.#pools.get(rules);
     if (pools === undefined) {
       const pool = (k: CacheKind) => {
-        const id = this.store.addPool(keeper.capacity(k), () => keeper.evicted(k));
-        this.#poolOwners[id] = { keeper, kind: k };
-        keeper.pooled(k, () => this.store.poolSize(id));
+        const id = this.store.addPool(rules.capacity(k), () => rules.evicted(k));
+        this.#poolOwners[id] = { rules, kind: k };
+        rules.pooled(k, () => this.store.poolSize(id));
         return id;
       };
       pools = { success: pool("success"), denial: pool("denial") };
-      this.#pools.set(keeper, pools);
+      this.#pools.set(rules, pools);
     }
     return pools[kind];
   }
 
   /** The pool of a cache's kind (the lane keeps replies there). */
-  poolFor(keeper: Keeper, kind: CacheKind): number {
-    return this.#poolFor(keeper, kind);
+  poolFor(rules: CacheRules, kind: CacheKind): number {
+    return this.#poolFor(rules, kind);
   }
 
   /** Makes a cache's pools now (at set-up): made on first use, they would grow every array of the
    * store while a query waits (tens of ms at the default capacities). */
-  reserve(keeper: Keeper): void {
-    this.#poolFor(keeper, "success");
+  reserve(rules: CacheRules): void {
+    this.#poolFor(rules, "success");
   }
 
   #counterId(c: CacheCounters | undefined): number {
@@ -340,7 +340,7 @@ class StoredEntry implements StoredAnswer {
   readonly #reply: Buffer;
   readonly rcode: number;
   readonly expires: number;
-  readonly kept: Kept | undefined;
+  readonly kept: KeepTerms | undefined;
   #hits: number;
   #lastHit: number;
   #refreshing: boolean;

@@ -14,7 +14,7 @@
 
 import type { ScannedQuery } from "../dns/scan.ts";
 import type { Msg, RR } from "../dns/message.ts";
-import type { CacheCounters, Keeper } from "./policy.ts";
+import type { CacheCounters, CacheRules } from "./policy.ts";
 import { LaneResult, type LaneQuery, type LaneReply, type LaneStep } from "../plugin.ts";
 import { Answers, Filing } from "./answers.ts";
 import { DROP_AT, EXPIRES, FLAG, LAST_HIT, NO_SLOT, STORED } from "./store.ts";
@@ -114,7 +114,7 @@ export class Lane {
     q.mixedCase = hasUpper(buf, 12, s.questionEnd - 5);
     q.options = (s.keyState & 0x44) !== 0;
     q.server = server;
-    let keeper: Keeper | undefined;
+    let rules: CacheRules | undefined;
     let counters: CacheCounters | undefined;
     let shuffle: ((m: Msg) => void) | undefined;
     for (let i = 0; i < steps.length; i++) {
@@ -128,12 +128,12 @@ export class Lane {
           shuffle = step.shuffle;
           break;
         case "keep": {
-          counters = step.keeper.counters(server, q.qname);
+          counters = step.rules.counters(server, q.qname);
           if (counters === undefined) break;
-          keeper = step.keeper;
+          rules = step.rules;
           const source = this.#findSource(s);
           if (source !== NO_SLOT)
-            return this.#refill(block, s, source, keeper, counters, shuffle !== undefined);
+            return this.#refill(block, s, source, rules, counters, shuffle !== undefined);
           break;
         }
         case "answer": {
@@ -142,7 +142,7 @@ export class Lane {
           const r = step.answer(q, reply);
           if (r === LaneResult.next) break;
           if (r === LaneResult.chain || !reply.stable) return NO_SLOT;
-          return this.#answered(block, s, keeper, counters, shuffle);
+          return this.#answered(block, s, rules, counters, shuffle);
         }
       }
     }
@@ -156,7 +156,7 @@ export class Lane {
   #answered(
     block: object,
     s: ScannedQuery,
-    keeper: Keeper | undefined,
+    rules: CacheRules | undefined,
     counters: CacheCounters | undefined,
     shuffle: ((m: Msg) => void) | undefined,
   ): number {
@@ -178,7 +178,7 @@ export class Lane {
     const bytes = encoded();
     if ((bytes[2] & 0x02) !== 0) return NO_SLOT; // cut at 65535 octets: never stored
     this.plugin = reply.plugin;
-    if (keeper === undefined || counters === undefined) {
+    if (rules === undefined || counters === undefined) {
       return this.#filePlain(block, s, bytes, length, msg.rcode, rotate, replay, counters, false);
     }
     if (replay === Infinity) {
@@ -187,7 +187,7 @@ export class Lane {
       const source = this.#filePlain(block, s, bytes, length, msg.rcode, false, replay, undefined, true);
       if (source === NO_SLOT) return NO_SLOT;
     }
-    return this.#keep(block, s, bytes, length, keeper, counters, rotate, replay, reply.plugin);
+    return this.#keep(block, s, bytes, length, rules, counters, rotate, replay, reply.plugin);
   }
 
   /** A source entry for this question that is still fresh, or NO_SLOT. */
@@ -203,7 +203,7 @@ export class Lane {
     block: object,
     s: ScannedQuery,
     source: number,
-    keeper: Keeper,
+    rules: CacheRules,
     counters: CacheCounters,
     rotate: boolean,
   ): number {
@@ -214,7 +214,7 @@ export class Lane {
     const length = answers.store.replyLength(source);
     const bytes = scratchFor(length);
     answers.store.copyReply(source, bytes, 0);
-    return this.#keep(block, s, bytes, length, keeper, counters, rotate, Infinity, plugin);
+    return this.#keep(block, s, bytes, length, rules, counters, rotate, Infinity, plugin);
   }
 
   /** Files the reply in bytes[0..length) under the client's key as `cache` keeps it (or, when it does
@@ -224,7 +224,7 @@ export class Lane {
     s: ScannedQuery,
     bytes: Uint8Array,
     length: number,
-    keeper: Keeper,
+    rules: CacheRules,
     counters: CacheCounters,
     rotate: boolean,
     replay: number,
@@ -238,15 +238,15 @@ export class Lane {
     const kind = facts.kind;
     const said = kind === "denial" ? facts.negativeTtl : facts.minTtlAll;
     const ttl =
-      kind === undefined ? 0 : keeper.ttlFor(s.qname, kind, facts.rcode, said < 0 ? undefined : said);
+      kind === undefined ? 0 : rules.ttlFor(s.qname, kind, facts.rcode, said < 0 ? undefined : said);
     if (kind === undefined || ttl <= 0) {
       return this.#filePlain(block, s, bytes, length, facts.rcode, rotate, replay, counters, false, plugin);
     }
     const d = answers.draft;
-    d.pool = answers.poolFor(keeper, kind);
+    d.pool = answers.poolFor(rules, kind);
     const t = d.times;
     t[EXPIRES] = now + Math.min(ttl, replay) * 1000;
-    t[DROP_AT] = now + ttl * 1000 + keeper.staleMs;
+    t[DROP_AT] = now + ttl * 1000 + rules.staleMs;
     d.ttl = ttl;
     t[STORED] = now;
     d.hits = 0;
@@ -279,7 +279,7 @@ export class Lane {
     p.stable = true;
     p.rotate = rotate;
     p.kept = undefined;
-    p.seenBy = counters;
+    p.countedBy = counters;
     const f = this.#filing;
     this.#fillFiling(f, s, bytes, length, source);
     f.policy = p;

@@ -41,10 +41,10 @@ export class AnswerPolicy<Req = unknown> {
   rotate = false;
   /** Set by `cache` when it keeps the reply: the entry then follows the cache's rules (TTLs counting
    * down from `ttl` since `stored`, prefetch, serve_stale) instead of the ones above. */
-  kept: Kept | undefined = undefined;
-  /** Set by `cache` when the query was in its zones: its metrics count the hits and misses of the
-   * stored reply, also when the fast path answers. */
-  seenBy: CacheCounters | undefined = undefined;
+  kept: KeepTerms | undefined = undefined;
+  /** Set by `cache` when the query was in its zones: the counters that count the hits and misses of
+   * the stored reply, also when the fast path answers. */
+  countedBy: CacheCounters | undefined = undefined;
   /** Set by the server: the store's entry for this question when the fast path could not replay it
    * (expired, stale, due for prefetch, or too big for this client); `cache` answers from it. */
   stored: StoredAnswer | undefined = undefined;
@@ -63,9 +63,9 @@ export class AnswerPolicy<Req = unknown> {
 
 export type CacheKind = "success" | "denial";
 
-/** What `cache` decided for a reply it keeps. */
-export interface Kept {
-  readonly keeper: Keeper;
+/** The terms on which `cache` keeps a reply: whose rules, as what kind, for how long from when. */
+export interface KeepTerms {
+  readonly rules: CacheRules;
   readonly kind: CacheKind;
   /** The entry's TTL in seconds, and when (cacheClock()) it started counting down. */
   readonly ttl: number;
@@ -77,7 +77,7 @@ export interface Kept {
 
 /** A `cache` as the answer store sees it: its rules for the replies it keeps, which the store applies
  * on the fast path and when it refills the cache without the plugin chain (the wire lane). */
-export interface Keeper {
+export interface CacheRules {
   /** Answer with the entry's whole TTL instead of the time left (keepttl). */
   readonly keepTtl: boolean;
   /** How long past its TTL an entry may still answer (serve_stale), ms; 0 without. */
@@ -120,7 +120,7 @@ export interface StoredAnswer {
   readonly rcode: number;
   /** cacheClock() until which the fast path replays it. */
   readonly expires: number;
-  readonly kept: Kept | undefined;
+  readonly kept: KeepTerms | undefined;
   /** Prefetch popularity: hits with no gap of the prefetch DURATION, and the last hit (cacheClock()). */
   hits: number;
   lastHit: number;

@@ -150,7 +150,7 @@ export class Instance implements InstanceHooks {
     for (const k of keys) {
       const g = this.#group(k, block);
       g.pipeline.mux.add(k.zone, block);
-      for (const h of handlers) if (h.lane?.kind === "keep") g.pipeline.answers.reserve(h.lane.keeper);
+      for (const h of handlers) if (h.lane?.kind === "keep") g.pipeline.answers.reserve(h.lane.rules);
       withTimeouts(g, block.timeouts);
     }
   }

@@ -293,7 +293,7 @@ export class Pipeline {
     const out = fitReply(full, s.questionEnd, maxSize);
     buf.copy(out, 12, 12, s.questionEnd);
 
-    this.#file(q, block, reply, full, req, generation);
+    this.#storeReply(q, block, reply, full, req, generation);
     // A response over its rate limit (`rrl`) is dropped, or sent empty and truncated; it was stored.
     let sent: Buffer | undefined = out;
     if (block.rrl !== undefined && peer.proto === "udp") {
@@ -332,14 +332,14 @@ export class Pipeline {
     const own: Request = { ...client, cache: new AnswerPolicy(), answeredBy: undefined };
     const reply = await fetch(own);
     if (reply === undefined) return undefined;
-    return this.answers.handle(this.#store(q, block, reply, own, generation));
+    return this.answers.handle(this.#encodeAndStore(q, block, reply, own, generation));
   }
 
   /** Encodes and stores a reply produced away from a client's query (a refresh, an internal lookup). */
-  #store(q: Question, block: Block, reply: Msg, req: Request, generation: number): number {
+  #encodeAndStore(q: Question, block: Block, reply: Msg, req: Request, generation: number): number {
     normalise(reply, q.query);
     try {
-      return this.#file(q, block, reply, encode(reply), req, generation);
+      return this.#storeReply(q, block, reply, encode(reply), req, generation);
     } catch (err) {
       this.#log.error({ err, qname: q.query.question[0].name }, "a reply to store could not be encoded");
       return NO_SLOT;
@@ -348,7 +348,7 @@ export class Pipeline {
 
   /** Puts an encoded reply in the answer store when the request's policy allows, for as long as it
    * allows: the slot, or NO_SLOT. */
-  #file(q: Question, block: Block, reply: Msg, full: Buffer, req: Request, generation: number): number {
+  #storeReply(q: Question, block: Block, reply: Msg, full: Buffer, req: Request, generation: number): number {
     const f = this.#filing;
     f.policy = req.cache;
     f.owner = block;
@@ -404,7 +404,7 @@ export class Pipeline {
       if (req.cache.kept !== undefined) {
         const copy = { ...reply, answer: [...reply.answer], authority: [...reply.authority] };
         const q = { key, keyLength: key.length, hash, questionEnd: 12 + key.length - 1, query };
-        this.#store(q, m.value, copy, req, generation);
+        this.#encodeAndStore(q, m.value, copy, req, generation);
       }
       return reply;
     } catch (err) {

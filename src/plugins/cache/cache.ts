@@ -5,8 +5,8 @@
 //
 // The entries live in the server's answer store (src/answers/): encoded replies that the fast path
 // replays, writing the time left into every TTL field on the way out, in a pool per kind whose size is
-// this cache's capacity. This plugin is the rules (the Keeper contract): what is kept and for how long
-// (AnswerPolicy.kept here on the slow path, Keeper.ttlFor in the wire lane), and it answers on the slow
+// this cache's capacity. This plugin is the rules (the CacheRules contract): what is kept and for how long
+// (AnswerPolicy.kept here on the slow path, CacheRules.ttlFor in the wire lane), and it answers on the slow
 // path from an entry the fast path could not use (AnswerPolicy.stored: stale, or due for a refresh).
 // Holding decoded messages instead cost 21 us per query against 13 for the plain fast path (kubeadm's
 // Corefile at 10k services), and their garbage put the p99 at 31 ms; an lru-cache index of the entries
@@ -19,8 +19,8 @@ import {
   cacheClock,
   prefetchDue,
   type CacheKind,
-  type Keeper,
-  type Kept,
+  type CacheRules,
+  type KeepTerms,
   type PrefetchRule,
   type StoredAnswer,
 } from "../../answers/policy.ts";
@@ -53,7 +53,7 @@ export interface CacheOptions {
   now?: () => number;
 }
 
-export class Cache implements Keeper {
+export class Cache implements CacheRules {
   readonly keepTtl: boolean;
   readonly staleMs: number;
   readonly prefetch: PrefetchRule | undefined;
@@ -129,7 +129,7 @@ export class Cache implements Keeper {
     return {
       name: "cache",
       serve: (req) => this.#serve(req, next),
-      lane: { kind: "keep", keeper: this },
+      lane: { kind: "keep", rules: this },
     };
   }
 
@@ -142,10 +142,10 @@ export class Cache implements Keeper {
       req.qtype === Type.AXFR || req.qtype === Type.IXFR ? undefined : this.counters(req.server, req.qname);
     if (stats === undefined) return next.serve(req);
     stats.requests++;
-    req.cache.seenBy = stats;
+    req.cache.countedBy = stats;
     const now = this.#now();
     const stored = req.cache.stored;
-    const e = stored?.kept?.keeper === this ? stored : undefined;
+    const e = stored?.kept?.rules === this ? stored : undefined;
     if (e !== undefined) {
       const kept = e.kept!;
       const left = kept.ttl - Math.floor((now - kept.stored) / 1000);
@@ -226,14 +226,14 @@ export class Cache implements Keeper {
   }
 
   /** How the reply is kept, or undefined when it is not. */
-  #decide(req: Request, reply: Msg, now: number): Kept | undefined {
+  #decide(req: Request, reply: Msg, now: number): KeepTerms | undefined {
     if (req.cache.private || reply.tc || reply.question.length === 0) return undefined;
     const kind = kindOf(reply);
     if (kind === undefined) return undefined;
     const ttl = this.ttlFor(req.qname, kind, reply.rcode, replyTtl(reply, kind));
     if (ttl <= 0) return undefined;
     const answers = kind === "success" && answersQuestion(reply, req.qname, req.qtype);
-    return { keeper: this, kind, ttl, stored: now, answers };
+    return { rules: this, kind, ttl, stored: now, answers };
   }
 
   /** Fetches the entry again in the background; the client's reply does not wait for it. A failure
@@ -249,7 +249,7 @@ export class Cache implements Keeper {
       return undefined;
     };
     refresh(async (own) => {
-      own.cache.seenBy = stats;
+      own.cache.countedBy = stats;
       const reply = await next.serve(own);
       if (!this.#replaces(e, own, reply)) return failed();
       const kept = this.#keep(own, reply, this.#now());
