@@ -138,7 +138,6 @@ export class Pipeline {
     answers.clock[0] = this.#now === undefined ? TIME_ORIGIN + times[0] : this.#now();
     let slot = answers.lookup(s.keyBytes, 0, s.keyLength, s.keyHash);
     let ttl = slot === NO_SLOT ? SLOW : answers.replayTtl(slot);
-    let cached = true;
     let plugin = "";
     if (ttl === SLOW) {
       answerCacheStats.misses++;
@@ -149,7 +148,6 @@ export class Pipeline {
         const own = Buffer.from(buf.subarray(0, length));
         return this.#slow(own, s.copy(own), { ...peer }, maxSize, times[0], answers.handle(stored));
       }
-      cached = false;
       answerCacheStats.lane++;
       plugin = this.#lane.plugin;
       // Filed just now: a kept reply goes out with its whole TTL, any other as stored.
@@ -157,6 +155,25 @@ export class Pipeline {
     } else {
       answers.countHit(slot);
     }
+    return this.#replay(slot, ttl, s, buf, length, peer, maxSize, out, at, plugin);
+  }
+
+  /** Sends the reply in `slot` for the query `s`: into `out` at `at` when it fits the client and no
+   * rate limit applies, else built apart in #out. `plugin` labels a reply the lane just filed ("": a
+   * replay, labelled by the plugin that stored it). */
+  #replay(
+    slot: number,
+    ttl: number,
+    s: ScannedQuery,
+    buf: Buffer,
+    length: number,
+    peer: Peer,
+    maxSize: number,
+    out: Buffer | undefined,
+    at: number,
+    plugin: string,
+  ): number {
+    const answers = this.answers;
     const meta = answers.meta(slot);
     const block = meta.owner as Block;
     const limit =
@@ -181,8 +198,9 @@ export class Pipeline {
       n = sent.length;
     }
     if (block.hooks.length > 0) {
-      const micros = ((performance.now() - times[0]) * 1000) | 0;
+      const micros = ((performance.now() - this.#times[0]) * 1000) | 0;
       const header = sent !== undefined ? (sent[2] << 8) | sent[3] : (out![at + 2] << 8) | out![at + 3];
+      const cached = plugin === "";
       this.#finish(
         block,
         s,
@@ -239,15 +257,54 @@ export class Pipeline {
       questionEnd: s.questionEnd,
       query,
     };
-    let streamed = 0;
+    const streamed = { octets: 0 };
+    const req = this.#request(buf, s, q, peer, maxSize, m.zone, block, stored, streamed);
+    const generation = this.answers.generation;
+    const reply = await this.#serve(block, req);
+    if (req.noReply) return undefined;
+    const full = this.#encode(reply, req);
+    const out = fitReply(full, s.questionEnd, maxSize);
+    buf.copy(out, 12, 12, s.questionEnd);
+
+    this.#storeReply(q, block, reply, full, req, generation);
+    // A response over its rate limit (`rrl`) is dropped, or sent empty and truncated; it was stored.
+    let sent: Buffer | undefined = out;
+    if (block.rrl !== undefined && peer.proto === "udp") {
+      sent = block.rrl.limit(out, s, peer.remoteAddress, this.#clock());
+      if (sent === undefined) return undefined;
+    }
+    if (block.hooks.length > 0) {
+      const header = (sent[2] << 8) | sent[3];
+      const micros = ((performance.now() - start) * 1000) | 0;
+      const rsize = sent.length + streamed.octets;
+      const plugin = req.answeredBy ?? "";
+      this.#finish(block, s, buf.length, peer, reply.rcode, header, rsize, micros, false, plugin);
+    }
+    return sent;
+  }
+
+  /** The Request the chain sees for the client's query `s` (packet `buf`) in `zone` of `block`. Over
+   * TCP its stream() writes a message of a long reply ahead of the last, counting the octets. */
+  #request(
+    buf: Buffer,
+    s: Scanned,
+    q: Question,
+    peer: Peer,
+    maxSize: number,
+    zone: string,
+    block: Block,
+    stored: StoredAnswer | undefined,
+    streamed: { octets: number },
+  ): Request {
     const write = peer.write;
+    const query = q.query;
     const req: Request = {
       msg: query,
       qname: s.qname,
       spelled: spelledQname(buf, s.questionEnd),
       qtype: s.qtype,
       qclass: s.qclass,
-      zone: m.zone,
+      zone,
       proto: peer.proto,
       remoteAddress: peer.remoteAddress,
       remotePort: peer.remotePort,
@@ -262,62 +319,41 @@ export class Pipeline {
           normalise(part, query);
           const bytes = encodeUncached(part);
           buf.copy(bytes, 12, 12, s.questionEnd);
-          streamed += bytes.length;
+          streamed.octets += bytes.length;
           return write(bytes);
         }),
     };
-    const generation = this.answers.generation;
-    let reply: Msg;
+    return req;
+  }
+
+  /** The block's chain's reply to `req`. The top-level catch: a chain that throws is logged once
+   * here and answered SERVFAIL, and the server keeps serving. */
+  async #serve(block: Block, req: Request): Promise<Msg> {
     this.inFlight++;
     try {
-      reply = await block.chain.serve(req);
+      return await block.chain.serve(req);
     } catch (err) {
-      // The top-level catch: logged once here, answered SERVFAIL, the server keeps serving.
       serverStats.panics++;
-      this.#log.error({ err, qname: s.qname, qtype: s.qtype }, "plugin chain failed");
-      reply = replyTo(query, Rcode.SERVFAIL);
+      this.#log.error({ err, qname: req.qname, qtype: req.qtype }, "plugin chain failed");
+      return replyTo(req.msg, Rcode.SERVFAIL);
     } finally {
       this.inFlight--;
     }
-    if (req.noReply) return undefined;
-    normalise(reply, query);
-    let full: Buffer;
-    try {
-      full = encode(reply);
-    } catch (err) {
-      this.#log.error({ err, qname: s.qname, qtype: s.qtype }, "reply could not be encoded");
-      reply = replyTo(query, Rcode.SERVFAIL);
-      normalise(reply, query);
-      full = encode(reply);
-    }
-    const out = fitReply(full, s.questionEnd, maxSize);
-    buf.copy(out, 12, 12, s.questionEnd);
+  }
 
-    this.#storeReply(q, block, reply, full, req, generation);
-    // A response over its rate limit (`rrl`) is dropped, or sent empty and truncated; it was stored.
-    let sent: Buffer | undefined = out;
-    if (block.rrl !== undefined && peer.proto === "udp") {
-      sent = block.rrl.limit(out, s, peer.remoteAddress, this.#clock());
-      if (sent === undefined) return undefined;
+  /** The reply made whole (ID, question, EDNS) and encoded; a reply that cannot be encoded is logged
+   * and becomes SERVFAIL. */
+  #encode(reply: Msg, req: Request): Buffer {
+    normalise(reply, req.msg);
+    try {
+      return encode(reply);
+    } catch (err) {
+      this.#log.error({ err, qname: req.qname, qtype: req.qtype }, "reply could not be encoded");
+      // The reply becomes the failure: what is stored and counted is what was sent.
+      Object.assign(reply, replyTo(req.msg, Rcode.SERVFAIL));
+      normalise(reply, req.msg);
+      return encode(reply);
     }
-    if (block.hooks.length > 0) {
-      const plugin = req.answeredBy ?? "";
-      const header = (sent[2] << 8) | sent[3];
-      const micros = ((performance.now() - start) * 1000) | 0;
-      this.#finish(
-        block,
-        s,
-        buf.length,
-        peer,
-        reply.rcode,
-        header,
-        sent.length + streamed,
-        micros,
-        false,
-        plugin,
-      );
-    }
-    return sent;
   }
 
   /** AnswerPolicy.refresh: the fetch runs on a request of its own, and the reply is stored only if the data
