@@ -78,6 +78,9 @@ export interface StoreOptions {
 
 const EMPTY: Int32Array = new Int32Array(0);
 
+/** Octets of typed arrays per slot (see #grow): ten Int32, five Uint16, three Uint8, four Float64. */
+const PER_SLOT = 10 * 4 + 5 * 2 + 3 + 4 * 8;
+
 export class AnswerStore {
   /** Now (cacheClock() ms), set by the caller before get(): a double passed as an argument to a call
    * V8 does not inline is boxed, a number allocated per query; one in a typed array is not. */
@@ -383,13 +386,14 @@ export class AnswerStore {
     return out;
   }
 
-  /** Octets of reply and key the entries hold, and of slab reserved, and of the per-slot arrays. */
-  bytes(): { used: number; reserved: number; index: number } {
-    const perSlot = 4 * 10 + 2 * 5 + 8 * 4 + 4;
+  /** What the store takes: octets of key and reply its entries hold in the slabs and the slabs have
+   * reserved, octets of typed arrays per slot, and of the hash buckets (fixed by the capacity). */
+  bytes(): { used: number; reserved: number; perSlot: number; buckets: number } {
     return {
       used: this.#slab.usedBytes,
       reserved: this.#slab.reservedBytes,
-      index: this.#slots * perSlot + 2 * 4 * (this.#mask + 1),
+      perSlot: PER_SLOT,
+      buckets: 2 * 4 * (this.#mask + 1),
     };
   }
 
