@@ -519,6 +519,35 @@ describe("apiSource", () => {
       await server.close();
     }
   });
+
+  test("describe() names its state: not started, syncing, failing, connected, disconnected, stopped", async () => {
+    const server = await startApiServer({ bookmarkIntervalMs: 100 });
+    const sink = new RecordingSink(server);
+    const source = apiSource({
+      endpoint: server.url,
+      kinds: ["services"],
+      log: captureLog().log,
+      tuning: TUNING,
+    });
+    const state = () => /\((.*)\)$/.exec(source.describe())?.[1];
+    try {
+      assert.equal(state(), "not started");
+      server.failLists(503);
+      await source.start(sink);
+      assert.equal(state(), "syncing");
+      await until("failing", () => state() === "connecting, failing");
+      server.failLists(undefined);
+      await source.waitSynced();
+      await until("connected", () => state() === "connected");
+      server.setDown(true);
+      await until("disconnected", () => state() === "disconnected, serving last known state");
+      server.setDown(false);
+    } finally {
+      await source.stop();
+      await server.close();
+    }
+    assert.equal(state(), "stopped");
+  });
 });
 
 describe("client config", () => {

@@ -53,159 +53,179 @@ const IMPORTS_RECHECK_MS = 60_000;
 /** Builds the source; connection options are checked here (a KubeError with code KUBE_ERR_CONFIG),
  * so a bad kubeconfig fails at setup rather than at start. */
 export function apiSource(opts: ApiSourceOptions): ApiSource {
-  const client = limitClient(opts.client ?? createClient(opts), opts.limits ?? {});
-  const log = opts.log;
-  const kinds = [...new Set(opts.kinds)];
-  const reflectors = new Map<Kind, Reflector>();
-  const stopCtl = new AbortController();
-  let pending = 0;
-  let fallback = false;
-  let discovery: Promise<void> | undefined;
-  let started = false;
+  return new KubeApiSource(opts);
+}
+
+class KubeApiSource implements ApiSource {
+  readonly #opts: ApiSourceOptions;
+  readonly #client: ApiClient;
+  readonly #log: Logger;
+  readonly #kinds: Kind[];
+  readonly #reflectors = new Map<Kind, Reflector>();
+  readonly #stopCtl = new AbortController();
+  /** Discoveries (endpointslices, serviceimports) that have not answered yet. */
+  #pending = 0;
+  #fallback = false;
+  #discovery: Promise<void> | undefined;
+  #started = false;
   /** Open once synced, or stopped. */
-  const settled = new Latch();
+  readonly #settled = new Latch();
 
-  const synced = () => started && pending === 0 && [...reflectors.values()].every((r) => r.synced);
-  const notify = () => {
-    if (synced() || stopCtl.signal.aborted) settled.open();
-  };
+  constructor(opts: ApiSourceOptions) {
+    this.#opts = opts;
+    this.#client = limitClient(opts.client ?? createClient(opts), opts.limits ?? {});
+    this.#log = opts.log;
+    this.#kinds = [...new Set(opts.kinds)];
+  }
 
-  function startReflector(kind: Kind, sink: Sink): void {
-    if (reflectors.has(kind) || stopCtl.signal.aborted) return;
+  start(sink: Sink): Promise<void> {
+    if (this.#started) return Promise.resolve();
+    this.#started = true;
+    const discovered: Promise<void>[] = [];
+    if (this.#kinds.includes("endpointslices")) {
+      this.#pending++;
+      discovered.push(this.#resolveSlices(sink));
+    }
+    if (this.#kinds.includes("serviceimports")) {
+      this.#pending++;
+      discovered.push(this.#resolveImports(sink));
+    }
+    this.#discovery = Promise.all(discovered).then(() => undefined);
+    for (const kind of this.#kinds)
+      if (kind !== "endpointslices" && kind !== "serviceimports") this.#startReflector(kind, sink);
+    return Promise.resolve();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopCtl.abort();
+    await this.#discovery;
+    await Promise.all([...this.#reflectors.values()].map((r) => r.stop()));
+    this.#notify();
+  }
+
+  describe(): string {
+    return `api ${this.#client.server} (${this.#state()})`;
+  }
+
+  synced(): boolean {
+    return this.#started && this.#pending === 0 && [...this.#reflectors.values()].every((r) => r.synced);
+  }
+
+  waitSynced(): Promise<void> {
+    this.#notify();
+    return this.#settled.wait();
+  }
+
+  stats(): ApiSourceStats {
+    const all = [...this.#reflectors.values()].map((r) => r.stats());
+    return {
+      server: this.#client.server,
+      synced: this.synced(),
+      connected: all.length > 0 && all.every((s) => s.connected),
+      endpointsFallback: this.#fallback,
+      kinds: all,
+    };
+  }
+
+  #notify(): void {
+    if (this.synced() || this.#stopCtl.signal.aborted) this.#settled.open();
+  }
+
+  #startReflector(kind: Kind, sink: Sink): void {
+    if (this.#reflectors.has(kind) || this.#stopCtl.signal.aborted) return;
     const r = new Reflector({
-      ...opts.tuning,
-      client,
+      ...this.#opts.tuning,
+      client: this.#client,
       kind,
       sink,
-      log,
-      labelSelector: SELECTED_KINDS.has(kind) ? opts.labelSelector : undefined,
-      namespaces: opts.namespaces,
+      log: this.#log,
+      labelSelector: SELECTED_KINDS.has(kind) ? this.#opts.labelSelector : undefined,
+      namespaces: this.#opts.namespaces,
     });
-    reflectors.set(kind, r);
+    this.#reflectors.set(kind, r);
     r.start();
-    void r.waitSynced().then(notify);
+    void r.waitSynced().then(() => this.#notify());
   }
 
   /** Asks discovery whether the API serves `resource` in `groupVersion`, retrying until it answers;
    * undefined once stopped. */
-  async function serves(groupVersion: string, resource: string): Promise<boolean | undefined> {
-    const backoff = new Backoff(opts.tuning?.backoff);
+  async #serves(groupVersion: string, resource: string): Promise<boolean | undefined> {
+    const backoff = new Backoff(this.#opts.tuning?.backoff);
+    const stopped = this.#stopCtl.signal;
     let warned = false;
-    while (!stopCtl.signal.aborted) {
+    while (!stopped.aborted) {
       try {
-        const timeout = AbortSignal.timeout(opts.tuning?.listTimeoutMs ?? 60_000);
-        return await client.serves(groupVersion, resource, AbortSignal.any([stopCtl.signal, timeout]));
+        const timeout = AbortSignal.timeout(this.#opts.tuning?.listTimeoutMs ?? 60_000);
+        return await this.#client.serves(groupVersion, resource, AbortSignal.any([stopped, timeout]));
       } catch (err) {
-        if (stopCtl.signal.aborted) break;
-        const fields = { server: client.server, err: (err as Error).message };
-        if (!warned) log.warn(fields, "API discovery failed, retrying");
-        else log.debug(fields, "API discovery failed again");
+        if (stopped.aborted) break;
+        const fields = { server: this.#client.server, err: (err as Error).message };
+        if (!warned) this.#log.warn(fields, "API discovery failed, retrying");
+        else this.#log.debug(fields, "API discovery failed again");
         warned = true;
-        await pause(backoff.next());
+        await this.#pause(backoff.next());
       }
     }
     return undefined;
   }
 
-  function pause(ms: number): Promise<void> {
+  /** Waits `ms`, or until the source stops. */
+  #pause(ms: number): Promise<void> {
     return new Promise<void>((resolve) => {
       const t = setTimeout(resolve, ms);
-      stopCtl.signal.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
+      this.#stopCtl.signal.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
     });
   }
 
   /** EndpointSlices when the API serves discovery.k8s.io/v1, else the legacy Endpoints. */
-  async function resolveSlices(sink: Sink): Promise<void> {
-    const served = await serves("discovery.k8s.io/v1", "endpointslices");
-    if (served === true) startReflector("endpointslices", sink);
+  async #resolveSlices(sink: Sink): Promise<void> {
+    const served = await this.#serves("discovery.k8s.io/v1", "endpointslices");
+    if (served === true) this.#startReflector("endpointslices", sink);
     else if (served === false) {
-      fallback = true;
-      log.warn(
-        { server: client.server },
+      this.#fallback = true;
+      this.#log.warn(
+        { server: this.#client.server },
         "the API does not serve discovery.k8s.io/v1 endpointslices; reading endpoints instead",
       );
-      startReflector("endpoints", sink);
+      this.#startReflector("endpoints", sink);
     }
-    pending--;
-    notify();
+    this.#pending--;
+    this.#notify();
   }
 
   /** ServiceImports when the MCS CRDs are installed. Until they are, the store gets an empty list (so
    * it syncs and the multicluster zones answer that nothing is imported), and discovery is asked again
    * every IMPORTS_RECHECK_MS: the CRDs may come after this server. */
-  async function resolveImports(sink: Sink): Promise<void> {
-    for (let first = true; !stopCtl.signal.aborted; first = false) {
-      const served = await serves(IMPORTS_GROUP_VERSION, "serviceimports");
-      if (served === true) startReflector("serviceimports", sink);
+  async #resolveImports(sink: Sink): Promise<void> {
+    for (let first = true; !this.#stopCtl.signal.aborted; first = false) {
+      const served = await this.#serves(IMPORTS_GROUP_VERSION, "serviceimports");
+      if (served === true) this.#startReflector("serviceimports", sink);
       else if (served === false && first) {
-        log.warn(
-          { server: client.server },
+        this.#log.warn(
+          { server: this.#client.server },
           `the API does not serve ${IMPORTS_GROUP_VERSION} serviceimports (the MCS CRDs are not installed): no service is imported until they are`,
         );
         sink.listStart("serviceimports");
         sink.listDone("serviceimports");
       }
       if (first) {
-        pending--;
-        notify();
+        this.#pending--;
+        this.#notify();
       }
       if (served !== false) return;
-      await pause(IMPORTS_RECHECK_MS);
+      await this.#pause(IMPORTS_RECHECK_MS);
     }
   }
 
-  function state(): string {
-    if (!started) return "not started";
-    if (stopCtl.signal.aborted) return "stopped";
-    const all = [...reflectors.values()];
-    if (!synced())
+  /** The state describe() shows. */
+  #state(): string {
+    if (!this.#started) return "not started";
+    if (this.#stopCtl.signal.aborted) return "stopped";
+    const all = [...this.#reflectors.values()];
+    if (!this.synced())
       return all.some((r) => r.stats().errors > 0 && !r.stats().connected)
         ? "connecting, failing"
         : "syncing";
     return all.every((r) => r.stats().connected) ? "connected" : "disconnected, serving last known state";
   }
-
-  return {
-    start(sink) {
-      if (started) return Promise.resolve();
-      started = true;
-      const discovered: Promise<void>[] = [];
-      if (kinds.includes("endpointslices")) {
-        pending++;
-        discovered.push(resolveSlices(sink));
-      }
-      if (kinds.includes("serviceimports")) {
-        pending++;
-        discovered.push(resolveImports(sink));
-      }
-      discovery = Promise.all(discovered).then(() => undefined);
-      for (const kind of kinds)
-        if (kind !== "endpointslices" && kind !== "serviceimports") startReflector(kind, sink);
-      return Promise.resolve();
-    },
-    async stop() {
-      stopCtl.abort();
-      await discovery;
-      await Promise.all([...reflectors.values()].map((r) => r.stop()));
-      notify();
-    },
-    describe() {
-      return `api ${client.server} (${state()})`;
-    },
-    synced,
-    waitSynced() {
-      notify();
-      return settled.wait();
-    },
-    stats() {
-      const all = [...reflectors.values()].map((r) => r.stats());
-      return {
-        server: client.server,
-        synced: synced(),
-        connected: all.length > 0 && all.every((s) => s.connected),
-        endpointsFallback: fallback,
-        kinds: all,
-      };
-    },
-  };
 }
