@@ -16,7 +16,7 @@
 // reads have a timeout here (glibc's have none).
 
 import { createSocket, type Socket } from "node:dgram";
-import { connect as tcpConnect } from "node:net";
+import { connect as tcpConnect, type Socket as TcpSocket } from "node:net";
 import { decode } from "../dns/decode.ts";
 import { encode } from "../dns/encode.ts";
 import { tcpFrame } from "../dns/tcp-frames.ts";
@@ -188,138 +188,254 @@ class DgramLink {
   }
 }
 
+/** What a step of send_dg leaves the exchange at: a resplen to return, or one of these. */
+const WAIT = "wait"; // read the next packet
+const RETRY = "retry"; // glibc's "goto retry": send again with a fresh deadline
+type Step = number | typeof WAIT | typeof RETRY;
+
 /** send_dg: returns glibc's resplen (0 = try the next server); sets x.vc on a truncated reply. */
 async function sendDg(x: Exchange, server: Server, seconds: number, o: SendOptions): Promise<number> {
-  const where = serverText(server);
-  const pending = new Map<number, QueryEvent>(); // sent queries waiting for a reply, by which (1|2)
-  const report = (which: number, e: Partial<QueryEvent>) => {
-    const ev = pending.get(which);
-    if (ev === undefined) return;
-    pending.delete(which);
-    o.onEvent({ ...ev, ...e });
-  };
-  const put = (which: 1 | 2, link: DgramLink) => {
-    const q = which === 1 ? x.q1 : x.q2!;
-    pending.set(which, {
-      name: q.question[0].name,
-      type: q.question[0].type,
-      server: where,
-      transport: "udp",
-    });
-    link.send(q);
-  };
-  const flush = (note: string) => {
-    for (const which of [...pending.keys()]) report(which, { note });
-  };
-  const saveGotsomewhere = x.gotsomewhere;
-  let link = await DgramLink.open(server);
+  const send = new DgSend(x, server, o, await DgramLink.open(server));
   try {
-    let single = o.session.singleRequest || o.session.singleRequestReopen;
-    let reopen = o.session.singleRequestReopen;
-    let resplen = 0;
-    for (;;) {
-      // glibc's "retry:" label: a fresh deadline and nothing sent yet.
-      const deadline = Date.now() + seconds * 1000;
-      let recv1 = false;
-      let recv2 = x.q2 === undefined;
-      put(1, link);
-      if (x.q2 !== undefined && !single) put(2, link);
-      let restart = false;
-      while (!restart) {
-        const got = await link.next(deadline);
-        if (got === undefined) {
-          flush("no reply (timeout)");
-          if (resplen > 1 && (recv1 || (x.q2 !== undefined && recv2))) {
-            // One reply came, the other did not: fall back to sending them one at a time.
-            if (!single) {
-              single = o.session.singleRequest = true;
-              x.gotsomewhere = saveGotsomewhere;
-              restart = true;
-              continue;
-            }
-            if (!reopen) {
-              reopen = o.session.singleRequestReopen = true;
-              x.gotsomewhere = saveGotsomewhere;
-              link.close();
-              link = await DgramLink.open(server);
-              restart = true;
-              continue;
-            }
-            x.resplen2 = 1;
-            return resplen;
-          }
-          x.gotsomewhere = true;
-          x.resplen2 = 0;
-          return 0;
-        }
-        if (got instanceof Error) {
-          flush((got as NodeJS.ErrnoException).code === "ECONNREFUSED" ? "refused (ICMP)" : got.message);
-          x.resplen2 = 0;
-          return 0;
-        }
-        x.gotsomewhere = true;
-        let r: Msg;
-        try {
-          r = decode(got);
-        } catch {
-          if (got.length < 12) {
-            flush("reply shorter than a header");
-            x.resplen2 = 0;
-            return 0;
-          }
-          continue; // res_queriesmatch cannot parse it: a spurious packet
-        }
-        const toFirst = (!recv1 && !recv2) || x.q2 === undefined;
-        if (toFirst) x.buf1 = r;
-        else x.buf2 = r;
-        const matching = !recv1 && answers(x.q1, r) ? 1 : !recv2 && answers(x.q2, r) ? 2 : 0;
-        if (matching === 0) continue;
-        if (toFirst) resplen = got.length;
-        else x.resplen2 = got.length;
-        const referral = r.rcode === Rcode.NOERROR && r.answer.length === 0 && !r.aa && !r.ra;
-        const noAdditional = r.additional.length === 0 && r.edns === undefined;
-        if (REJECTING.has(r.rcode) || (referral && noAdditional)) {
-          report(matching, { reply: r, note: REJECTING.has(r.rcode) ? undefined : "referral: next server" });
-          if (recv1 || (x.q2 !== undefined && recv2)) {
-            x.resplen2 = 0;
-            return resplen;
-          }
-          if (x.q2 !== undefined && !single) {
-            // No data from this reply; wait for the other one.
-            resplen = 0;
-            if (matching === 1) recv1 = true;
-            else recv2 = true;
-            continue;
-          }
-          x.resplen2 = 0;
-          return 0;
-        }
-        if (r.tc) {
-          report(matching, { reply: r, note: "truncated: retrying over TCP" });
-          flush("abandoned for TCP");
-          x.vc = true;
-          x.resplen2 = 0;
-          return 1;
-        }
-        report(matching, { reply: r });
-        if (matching === 1) recv1 = true;
-        else recv2 = true;
-        if (recv1 && recv2) return resplen;
-        if (single) {
-          if (reopen) {
-            link.close();
-            link = await DgramLink.open(server);
-          }
-          put(recv1 ? 2 : 1, link);
-        }
-      }
-    }
+    return await send.run(seconds);
   } finally {
-    link.close();
+    send.close();
   }
 }
 
-/** Reads length-prefixed DNS messages from a TCP connection. */
+/** One send_dg to one server: glibc's locals as fields, its labels as the steps of run(). */
+class DgSend {
+  readonly #x: Exchange;
+  readonly #server: Server;
+  readonly #o: SendOptions;
+  readonly #where: string;
+  /** Sent queries waiting for a reply, by which (1|2). */
+  readonly #pending = new Map<number, QueryEvent>();
+  readonly #saveGotsomewhere: boolean;
+  #link: DgramLink;
+  #single: boolean;
+  #reopen: boolean;
+  #resplen = 0;
+  #recv1 = false;
+  #recv2 = false;
+
+  constructor(x: Exchange, server: Server, o: SendOptions, link: DgramLink) {
+    this.#x = x;
+    this.#server = server;
+    this.#o = o;
+    this.#where = serverText(server);
+    this.#link = link;
+    this.#saveGotsomewhere = x.gotsomewhere;
+    this.#single = o.session.singleRequest || o.session.singleRequestReopen;
+    this.#reopen = o.session.singleRequestReopen;
+  }
+
+  async run(seconds: number): Promise<number> {
+    for (;;) {
+      // glibc's "retry:" label: a fresh deadline and nothing sent yet.
+      const deadline = Date.now() + seconds * 1000;
+      this.#recv1 = false;
+      this.#recv2 = this.#x.q2 === undefined;
+      this.#put(1);
+      if (this.#x.q2 !== undefined && !this.#single) this.#put(2);
+      let step: Step = WAIT;
+      while (step === WAIT) {
+        const got = await this.#link.next(deadline);
+        if (got === undefined) step = await this.#timedOut();
+        else if (got instanceof Error) step = this.#failed(got);
+        else step = await this.#received(got);
+      }
+      if (step !== RETRY) return step;
+    }
+  }
+
+  close(): void {
+    this.#link.close();
+  }
+
+  #put(which: 1 | 2): void {
+    const q = which === 1 ? this.#x.q1 : this.#x.q2!;
+    this.#pending.set(which, {
+      name: q.question[0].name,
+      type: q.question[0].type,
+      server: this.#where,
+      transport: "udp",
+    });
+    this.#link.send(q);
+  }
+
+  #report(which: number, e: Partial<QueryEvent>): void {
+    const ev = this.#pending.get(which);
+    if (ev === undefined) return;
+    this.#pending.delete(which);
+    this.#o.onEvent({ ...ev, ...e });
+  }
+
+  #flush(note: string): void {
+    for (const which of [...this.#pending.keys()]) this.#report(which, { note });
+  }
+
+  async #reopenLink(): Promise<void> {
+    this.#link.close();
+    this.#link = await DgramLink.open(this.#server);
+  }
+
+  /** The deadline passed with a reply missing. */
+  async #timedOut(): Promise<Step> {
+    const x = this.#x;
+    this.#flush("no reply (timeout)");
+    if (this.#resplen > 1 && (this.#recv1 || (x.q2 !== undefined && this.#recv2))) {
+      // One reply came, the other did not: fall back to sending them one at a time.
+      if (!this.#single) {
+        this.#single = this.#o.session.singleRequest = true;
+        x.gotsomewhere = this.#saveGotsomewhere;
+        return RETRY;
+      }
+      if (!this.#reopen) {
+        this.#reopen = this.#o.session.singleRequestReopen = true;
+        x.gotsomewhere = this.#saveGotsomewhere;
+        await this.#reopenLink();
+        return RETRY;
+      }
+      x.resplen2 = 1;
+      return this.#resplen;
+    }
+    x.gotsomewhere = true;
+    x.resplen2 = 0;
+    return 0;
+  }
+
+  /** The socket reported an error (an ICMP port unreachable, most often). */
+  #failed(err: Error): Step {
+    this.#flush((err as NodeJS.ErrnoException).code === "ECONNREFUSED" ? "refused (ICMP)" : err.message);
+    this.#x.resplen2 = 0;
+    return 0;
+  }
+
+  /** A packet came. */
+  async #received(got: Buffer): Promise<Step> {
+    const x = this.#x;
+    x.gotsomewhere = true;
+    let r: Msg;
+    try {
+      r = decode(got);
+    } catch {
+      if (got.length < 12) {
+        this.#flush("reply shorter than a header");
+        x.resplen2 = 0;
+        return 0;
+      }
+      return WAIT; // res_queriesmatch cannot parse it: a spurious packet
+    }
+    const toFirst = (!this.#recv1 && !this.#recv2) || x.q2 === undefined;
+    if (toFirst) x.buf1 = r;
+    else x.buf2 = r;
+    const matching = !this.#recv1 && answers(x.q1, r) ? 1 : !this.#recv2 && answers(x.q2, r) ? 2 : 0;
+    if (matching === 0) return WAIT;
+    if (toFirst) this.#resplen = got.length;
+    else x.resplen2 = got.length;
+    const referral = r.rcode === Rcode.NOERROR && r.answer.length === 0 && !r.aa && !r.ra;
+    const noAdditional = r.additional.length === 0 && r.edns === undefined;
+    if (REJECTING.has(r.rcode) || (referral && noAdditional)) return this.#rejected(r, matching);
+    if (r.tc) {
+      this.#report(matching, { reply: r, note: "truncated: retrying over TCP" });
+      this.#flush("abandoned for TCP");
+      x.vc = true;
+      x.resplen2 = 0;
+      return 1;
+    }
+    this.#report(matching, { reply: r });
+    if (matching === 1) this.#recv1 = true;
+    else this.#recv2 = true;
+    if (this.#recv1 && this.#recv2) return this.#resplen;
+    if (this.#single) {
+      if (this.#reopen) await this.#reopenLink();
+      this.#put(this.#recv1 ? 2 : 1);
+    }
+    return WAIT;
+  }
+
+  /** A reply glibc cannot use (SERVFAIL, NOTIMP, REFUSED, a referral) to query `matching`. */
+  #rejected(r: Msg, matching: 1 | 2): Step {
+    const x = this.#x;
+    this.#report(matching, { reply: r, note: REJECTING.has(r.rcode) ? undefined : "referral: next server" });
+    if (this.#recv1 || (x.q2 !== undefined && this.#recv2)) {
+      x.resplen2 = 0;
+      return this.#resplen;
+    }
+    if (x.q2 !== undefined && !this.#single) {
+      // No data from this reply; wait for the other one.
+      this.#resplen = 0;
+      if (matching === 1) this.#recv1 = true;
+      else this.#recv2 = true;
+      return WAIT;
+    }
+    x.resplen2 = 0;
+    return 0;
+  }
+}
+
+/** A TCP connection to one server that can be awaited message by message (length-prefixed). */
+class TcpLink {
+  readonly #sock: TcpSocket;
+  #data = Buffer.alloc(0);
+  /** Why the connection ended, once it has. */
+  #ended: string | undefined;
+  #wake: (() => void) | undefined;
+
+  constructor(server: Server) {
+    this.#sock = tcpConnect({ host: server.address, port: server.port });
+    this.#sock.on("data", (d: Buffer) => {
+      this.#data = Buffer.concat([this.#data, d]);
+      this.#wake?.();
+    });
+    this.#sock.on("error", (e: NodeJS.ErrnoException) => {
+      this.#ended = e.code === "ECONNREFUSED" ? "refused (TCP)" : e.message;
+      this.#wake?.();
+    });
+    this.#sock.on("close", () => {
+      this.#ended ??= "connection closed";
+      this.#wake?.();
+    });
+  }
+
+  send(msg: Msg): void {
+    this.#sock.write(tcpFrame(encode(msg)));
+  }
+
+  /** The next message's octets, or why none came by `deadline` (ms since the epoch). */
+  async next(deadline: number): Promise<Buffer | string> {
+    if (!(await this.#need(2, deadline))) return this.#ended ?? "no reply (timeout)";
+    const rlen = this.#data.readUInt16BE(0);
+    if (!(await this.#need(2 + rlen, deadline))) return this.#ended ?? "no reply (timeout)";
+    const wire = this.#data.subarray(2, 2 + rlen);
+    this.#data = this.#data.subarray(2 + rlen);
+    return wire;
+  }
+
+  /** Waits until `len` octets are buffered; false when the connection ends or the deadline passes first. */
+  async #need(len: number, deadline: number): Promise<boolean> {
+    while (this.#data.length < len && this.#ended === undefined) {
+      const wait = deadline - Date.now();
+      if (wait <= 0) return false;
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, wait);
+        this.#wake = () => {
+          clearTimeout(t);
+          resolve();
+        };
+      });
+      this.#wake = undefined;
+    }
+    return this.#data.length >= len;
+  }
+
+  destroy(): void {
+    this.#sock.destroy();
+  }
+}
+
+/** send_vc: both queries over one TCP connection; glibc takes the replies as they are. */
 async function sendVc(x: Exchange, server: Server, seconds: number, o: SendOptions): Promise<number> {
   const where = serverText(server);
   const qs = x.q2 === undefined ? [x.q1] : [x.q1, x.q2];
@@ -335,52 +451,18 @@ async function sendVc(x: Exchange, server: Server, seconds: number, o: SendOptio
     x.resplen2 = 0;
     return 0;
   };
-  const sock = tcpConnect({ host: server.address, port: server.port });
-  let data = Buffer.alloc(0);
-  let ended: string | undefined;
-  let wake: (() => void) | undefined;
-  sock.on("data", (d: Buffer) => {
-    data = Buffer.concat([data, d]);
-    wake?.();
-  });
-  sock.on("error", (e: NodeJS.ErrnoException) => {
-    ended = e.code === "ECONNREFUSED" ? "refused (TCP)" : e.message;
-    wake?.();
-  });
-  sock.on("close", () => {
-    ended ??= "connection closed";
-    wake?.();
-  });
+  const link = new TcpLink(server);
   const deadline = Date.now() + seconds * 1000;
-  const need = async (len: number): Promise<boolean> => {
-    while (data.length < len && ended === undefined) {
-      const wait = deadline - Date.now();
-      if (wait <= 0) return false;
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, wait);
-        wake = () => {
-          clearTimeout(t);
-          resolve();
-        };
-      });
-      wake = undefined;
-    }
-    return data.length >= len;
-  };
   try {
-    for (const q of qs) {
-      sock.write(tcpFrame(encode(q)));
-    }
+    for (const q of qs) link.send(q);
     let recv1 = false;
     let recv2 = x.q2 === undefined;
     let resplen = 0;
     x.resplen2 = 0;
     for (let reads = 0; reads < 64; reads++) {
-      if (!(await need(2))) return fail(ended ?? "no reply (timeout)");
-      const rlen = data.readUInt16BE(0);
-      if (!(await need(2 + rlen))) return fail(ended ?? "no reply (timeout)");
-      const wire = data.subarray(2, 2 + rlen);
-      data = data.subarray(2 + rlen);
+      const wire = await link.next(deadline);
+      if (typeof wire === "string") return fail(wire);
+      const rlen = wire.length;
       if (rlen < 12) return fail("reply shorter than a header");
       let r: Msg;
       try {
@@ -407,6 +489,6 @@ async function sendVc(x: Exchange, server: Server, seconds: number, o: SendOptio
     }
     return fail("too many unexpected replies");
   } finally {
-    sock.destroy();
+    link.destroy();
   }
 }
