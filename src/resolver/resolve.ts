@@ -14,7 +14,14 @@ import type { Msg, RR } from "../dns/message.ts";
 import { rdataToText } from "../dns/text.ts";
 import { inetAton, type ResolvConf } from "./resolv-conf.ts";
 import { searchWalk, queryOutcome, type CandidateOutcome, type HErrno } from "./search.ts";
-import { buildQuery, resSend, type QueryEvent, type SendSession, type Server } from "./send.ts";
+import {
+  buildQuery,
+  resSend,
+  type QueryEvent,
+  type SendResult,
+  type SendSession,
+  type Server,
+} from "./send.ts";
 
 export type Mode = "ahosts" | "hosts";
 
@@ -83,50 +90,26 @@ interface WalkRun {
   replies: Msg[];
 }
 
+/** What every walk of one resolve() shares: where queries go, glibc's session flags, and the trace. */
+interface Walker {
+  name: string;
+  conf: ResolvConf;
+  servers: Server[];
+  session: SendSession;
+  queries: TraceQuery[];
+  notSent: NotSent[];
+}
+
 export async function resolve(name: string, o: ResolveOptions): Promise<Trace> {
   const conf = o.conf;
-  const servers = o.servers ?? conf.nameservers.map((address) => ({ address, port: 53 }));
-  const session: SendSession = {
-    singleRequest: conf.singleRequest,
-    singleRequestReopen: conf.singleRequestReopen,
+  const w: Walker = {
+    name,
+    conf,
+    servers: o.servers ?? conf.nameservers.map((address) => ({ address, port: 53 })),
+    session: { singleRequest: conf.singleRequest, singleRequestReopen: conf.singleRequestReopen },
+    queries: [],
+    notSent: [],
   };
-  const queries: TraceQuery[] = [];
-  const notSent: NotSent[] = [];
-  const onEvent = (e: QueryEvent) => queries.push(traceQuery(e));
-
-  /** One whole search walk with `types` per candidate. */
-  const walk = async (types: number[]): Promise<WalkRun> => {
-    const w = searchWalk(name, conf);
-    let replies: Msg[] = [];
-    let outcome: CandidateOutcome | undefined;
-    for (;;) {
-      const step = outcome === undefined ? w.next() : w.next(outcome);
-      if (step.done) return { ...step.value, replies };
-      const c = step.value;
-      if (c.unsendable !== undefined) {
-        notSent.push({ name: c.name, reason: `cannot be encoded: ${c.unsendable}`, after: queries.length });
-        outcome = { found: false, herrno: "NO_RECOVERY", firstRcode: 0 };
-        continue;
-      }
-      // no-aaaa: a lone AAAA query goes out as A, and its answer is read as NODATA (res-noaaaa.c).
-      const suppressed = conf.noAaaa && types.length === 1 && types[0] === Type.AAAA;
-      const msgs = types.map((t) => buildQuery(c.name, suppressed ? Type.A : t, conf));
-      if (suppressed) msgs[0].edns = undefined;
-      const r = await resSend(msgs, { conf, servers, session, onEvent });
-      if (suppressed) {
-        if (r.first) r.first = { ...r.first, answer: [] };
-        if (r.second) r.second = { ...r.second, answer: [] };
-      }
-      replies = [r.first, r.second].filter((m): m is Msg => m !== undefined);
-      outcome = queryOutcome({
-        first: r.first && head(r.first),
-        second: r.second && head(r.second),
-        failed: r.failed,
-        firstRcode: r.firstRcode,
-      });
-    }
-  };
-
   const mode: Trace["mode"] = o.type !== undefined ? "query" : (o.mode ?? "ahosts");
   const types =
     mode === "query"
@@ -140,8 +123,8 @@ export async function resolve(name: string, o: ResolveOptions): Promise<Trace> {
     name,
     mode,
     types: types.map(typeName),
-    queries,
-    notSent,
+    queries: w.queries,
+    notSent: w.notSent,
     result,
   });
 
@@ -150,36 +133,78 @@ export async function resolve(name: string, o: ResolveOptions): Promise<Trace> {
     const address = inetAton(name) ?? name;
     return trace({ resolved: true, canonicalName: name, aliases: [], addresses: [address], records: [] });
   }
-
-  if (mode === "ahosts") {
-    const run = await walk(types);
-    if (!run.found) {
-      return trace({ ...empty(), error: eai(run.herrno), herrno: run.herrno });
-    }
-    const got = collect(run.name!, run.replies, types);
-    if (got.addresses.length === 0) return trace({ ...got, answeredBy: run.name, error: "EAI_NONAME" });
-    return trace({ ...got, resolved: true, answeredBy: run.name });
-  }
-
-  if (mode === "hosts") {
-    let last: ResolveResult = empty();
-    for (const t of types) {
-      const run = await walk([t]);
-      if (!run.found) {
-        last = { ...empty(), error: run.herrno, herrno: run.herrno };
-        continue;
-      }
-      const got = collect(run.name!, run.replies, [t]);
-      if (got.addresses.length > 0) return trace({ ...got, resolved: true, answeredBy: run.name });
-      last = { ...got, answeredBy: run.name, error: "NO_RECOVERY", herrno: "NO_RECOVERY" };
-    }
-    return trace(last);
-  }
-
-  const run = await walk(types);
+  if (mode === "ahosts") return trace(await getaddrinfo(w, types));
+  if (mode === "hosts") return trace(await gethostbyname(w, types));
+  const run = await walk(w, types);
   if (!run.found) return trace({ ...empty(), error: run.herrno, herrno: run.herrno });
   const got = collect(run.name!, run.replies, types);
   return trace({ ...got, resolved: got.records.length > 0, answeredBy: run.name });
+}
+
+/** getaddrinfo: one walk asking every type of `types` per candidate. */
+async function getaddrinfo(w: Walker, types: number[]): Promise<ResolveResult> {
+  const run = await walk(w, types);
+  if (!run.found) return { ...empty(), error: eai(run.herrno), herrno: run.herrno };
+  const got = collect(run.name!, run.replies, types);
+  if (got.addresses.length === 0) return { ...got, answeredBy: run.name, error: "EAI_NONAME" };
+  return { ...got, resolved: true, answeredBy: run.name };
+}
+
+/** gethostbyname2 for each type of `types` in turn, until one finds addresses. */
+async function gethostbyname(w: Walker, types: number[]): Promise<ResolveResult> {
+  let last: ResolveResult = empty();
+  for (const t of types) {
+    const run = await walk(w, [t]);
+    if (!run.found) {
+      last = { ...empty(), error: run.herrno, herrno: run.herrno };
+      continue;
+    }
+    const got = collect(run.name!, run.replies, [t]);
+    if (got.addresses.length > 0) return { ...got, resolved: true, answeredBy: run.name };
+    last = { ...got, answeredBy: run.name, error: "NO_RECOVERY", herrno: "NO_RECOVERY" };
+  }
+  return last;
+}
+
+/** One whole search walk with `types` per candidate. */
+async function walk(w: Walker, types: number[]): Promise<WalkRun> {
+  const candidates = searchWalk(w.name, w.conf);
+  let replies: Msg[] = [];
+  let outcome: CandidateOutcome | undefined;
+  for (;;) {
+    const step = outcome === undefined ? candidates.next() : candidates.next(outcome);
+    if (step.done) return { ...step.value, replies };
+    const c = step.value;
+    if (c.unsendable !== undefined) {
+      w.notSent.push({ name: c.name, reason: `cannot be encoded: ${c.unsendable}`, after: w.queries.length });
+      outcome = { found: false, herrno: "NO_RECOVERY", firstRcode: 0 };
+      continue;
+    }
+    const r = await send(w, c.name, types);
+    replies = [r.first, r.second].filter((m): m is Msg => m !== undefined);
+    outcome = queryOutcome({
+      first: r.first && head(r.first),
+      second: r.second && head(r.second),
+      failed: r.failed,
+      firstRcode: r.firstRcode,
+    });
+  }
+}
+
+/** The queries of one candidate, as res_send sends them. */
+async function send(w: Walker, name: string, types: number[]): Promise<SendResult> {
+  const { conf, servers, session } = w;
+  // no-aaaa: a lone AAAA query goes out as A, and its answer is read as NODATA (res-noaaaa.c).
+  const suppressed = conf.noAaaa && types.length === 1 && types[0] === Type.AAAA;
+  const msgs = types.map((t) => buildQuery(name, suppressed ? Type.A : t, conf));
+  if (suppressed) msgs[0].edns = undefined;
+  const onEvent = (e: QueryEvent) => w.queries.push(traceQuery(e));
+  const r = await resSend(msgs, { conf, servers, session, onEvent });
+  if (suppressed) {
+    if (r.first) r.first = { ...r.first, answer: [] };
+    if (r.second) r.second = { ...r.second, answer: [] };
+  }
+  return r;
 }
 
 function empty(): ResolveResult {
