@@ -41,16 +41,71 @@ const MAX_MESSAGE = 65535;
 export function fitReply(full: Buffer, questionEnd: number, maxSize: number): Buffer {
   const limit = maxSize >= MAX_MESSAGE ? MAX_MESSAGE : Math.max(PLAIN_UDP_SIZE, Math.floor(maxSize));
   if (full.length <= limit) return full;
+  const l = layout(full, questionEnd);
+  const { an, ns, opt } = l;
+
+  // The OPT record, whole if header, question and OPT fit, else without its options.
+  let meta = opt < 0 ? full.subarray(0, 0) : full.subarray(opt);
+  if (opt >= 0 && questionEnd + meta.length > limit) {
+    meta = Buffer.concat([full.subarray(opt, opt + 9), Buffer.from([0, 0])]);
+  }
+  const fits = (n: number) => (n === 0 ? questionEnd : l.ends[n - 1]) + meta.length <= limit;
+
+  let kept: number;
+  let truncated = (full[2] & 0x02) !== 0;
+  if (fits(an + ns)) kept = withAdditional(l, fits);
+  else if (an > 0 && !l.soaInAuthority && fits(an)) kept = an;
+  else {
+    truncated = true;
+    kept = requiredPart(l, fits);
+  }
+
+  const body = kept === 0 ? questionEnd : l.ends[kept - 1];
+  const out = Buffer.allocUnsafe(body + meta.length);
+  full.copy(out, 0, 0, body);
+  out.set(meta, body);
+  const keptAn = Math.min(kept, an);
+  const keptNs = Math.min(Math.max(kept - an, 0), ns);
+  const keptAr = Math.max(kept - an - ns, 0) + (opt < 0 ? 0 : 1);
+  out[2] = truncated ? out[2] | 0x02 : out[2] & ~0x02;
+  out.writeUInt16BE(keptAn, 6);
+  out.writeUInt16BE(keptNs, 8);
+  out.writeUInt16BE(keptAr, 10);
+  return out;
+}
+
+/** Where a reply's records end and how they group into RRsets. */
+interface Layout {
+  an: number;
+  ns: number;
+  /** Records other than the OPT record. */
+  records: number;
+  /** Every record's end. */
+  ends: Int32Array;
+  /** 1 on the first record of each RRset. */
+  setStart: Uint8Array;
+  /** 1 on the first record of an RRset that has RRSIGs. */
+  signed: Uint8Array;
+  soaInAuthority: boolean;
+  /** The OPT record's offset, -1 without one. */
+  opt: number;
+}
+
+/** Walks the records after the question (at `questionEnd`); throws FitError where they do not parse. */
+function layout(full: Buffer, questionEnd: number): Layout {
   const an = (full[6] << 8) | full[7];
   const ns = (full[8] << 8) | full[9];
   const total = an + ns + ((full[10] << 8) | full[11]);
-
-  // Every record's end, and where each RRset starts.
-  const ends = new Int32Array(total);
-  const setStart = new Uint8Array(total);
-  const signed = new Uint8Array(total); // set on the first record of an RRset that has RRSIGs
-  let soaInAuthority = false;
-  let opt = -1;
+  const l: Layout = {
+    an,
+    ns,
+    records: total,
+    ends: new Int32Array(total),
+    setStart: new Uint8Array(total),
+    signed: new Uint8Array(total),
+    soaInAuthority: false,
+    opt: -1,
+  };
   let first = 0;
   let prevOwner = -1; // the previous record's owner, class and covered type
   let prevClass = -1;
@@ -63,13 +118,14 @@ export function fitReply(full: Buffer, questionEnd: number, maxSize: number): Bu
     const type = (full[p] << 8) | full[p + 1];
     const end = p + 10 + ((full[p + 8] << 8) | full[p + 9]);
     if (end > full.length) throw new FitError(`record ${i} at offset ${start} runs past the message`);
-    ends[i] = end;
+    l.ends[i] = end;
     if (type === Type.OPT && i === total - 1 && i >= an + ns) {
-      opt = start;
+      l.opt = start;
+      l.records = total - 1;
       p = end;
       break;
     }
-    if (type === Type.SOA && i >= an && i < an + ns) soaInAuthority = true;
+    if (type === Type.SOA && i >= an && i < an + ns) l.soaInAuthority = true;
     const cls = (full[p + 2] << 8) | full[p + 3];
     const covered = type === Type.RRSIG && end - p >= 12 ? (full[p + 10] << 8) | full[p + 11] : type;
     if (
@@ -80,69 +136,50 @@ export function fitReply(full: Buffer, questionEnd: number, maxSize: number): Bu
       covered !== prevCovered ||
       !sameName(full, start, prevOwner)
     ) {
-      setStart[i] = 1;
+      l.setStart[i] = 1;
       first = i;
     }
-    if (type === Type.RRSIG) signed[first] = 1;
+    if (type === Type.RRSIG) l.signed[first] = 1;
     prevOwner = start;
     prevClass = cls;
     prevCovered = covered;
     p = end;
   }
   if (p !== full.length) throw new FitError(`${full.length - p} octets after the last record`);
-  const records = opt < 0 ? total : total - 1;
+  return l;
+}
 
-  // The OPT record, whole if header, question and OPT fit, else without its options.
-  let meta = opt < 0 ? full.subarray(0, 0) : full.subarray(opt);
-  if (opt >= 0 && questionEnd + meta.length > limit) {
-    meta = Buffer.concat([full.subarray(opt, opt + 9), Buffer.from([0, 0])]);
+/** How many records to keep: the answer and authority sections, then whole RRsets of the additional
+ * section, in order, while they fit. */
+function withAdditional(l: Layout, fits: (records: number) => boolean): number {
+  let kept = l.an + l.ns;
+  for (let i = kept; i < l.records; i++) {
+    let j = i + 1;
+    while (j < l.records && l.setStart[j] === 0) j++;
+    if (!fits(j)) break;
+    kept = j;
+    i = j - 1;
   }
-  const sizeWith = (n: number) => (n === 0 ? questionEnd : ends[n - 1]) + meta.length;
+  return kept;
+}
 
-  let kept: number;
-  let truncated = (full[2] & 0x02) !== 0;
-  if (sizeWith(an + ns) <= limit) {
-    kept = an + ns;
-    // Whole RRsets of the additional section, in order, while they fit.
-    for (let i = an + ns; i < records; i++) {
-      let j = i + 1;
-      while (j < records && setStart[j] === 0) j++;
-      if (sizeWith(j) > limit) break;
+/** How many records of the required part fit: whole RRsets, then as many records of the first RRset
+ * that does not fit whole as fit, unless it is signed. */
+function requiredPart(l: Layout, fits: (records: number) => boolean): number {
+  const required = l.an === 0 || l.soaInAuthority ? l.an + l.ns : l.an;
+  let kept = 0;
+  for (let i = 0; i < required;) {
+    let j = i + 1;
+    while (j < required && l.setStart[j] === 0) j++;
+    if (fits(j)) {
       kept = j;
-      i = j - 1;
+      i = j;
+      continue;
     }
-  } else if (an > 0 && !soaInAuthority && sizeWith(an) <= limit) {
-    kept = an;
-  } else {
-    truncated = true;
-    const required = an === 0 || soaInAuthority ? an + ns : an;
-    kept = 0;
-    for (let i = 0; i < required;) {
-      let j = i + 1;
-      while (j < required && setStart[j] === 0) j++;
-      if (sizeWith(j) <= limit) {
-        kept = j;
-        i = j;
-        continue;
-      }
-      // The first RRset that does not fit whole: as many of its records as fit, unless it is signed.
-      if (signed[i] === 0) while (kept + 1 < j && sizeWith(kept + 1) <= limit) kept++;
-      break;
-    }
+    if (l.signed[i] === 0) while (kept + 1 < j && fits(kept + 1)) kept++;
+    break;
   }
-
-  const body = kept === 0 ? questionEnd : ends[kept - 1];
-  const out = Buffer.allocUnsafe(body + meta.length);
-  full.copy(out, 0, 0, body);
-  out.set(meta, body);
-  const keptAn = Math.min(kept, an);
-  const keptNs = Math.min(Math.max(kept - an, 0), ns);
-  const keptAr = Math.max(kept - an - ns, 0) + (opt < 0 ? 0 : 1);
-  out[2] = truncated ? out[2] | 0x02 : out[2] & ~0x02;
-  out.writeUInt16BE(keptAn, 6);
-  out.writeUInt16BE(keptNs, 8);
-  out.writeUInt16BE(keptAr, 10);
-  return out;
+  return kept;
 }
 
 /** True when the names at `a` and `b` are equal, ASCII case aside (RFC 4343). Both were checked by
