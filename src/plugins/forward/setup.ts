@@ -66,82 +66,102 @@ export function parseForward(d: Directive, root: string): ForwardOptions {
     failfastAllUnhealthy: false,
     maxConnectAttempts: 0,
   };
-  const flag = (set: () => void) => (opt: Directive) => {
-    argCount(opt, NAME, 0, 0);
-    set();
-  };
-  const int = (opt: Directive) => {
-    argCount(opt, NAME, 1, 1);
-    return parseIntArg(opt.args[0], NAME, 0, 2 ** 31 - 1);
-  };
-  const unsupported = (why: string) => (opt: Directive) => {
-    throw configError(opt, NAME, `'${opt.name}' is not supported: ${why}`);
-  };
   for (const opt of d.block ?? []) noBlock(opt, NAME);
   blockOptions(d, NAME, {
-    except: (opt) => {
-      argCount(opt, NAME, 1, Infinity);
-      o.except.push(...opt.args.map(zoneName));
-    },
+    except: (opt) => o.except.push(...names(opt)),
     force_tcp: flag(() => (o.forceTcp = true)),
     prefer_udp: flag(() => (o.preferUdp = true)),
-    expire: (opt) => {
-      argCount(opt, NAME, 1, 1);
-      o.expireMs = parseDuration(opt.args[0], NAME);
-    },
+    expire: (opt) => (o.expireMs = duration(opt)),
     max_idle_conns: (opt) => (o.maxIdleConns = int(opt)),
     max_fails: (opt) => (o.maxFails = int(opt)),
     max_connect_attempts: (opt) => (o.maxConnectAttempts = int(opt)),
     max_concurrent: (opt) => (o.maxConcurrent = int(opt)),
-    policy: (opt) => {
-      argCount(opt, NAME, 1, 1);
-      const p = opt.args[0].text;
-      if (!(POLICIES as readonly string[]).includes(p)) {
-        throw configError(opt.args[0], NAME, `unknown policy '${p}' (want ${POLICIES.join(", ")})`);
-      }
-      o.policy = p as PolicyName;
-    },
-    health_check: (opt) => {
-      argCount(opt, NAME, 1, 4);
-      const ms = parseDuration(opt.args[0], NAME);
-      if (ms <= 0) throw configError(opt.args[0], NAME, "health_check needs a positive duration");
-      o.healthCheck.intervalMs = ms;
-      for (let i = 1; i < opt.args.length; i++) {
-        const a = opt.args[i];
-        if (a.text === "no_rec") o.healthCheck.rd = false;
-        else if (a.text === "domain" && i + 1 < opt.args.length) o.healthCheck.name = zoneName(opt.args[++i]);
-        else throw configError(a, NAME, `health_check: unexpected '${a.text}' (want no_rec or domain FQDN)`);
-      }
-    },
+    policy: (opt) => (o.policy = policy(opt)),
+    health_check: (opt) => healthCheck(opt, o.healthCheck),
     next: (opt) => (o.next = rcodes(opt, false)),
     next_on_nodata: flag(() => (o.nextOnNodata = true)),
     failover: (opt) => (o.failover = rcodes(opt, true)),
     failfast_all_unhealthy_upstreams: flag(() => (o.failfastAllUnhealthy = true)),
-    tls: (opt) => {
-      argCount(opt, NAME, 0, 3);
-      const [a, b, c] = opt.args.map((t) => readPem(t, root));
-      // CoreDNS's forms: none (the system's CAs), CA, CERT KEY, CERT KEY CA.
-      if (opt.args.length === 1) o.tls = { ...o.tls, ca: a };
-      if (opt.args.length >= 2) o.tls = { ...o.tls, cert: a, key: b, ca: c };
-    },
+    tls: (opt) => (o.tls = tls(opt, root, o.tls)),
     tls_servername: (opt) => {
       argCount(opt, NAME, 1, 1);
       o.tls = { ...o.tls, servername: opt.args[0].text };
     },
-    max_age: (opt) => {
-      argCount(opt, NAME, 1, 1);
-      o.maxAgeMs = parseDuration(opt.args[0], NAME);
-    },
-    read_timeout: (opt) => {
-      argCount(opt, NAME, 1, 1);
-      o.readTimeoutMs = parseDuration(opt.args[0], NAME);
-      if (o.readTimeoutMs <= 0)
-        throw configError(opt.args[0], NAME, "read_timeout needs a positive duration");
-    },
+    max_age: (opt) => (o.maxAgeMs = duration(opt)),
+    read_timeout: (opt) => (o.readTimeoutMs = positive(opt, duration(opt))),
     doh_method: unsupported("DNS-over-HTTPS is not implemented"),
     resolver: unsupported("TO must be an IP address or a resolv.conf file; hostnames are not resolved"),
   });
   return o;
+}
+
+/** An option without arguments that sets what `set` sets. */
+function flag(set: () => void): (opt: Directive) => void {
+  return (opt) => {
+    argCount(opt, NAME, 0, 0);
+    set();
+  };
+}
+
+/** An option of one non-negative integer. */
+function int(opt: Directive): number {
+  argCount(opt, NAME, 1, 1);
+  return parseIntArg(opt.args[0], NAME, 0, 2 ** 31 - 1);
+}
+
+/** An option of one duration, in milliseconds. */
+function duration(opt: Directive): number {
+  argCount(opt, NAME, 1, 1);
+  return parseDuration(opt.args[0], NAME);
+}
+
+/** `ms`, the duration the option's first argument gives, when it is above 0. */
+function positive(opt: Directive, ms: number): number {
+  if (ms <= 0) throw configError(opt.args[0], NAME, `${opt.name} needs a positive duration`);
+  return ms;
+}
+
+function unsupported(why: string): (opt: Directive) => void {
+  return (opt) => {
+    throw configError(opt, NAME, `'${opt.name}' is not supported: ${why}`);
+  };
+}
+
+/** except NAMES... */
+function names(opt: Directive): string[] {
+  argCount(opt, NAME, 1, Infinity);
+  return opt.args.map(zoneName);
+}
+
+/** policy random|round_robin|sequential */
+function policy(opt: Directive): PolicyName {
+  argCount(opt, NAME, 1, 1);
+  const p = opt.args[0].text;
+  if (!(POLICIES as readonly string[]).includes(p)) {
+    throw configError(opt.args[0], NAME, `unknown policy '${p}' (want ${POLICIES.join(", ")})`);
+  }
+  return p as PolicyName;
+}
+
+/** health_check DURATION [no_rec] [domain FQDN], into the health check's settings. */
+function healthCheck(opt: Directive, check: ForwardOptions["healthCheck"]): void {
+  argCount(opt, NAME, 1, 4);
+  check.intervalMs = positive(opt, parseDuration(opt.args[0], NAME));
+  for (let i = 1; i < opt.args.length; i++) {
+    const a = opt.args[i];
+    if (a.text === "no_rec") check.rd = false;
+    else if (a.text === "domain" && i + 1 < opt.args.length) check.name = zoneName(opt.args[++i]);
+    else throw configError(a, NAME, `health_check: unexpected '${a.text}' (want no_rec or domain FQDN)`);
+  }
+}
+
+/** tls [CERT KEY] [CA], CoreDNS's forms: none (the system's CAs), CA, CERT KEY, CERT KEY CA. */
+function tls(opt: Directive, root: string, was: ForwardOptions["tls"]): ForwardOptions["tls"] {
+  argCount(opt, NAME, 0, 3);
+  const [a, b, c] = opt.args.map((t) => readPem(t, root));
+  if (opt.args.length === 1) return { ...was, ca: a };
+  if (opt.args.length >= 2) return { ...was, cert: a, key: b, ca: c };
+  return was;
 }
 
 /** A PEM file of `tls`, read now: a missing one stops start-up here, not at the first query. */
