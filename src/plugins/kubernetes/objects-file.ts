@@ -144,79 +144,83 @@ function checkObject(f: Found, file: string): { kind: Kind; obj: KObject } | und
     return fail(`${o.kind} without metadata.name`);
   }
   const name = `${o.kind} ${meta.name}`;
+  const failOn: Fail = (msg) => fail(`${name}: ${msg}`);
   if (meta.labels !== undefined && meta.labels !== null && !isPlainObject(meta.labels)) {
-    fail(`${name}: metadata.labels is not a map`);
+    failOn("metadata.labels is not a map");
   }
-  const arrayField = (v: unknown, path: string) => {
-    if (v !== undefined && v !== null && !Array.isArray(v)) fail(`${name}: ${path} is not a list`);
-  };
-  switch (kind) {
-    case "services": {
-      if (o.spec !== undefined && !isPlainObject(o.spec)) fail(`${name}: spec is not a map`);
-      const spec = (o.spec ?? {}) as Record<string, unknown>;
-      arrayField(spec.ports, "spec.ports");
-      arrayField(spec.clusterIPs, "spec.clusterIPs");
-      if (spec.type === "ExternalName" && typeof spec.externalName !== "string") {
-        fail(`${name}: type ExternalName without spec.externalName`);
-      }
-      for (const [j, p] of ((spec.ports ?? []) as unknown[]).entries()) {
-        if (!isPlainObject(p) || typeof p.port !== "number")
-          fail(`${name}: spec.ports[${j}] has no port number`);
-      }
-      // The API server refuses these; a file is checked here, or the address would just be dropped.
-      const clusterIP = (ip: unknown, path: string) => {
-        if (
-          ip !== undefined &&
-          ip !== null &&
-          ip !== "" &&
-          ip !== "None" &&
-          (typeof ip !== "string" || !isIP(ip))
-        )
-          fail(`${name}: ${path} '${String(ip)}' is not an IP address`);
-      };
-      clusterIP(spec.clusterIP, "spec.clusterIP");
-      for (const [j, ip] of ((spec.clusterIPs ?? []) as unknown[]).entries())
-        clusterIP(ip, `spec.clusterIPs[${j}]`);
-      break;
-    }
-    case "endpointslices":
-      if (typeof o.addressType !== "string") fail(`${name}: no addressType`);
-      arrayField(o.endpoints, "endpoints");
-      arrayField(o.ports, "ports");
-      for (const [j, e] of ((o.endpoints ?? []) as unknown[]).entries()) {
-        if (!isPlainObject(e) || !Array.isArray(e.addresses))
-          fail(`${name}: endpoints[${j}] has no addresses`);
-        const family = o.addressType === "IPv4" ? 4 : o.addressType === "IPv6" ? 6 : 0;
-        if (family === 0) continue;
-        for (const [k, a] of (e as { addresses: unknown[] }).addresses.entries()) {
-          if (typeof a !== "string" || isIP(a) !== family)
-            fail(
-              `${name}: endpoints[${j}].addresses[${k}] '${String(a)}' is not an ${o.addressType} address`,
-            );
-        }
-      }
-      break;
-    case "endpoints":
-      arrayField(o.subsets, "subsets");
-      break;
-    case "serviceimports": {
-      if (!isPlainObject(o.spec)) fail(`${name}: no spec`);
-      const spec = o.spec as Record<string, unknown>;
-      if (spec.type !== "ClusterSetIP" && spec.type !== "Headless") {
-        fail(`${name}: spec.type is not ClusterSetIP or Headless`);
-      }
-      arrayField(spec.ips, "spec.ips");
-      arrayField(spec.ports, "spec.ports");
-      break;
-    }
-    default:
-      break;
-  }
+  CHECKS[kind]?.(o, failOn);
   // kubectl puts a namespaced object without a namespace in "default"; so does this.
   const obj = (kind === "namespaces" || typeof meta.namespace === "string"
     ? o
     : { ...o, metadata: { ...meta, namespace: "default" } }) as unknown as KObject;
   return { kind, obj };
+}
+
+/** Throws an ObjectsError naming the file, line and object. */
+type Fail = (msg: string) => never;
+
+/** The checks of the kinds whose fields DNS reads beyond metadata. */
+const CHECKS: Partial<Record<Kind, (o: Record<string, unknown>, fail: Fail) => void>> = {
+  services: checkService,
+  endpointslices: checkSlice,
+  endpoints: (o, fail) => listField(o.subsets, "subsets", fail),
+  serviceimports: checkImport,
+};
+
+function listField(v: unknown, path: string, fail: Fail): void {
+  if (v !== undefined && v !== null && !Array.isArray(v)) fail(`${path} is not a list`);
+}
+
+function checkService(o: Record<string, unknown>, fail: Fail): void {
+  if (o.spec !== undefined && !isPlainObject(o.spec)) fail("spec is not a map");
+  const spec = (o.spec ?? {}) as Record<string, unknown>;
+  listField(spec.ports, "spec.ports", fail);
+  listField(spec.clusterIPs, "spec.clusterIPs", fail);
+  if (spec.type === "ExternalName" && typeof spec.externalName !== "string") {
+    fail("type ExternalName without spec.externalName");
+  }
+  for (const [j, p] of ((spec.ports ?? []) as unknown[]).entries()) {
+    if (!isPlainObject(p) || typeof p.port !== "number") fail(`spec.ports[${j}] has no port number`);
+  }
+  // The API server refuses these; a file is checked here, or the address would just be dropped.
+  const clusterIP = (ip: unknown, path: string) => {
+    if (
+      ip !== undefined &&
+      ip !== null &&
+      ip !== "" &&
+      ip !== "None" &&
+      (typeof ip !== "string" || !isIP(ip))
+    )
+      fail(`${path} '${String(ip)}' is not an IP address`);
+  };
+  clusterIP(spec.clusterIP, "spec.clusterIP");
+  for (const [j, ip] of ((spec.clusterIPs ?? []) as unknown[]).entries())
+    clusterIP(ip, `spec.clusterIPs[${j}]`);
+}
+
+function checkSlice(o: Record<string, unknown>, fail: Fail): void {
+  if (typeof o.addressType !== "string") fail("no addressType");
+  listField(o.endpoints, "endpoints", fail);
+  listField(o.ports, "ports", fail);
+  for (const [j, e] of ((o.endpoints ?? []) as unknown[]).entries()) {
+    if (!isPlainObject(e) || !Array.isArray(e.addresses)) fail(`endpoints[${j}] has no addresses`);
+    const family = o.addressType === "IPv4" ? 4 : o.addressType === "IPv6" ? 6 : 0;
+    if (family === 0) continue;
+    for (const [k, a] of (e as { addresses: unknown[] }).addresses.entries()) {
+      if (typeof a !== "string" || isIP(a) !== family)
+        fail(`endpoints[${j}].addresses[${k}] '${String(a)}' is not an ${String(o.addressType)} address`);
+    }
+  }
+}
+
+function checkImport(o: Record<string, unknown>, fail: Fail): void {
+  if (!isPlainObject(o.spec)) fail("no spec");
+  const spec = o.spec as Record<string, unknown>;
+  if (spec.type !== "ClusterSetIP" && spec.type !== "Headless") {
+    fail("spec.type is not ClusterSetIP or Headless");
+  }
+  listField(spec.ips, "spec.ips", fail);
+  listField(spec.ports, "spec.ports", fail);
 }
 
 export interface ObjectsSourceOptions {

@@ -394,6 +394,42 @@ items:
       1,
       /EndpointSlice a: endpoints\[0\].addresses\[0\] 'fd00::1' is not an IPv4 address/,
     ],
+    [
+      "an endpoint without addresses",
+      "kind: EndpointSlice\nmetadata: {name: a}\naddressType: IPv4\nendpoints: [{hostname: x}]\n",
+      1,
+      /EndpointSlice a: endpoints\[0\] has no addresses/,
+    ],
+    [
+      "labels that are not a map",
+      "kind: Pod\nmetadata: {name: a, labels: [x]}\n",
+      1,
+      /Pod a: metadata.labels is not a map/,
+    ],
+    [
+      "a spec that is not a map",
+      "kind: Service\nmetadata: {name: a}\nspec: [x]\n",
+      1,
+      /Service a: spec is not a map/,
+    ],
+    [
+      "subsets that are not a list",
+      "kind: Endpoints\nmetadata: {name: a}\nsubsets: {}\n",
+      1,
+      /Endpoints a: subsets is not a list/,
+    ],
+    [
+      "a ServiceImport without spec",
+      "kind: ServiceImport\nmetadata: {name: a}\n",
+      1,
+      /ServiceImport a: no spec/,
+    ],
+    [
+      "a ServiceImport of another type",
+      "kind: ServiceImport\nmetadata: {name: a}\nspec: {type: LoadBalancer}\n",
+      1,
+      /ServiceImport a: spec.type is not ClusterSetIP or Headless/,
+    ],
   ];
   for (const [what, text, line, pattern] of broken) {
     it(`names the file, line and document of ${what}`, () => {
