@@ -394,6 +394,40 @@ describe("watch", () => {
       await raw.close();
     }
   });
+
+  test("an event without a type, or one its handler throws on, ends the watch with a decode error", async () => {
+    const raw = await rawServer((req, res) => {
+      res.writeHead(200, { "Content-Type": "application/json" });
+      const typed = new URL(req.url!, "http://x").searchParams.get("resourceVersion") === "typed";
+      res.write(JSON.stringify(typed ? { type: "ADDED", object: {} } : { object: {} }) + "\n");
+    });
+    const c = new HttpClient(conn(raw.url));
+    try {
+      const untyped = await watch(c, SERVICES, {});
+      const err = await untyped.done;
+      assertKube(err, KubeErrorCode.DECODE);
+      assert.match(err.message, /event has no type/);
+      assert.deepEqual(untyped.events, []);
+
+      const dones: (KubeError | null)[] = [];
+      let ended!: () => void;
+      const done = new Promise<void>((r) => (ended = r));
+      const onEvent = () => {
+        throw new Error("cannot take it");
+      };
+      await c.watch(SERVICES, { resourceVersion: "typed" }, onEvent, (e) => {
+        dones.push(e);
+        ended();
+      });
+      await done;
+      assert.equal(dones.length, 1);
+      assertKube(dones[0], KubeErrorCode.DECODE);
+      assert.match(dones[0].message, /event handler failed: cannot take it/);
+    } finally {
+      c.close();
+      await raw.close();
+    }
+  });
 });
 
 describe("credentials", () => {

@@ -222,89 +222,135 @@ export class HttpClient implements ApiClient {
     onDone: (err: KubeError | null) => void,
     inactivityMs?: number,
   ): Promise<AbortController> {
-    const what = `watch ${path}`;
-    const ctl = new AbortController();
-    const open: { req?: ClientRequest } = {};
-    let ended = false;
-    let timer: NodeJS.Timeout | undefined;
-    const finish = (err: KubeError | null) => {
-      if (ended) return;
-      ended = true;
-      clearTimeout(timer);
-      ctl.signal.removeEventListener("abort", onAbort);
-      // After a clean end the connection goes back to the agent; otherwise it is dropped.
-      if (err) open.req?.destroy();
-      onDone(err);
-    };
-    const onAbort = () => finish(new KubeError(KubeErrorCode.TRANSPORT, `${what}: aborted`));
-    const arm = () => {
-      if (inactivityMs === undefined) return;
-      clearTimeout(timer);
-      timer = setTimeout(
-        () => finish(new KubeError(KubeErrorCode.TRANSPORT, `${what}: no data for ${inactivityMs} ms`)),
-        inactivityMs,
-      );
-    };
-    ctl.signal.addEventListener("abort", onAbort);
-    arm();
-
+    const w = new WatchStream(`watch ${path}`, onEvent, onDone, inactivityMs);
     let auth: RequestAuth;
     try {
       auth = await this.#credentials();
     } catch (err) {
-      finish(transportError(what, err));
-      return ctl;
+      w.failed(err);
+      return w.ctl;
     }
-    if (ended) return ctl;
-    const req = (open.req = this.#request(this.#url(path, { watch: true, ...query }), auth));
-    req.on("error", (err) => finish(transportError(what, err)));
+    if (!w.ended) w.attach(this.#request(this.#url(path, { watch: true, ...query }), auth));
+    return w.ctl;
+  }
+}
+
+/** One watch request's life: its events, line by line; its inactivity timer; and its one end, which
+ * calls onDone once (an abort through `ctl`, a timeout, an error, or the server ending the stream). */
+class WatchStream {
+  readonly ctl = new AbortController();
+  readonly #what: string;
+  readonly #onEvent: (type: string, obj: unknown) => void;
+  readonly #onDone: (err: KubeError | null) => void;
+  readonly #inactivityMs: number | undefined;
+  readonly #onAbort = () => this.#finish(new KubeError(KubeErrorCode.TRANSPORT, `${this.#what}: aborted`));
+  #req: ClientRequest | undefined;
+  #ended = false;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    what: string,
+    onEvent: (type: string, obj: unknown) => void,
+    onDone: (err: KubeError | null) => void,
+    inactivityMs: number | undefined,
+  ) {
+    this.#what = what;
+    this.#onEvent = onEvent;
+    this.#onDone = onDone;
+    this.#inactivityMs = inactivityMs;
+    this.ctl.signal.addEventListener("abort", this.#onAbort);
+    this.#arm();
+  }
+
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  /** Ends the watch with a transport error. */
+  failed(err: unknown): void {
+    this.#finish(transportError(this.#what, err));
+  }
+
+  /** Follows the request the watch was sent with. */
+  attach(req: ClientRequest): void {
+    this.#req = req;
+    req.on("error", (err) => this.failed(err));
     req.on("response", (res) => {
-      arm();
-      if (res.statusCode !== 200) return this.#failedWatch(res, what, arm, finish);
-      const lines = new LineSplitter();
-      const onLine = (line: string) => {
-        if (ended || line.trim() === "") return;
-        let ev: { type?: unknown; object?: unknown };
-        try {
-          ev = JSON.parse(line) as typeof ev;
-        } catch (err) {
-          return finish(new KubeError(KubeErrorCode.DECODE, `${what}: event is not JSON`, { cause: err }));
-        }
-        if (typeof ev?.type !== "string") {
-          return finish(new KubeError(KubeErrorCode.DECODE, `${what}: event has no type`));
-        }
-        try {
-          onEvent(ev.type, ev.object);
-        } catch (err) {
-          return finish(
-            new KubeError(KubeErrorCode.DECODE, `${what}: event handler failed: ${(err as Error).message}`, {
-              cause: err,
-            }),
-          );
-        }
-        if (ev.type === "ERROR") finish(statusError(ev.object as KStatus | undefined));
-      };
-      res.on("data", (chunk: Buffer) => {
-        arm();
-        lines.push(chunk, onLine);
-      });
-      res.on("end", () => {
-        onLine(lines.rest());
-        finish(null);
-      });
-      res.on("error", (err) => finish(transportError(what, err)));
-      res.on("close", () => {
-        if (!res.complete) finish(new KubeError(KubeErrorCode.TRANSPORT, `${what}: connection closed`));
-      });
+      this.#arm();
+      if (res.statusCode !== 200) this.#refused(res);
+      else this.#stream(res);
     });
-    return ctl;
+  }
+
+  #finish(err: KubeError | null): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    clearTimeout(this.#timer);
+    this.ctl.signal.removeEventListener("abort", this.#onAbort);
+    // After a clean end the connection goes back to the agent; otherwise it is dropped.
+    if (err) this.#req?.destroy();
+    this.#onDone(err);
+  }
+
+  /** (Re)starts the inactivity timer. */
+  #arm(): void {
+    const ms = this.#inactivityMs;
+    if (ms === undefined) return;
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(
+      () => this.#finish(new KubeError(KubeErrorCode.TRANSPORT, `${this.#what}: no data for ${ms} ms`)),
+      ms,
+    );
+  }
+
+  /** The events of a watch the server took, one JSON object a line. */
+  #stream(res: IncomingMessage): void {
+    const lines = new LineSplitter();
+    const onLine = (line: string) => this.#line(line);
+    res.on("data", (chunk: Buffer) => {
+      this.#arm();
+      lines.push(chunk, onLine);
+    });
+    res.on("end", () => {
+      onLine(lines.rest());
+      this.#finish(null);
+    });
+    res.on("error", (err) => this.failed(err));
+    res.on("close", () => {
+      if (!res.complete)
+        this.#finish(new KubeError(KubeErrorCode.TRANSPORT, `${this.#what}: connection closed`));
+    });
+  }
+
+  #line(line: string): void {
+    if (this.#ended || line.trim() === "") return;
+    const what = this.#what;
+    let ev: { type?: unknown; object?: unknown };
+    try {
+      ev = JSON.parse(line) as typeof ev;
+    } catch (err) {
+      return this.#finish(new KubeError(KubeErrorCode.DECODE, `${what}: event is not JSON`, { cause: err }));
+    }
+    if (typeof ev?.type !== "string") {
+      return this.#finish(new KubeError(KubeErrorCode.DECODE, `${what}: event has no type`));
+    }
+    try {
+      this.#onEvent(ev.type, ev.object);
+    } catch (err) {
+      return this.#finish(
+        new KubeError(KubeErrorCode.DECODE, `${what}: event handler failed: ${(err as Error).message}`, {
+          cause: err,
+        }),
+      );
+    }
+    if (ev.type === "ERROR") this.#finish(statusError(ev.object as KStatus | undefined));
   }
 
   /** A watch answered with an HTTP error: reads the Status body and ends with it. */
-  #failedWatch(res: IncomingMessage, what: string, arm: () => void, finish: (err: KubeError) => void): void {
+  #refused(res: IncomingMessage): void {
     const chunks: Buffer[] = [];
     res.on("data", (chunk: Buffer) => {
-      arm();
+      this.#arm();
       chunks.push(chunk);
     });
     res.on("end", () => {
@@ -314,9 +360,9 @@ export class HttpClient implements ApiClient {
       } catch {
         body = undefined;
       }
-      finish(statusError(body, res.statusCode));
+      this.#finish(statusError(body, res.statusCode));
     });
-    res.on("error", (err) => finish(transportError(what, err)));
+    res.on("error", (err) => this.failed(err));
   }
 }
 
