@@ -252,7 +252,33 @@ function resolveContext(doc: Fields, file: string, wanted: string | undefined): 
   if (!name) throw configError("no current-context set and no context given");
   const ctx = entry(doc, "contexts", "context", name);
   if (!ctx) throw configError(`context "${name}" not found`);
+  const { server, tls } = clusterOf(doc, ctx, name, path);
+  const conn: KubeConnection = { server, source: `kubeconfig ${file} (context ${name})`, tls, auth: {} };
 
+  const userName = ctx.str("user");
+  if (!userName) return conn;
+  const user = entry(doc, "users", "user", userName);
+  if (!user) throw configError(`user "${userName}" (of context "${name}") not found`);
+  clientCertificate(user, path, conn.tls);
+  login(user, path, conn.auth);
+  const headers = impersonation(user);
+  if (headers) conn.auth.headers = headers;
+  const exec = user.has("exec");
+  const provider = user.has("auth-provider");
+  if (exec && provider) throw configError(`${user.where}: exec and auth-provider cannot both be set`);
+  if (exec || provider) {
+    conn.auth.plugin = { kind: exec ? "exec" : "auth-provider", kubeconfig: file, context: name };
+  }
+  return conn;
+}
+
+/** The server and TLS settings of the cluster context `name` names. */
+function clusterOf(
+  doc: Fields,
+  ctx: Fields,
+  name: string,
+  path: (p: string) => string,
+): Pick<KubeConnection, "server" | "tls"> {
   const clusterName = ctx.str("cluster");
   if (!clusterName) throw configError(`context "${name}" names no cluster`);
   const cluster = entry(doc, "clusters", "cluster", clusterName);
@@ -263,54 +289,55 @@ function resolveContext(doc: Fields, file: string, wanted: string | undefined): 
   if (cluster.has("proxy-url")) {
     throw configError(`cluster "${clusterName}": proxy-url is not supported; reach the API directly`);
   }
-
-  const conn: KubeConnection = {
-    server,
-    source: `kubeconfig ${file} (context ${name})`,
-    tls: { insecure: cluster.bool("insecure-skip-tls-verify"), serverName: cluster.str("tls-server-name") },
-    auth: {},
+  const tls: KubeConnection["tls"] = {
+    insecure: cluster.bool("insecure-skip-tls-verify"),
+    serverName: cluster.str("tls-server-name"),
   };
   const ca = pem(cluster, "certificate-authority", path);
   if (ca) {
-    if (conn.tls.insecure && server.startsWith("https:")) {
+    if (tls.insecure && server.startsWith("https:")) {
       throw configError(
         `cluster "${clusterName}": certificate-authority and insecure-skip-tls-verify contradict each other`,
       );
     }
-    conn.tls.ca = certificate(ca.pem, ca.what);
+    tls.ca = certificate(ca.pem, ca.what);
   }
+  return { server, tls };
+}
 
-  const userName = ctx.str("user");
-  if (!userName) return conn;
-  const user = entry(doc, "users", "user", userName);
-  if (!user) throw configError(`user "${userName}" (of context "${name}") not found`);
-  const where = `user "${userName}"`;
-
+/** A user's client certificate and key, both or neither, into `tls`. */
+function clientCertificate(user: Fields, path: (p: string) => string, tls: KubeConnection["tls"]): void {
   const cert = pem(user, "client-certificate", path);
   const key = pem(user, "client-key", path);
   if (!cert !== !key) {
-    throw configError(`${where}: client-certificate and client-key go together; only one is set`);
+    throw configError(`${user.where}: client-certificate and client-key go together; only one is set`);
   }
   if (cert && key) {
-    conn.tls.cert = certificate(cert.pem, cert.what);
-    conn.tls.key = privateKey(key.pem, key.what);
+    tls.cert = certificate(cert.pem, cert.what);
+    tls.key = privateKey(key.pem, key.what);
   }
+}
 
+/** A user's token (or token file) or username and password, into `auth`. */
+function login(user: Fields, path: (p: string) => string, auth: KubeAuth): void {
   const token = user.str("token");
   const tokenFile = user.str("tokenFile");
   const username = user.str("username");
   const password = user.str("password");
   if ((token || tokenFile) && (username !== undefined || password !== undefined)) {
-    throw configError(`${where}: a token and username/password are two ways to log in; use one`);
+    throw configError(`${user.where}: a token and username/password are two ways to log in; use one`);
   }
   if (tokenFile) {
-    conn.auth.tokenFile = path(tokenFile);
-    conn.auth.token = readFile(conn.auth.tokenFile, `${where}: tokenFile`).toString("utf8").trim();
-  } else if (token) conn.auth.token = token;
+    auth.tokenFile = path(tokenFile);
+    auth.token = readFile(auth.tokenFile, `${user.where}: tokenFile`).toString("utf8").trim();
+  } else if (token) auth.token = token;
   if (username !== undefined || password !== undefined) {
-    conn.auth.basic = { username: username ?? "", password: password ?? "" };
+    auth.basic = { username: username ?? "", password: password ?? "" };
   }
+}
 
+/** A user's impersonation headers (`as`, `as-uid`, `as-groups`), undefined without any. */
+function impersonation(user: Fields): Record<string, string | string[]> | undefined {
   const headers: Record<string, string | string[]> = {};
   const as = user.str("as");
   const uid = user.str("as-uid");
@@ -318,16 +345,8 @@ function resolveContext(doc: Fields, file: string, wanted: string | undefined): 
   if (as) headers["Impersonate-User"] = as;
   if (uid) headers["Impersonate-Uid"] = uid;
   if (groups?.length) headers["Impersonate-Group"] = groups;
-  if (user.has("as-user-extra")) throw configError(`${where}: as-user-extra is not supported`);
-  if (Object.keys(headers).length > 0) conn.auth.headers = headers;
-
-  const exec = user.has("exec");
-  const provider = user.has("auth-provider");
-  if (exec && provider) throw configError(`${where}: exec and auth-provider cannot both be set`);
-  if (exec || provider) {
-    conn.auth.plugin = { kind: exec ? "exec" : "auth-provider", kubeconfig: file, context: name };
-  }
-  return conn;
+  if (user.has("as-user-extra")) throw configError(`${user.where}: as-user-extra is not supported`);
+  return Object.keys(headers).length > 0 ? headers : undefined;
 }
 
 /** `KEY` (a file, relative to the kubeconfig's folder) or `KEY-data` (base64), never both. */
