@@ -45,10 +45,15 @@ const FIELDS: Record<string, Ref> = {
   Remote: (d) => d.remote,
 };
 
+/** What the actions compiled so far read, beyond the query's fields. */
+interface Reads {
+  groups: Set<string>;
+  usesRemote: boolean;
+}
+
 export function compileTemplate(text: string): CompiledTemplate {
   const parts: (string | Ref)[] = [];
-  const groups = new Set<string>();
-  let usesRemote = false;
+  const reads: Reads = { groups: new Set(), usesRemote: false };
   let i = 0;
   while (i < text.length) {
     const open = text.indexOf("{{", i);
@@ -70,64 +75,65 @@ export function compileTemplate(text: string): CompiledTemplate {
       while (i < text.length && /\s/.test(text[i])) i++;
     }
     if (literal !== "") parts.push(literal);
-    parts.push(action(inner.trim()));
+    parts.push(action(inner.trim(), reads));
   }
   return {
-    groups,
-    usesRemote,
+    groups: reads.groups,
+    usesRemote: reads.usesRemote,
     render(d) {
       let out = "";
       for (const p of parts) out += typeof p === "string" ? p : (p(d) ?? "<no value>");
       return out;
     },
   };
+}
 
-  function action(src: string): Ref {
-    const words = tokens(src);
-    if (words[0] === "parseInt") {
-      if (words.length !== 4) throw new TemplateSyntaxError(`parseInt takes VALUE BASE BITS: '{{${src}}}'`);
-      const value = valueRef(words[1], src);
-      const base = Number(words[2]);
-      const bits = Number(words[3]);
-      if (!/^\d+$/.test(words[2]) || base < 2 || base > 36) {
-        throw new TemplateSyntaxError(`parseInt base must be 2 to 36: '{{${src}}}'`);
-      }
-      if (!/^\d+$/.test(words[3]) || bits < 1 || bits > 64) {
-        throw new TemplateSyntaxError(`parseInt bit size must be 1 to 64: '{{${src}}}'`);
-      }
-      return (d) => parseUint(value(d) ?? "", base, bits);
+/** One action, `src` without its braces. */
+function action(src: string, reads: Reads): Ref {
+  const words = tokens(src);
+  if (words[0] === "parseInt") {
+    if (words.length !== 4) throw new TemplateSyntaxError(`parseInt takes VALUE BASE BITS: '{{${src}}}'`);
+    const value = valueRef(words[1], src, reads);
+    const base = Number(words[2]);
+    const bits = Number(words[3]);
+    if (!/^\d+$/.test(words[2]) || base < 2 || base > 36) {
+      throw new TemplateSyntaxError(`parseInt base must be 2 to 36: '{{${src}}}'`);
     }
-    if (words.length === 1 || words[0] === "index") return valueRef(src, src);
-    throw new TemplateSyntaxError(
-      `unsupported template action '{{${src}}}' (supported: .Name .Zone .Class .Type .Remote .Group.X, ` +
-        'index .Match N, index .Group "X", parseInt VALUE BASE BITS)',
-    );
+    if (!/^\d+$/.test(words[3]) || bits < 1 || bits > 64) {
+      throw new TemplateSyntaxError(`parseInt bit size must be 1 to 64: '{{${src}}}'`);
+    }
+    return (d) => parseUint(value(d) ?? "", base, bits);
   }
+  if (words.length === 1 || words[0] === "index") return valueRef(src, src, reads);
+  throw new TemplateSyntaxError(
+    `unsupported template action '{{${src}}}' (supported: .Name .Zone .Class .Type .Remote .Group.X, ` +
+      'index .Match N, index .Group "X", parseInt VALUE BASE BITS)',
+  );
+}
 
-  function valueRef(word: string, src: string): Ref {
-    const w = word.startsWith("(") && word.endsWith(")") ? word.slice(1, -1).trim() : word;
-    const ws = tokens(w);
-    if (ws.length === 3 && ws[0] === "index") {
-      if (ws[1] === ".Match" && /^\d+$/.test(ws[2])) return groupRef(ws[2], (d) => d.match[Number(ws[2])]);
-      const key = /^"([^"]*)"$/.exec(ws[2])?.[1];
-      if (ws[1] === ".Group" && key !== undefined) return groupRef(key, (d) => d.group[key]);
-    }
-    if (ws.length === 1) {
-      const g = /^\.Group\.([A-Za-z0-9_]+)$/.exec(w);
-      if (g) return groupRef(g[1], (d) => d.group[g[1]]);
-      const f = /^\.([A-Za-z]+)$/.exec(w);
-      if (f && Object.hasOwn(FIELDS, f[1])) {
-        if (f[1] === "Remote") usesRemote = true;
-        return FIELDS[f[1]];
-      }
-    }
-    throw new TemplateSyntaxError(`unsupported value '${word}' in '{{${src}}}'`);
-  }
-
-  function groupRef(key: string, ref: Ref): Ref {
-    groups.add(key);
+/** A value `word` of the action `src`: a field, a group, or an index into the match or the groups. */
+function valueRef(word: string, src: string, reads: Reads): Ref {
+  const w = word.startsWith("(") && word.endsWith(")") ? word.slice(1, -1).trim() : word;
+  const ws = tokens(w);
+  const group = (key: string, ref: Ref): Ref => {
+    reads.groups.add(key);
     return ref;
+  };
+  if (ws.length === 3 && ws[0] === "index") {
+    if (ws[1] === ".Match" && /^\d+$/.test(ws[2])) return group(ws[2], (d) => d.match[Number(ws[2])]);
+    const key = /^"([^"]*)"$/.exec(ws[2])?.[1];
+    if (ws[1] === ".Group" && key !== undefined) return group(key, (d) => d.group[key]);
   }
+  if (ws.length === 1) {
+    const g = /^\.Group\.([A-Za-z0-9_]+)$/.exec(w);
+    if (g) return group(g[1], (d) => d.group[g[1]]);
+    const f = /^\.([A-Za-z]+)$/.exec(w);
+    if (f && Object.hasOwn(FIELDS, f[1])) {
+      if (f[1] === "Remote") reads.usesRemote = true;
+      return FIELDS[f[1]];
+    }
+  }
+  throw new TemplateSyntaxError(`unsupported value '${word}' in '{{${src}}}'`);
 }
 
 /** Splits an action into words; a parenthesised group or a quoted string is one word. */
