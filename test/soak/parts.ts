@@ -12,6 +12,8 @@ export interface PartEntry {
 export const PARTS: PartEntry[] = [
   { name: "fuzz", file: "fuzz.ts" },
   { name: "tcp-abuse", file: "tcp-abuse.ts" },
+  { name: "tcp-flood", file: "tcp-flood.ts" },
+  { name: "half-close", file: "half-close.ts" },
   { name: "control-plane", file: "control-plane.ts" },
   { name: "amplification", file: "amplification.ts" },
   { name: "k8s-faults", file: "k8s-faults.ts" },
