@@ -7,8 +7,8 @@
 //   node test/soak/udp-probe.ts PORT QPS SECONDS SOCKETS TIMEOUT_MS NAME[/TYPE]...
 //
 // It prints one JSON line per second ({"second":s,"sent":n,"answered":n,"lost":n,"worstMs":x}) and a
-// last one with the whole run ({"done":true,...Summary}); it stops early, with that line, when its
-// stdin closes (udpProbe's stop()).
+// last one with the whole run ({"done":true,...Summary}), then exits; it stops early, with that line,
+// when its stdin closes (udpProbe's stop()).
 
 import dgram from "node:dgram";
 import { spawn } from "node:child_process";
@@ -132,8 +132,9 @@ function run(
       const sorted = Float64Array.from(latencies).sort();
       total.p50Ms = percentile(sorted, 50);
       total.p99Ms = percentile(sorted, 99);
-      process.stdout.write(JSON.stringify({ done: true, ...total }) + "\n");
       for (const s of socks) s.close();
+      // Gone once it has said so: its stdin, which the parent may never close, keeps it alive else.
+      process.stdout.write(JSON.stringify({ done: true, ...total }) + "\n", () => process.exit(0));
     }, timeoutMs + 50);
   };
   setTimeout(finish, seconds * 1000).unref();
