@@ -144,8 +144,13 @@ export class AnswerCache {
   /** The entries oldest first, one walk kept across evictions. V8 leaves a removed entry's slot in the
    * table until it rehashes, and a new walk skips all of them from the start: one walk per eviction
    * cost 10-130 us per stored reply with the cache full, this one skips each slot once. Entries before
-   * its place have all gone (new ones are added at the end), so it always stands at the oldest. */
-  #oldest: MapIterator<CachedAnswer> = this.#entries.values();
+   * its place have all gone (new ones are added at the end), so it always stands at the oldest.
+   * Kept only while the cache is (nearly) full and evicting: a walk that does not move holds on to
+   * every table the Map has outgrown since, with the entries removed from them (issue 25: 12 MB of
+   * removed replies after 5 minutes of API churn, the cache never full). */
+  #oldest: MapIterator<CachedAnswer> | undefined;
+  /** Below this many entries the walk is let go of. */
+  readonly #walkFrom: number;
   /** The first entry of each owner name (the key without its 5 trailing type, class and EDNS octets);
    * the others follow through CachedAnswer.sameName. */
   #byName = new Map<string, CachedAnswer>();
@@ -162,6 +167,7 @@ export class AnswerCache {
 
   constructor(capacity = 100_000, rememberNames = 10_000) {
     this.capacity = capacity;
+    this.#walkFrom = Math.floor(capacity * 0.9);
     this.#rememberNames = rememberNames;
   }
 
@@ -193,7 +199,7 @@ export class AnswerCache {
     if (old !== undefined) this.#remove(old);
     else if (this.#entries.size >= this.capacity) {
       // Oldest first: a Map iterates in insertion order. A finished walk stays finished: start anew.
-      let oldest = this.#oldest.next();
+      let oldest = (this.#oldest ??= this.#entries.values()).next();
       if (oldest.done === true) oldest = (this.#oldest = this.#entries.values()).next();
       if (oldest.done !== true) this.#remove(oldest.value);
     }
@@ -215,7 +221,7 @@ export class AnswerCache {
     for (const e of this.#entries.values()) e.kept?.keeper.forget(e, e.kept.kind);
     this.#entries.clear();
     this.#byName.clear();
-    this.#oldest = this.#entries.values();
+    this.#oldest = undefined;
   }
 
   /** Drops the entries for these canonical names ("a.example."), every type and EDNS state. */
@@ -240,6 +246,7 @@ export class AnswerCache {
   #remove(e: CachedAnswer): void {
     if (this.#entries.get(e.key) !== e) return;
     this.#entries.delete(e.key);
+    if (this.#entries.size < this.#walkFrom) this.#oldest = undefined;
     answerCacheStats.entries--;
     e.kept?.keeper.forget(e, e.kept.kind);
     const next = e.sameName;
