@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import dns2 from "dns2";
-import { encode, EncodeError } from "./encode.ts";
+import { encode, EncodeError, preparedNames } from "./encode.ts";
 import { decode } from "./decode.ts";
 import { scanQuery } from "./scan.ts";
 import type { Edns, Msg, RData, RR } from "./message.ts";
@@ -446,4 +446,23 @@ test("TTLs are sent as 31-bit numbers; OPT records in additional are left to msg
   );
   assert.deepEqual(d.additional, []);
   assert.equal(d.edns, undefined);
+});
+
+test("prepared names no longer written go: the names of a churn are let go while the hot ones stay", () => {
+  const reply = (name: string) =>
+    encode({
+      ...queryMsg(name, Type.A),
+      qr: true,
+      answer: [{ name, type: Type.A, class: 1, ttl: 5, data: { type: Type.A, address: "10.0.0.1" } }],
+    });
+  const hot = Array.from({ length: 50 }, (_, i) => `hot-${i}.default.svc.cluster.local.`);
+  // A churn: 3,000 names written once each, the hot ones all along.
+  for (let i = 0; i < 3000; i++) {
+    reply(`churn-${i}.default.svc.cluster.local.`);
+    reply(hot[i % hot.length]);
+  }
+  assert.ok(preparedNames() >= 3000, `${preparedNames()} names held during the churn`);
+  // Then only the hot names, for a while: the churn's go, the hot ones are held.
+  for (let i = 0; i < 60_000; i++) reply(hot[i % hot.length]);
+  assert.ok(preparedNames() <= 2 * hot.length, `${preparedNames()} names held after it`);
 });

@@ -213,10 +213,22 @@ interface WireName {
   readonly keys: readonly string[];
 }
 
-/** Names repeat from reply to reply (the cluster's own names): prepare each once. Bounded; cleared
- * when full, which costs a re-preparation and nothing else. */
-const prepared = new Map<string, WireName>();
-const MAX_PREPARED = 10_000;
+/** Names repeat from reply to reply (the cluster's own names): prepare each once. Two generations,
+ * so that names no longer asked for go: a name written since the last turn is in `young` (or moves
+ * there from `old` when written again), and a turn, every TURN_WRITES names written or when `young`
+ * is full, drops `old` and ages `young`. A prepared name costs about 1 KB of heap; without the turns a
+ * cluster's churn left the names of its deleted services held, up to 10,000 of them (issue 25). */
+let young = new Map<string, WireName>();
+let old = new Map<string, WireName>();
+let written = 0;
+const MAX_PREPARED = 5_000;
+const TURN_WRITES = 50_000;
+
+/** Names held prepared (tests look). */
+export function preparedNames(): number {
+  return young.size + old.size;
+}
+
 /** False while encodeUncached runs. */
 let caching = true;
 
@@ -243,14 +255,15 @@ function writeName(name: string, compress: boolean): void {
     buf[off++] = 0;
     return;
   }
-  let w = prepared.get(name);
+  let w = young.get(name);
   if (w === undefined) {
-    w = prepare(name);
+    w = old.get(name) ?? prepare(name);
     if (caching) {
-      if (prepared.size >= MAX_PREPARED) prepared.clear();
-      prepared.set(name, w);
+      if (young.size >= MAX_PREPARED) turn();
+      young.set(name, w);
     }
   }
+  if (++written >= TURN_WRITES) turn();
   const { wire, starts, keys } = w;
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i];
@@ -268,6 +281,12 @@ function writeName(name: string, compress: boolean): void {
     }
   }
   buf[off++] = 0;
+}
+
+function turn(): void {
+  old = young;
+  young = new Map();
+  written = 0;
 }
 
 function prepare(name: string): WireName {
