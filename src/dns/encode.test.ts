@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import dns2 from "dns2";
-import { encode, EncodeError, preparedNames } from "./encode.ts";
+import { encode, EncodeError, preparedClock, preparedNames } from "./encode.ts";
 import { decode } from "./decode.ts";
 import { scanQuery } from "./scan.ts";
 import type { Edns, Msg, RData, RR } from "./message.ts";
@@ -465,4 +465,24 @@ test("prepared names no longer written go: the names of a churn are let go while
   // Then only the hot names, for a while: the churn's go, the hot ones are held.
   for (let i = 0; i < 60_000; i++) reply(hot[i % hot.length]);
   assert.ok(preparedNames() <= 2 * hot.length, `${preparedNames()} names held after it`);
+});
+
+test("prepared names no longer written go with time too, however few replies are encoded", () => {
+  const saved = preparedClock.now;
+  let now = 0;
+  preparedClock.now = () => now;
+  try {
+    const reply = (name: string) => encode({ ...queryMsg(name, Type.A), qr: true });
+    reply("start.example.");
+    for (let i = 0; i < 2000; i++) reply(`churn-${i}.example.`);
+    assert.ok(preparedNames() >= 2000);
+    // A few replies a minute, as a server that answers from its answer cache encodes.
+    for (let minute = 0; minute < 2; minute++) {
+      now += 60_000;
+      reply("kube-dns.kube-system.svc.cluster.local.");
+    }
+    assert.ok(preparedNames() <= 2, `${preparedNames()} names held two minutes later`);
+  } finally {
+    preparedClock.now = saved;
+  }
 });

@@ -215,14 +215,20 @@ interface WireName {
 
 /** Names repeat from reply to reply (the cluster's own names): prepare each once. Two generations,
  * so that names no longer asked for go: a name written since the last turn is in `young` (or moves
- * there from `old` when written again), and a turn, every TURN_WRITES names written or when `young`
- * is full, drops `old` and ages `young`. A prepared name costs about 1 KB of heap; without the turns a
- * cluster's churn left the names of its deleted services held, up to 10,000 of them (issue 25). */
+ * there from `old` when written again), and a turn drops `old` and ages `young`: TURN_MS after the
+ * last, after TURN_WRITES names written, or when `young` is full. A prepared name costs about 1 KB of
+ * heap; without the turns a cluster's churn left the names of its deleted services held, up to
+ * 10,000 of them (issue 25), and a server answering mostly from its answer cache writes few names. */
 let young = new Map<string, WireName>();
 let old = new Map<string, WireName>();
 let written = 0;
 const MAX_PREPARED = 5_000;
 const TURN_WRITES = 50_000;
+const TURN_MS = 30_000;
+
+/** The clock of the turns (tests set their own). */
+export const preparedClock = { now: (): number => performance.now() };
+let turnedAt = preparedClock.now();
 
 /** Names held prepared (tests look). */
 export function preparedNames(): number {
@@ -263,7 +269,7 @@ function writeName(name: string, compress: boolean): void {
       young.set(name, w);
     }
   }
-  if (++written >= TURN_WRITES) turn();
+  if (++written >= TURN_WRITES || preparedClock.now() - turnedAt >= TURN_MS) turn();
   const { wire, starts, keys } = w;
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i];
@@ -287,6 +293,7 @@ function turn(): void {
   old = young;
   young = new Map();
   written = 0;
+  turnedAt = preparedClock.now();
 }
 
 function prepare(name: string): WireName {

@@ -15,6 +15,7 @@ export const PARTS: PartEntry[] = [
   { name: "tcp-flood", file: "tcp-flood.ts" },
   { name: "half-close", file: "half-close.ts" },
   { name: "rolling-restart", file: "rolling-restart.ts" },
+  { name: "churn-memory", file: "churn-memory.ts" },
   { name: "control-plane", file: "control-plane.ts" },
   { name: "amplification", file: "amplification.ts" },
   { name: "k8s-faults", file: "k8s-faults.ts" },
