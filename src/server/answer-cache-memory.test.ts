@@ -31,6 +31,8 @@ test("replies dropped by invalidateNames are garbage once the cache grew and shr
     cache.invalidateNames(names);
   }
   assert.equal(cache.size, 0);
+  // The server stores on: the walks over the entries move to the Map's newest table.
+  fill(cache, ["next.ns.svc.cluster.local."]);
   // WeakRefs hold their targets until the current job ends.
   await new Promise((r) => setImmediate(r));
   collectGarbage();
@@ -49,4 +51,25 @@ test("at capacity the oldest entry goes, and what it evicted is garbage too", as
   collectGarbage();
   assert.equal(refs.slice(0, 2500).filter((r) => r.deref() !== undefined).length, 0);
   assert.equal(refs.slice(2500).filter((r) => r.deref() !== undefined).length, 500);
+});
+
+test("entries past their time go as new ones are stored, also when nobody asks for them again", () => {
+  const cache = new AnswerCache(100_000);
+  const store = (name: string, expires: number) => {
+    cache.get(key(name), now);
+    cache.set(
+      key(name),
+      new CachedAnswer({ bytes: Buffer.alloc(50), expires, meta: META }),
+      cache.generation,
+    );
+  };
+  let now = 0;
+  // The NXDOMAIN answers of deleted Services, each asked once, living 5 s.
+  for (let i = 0; i < 1000; i++) store(`gone-${i}.ns.svc.cluster.local.`, 5_000);
+  assert.equal(cache.size, 1000);
+  // A minute later other names are asked and stored: the expired ones are let go on the way.
+  now = 60_000;
+  for (let i = 0; i < 2000; i++) store(`new-${i}.ns.svc.cluster.local.`, 120_000);
+  assert.equal(cache.size, 2000, `only the live entries are held: ${cache.size}`);
+  assert.equal(cache.get(key("new-0.ns.svc.cluster.local."), now)?.expires, 120_000);
 });

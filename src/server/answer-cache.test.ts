@@ -255,9 +255,9 @@ test("at capacity, an eviction starts no new walk of the table: the oldest entri
   });
   try {
     for (let i = 0; i < 5000; i++) {
-      c.set(`k${i}`, entry(10_000), c.generation);
-      // Entries leave from the middle too (expiry): the walk must skip them.
-      if (i % 7 === 0) c.get(`k${i - 500}`, 20_000);
+      c.set(`k${i}`, entry(10_000 + i), c.generation);
+      // Entries leave from the middle too (expiry, on one clock with the others): the walk must skip them.
+      if (i % 7 === 0) c.get(`k${i - 500}`, 10_000 + i - 500);
     }
   } finally {
     spied.forEach((k, i) => (proto[k] = saved[i]));

@@ -139,6 +139,11 @@ export function rotate(out: Buffer, r: Rotation): void {
   rotateScratch.copy(out, r.at + (end - split), 0, split - r.at);
 }
 
+/** Entries the sweep looks at with each store (twice as fast as entries come, so a walk ends), and the
+ * stores between two walks. */
+const SWEEP_PER_SET = 2;
+const SWEEP_REST = 256;
+
 export class AnswerCache {
   #entries = new Map<string, CachedAnswer>();
   /** The entries oldest first, one walk kept across evictions. V8 leaves a removed entry's slot in the
@@ -151,6 +156,16 @@ export class AnswerCache {
   #oldest: MapIterator<CachedAnswer> | undefined;
   /** Below this many entries the walk is let go of. */
   readonly #walkFrom: number;
+  /** A walk over the entries that drops the ones past their time, SWEEP_PER_SET entries further with
+   * every store, then a rest of SWEEP_REST stores before the next: an entry nobody asks for again
+   * would otherwise stay until the cache is full (issue 25: API churn, whose deleted names' NXDOMAIN
+   * answers piled up at 50 a second, 17,000 in 6 minutes). It moves with every store, after the Map
+   * grew, so the tables the Map outgrew are let go by the next store. Near capacity the eviction walk
+   * lets go of the oldest entries instead. */
+  #sweep: MapIterator<CachedAnswer> | undefined;
+  #rested = 0;
+  /** The clock of the last get(): every store follows the get() of its query. */
+  #lastNow = -Infinity;
   /** The first entry of each owner name (the key without its 5 trailing type, class and EDNS octets);
    * the others follow through CachedAnswer.sameName. */
   #byName = new Map<string, CachedAnswer>();
@@ -182,6 +197,7 @@ export class AnswerCache {
   /** The entry for the key while it may still answer (fresh, or stale within serve_stale), else
    * undefined. Whether the fast path may replay it is the caller's check of `expires`. */
   get(key: string, now: number): CachedAnswer | undefined {
+    this.#lastNow = now;
     const e = this.#entries.get(key);
     if (e === undefined || e.dropAt > now) return e;
     this.#remove(e);
@@ -210,6 +226,8 @@ export class AnswerCache {
     if (first !== undefined) first.prevSameName = entry;
     this.#byName.set(name, entry);
     this.#entries.set(key, entry);
+    if (this.#oldest === undefined) this.#sweepOn();
+    else this.#sweep = undefined;
     const kept = entry.kept;
     if (kept !== undefined) kept.keeper.admit(entry, kept.kind, this.#evict);
   }
@@ -222,6 +240,7 @@ export class AnswerCache {
     this.#entries.clear();
     this.#byName.clear();
     this.#oldest = undefined;
+    this.#sweep = undefined;
   }
 
   /** Drops the entries for these canonical names ("a.example."), every type and EDNS state. */
@@ -238,6 +257,22 @@ export class AnswerCache {
       if (this.#changedAt.size <= this.#rememberNames) break;
       this.#changedAt.delete(wire);
       this.#forgottenUpTo = at;
+    }
+  }
+
+  #sweepOn(): void {
+    if (this.#sweep === undefined) {
+      if (++this.#rested < SWEEP_REST) return;
+      this.#rested = 0;
+      this.#sweep = this.#entries.values();
+    }
+    for (let k = 0; k < SWEEP_PER_SET; k++) {
+      const next = this.#sweep.next();
+      if (next.done === true) {
+        this.#sweep = undefined;
+        return;
+      }
+      if (next.value.dropAt <= this.#lastNow) this.#remove(next.value);
     }
   }
 
