@@ -26,9 +26,9 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 
 # The JavaScript build of src/ (npm run build): the image runs it, without Node's type stripper, which
 # would cost about 27 MB of RSS and start-up time. TypeScript is a dev dependency, so it lives here only.
-# Here too the batched UDP engine (native/udp.c) is compiled, against this node's own headers
-# (/usr/local/include/node); the compiler stays in this stage. The image must have it: the build
-# checks the addon is there rather than letting clusterdns fall back to dgram.
+# Here too the batched UDP engine (native/udp.c) and the TCP send-queue probe (native/tcp-queue.c) are
+# compiled, against this node's own headers (/usr/local/include/node); the compiler stays in this stage.
+# The image must have them: the build checks they are there rather than letting clusterdns fall back.
 FROM ${NODE_IMAGE} AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends g++ make python3 \
@@ -37,7 +37,7 @@ WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json binding.gyp ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY native ./native
-RUN npm run build:native && test -f build/Release/clusterdns_udp.node
+RUN npm run build:native && test -f build/Release/clusterdns_udp.node && test -f build/Release/clusterdns_tcp.node
 COPY src ./src
 RUN npm run build
 
@@ -64,7 +64,7 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
 COPY bin ./bin
 COPY --from=build /app/dist ./dist
-COPY --from=build /app/build/Release/clusterdns_udp.node ./build/Release/
+COPY --from=build /app/build/Release/clusterdns_udp.node /app/build/Release/clusterdns_tcp.node ./build/Release/
 COPY zones ./zones
 # Numeric, so Kubernetes' runAsNonRoot can verify it; the Deployment runs as the same id.
 USER 65532:65532

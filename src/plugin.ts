@@ -230,6 +230,11 @@ export interface SetupContext {
   log(plugin: string): Logger;
   /** Runs when the instance starts, before listeners open; a rejection aborts start-up. */
   onStartup(fn: () => void | Promise<void>): void;
+  /** Holds the DNS listeners back at start-up until `wait` settles: run once every start-up hook has,
+   * the waits of all blocks at once. kubernetes holds them until its first sync (startup_timeout at
+   * most), so that a process joins a port it shares (-reuseport) only when it can answer. A reload's
+   * new instance takes the open listeners over once ready, and does not run these. */
+  holdListeners(wait: () => Promise<void>): void;
   /** Runs once every listener is open at start-up (not after a reload, which keeps its listeners),
    * with the address and port of the block's first key. A rejection fails start-up: the server exits
    * non-zero. For checks that need the server reachable (loop's forwarding-loop probe). */

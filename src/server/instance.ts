@@ -73,6 +73,7 @@ export class Instance implements InstanceHooks {
   /** Directive name -> its place in the chain. */
   readonly #rank: ReadonlyMap<string, number>;
   readonly #startup: (() => void | Promise<void>)[] = [];
+  readonly #holds: (() => Promise<void>)[] = [];
   readonly #shutdown: (() => void | Promise<void>)[] = [];
   readonly #listening: (() => void | Promise<void>)[] = [];
 
@@ -115,6 +116,7 @@ export class Instance implements InstanceHooks {
       root: this.#opts.root,
       log: (plugin) => this.#log.child({ plugin }),
       onStartup: (fn) => this.#startup.push(fn),
+      holdListeners: (wait) => this.#holds.push(wait),
       onShutdown: (fn) => this.#shutdown.push(fn),
       onListening: (fn) =>
         this.#listening.push(() => {
@@ -189,10 +191,12 @@ export class Instance implements InstanceHooks {
     for (const g of this.#groups.values()) g.pipeline.answers.invalidateNames(list);
   }
 
-  /** Runs the start-up hooks, opens every listener, then runs the listening hooks. Port 0 picks one
-   * free port per group, shared by UDP and TCP on every address of the group. */
+  /** Runs the start-up hooks, waits for what holds the listeners back (holdListeners), opens every
+   * listener, then runs the listening hooks. Port 0 picks one free port per group, shared by UDP and
+   * TCP on every address of the group. */
   async start(): Promise<void> {
     for (const fn of this.#startup) await fn();
+    await Promise.all(this.#holds.map((wait) => wait()));
     for (const g of this.#groups.values()) await this.#listen(g);
     for (const fn of this.#listening) await fn();
   }

@@ -254,9 +254,11 @@ export class BatchedListener implements UdpListener {
 
   close(): Promise<void> {
     if (this.#closed) return Promise.resolve();
-    this.#closed = true;
     clearInterval(this.#dropTimer);
-    return new Promise((resolve) => this.#sock.close(() => resolve()));
+    // The native close first reads and answers what the socket still holds (native/udp.c).
+    const closed = new Promise<void>((resolve) => this.#sock.close(() => resolve()));
+    this.#closed = true;
+    return closed;
   }
 }
 
