@@ -75,6 +75,7 @@ export class Instance implements InstanceHooks {
   readonly #startup: (() => void | Promise<void>)[] = [];
   readonly #shutdown: (() => void | Promise<void>)[] = [];
   readonly #listening: (() => void | Promise<void>)[] = [];
+  readonly #onStopping: (() => Promise<void>)[] = [];
 
   private constructor(opts: InstanceOptions) {
     this.#opts = opts;
@@ -82,6 +83,10 @@ export class Instance implements InstanceHooks {
     this.takesOver = opts.takesOver ?? false;
     this.checkOnly = opts.checkOnly ?? false;
     this.#rank = new Map([...opts.plugins.keys()].map((name, i) => [name, i]));
+  }
+
+  get reusePort(): boolean {
+    return this.#opts.reusePort ?? false;
   }
 
   /** Sets up every block (a bad Corefile throws ConfigError here) without opening any socket. */
@@ -116,6 +121,7 @@ export class Instance implements InstanceHooks {
       log: (plugin) => this.#log.child({ plugin }),
       onStartup: (fn) => this.#startup.push(fn),
       onShutdown: (fn) => this.#shutdown.push(fn),
+      onStopping: (fn) => this.#onStopping.push(fn),
       onListening: (fn) =>
         this.#listening.push(() => {
           const g = this.#group(keys[0], block);
@@ -322,6 +328,7 @@ export class Instance implements InstanceHooks {
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
+    for (const fn of this.#onStopping) await fn();
     if (this.lameduckMs > 0) {
       this.#log.info({ lameduck: this.lameduckMs / 1000 }, "lameduck: still answering before shutdown");
       await sleep(this.lameduckMs);

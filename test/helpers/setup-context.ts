@@ -34,6 +34,8 @@ export interface FakeContext {
   /** The hooks registered with onStartup and onShutdown, in registration order. */
   startup: (() => void | Promise<void>)[];
   shutdown: (() => void | Promise<void>)[];
+  /** The hooks registered with onStopping. */
+  stopping: (() => Promise<void>)[];
   /** The hooks registered with onListening, in registration order. */
   listening: ((at: ListenAddress) => void | Promise<void>)[];
   instance: {
@@ -55,6 +57,7 @@ export interface FakeContext {
 export function fakeContext(o: FakeContextOptions = {}): FakeContext {
   const startup: (() => void | Promise<void>)[] = [];
   const shutdown: (() => void | Promise<void>)[] = [];
+  const stopping: (() => Promise<void>)[] = [];
   const listening: ((at: ListenAddress) => void | Promise<void>)[] = [];
   const readyChecks = new Map<string, ReadyCheck[]>();
   const instance = { stopping: false, lameduckMs: 0, readyChecks, takesOver: o.takesOver ?? false };
@@ -66,6 +69,7 @@ export function fakeContext(o: FakeContextOptions = {}): FakeContext {
     readyChecks,
     startup,
     shutdown,
+    stopping,
     listening,
     instance,
     ctx: undefined as unknown as SetupContext,
@@ -90,6 +94,7 @@ export function fakeContext(o: FakeContextOptions = {}): FakeContext {
     log: (plugin) => logger.child({ plugin }),
     onStartup: (fn) => void startup.push(fn),
     onShutdown: (fn) => void shutdown.push(fn),
+    onStopping: (fn) => void stopping.push(fn),
     onListening: (fn) => void listening.push(fn),
     invalidate: () => void f.invalidations++,
     invalidateNames: (names) => void f.invalidatedNames.push(...names),
