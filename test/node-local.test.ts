@@ -139,3 +139,108 @@ describe("node-local: a pod resolves through the node's link-local address", () 
     assert.match(d.answer.join("\n"), /"kube-dns"/);
   });
 });
+
+describe("node-local: iptables, and what refuses to start", () => {
+  let env: NodeAndPod;
+  let dir: string;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "clusterdns-nodelocal-"));
+    env = await createNodeAndPod(POD_RESOLV);
+  });
+
+  after(async () => {
+    await env?.destroy();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("iptables-legacy: NOTRACK and ACCEPT rules carry clusterdns's comment, and go at exit", async () => {
+    const conf = join(dir, "Iptables");
+    writeFileSync(conf, nodeLocalCorefile("nodelocal {\n        rules iptables-legacy\n    }", LINK_LOCAL));
+    const server = await startClusterdnsInNetns(env.node, conf, {}, { ready: /NOTRACK rules ready/ });
+    try {
+      const raw = await env.node.exec("iptables-legacy-save", ["-t", "raw"]);
+      const ours = raw.stdout.split("\n").filter((l) => l.includes("clusterdns-nodelocal"));
+      assert.equal(ours.length, 6, raw.stdout);
+      assert.ok(
+        ours.some((l) => /-A PREROUTING -d 169\.254\.20\.10\/32 -p udp .*--dport 53 .*-j NOTRACK/.test(l)),
+      );
+      const filter = await env.node.exec("iptables-legacy-save", ["-t", "filter"]);
+      assert.equal(
+        filter.stdout.split("\n").filter((l) => /clusterdns-nodelocal.*-j ACCEPT/.test(l)).length,
+        4,
+      );
+      const d = await digIn(env.pod, LINK_LOCAL, "nginx.default.svc.cluster.local");
+      assert.equal(d.status, "NOERROR", d.raw);
+    } finally {
+      await server.stop();
+    }
+    const left = await env.node.exec("iptables-legacy-save", []);
+    assert.doesNotMatch(left.stdout, /clusterdns-nodelocal/);
+    assert.notEqual((await env.node.exec("ip", ["link", "show", "dev", "nodelocaldns"])).code, 0);
+  });
+
+  test("node-local-dns on the address: one line naming it, exit 1, the node left as it was", async () => {
+    // node-local-dns's set-up: its interface, its NOTRACK rule (no comment) and a server on :53.
+    for (const args of [
+      ["link", "add", "nodelocaldns", "type", "bridge"],
+      ["addr", "add", `${LINK_LOCAL}/32`, "dev", "nodelocaldns"],
+      ["link", "set", "nodelocaldns", "up"],
+    ]) {
+      const r = await env.node.exec("ip", args);
+      assert.equal(r.code, 0, r.stderr);
+    }
+    const rule = [
+      "-t",
+      "raw",
+      "-A",
+      "PREROUTING",
+      "-d",
+      `${LINK_LOCAL}/32`,
+      "-p",
+      "udp",
+      "--dport",
+      "53",
+      "-j",
+      "NOTRACK",
+    ];
+    assert.equal((await env.node.exec("iptables-nft", rule)).code, 0);
+    const holder = env.node.spawn(process.execPath, [
+      "-e",
+      `require("node:dgram").createSocket("udp4").bind(53, "${LINK_LOCAL}", () => console.log("bound"))`,
+    ]);
+    await waitForLine(holder, /^bound$/, "the stand-in for node-local-dns");
+    try {
+      const conf = join(dir, "Refused");
+      writeFileSync(conf, nodeLocalCorefile("nodelocal", LINK_LOCAL));
+      const r = await env.node.exec(process.execPath, [join(ROOT, "bin", "clusterdns"), "-conf", conf], {
+        timeoutMs: 30_000,
+      });
+      assert.equal(r.code, 1, r.stdout + r.stderr);
+      const lines = r.stderr.trim().split("\n");
+      assert.equal(lines.length, 1, r.stderr);
+      assert.match(
+        lines[0],
+        /^clusterdns: .*Refused:3 - nodelocal: 169\.254\.20\.10 is already served on this node by node-local-dns \(NodeLocal DNSCache; its rule iptables-nft: -A PREROUTING -d 169\.254\.20\.10\/32 .*NOTRACK\): remove it first \(kubectl -n kube-system delete daemonset node-local-dns\), or bind other addresses$/,
+      );
+      assert.equal((await env.node.exec("ip", ["link", "show", "dev", "nodelocaldns"])).code, 0);
+    } finally {
+      holder.kill();
+      await env.node.exec("ip", ["link", "del", "nodelocaldns"]);
+      await env.node.exec("iptables-nft", ["-t", "raw", "-F", "PREROUTING"]);
+    }
+  });
+
+  test("a set-up that fails is one line: an interface of another kind", async () => {
+    const conf = join(dir, "Veth");
+    writeFileSync(conf, nodeLocalCorefile("nodelocal veth-n", LINK_LOCAL));
+    const r = await env.node.exec(process.execPath, [join(ROOT, "bin", "clusterdns"), "-conf", conf], {
+      timeoutMs: 30_000,
+    });
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.match(
+      r.stderr,
+      /^clusterdns: .*Veth:3 - nodelocal: interface veth-n exists and is a veth, not a dummy: name another one \(nodelocal INTERFACE\)\n$/,
+    );
+  });
+});

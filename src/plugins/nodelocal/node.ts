@@ -60,11 +60,9 @@ export class NodeLocal {
       const ours = this.#writer !== undefined && (await this.#writer.present());
       if (!ours) {
         const rule = await foreignNotrack(run, addresses, MARK);
-        const who = rule
-          ? `node-local-dns (NodeLocal DNSCache) set this node up: ${rule}`
-          : "another DNS server";
+        const who = rule ? `node-local-dns (NodeLocal DNSCache; its rule ${rule})` : "another DNS server";
         throw new NodeSetupError(
-          `${others.join(", ")} is already served on this node by ${who}; remove it first (kubectl -n kube-system delete daemonset node-local-dns), or bind other addresses`,
+          `${others.join(", ")} is already served on this node by ${who}: remove it first (kubectl -n kube-system delete daemonset node-local-dns), or bind other addresses`,
         );
       }
       if (!reusePort) {
