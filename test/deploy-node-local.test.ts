@@ -183,3 +183,11 @@ test("the node-local ClusterRole grants what deploy/'s does, for the same kubern
   ]);
   assert.equal(podSpec.serviceAccountName, account.metadata!.name);
 });
+
+test("the image has the tools nodelocal runs: ip, nft and iptables", () => {
+  const text = readFileSync(join(ROOT, "Dockerfile"), "utf8").replace(/\\\n/g, " ");
+  const final = text.slice(text.lastIndexOf("\nFROM "));
+  const install = /^RUN apt-get update .*apt-get install -y --no-install-recommends ([^&]+)&&/m.exec(final);
+  assert.ok(install, "an apt-get install in the runtime stage");
+  assert.deepEqual(install[1].trim().split(/\s+/).sort(), ["iproute2", "iptables", "nftables"]);
+});
