@@ -10,12 +10,9 @@
 //   load, divided by 50; and the size of the watch event the API sent for one.
 //   npm run bench:node-local
 
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import { dnsperf } from "./dnsperf.ts";
-import { generateCluster } from "./cluster-gen.ts";
-import { runOnCluster, sleep, type Running } from "./clusterdns-run.ts";
+import { runWithQueries, sleep, type Running } from "./clusterdns-run.ts";
 import { PIN, resetPeak, stop } from "./processes.ts";
 
 process.env.BENCH_COREFILE ??= "kubeadm-disable";
@@ -83,11 +80,7 @@ interface Row {
 }
 
 async function measure(services: number): Promise<Row> {
-  const cluster = generateCluster({ services });
-  const dir = mkdtempSync(join(tmpdir(), "clusterdns-node-local-"));
-  const queryFile = join(dir, "queries.txt");
-  writeFileSync(queryFile, cluster.queries.join("\n") + "\n");
-  const r = await runOnCluster(cluster, dir);
+  const { cluster, r, queryFile } = await runWithQueries(services, "clusterdns-node-local-");
   try {
     const pid = r.cd.proc.pid!;
     await sleep(2000);
