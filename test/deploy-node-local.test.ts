@@ -76,7 +76,7 @@ test("the DaemonSet is shaped for a node's DNS: hostNetwork, system-node-critica
   assert.equal(podSpec.dnsPolicy, "Default", "forward . /etc/resolv.conf is the node's resolver");
   assert.deepEqual(daemonSet.spec!.updateStrategy, {
     type: "RollingUpdate",
-    rollingUpdate: { maxSurge: 1, maxUnavailable: 0 },
+    rollingUpdate: { maxSurge: "10%", maxUnavailable: 0 },
   });
   for (const c of [...podSpec.containers, ...(podSpec.initContainers ?? [])]) {
     assert.equal(
