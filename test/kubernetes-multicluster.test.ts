@@ -14,12 +14,15 @@ import { startApiServer, type TestApiServer } from "./k8s/api-server.ts";
 import { writeKubeconfig } from "./k8s/kubeconfig.ts";
 import { importedSlice, namespace, service, serviceImport } from "./k8s/objects.ts";
 import { startServer, type RunningServer } from "./helpers/server.ts";
-import { dig, digUntil as until } from "./helpers/dig.ts";
+import { dig, digTransfer, digUntil as until } from "./helpers/dig.ts";
 import { httpGet } from "./helpers/http-get.ts";
 import { freePort } from "./helpers/free-port.ts";
 
 const corefile = (source: string, readyPort: number) => `cluster.local clusterset.local {
     ready 127.0.0.1:${readyPort}
+    transfer {
+        to *
+    }
     kubernetes cluster.local clusterset.local {
         ${source}
         multicluster clusterset.local
@@ -162,6 +165,28 @@ describe("multicluster from an objects file", () => {
 
   it("answers the same", async () => {
     await answersTheImports(srv.port);
+  });
+
+  it("transfers the multicluster zone, as CoreDNS does (AXFR over TCP)", async () => {
+    const x = await digTransfer(srv.port, "clusterset.local", "AXFR");
+    assert.ok(!x.failed, "the transfer goes through");
+    const soa = x.records[0];
+    assert.match(soa, /^clusterset\.local\.\s+5\s+IN\s+SOA\s+ns\.dns\.clusterset\.local\. /);
+    const norm = (l: string) => l.split(/\s+/).join(" ");
+    assert.deepEqual(x.records.slice(1, -1).map(norm), [
+      "clusterset.local. 5 IN NS ns.dns.clusterset.local.",
+      ...x.records.filter((l) => l.startsWith("ns.dns.")).map(norm),
+      A(`cart.shop.${SET}`, "10.42.0.5"),
+      `cart.shop.${SET}. 5 IN SRV 0 100 80 cart.shop.${SET}.`,
+      `_http._tcp.cart.shop.${SET}. 5 IN SRV 0 100 80 cart.shop.${SET}.`,
+      A(`db.shop.${SET}`, "10.1.0.10"),
+      A(`db-0.east.db.shop.${SET}`, "10.1.0.10"),
+      `_pg._tcp.db.shop.${SET}. 5 IN SRV 0 100 5432 db-0.east.db.shop.${SET}.`,
+      A(`db.shop.${SET}`, "10.2.0.10"),
+      A(`db-0.west.db.shop.${SET}`, "10.2.0.10"),
+      `_pg._tcp.db.shop.${SET}. 5 IN SRV 0 100 5432 db-0.west.db.shop.${SET}.`,
+    ]);
+    assert.equal(x.records.at(-1), soa);
   });
 });
 

@@ -378,24 +378,24 @@ const MAIN: Row[] = [
     ["@ 5 IN SRV 0 100 80 np.default.svc.Cluster.LOCAL."],
     ["np.default.svc.Cluster.LOCAL. 5 IN A 10.96.0.60"],
   ),
+  // CoreDNS's handler_case_test.go row: the additional record is owned by the SRV target's name
+  // exactly, not by the question's spelling of the service part.
+  ok(
+    "_HtTp._TcP.nP.DeFaUlT.SvC.cLuStEr.LoCaL",
+    "SRV",
+    ["@ 5 IN SRV 0 100 80 np.default.svc.cLuStEr.LoCaL."],
+    ["np.default.svc.cLuStEr.LoCaL. 5 IN A 10.96.0.60"],
+  ),
   ok(
     "Cluster.Local",
     "NS",
     ["@ 5 IN NS ns.dns.Cluster.Local."],
     ["ns.dns.Cluster.Local. 5 IN A 10.96.0.10", "ns.dns.Cluster.Local. 5 IN AAAA fd00::a"],
   ),
-  // Zonal names (CoreDNS PR 8388): the published endpoints whose EndpointSlice zone is ZONE.
-  ok("zone-a.pin._zone.workers.web.svc.cluster.local", "A", ["@ 5 IN A 10.244.4.1"]),
-  ok("zone-a.pin._zone.workers.web.svc.cluster.local", "AAAA", ["@ 5 IN AAAA fd00::4:1"]),
-  ok("zone-b.pin._zone.workers.web.svc.cluster.local", "A", ["@ 5 IN A 10.244.4.2"]),
-  nodata("zone-b.pin._zone.workers.web.svc.cluster.local", "AAAA"),
-  ok("zone-a.pin._zone.web.default.svc.cluster.local", "A", ["@ 5 IN A 10.244.1.1"]),
-  nx("zone-b.pin._zone.web.default.svc.cluster.local"),
-  nx("zone-c.pin._zone.workers.web.svc.cluster.local"),
-  nodata("pin._zone.workers.web.svc.cluster.local", "A"),
-  nodata("_zone.workers.web.svc.cluster.local", "A"),
-  nx("zone-a.pin._zone.db.web.svc.cluster.local"),
-  nx("_zone.db.web.svc.cluster.local"),
+  // Zonal names (CoreDNS PR 8388) are off without `zonal`, as in CoreDNS: NXDOMAIN.
+  nx("zone-a.pin._zone.workers.web.svc.cluster.local"),
+  nx("zone-a.prefer._zone.workers.web.svc.cluster.local"),
+  nx("pin._zone.workers.web.svc.cluster.local"),
   // Comparisons are case-insensitive; the answer keeps the client's spelling. Over TCP too.
   ok("WEB.Default.SVC.cluster.LOCAL", "A", ["@ 5 IN A 10.96.0.20"]),
   { ...ok("web.default.svc.cluster.local", "A", ["@ 5 IN A 10.96.0.20"]), opts: ["+tcp"] },
@@ -792,6 +792,38 @@ const SETS: OptionSet[] = [
       ok("web-7d9f8b6c5-abcde.web.default.svc.podnames.test", "A", ["@ 5 IN A 10.244.1.1"]),
       ok(rev("10.244.4.1"), "PTR", ["@ 5 IN PTR workers-7c9-abcde.workers.web.svc.podnames.test."]),
       nx(rev("10.244.4.9"), "PTR"),
+    ],
+  },
+  {
+    // CoreDNS PR 8388: ZONE.pin._zone.SERVICE holds a headless service's endpoints in ZONE (NODATA
+    // when none is there), ZONE.prefer._zone.SERVICE those or every endpoint.
+    title: "zonal",
+    zones: ["zonal.test"],
+    options: () => ["zonal"],
+    rows: [
+      ok("zone-a.pin._zone.workers.web.svc.zonal.test", "A", ["@ 5 IN A 10.244.4.1"]),
+      ok("zone-a.pin._zone.workers.web.svc.zonal.test", "AAAA", ["@ 5 IN AAAA fd00::4:1"]),
+      ok("zone-b.pin._zone.workers.web.svc.zonal.test", "A", ["@ 5 IN A 10.244.4.2"]),
+      nodata("zone-b.pin._zone.workers.web.svc.zonal.test", "AAAA"),
+      nodata("zone-c.pin._zone.workers.web.svc.zonal.test", "A"),
+      ok("zone-c.prefer._zone.workers.web.svc.zonal.test", "A", [
+        "@ 5 IN A 10.244.4.1",
+        "@ 5 IN A 10.244.4.2",
+      ]),
+      ok(
+        "zone-b.pin._zone.workers.web.svc.zonal.test",
+        "SRV",
+        ["@ 5 IN SRV 0 100 9000 10-244-4-2.workers.web.svc.zonal.test."],
+        ["10-244-4-2.workers.web.svc.zonal.test. 5 IN A 10.244.4.2"],
+      ),
+      nodata("pin._zone.workers.web.svc.zonal.test", "A"),
+      nodata("_zone.workers.web.svc.zonal.test", "A"),
+      nx("zone-a.florp._zone.workers.web.svc.zonal.test"),
+      // A headless service whose endpoints have no zone: NODATA, as for any zone with none there.
+      nodata("zone-a.pin._zone.db.web.svc.zonal.test", "A"),
+      // Headless services only; one without a ready endpoint does not exist, nor its names.
+      nx("zone-a.pin._zone.web.default.svc.zonal.test"),
+      nx("zone-a.pin._zone.lonely.web.svc.zonal.test"),
     ],
   },
   {

@@ -86,7 +86,7 @@ describe("warm start from a snapshot", () => {
     }
     assert.ok(existsSync(snapshot), "the snapshot file exists after shutdown");
     const s = JSON.parse(readFileSync(snapshot, "utf8")) as { services: [string, unknown][] };
-    assert.deepEqual(s.services.map(([k]) => k).sort(), ["db.default", "web.default"]);
+    assert.deepEqual(s.services.map(([k]) => k).sort(), ["default/db", "default/web"]);
   });
 
   it("answers the last known cluster while the API is down, and says so on /ready", async () => {
@@ -132,7 +132,7 @@ describe("warm start from a snapshot", () => {
     const s = JSON.parse(readFileSync(snapshot, "utf8")) as { services: [string, unknown][] };
     assert.deepEqual(
       s.services.map(([k]) => k).sort(),
-      ["api.default", "db.default"],
+      ["default/api", "default/db"],
       "rewritten from the API",
     );
   });
@@ -142,7 +142,7 @@ describe("warm start from a snapshot", () => {
     try {
       for (const [body, reason] of [
         ["{not json", /not JSON/],
-        [JSON.stringify({ version: 1, settings: "{}", services: [] }), /written under other settings/],
+        [JSON.stringify({ version: 2, settings: "{}", services: [] }), /written under other settings/],
       ] as const) {
         writeFileSync(snapshot, body);
         const srv = await startServer(corefile(kubeconfig, snapshot, await freePort()));

@@ -213,6 +213,21 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
         example:
           "cluster.local {\n    kubernetes cluster.local {\n        federation prod prod.example.com\n    }\n}\n",
       },
+      {
+        option: "zonal",
+        what: "`zonal`",
+        verdict: "differs",
+        note: "the parents of the zonal names (`pin._zone`, `prefer._zone`, `_zone`) answer NODATA, as names with names below them do (RFC 8020), where CoreDNS answers NXDOMAIN",
+        example: "cluster.local {\n    kubernetes cluster.local {\n        zonal\n    }\n}\n",
+      },
+      {
+        option: "multicluster",
+        what: "`multicluster`",
+        verdict: "differs",
+        note: "a zone transfer of the multicluster zone names a headless import's endpoints below their cluster, as its answers do (CoreDNS leaves the cluster label out of transfers only)",
+        example:
+          "cluster.local clusterset.local {\n    kubernetes cluster.local clusterset.local {\n        multicluster clusterset.local\n    }\n}\n",
+      },
     ],
   },
   {

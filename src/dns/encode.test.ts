@@ -6,7 +6,7 @@ import { decode } from "./decode.ts";
 import { scanQuery } from "./scan.ts";
 import type { Edns, Msg, RData, RR } from "./message.ts";
 import { Rcode, Type } from "./constants.ts";
-import { expandIPv6 } from "./name.ts";
+import { expandIPv6, nameToWire } from "./name.ts";
 import { queryMsg } from "../../test/helpers/query-msg.ts";
 
 /** A reply for example.org. A: QR, AA and RD set. */
@@ -283,6 +283,32 @@ test("compression: names inside NS, CNAME, PTR, MX and SOA point back; SRV targe
   // The A record's owner equals the SRV target: it may point into the SRV rdata (a valid name there).
   const a = rdataOf[7];
   assert.equal(b[a.owner] & 0xc0, 0xc0);
+});
+
+test("compression: an SRV target's address record points at the target, not at the question", () => {
+  // The server writes the client's spelling over the question: a name pointing there would come out
+  // as `sVc1.TeStNs.SvC...`, not as the target `svc1.testns.svc.cLuStEr.LoCaL.` (CoreDNS's case test).
+  const target = "svc1.testns.svc.cLuStEr.LoCaL.";
+  const m = msg({
+    question: [{ name: "_http._tcp.svc1.testns.svc.cluster.local.", type: Type.SRV, class: 1 }],
+    answer: [
+      rr("_http._tcp.svc1.testns.svc.cluster.local.", {
+        type: Type.SRV,
+        priority: 0,
+        weight: 100,
+        port: 80,
+        target,
+      }),
+    ],
+    additional: [rr(target, { type: Type.A, address: "10.0.0.1" })],
+  });
+  const b = encode(m);
+  // As a client sees it after the server's copy of its question bytes.
+  const spelled = Buffer.from(b);
+  spelled.set(nameToWire("_HtTp._TcP.sVc1.TeStNs.SvC.cLuStEr.LoCaL.") as Uint8Array, 12);
+  const got = decode(spelled);
+  assert.equal(got.additional[0].name, target);
+  assert.equal((got.answer[0].data as { target: string }).target, target);
 });
 
 test("the question is written in place, as given, at offset 12", () => {

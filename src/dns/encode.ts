@@ -29,6 +29,9 @@ const buf = Buffer.allocUnsafe(2 * MAX_MESSAGE + 255 + 10 + 64);
 let off = 0;
 /** Lowercased wire suffix (length-prefixed labels, as a latin1 string) -> offset where it was written. */
 const targets = new Map<string, number>();
+/** Where the question section ends. The server writes the client's bytes over the first question
+ * (0x20), so a name pointing into it takes the client's spelling. */
+let questionEnd = 0;
 
 /**
  * Encodes `msg` whole. Fitting it to a client's size is fitReply's work (fit.ts), on these bytes.
@@ -57,6 +60,7 @@ export function encode(msg: Msg): Buffer {
 function write(msg: Msg): void {
   targets.clear();
   off = 12;
+  questionEnd = 0;
   let qdcount = 0;
   for (const q of msg.question) {
     // The first question goes uncompressed at 12: the server overwrites it with the client's bytes.
@@ -66,6 +70,7 @@ function write(msg: Msg): void {
     qdcount++;
     if (off > MAX_MESSAGE) throw new EncodeError(`${qdcount} questions take more than ${MAX_MESSAGE} octets`);
   }
+  questionEnd = off;
   let optLen = 0;
   if (msg.edns !== undefined) {
     optLen = 11;
@@ -236,7 +241,11 @@ export function encodeUncached(msg: Msg): Buffer {
 /**
  * Writes a name (the text form of name.ts, escapes and all; relative names are taken as absolute),
  * pointing at an earlier copy of its longest known suffix when `compress` is set. Every suffix written
- * in place below offset 0x4000 becomes a target, whether or not this name itself was compressed.
+ * in place below offset 0x4000 becomes a target, whether or not this name itself was compressed. A
+ * name written whole (an SRV target) replaces the question as the target of its suffixes: pointing
+ * into the question gives a name the client's spelling, so the address records of an SRV target would
+ * not be owned by the target's name as spelled (CoreDNS's handler_case_test.go), while pointing at the
+ * target gives them exactly its spelling.
  */
 function writeName(name: string, compress: boolean): void {
   if (name === "." || name === "") {
@@ -254,15 +263,13 @@ function writeName(name: string, compress: boolean): void {
   const { wire, starts, keys } = w;
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i];
-    if (compress) {
-      const at = targets.get(key);
-      if (at !== undefined) {
-        buf[off++] = 0xc0 | (at >> 8);
-        buf[off++] = at;
-        return;
-      }
+    const at = targets.get(key);
+    if (compress && at !== undefined) {
+      buf[off++] = 0xc0 | (at >> 8);
+      buf[off++] = at;
+      return;
     }
-    if (off <= MAX_POINTER && (compress || !targets.has(key))) targets.set(key, off);
+    if (off <= MAX_POINTER && (compress || at === undefined || at < questionEnd)) targets.set(key, off);
     for (let j = starts[i], end = i + 1 < starts.length ? starts[i + 1] : wire.length - 1; j < end; j++) {
       buf[off++] = wire[j];
     }

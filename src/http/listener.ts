@@ -5,7 +5,8 @@ import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { isIP } from "node:net";
 import type { Directive, Token } from "../corefile/types.ts";
-import { startError } from "../corefile/errors.ts";
+import { configError, startError } from "../corefile/errors.ts";
+import { argCount } from "../corefile/args.ts";
 import type { SetupContext } from "../plugin.ts";
 import { listenErrorText } from "../runtime/listen-error.ts";
 
@@ -48,16 +49,34 @@ export function parseListenAddress(text: string): ListenAddress | string {
   return { host: host || undefined, port, text };
 }
 
-/** Serves `route` at `path` on `addr` from the instance's start to its shutdown, for the directive at
- * `at`. An address that cannot be opened stops the start with one line: file:line, directive, why. */
+/** Where a `DIRECTIVE [ADDRESS]` line (health, ready, prometheus) listens, with what to name in its
+ * errors. */
+export interface ListenArgument {
+  readonly directive: string;
+  readonly at: Directive | Token;
+  readonly addr: ListenAddress;
+}
+
+/** The address the directive `d` names in its one optional argument, else `fallback`; a bad one is a
+ * ConfigError at the argument. */
+export function listenArgument(d: Directive, fallback: string): ListenArgument {
+  argCount(d, d.name, 0, 1);
+  const at = d.args[0] ?? d;
+  const addr = parseListenAddress(d.args[0]?.text ?? fallback);
+  if (typeof addr === "string") throw configError(at, d.name, addr);
+  return { directive: d.name, at, addr };
+}
+
+/** Serves `route` at `path` on the address `listen` names from the instance's start to its
+ * shutdown. An address that cannot be opened stops the start with one line: file:line, directive,
+ * why. */
 export function serveWhileRunning(
   ctx: SetupContext,
-  at: Directive | Token,
-  directive: string,
-  addr: ListenAddress,
+  listen: ListenArgument,
   path: string,
   route: Route,
 ): void {
+  const { at, directive, addr } = listen;
   let lease: Lease | undefined;
   ctx.onStartup(async () => {
     try {

@@ -1,8 +1,6 @@
 // What autopath needs from whoever knows the clients: the search list of the client at an address.
-// The kubernetes plugin offers one (pod address -> namespace) through the block's `shared` map.
-
-/** The key under which a plugin offers its SearchPathSource in SetupContext.block.shared. */
-export const SEARCH_PATH_SOURCES: Record<string, string> = { "@kubernetes": "kubernetes" };
+// The kubernetes plugin offers one (pod address -> namespace) to the plugins of its block
+// (kubernetes/search-paths.ts), after CoreDNS's AutoPather.
 
 export interface SearchPathSource {
   /** The client's own search domains (canonical, most preferred first), or undefined when who asked

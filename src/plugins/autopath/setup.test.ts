@@ -6,6 +6,8 @@ import { join } from "node:path";
 import type { SetupContext } from "../../plugin.ts";
 import { setup } from "./setup.ts";
 import type { SearchPathSource } from "./search-path.ts";
+import { SEARCH_PATHS } from "../kubernetes/search-paths.ts";
+import { offer } from "../offers.ts";
 import { directive, fakeContext } from "../../../test/helpers/setup-context.ts";
 import { assertConfigErrors, configErrorLike } from "../../../test/helpers/config-errors.ts";
 import { makeRequest, recordingNext } from "../../../test/helpers/request.ts";
@@ -55,7 +57,7 @@ test("autopath @kubernetes: a kubernetes block that cannot tell clients apart st
     searchPath: () => undefined,
     unusable: "@kubernetes needs 'pods verified'",
   };
-  ctx.block.shared.set("kubernetes", unusable);
+  offer(ctx.block.shared, SEARCH_PATHS, unusable);
   await assert.rejects(
     f.start(),
     configErrorLike(/^Corefile:3 - Error during parsing: autopath: @kubernetes needs 'pods verified'/),

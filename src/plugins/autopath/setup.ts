@@ -13,10 +13,17 @@ import { canonical } from "../../dns/name.ts";
 import { parseResolvConf } from "../../resolver/resolv-conf.ts";
 import { autopath } from "./autopath.ts";
 import type { SearchPathSource } from "./search-path.ts";
-import { SEARCH_PATH_SOURCES } from "./search-path.ts";
+import { SEARCH_PATHS } from "../kubernetes/search-paths.ts";
+import { offered, type OfferKey } from "../offers.ts";
 import "./metrics.ts";
 
 const NAME = "autopath";
+/** The plugins that know clients, by the name autopath gives them (@kubernetes), with the key of what
+ * they offer. */
+const SEARCH_PATH_SOURCES: Readonly<Record<string, OfferKey<SearchPathSource>>> = {
+  "@kubernetes": SEARCH_PATHS,
+};
+
 /** Where the server's own search domains come from in @plugin mode. */
 const HOST_RESOLV_CONF = "/etc/resolv.conf";
 
@@ -61,7 +68,7 @@ export const setup: Setup = (d, ctx) => {
   let source: SearchPathSource | undefined;
   // The source plugin is set up after autopath (chain order): look it up once every block is built.
   ctx.onStartup(() => {
-    const s = ctx.block.shared.get(key) as SearchPathSource | undefined;
+    const s = offered(ctx.block.shared, key);
     if (s === undefined) throw configError(last, NAME, `the ${plugin} plugin offers no search paths`);
     if (s.unusable !== undefined) throw configError(last, NAME, s.unusable);
     source = s;

@@ -11,6 +11,8 @@ import { parseRRText, rrToText } from "../../dns/text.ts";
 import type { Kind, KObject } from "../kubernetes/source.ts";
 import { Store } from "../kubernetes/store.ts";
 import { ExternalRecords, type ExternalOptions } from "./records.ts";
+import { externaler, type Externaler } from "../kubernetes/external-offer.ts";
+import { StartupGate } from "../kubernetes/startup-gate.ts";
 import { endpointSlice, namespace, service } from "../../../test/k8s/objects.ts";
 
 const http = [{ name: "http", port: 80 }];
@@ -55,6 +57,11 @@ const OBJECTS: [Kind, KObject][] = [
   ["services", service("testns", "internal", { clusterIP: "10.0.0.20", ports: http })],
 ];
 
+/** The kubernetes plugin's Externaler of a store, with this server's own addresses. */
+function cluster(store: Store, ownIPs: readonly string[] = ["127.0.0.1"]): Externaler {
+  return externaler(store, new StartupGate({ store, timeoutMs: 0, startedAt: () => 0 }), ownIPs);
+}
+
 function fixture(o: Partial<ExternalOptions> = {}, extra: [Kind, KObject][] = [], localIPs?: string[]) {
   const kinds: Kind[] = ["services", "endpointslices", "namespaces"];
   const store = new Store({ zones: ["cluster.local."], waitFor: kinds, localIPs });
@@ -63,12 +70,11 @@ function fixture(o: Partial<ExternalOptions> = {}, extra: [Kind, KObject][] = []
     for (const [k, obj] of [...OBJECTS, ...extra]) if (k === kind) store.apply(kind, "ADDED", obj);
     store.listDone(kind);
   }
-  return new ExternalRecords(store, {
+  return new ExternalRecords(cluster(store), {
     zones: ["example.com.", "in-addr.arpa."],
     apex: "dns",
     ttl: 5,
     headless: true,
-    localIPs: ["127.0.0.1"],
     ...o,
   });
 }
@@ -378,7 +384,7 @@ describe("k8s_external: SOA, the name servers, the client's spelling", () => {
 
   it("needs a forward zone", () => {
     const store = new Store({ zones: ["cluster.local."], waitFor: [] });
-    const o = { zones: ["in-addr.arpa."], apex: "dns", ttl: 5, headless: false, localIPs: [] };
-    assert.throws(() => new ExternalRecords(store, o));
+    const o = { zones: ["in-addr.arpa."], apex: "dns", ttl: 5, headless: false };
+    assert.throws(() => new ExternalRecords(cluster(store), o));
   });
 });

@@ -1,5 +1,5 @@
 // The names k8s_external publishes, after CoreDNS's plugin (plugin/k8s_external and the kubernetes
-// plugin's External side), read from the kubernetes plugin's store:
+// plugin's External side), read through the kubernetes plugin's Externaler (external-offer.ts):
 //   SERVICE.NS.ZONE                 A/AAAA of the service's external addresses (spec.externalIPs, load
 //                                   balancer ingress); a CNAME to a load balancer known by hostname only
 //   SERVICE.NS.ZONE SRV             every port, to SERVICE.NS.ZONE (CoreDNS matches an empty port and
@@ -14,10 +14,10 @@
 
 import type { RR } from "../../dns/message.ts";
 import { Class, Rcode, Type } from "../../dns/constants.ts";
-import { addressFromReverse, isSubdomain, join } from "../../dns/name.ts";
+import { addressFromReverse, join } from "../../dns/name.ts";
 import type { Answer } from "../kubernetes/records.ts";
-import type { Store } from "../kubernetes/store.ts";
-import { isReverseZone } from "../kubernetes/store.ts";
+import type { Externaler } from "../kubernetes/external-offer.ts";
+import { isReverseZone, Zones } from "../kubernetes/zones.ts";
 import type { Service, SvcPort } from "../kubernetes/slim-types.ts";
 import { addressRecords, srvSet, type SrvEntry } from "../kubernetes/record-sets.ts";
 
@@ -29,8 +29,6 @@ export interface ExternalOptions {
   ttl: number;
   /** Publish headless services' endpoints (`headless`). */
   headless: boolean;
-  /** This server's own addresses: the name servers' last resort, as in CoreDNS. */
-  localIPs: readonly string[];
 }
 
 /** What one name publishes: targets (the service's name, or an endpoint's) with their host (an
@@ -45,25 +43,19 @@ const HOSTMASTER = "hostmaster";
 const NS = "ns1";
 
 export class ExternalRecords {
-  readonly #store: Store;
-  readonly #o: ExternalOptions;
-  /** Longest first, so the first match is the most specific zone. */
-  readonly #zones: readonly string[];
+  readonly #cluster: Externaler;
+  readonly #options: ExternalOptions;
   /** Where PTR targets live: the first forward zone. */
-  readonly primary: string;
+  readonly #zones: Zones;
 
-  constructor(store: Store, o: ExternalOptions) {
-    this.#store = store;
-    this.#o = o;
-    this.#zones = [...o.zones].sort((a, b) => b.length - a.length);
-    const primary = o.zones.find((z) => !isReverseZone(z));
-    if (primary === undefined) throw new Error("k8s_external needs a zone that is not a reverse zone");
-    this.primary = primary;
+  constructor(cluster: Externaler, o: ExternalOptions) {
+    this.#cluster = cluster;
+    this.#options = o;
+    this.#zones = new Zones(o.zones, "k8s_external");
   }
 
   zoneOf(qname: string): string | undefined {
-    for (const z of this.#zones) if (isSubdomain(qname, z)) return z;
-    return undefined;
+    return this.#zones.zoneOf(qname);
   }
 
   /** The answer to `qname`/`qtype` in `zone`; `spelled` is the zone as the client wrote it, which SRV
@@ -72,7 +64,7 @@ export class ExternalRecords {
     if (qname === zone) return this.#apex(zone, qtype);
     if (isReverseZone(zone)) return this.#reverse(zone, qname, qtype);
     const labels = qname.slice(0, qname.length - (zone === "." ? 1 : zone.length + 1)).split(".");
-    if (labels[labels.length - 1] === this.#o.apex) return this.#subApex(zone, labels, qtype);
+    if (labels[labels.length - 1] === this.#options.apex) return this.#subApex(zone, labels, qtype);
     const found = this.#lookup(labels, spelled);
     if (found === undefined) return this.#negative(zone, Rcode.NXDOMAIN);
     const owner = qname;
@@ -82,7 +74,7 @@ export class ExternalRecords {
     const srvName = labels.length === 4;
     if ((qtype === Type.A || qtype === Type.AAAA) && !srvName) {
       const ips = found.map((e) => e.host).filter((h) => !h.endsWith("."));
-      answer = addressRecords(owner, ips, this.#o.ttl).filter((rr) => rr.type === qtype);
+      answer = addressRecords(owner, ips, this.#options.ttl).filter((rr) => rr.type === qtype);
       // A load balancer known only by its hostname: a CNAME to it, followed as ExternalName's is.
       const host = found.find((e) => e.host.endsWith("."))?.host;
       if (ips.length === 0 && host !== undefined) {
@@ -96,7 +88,7 @@ export class ExternalRecords {
         for (const p of e.ports)
           entries.push({ port: p.port, target: ip === undefined ? e.host : e.target, ip });
       }
-      if (entries.length > 0) ({ rrs: answer, additional } = srvSet(owner, entries, this.#o.ttl));
+      if (entries.length > 0) ({ rrs: answer, additional } = srvSet(owner, entries, this.#options.ttl));
     }
     if (answer.length === 0) return this.#negative(zone, Rcode.NOERROR);
     const srv = qtype === Type.SRV;
@@ -113,23 +105,23 @@ export class ExternalRecords {
   /** The zone's SOA, as CoreDNS's k8s_external writes it: ns1.APEX.ZONE, hostmaster.APEX.ZONE, the
    * serial the time of the store's last change. */
   soa(zone: string): RR {
-    const apex = join(this.#o.apex, zone);
+    const apex = join(this.#options.apex, zone);
     return this.#rr(zone, {
       type: Type.SOA,
       mname: join(NS, apex),
       rname: join(HOSTMASTER, apex),
-      serial: Math.floor(this.#store.modified / 1000) >>> 0,
+      serial: Math.floor(this.#cluster.modified / 1000) >>> 0,
       refresh: 7200,
       retry: 1800,
       expire: 86400,
-      minimum: this.#o.ttl,
+      minimum: this.#options.ttl,
     });
   }
 
   #apex(zone: string, qtype: number): Answer {
     if (qtype === Type.SOA) return positive([this.soa(zone)]);
     if (qtype !== Type.NS) return this.#negative(zone, Rcode.NOERROR);
-    const ns = join(NS, join(this.#o.apex, zone));
+    const ns = join(NS, join(this.#options.apex, zone));
     return positive([this.#rr(zone, { type: Type.NS, target: ns })], this.#nsRecords(ns));
   }
 
@@ -137,7 +129,7 @@ export class ExternalRecords {
   #subApex(zone: string, labels: string[], qtype: number): Answer {
     if (labels.length === 1) return this.#negative(zone, Rcode.NOERROR);
     if (labels.length !== 2 || labels[0] !== NS) return this.#negative(zone, Rcode.NXDOMAIN);
-    const name = join(`${NS}.${this.#o.apex}`, zone);
+    const name = join(`${NS}.${this.#options.apex}`, zone);
     const answer = this.#nsRecords(name).filter((rr) => rr.type === qtype);
     return answer.length > 0 ? positive(answer) : this.#negative(zone, Rcode.NOERROR);
   }
@@ -145,16 +137,16 @@ export class ExternalRecords {
   /** The name servers' addresses: the external addresses of the services that select this server (a
    * headless one's endpoints with `headless`); this server's own addresses when none selects it. */
   #nsRecords(name: string): RR[] {
-    const own = this.#store.localServices();
+    const own = this.#cluster.localServices();
     const ips =
       own.length === 0
-        ? this.#o.localIPs
+        ? this.#cluster.localIPs
         : own.flatMap((svc) =>
-            this.#o.headless && svc.headless
-              ? this.#store.endpoints(svc).flatMap((g) => g.endpoints.map((e) => e.ip))
+            this.#options.headless && svc.headless
+              ? this.#cluster.endpoints(svc).flatMap((g) => g.endpoints.map((e) => e.ip))
               : (svc.external ?? []).filter((h) => !h.endsWith(".")),
           );
-    return addressRecords(name, ips, this.#o.ttl);
+    return addressRecords(name, ips, this.#options.ttl);
   }
 
   /** What SERVICE.NS, ENDPOINT.SERVICE.NS or _PORT._PROTO.SERVICE.NS publishes; undefined when the
@@ -162,17 +154,17 @@ export class ExternalRecords {
   #lookup(labels: string[], spelled: string): Entry[] | undefined {
     const n = labels.length;
     const ns = labels[n - 1];
-    if (!this.#store.namespaceExposed(ns) || n > 4) return undefined;
+    if (!this.#cluster.namespaceExposed(ns) || n > 4) return undefined;
     if (n === 1) return [];
-    const svc = this.#store.service(ns, labels[n - 2]);
+    const svc = this.#cluster.service(ns, labels[n - 2]);
     if (svc === undefined || svc.externalName !== undefined) return undefined;
     const rel = `${svc.name}.${svc.ns}`;
     const target = (label?: string) => join(label === undefined ? rel : `${label}.${rel}`, spelled);
     const external = svc.external ?? [];
-    const endpoints = this.#o.headless && svc.headless && external.length === 0;
+    const endpoints = this.#options.headless && svc.headless && external.length === 0;
     let entries: Entry[];
     if (endpoints) {
-      entries = this.#store
+      entries = this.#cluster
         .endpoints(svc)
         .flatMap((g) => g.endpoints.map((e) => ({ target: target(e.name), host: e.ip, ports: g.ports })));
     } else entries = external.map((host) => ({ target: target(), host, ports: svc.ports }));
@@ -202,12 +194,12 @@ export class ExternalRecords {
   /** PTR of an external address, to its services' names in the first forward zone. */
   #reverse(zone: string, qname: string, qtype: number): Answer {
     const ip = addressFromReverse(qname);
-    const services: Service[] = ip === undefined ? [] : this.#store.externalServices(ip);
+    const services: Service[] = ip === undefined ? [] : this.#cluster.externalServices(ip);
     if (services.length === 0) return this.#negative(zone, Rcode.NXDOMAIN);
     if (qtype !== Type.PTR) return this.#negative(zone, Rcode.NOERROR);
     return positive(
       services.map((s) =>
-        this.#rr(qname, { type: Type.PTR, target: join(`${s.name}.${s.ns}`, this.primary) }),
+        this.#rr(qname, { type: Type.PTR, target: join(`${s.name}.${s.ns}`, this.#zones.primary) }),
       ),
     );
   }
@@ -217,7 +209,7 @@ export class ExternalRecords {
   }
 
   #rr(name: string, data: RR["data"]): RR {
-    return { name, type: data.type, class: Class.IN, ttl: this.#o.ttl, data } as RR;
+    return { name, type: data.type, class: Class.IN, ttl: this.#options.ttl, data } as RR;
   }
 }
 

@@ -3,18 +3,14 @@
 // same server block, which must be there.
 
 import type { Setup } from "../../plugin.ts";
-import {
-  argCount,
-  blockOptions,
-  fallthroughZones,
-  onceEach,
-  parseIntArg,
-  zonesArg,
-} from "../../corefile/args.ts";
+import { argCount, blockOptions, onceEach, zonesArg } from "../../corefile/args.ts";
+import { ttlAndFallthrough } from "../kubernetes/config.ts";
 import type { Directive } from "../../corefile/types.ts";
 import { configError } from "../../corefile/errors.ts";
-import { isReverseZone, NS_NAME } from "../kubernetes/store.ts";
-import { EXTERNAL_OFFER, type ExternalOffer } from "../kubernetes/external-offer.ts";
+import { NS_NAME } from "../kubernetes/store.ts";
+import { isReverseZone } from "../kubernetes/zones.ts";
+import { EXTERNALER } from "../kubernetes/external-offer.ts";
+import { offered } from "../offers.ts";
 import type { StoreAnswers } from "../kubernetes/serve-from-store.ts";
 import { ExternalRecords } from "./records.ts";
 import { k8sExternal } from "./external.ts";
@@ -49,20 +45,12 @@ export function parseConfig(d: Directive, blockZones: readonly string[]): Extern
         throw configError(opt.args[0], NAME, `apex '${opt.args[0].text}' is not one DNS label`);
       c.apex = apex;
     },
-    ttl(opt) {
-      once(opt);
-      argCount(opt, NAME, 1, 1);
-      c.ttl = parseIntArg(opt.args[0], NAME, 0, 3600);
-    },
     headless(opt) {
       once(opt);
       argCount(opt, NAME, 0, 0);
       c.headless = true;
     },
-    fallthrough(opt) {
-      once(opt);
-      c.fallthrough = fallthroughZones(opt);
-    },
+    ...ttlAndFallthrough(NAME, once, c),
   });
   return c;
 }
@@ -76,12 +64,12 @@ export const setup: Setup = (d, ctx) => {
   // The kubernetes plugin is set up after this one (chain order): its store is there at start-up,
   // before its source starts, so the view is in place for the first sync.
   ctx.onStartup(() => {
-    const offer = ctx.block.shared.get(EXTERNAL_OFFER) as ExternalOffer | undefined;
-    if (offer === undefined)
+    const cluster = offered(ctx.block.shared, EXTERNALER);
+    if (cluster === undefined)
       throw configError(d, NAME, "the kubernetes plugin of this block offers no store");
-    const records = new ExternalRecords(offer.store, { ...c, localIPs: offer.localIPs });
+    const records = new ExternalRecords(cluster, c);
     const nameServer = `ns1.${c.apex}`;
-    offer.store.addView({
+    cluster.addView({
       zones: c.zones.filter((z) => !isReverseZone(z)),
       apexes: c.zones,
       // SERVICE.NS.svc -> SERVICE.NS (and the SRV and endpoint names below it); the name server's.
@@ -89,7 +77,7 @@ export const setup: Setup = (d, ctx) => {
     });
     const answers: StoreAnswers = {
       name: NAME,
-      gate: offer.gate,
+      gate: cluster.gate,
       fallthrough: c.fallthrough,
       soa: (zone) => records.soa(zone),
       answer: (zone, qname, qtype, spelled) => records.answer(zone, qname, qtype, spelled),

@@ -9,7 +9,7 @@ test("explain names an endpoint's zone and hints, and the endpoints a zonal name
   const kinds: Kind[] = ["services", "endpointslices", "namespaces"];
   const objects: [Kind, KObject][] = [
     ["namespaces", namespace("default")],
-    ["services", service("default", "web", { clusterIP: "10.96.0.20", ports: [80] })],
+    ["services", service("default", "web", { headless: true, ports: [80] })],
     [
       "endpointslices",
       endpointSlice("default", "web", "web-1", [
@@ -18,15 +18,15 @@ test("explain names an endpoint's zone and hints, and the endpoints a zonal name
       ]),
     ],
   ];
-  const store = new Store({ zones: ["cluster.local."], waitFor: kinds });
+  const store = new Store({ zones: ["cluster.local."], waitFor: kinds, names: { zonal: true } });
   for (const kind of kinds) {
     store.listStart(kind);
     for (const [k, o] of objects) if (k === kind) store.apply(kind, "ADDED", o);
     store.listDone(kind);
   }
-  const o = { zones: ["cluster.local."], ttl: 5, pods: "disabled" as const, ignoreEmptyService: false };
+  const o = { zones: ["cluster.local."], ttl: 5, pods: "disabled" as const };
   assert.deepEqual(explain(store, o, "cluster.local.", "zone-a.pin._zone.web.default.svc.cluster.local."), [
-    "Service default/web: ClusterIP 10.96.0.20",
+    "Service default/web: headless",
     "a zonal name: the endpoints in zone 'zone-a'",
     "EndpointSlice default/web-1: 10.244.1.1 as '10-244-1-1' (ready, zone zone-a, hints for zone-a zone-b)",
   ]);
@@ -34,4 +34,15 @@ test("explain names an endpoint's zone and hints, and the endpoints a zonal name
     explain(store, o, "cluster.local.", "zone-c.pin._zone.web.default.svc.cluster.local.").at(-1),
     "no endpoint in zone 'zone-c'",
   );
+});
+
+test("explain says a zonal name is not one without the zonal option", () => {
+  const store = new Store({ zones: ["cluster.local."], waitFor: [] });
+  store.apply("namespaces", "ADDED", namespace("default"));
+  store.apply("services", "ADDED", service("default", "web", { headless: true }));
+  const o = { zones: ["cluster.local."], ttl: 5, pods: "disabled" as const };
+  assert.deepEqual(explain(store, o, "cluster.local.", "zone-a.pin._zone.web.default.svc.cluster.local."), [
+    "Service default/web: headless",
+    "zonal names are off: the kubernetes block has no 'zonal'",
+  ]);
 });

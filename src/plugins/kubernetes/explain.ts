@@ -28,23 +28,35 @@ export function explain(store: Store, o: RecordsOptions, zone: string, qname: st
   const ns = labels[n - 2];
   if (!store.namespaceExposed(ns)) return [`namespace '${ns}' does not exist (or its labels do not match)`];
   if (n === 2) return [`namespace '${ns}' exists: its names are below it`];
-  if (n > 6) return [`too many labels for a service name in namespace '${ns}'`];
   const svc = store.service(ns, labels[n - 3]);
   if (!svc) return [`no Service '${labels[n - 3]}' in namespace '${ns}'`];
   const lines = [describeService(svc)];
-  if (svc.externalName !== undefined || n === 3)
-    return [...lines, ...explainEndpoints(store, svc, undefined)];
-  const first = labels[0];
-  if (n === 6 && labels[1] === "pin" && labels[2] === "_zone") {
-    return [
-      ...lines,
-      `a zonal name: the endpoints in zone '${first}'`,
-      ...explainEndpoints(store, svc, undefined, first),
-    ];
+  const below = labels.slice(0, n - 3);
+  switch (store.names.shapeOf(below)) {
+    case undefined:
+      if (below.at(-1) === "_zone" && !store.names.options.zonal)
+        return [...lines, "zonal names are off: the kubernetes block has no 'zonal'"];
+      return [...lines, `no name below a service has this form`];
+    case "service":
+      return [...lines, ...explainEndpoints(store, svc, undefined)];
+    case "zonal": {
+      const zone = below.slice(0, -2).join(".");
+      const fallback = below.at(-2) === "prefer" ? ", or every endpoint when none is there" : "";
+      if (!svc.headless) return [...lines, "zonal names are a headless service's only"];
+      return [
+        ...lines,
+        `a zonal name: the endpoints in zone '${zone}'${fallback}`,
+        ...explainEndpoints(store, svc, undefined, zone),
+      ];
+    }
+    case "zonal-parent":
+      return [...lines, `a parent of the zonal names of a headless service`];
+    case "proto":
+    case "port":
+      return [...lines, `SRV port names from the Service's named ports and the endpoints' ports`];
+    case "endpoint":
+      return [...lines, ...explainEndpoints(store, svc, below[0])];
   }
-  if (first.startsWith("_"))
-    return [...lines, `SRV port names from the Service's named ports and the endpoints' ports`];
-  return [...lines, ...explainEndpoints(store, svc, first)];
 }
 
 function describeService(svc: Service): string {

@@ -1,8 +1,10 @@
 // What one service publishes, from its slim record and its published endpoints: the owner names with
-// a signature of their answers, and the addresses with their PTR targets. The store takes it before
-// and after each change; the names whose signature differs are the answers the change altered.
+// a signature of their answers (from service-names.ts, which records.ts answers from too), and the
+// addresses with their PTR targets. The store takes it before and after each change; the names whose
+// signature differs are the answers the change altered.
 
 import type { EndpointGroup, Service } from "./slim-types.ts";
+import type { ServiceNames } from "./service-names.ts";
 
 export interface Footprint {
   /** Relative owner name -> a signature of its answers. */
@@ -13,43 +15,30 @@ export interface Footprint {
   external: readonly string[];
 }
 
-/** The labels of zonal names: ZONE.pin._zone.SERVICE.NS.svc (CoreDNS PR 8388). */
-export const ZONAL = "pin._zone";
-
-/** The owner names a service publishes, each with a signature of its answers, and its addresses. */
-export function footprint(svc: Service, groups: readonly EndpointGroup[]): Footprint {
-  const names = new Map<string, string>();
-  const base = `${svc.name}.${svc.ns}.svc`;
-  // A cluster IP's answers depend on its endpoints only through "has any" (ignore empty_service).
-  const whole = JSON.stringify([svc, svc.headless ? groups : groups.length > 0]);
-  names.set(base, whole);
-  const ports = svc.headless ? groups.flatMap((g) => g.ports) : svc.externalName ? [] : svc.ports;
-  for (const p of ports) {
-    if (!p.name) continue;
-    // Whether `_proto` exists follows the service's too (ignore empty_service, a headless service's
-    // endpoints), not only its ports.
-    names.set(`_${p.proto}.${base}`, whole);
-    names.set(`_${p.name}._${p.proto}.${base}`, whole);
-  }
-  const byName = new Map<string, string[]>();
-  const add = (owner: string, ip: string) => {
-    const list = byName.get(owner);
-    if (list === undefined) byName.set(owner, [ip]);
-    else list.push(ip);
-  };
-  for (const g of groups) {
-    for (const e of g.endpoints) {
-      add(`${e.name}.${base}`, e.ip);
-      if (e.zone !== undefined) add(`${e.zone}.${ZONAL}.${base}`, e.ip);
-    }
-  }
-  for (const [owner, list] of byName) names.set(owner, list.sort().join());
-  if (groups.some((g) => g.endpoints.some((e) => e.zone !== undefined))) {
-    names.set(`${ZONAL}.${base}`, "");
-    names.set(`_zone.${base}`, "");
-  }
+/** The owner names a service publishes (service-names.ts; none without `names`), each with a
+ * signature of what it holds, and its addresses. k8s_external publishes the same names under its zones (SERVICE.NS for
+ * SERVICE.NS.svc) from the service's external addresses and ports too: they count in the signatures,
+ * and its SRV names are listed, so a change to them drops its names as well. */
+export function footprint(
+  names: ServiceNames | undefined,
+  svc: Service,
+  groups: readonly EndpointGroup[],
+): Footprint {
+  const signatures = new Map<string, string>();
   const external = svc.external?.filter((a) => !a.endsWith(".")) ?? [];
-  return { names, ips: ptrTargets(svc, groups), external };
+  if (names === undefined) return { names: signatures, ips: ptrTargets(svc, groups), external };
+  const view = svc.external === undefined ? "" : JSON.stringify([svc.external, svc.ports]);
+  for (const [name, h] of names.list(svc, groups)) signatures.set(name, JSON.stringify(h) + view);
+  if (svc.external !== undefined) {
+    const base = `${svc.name}.${svc.ns}.svc`;
+    const named = svc.ports.filter((p) => p.name !== "");
+    const viewNames = [
+      base,
+      ...named.flatMap((p) => [`_${p.proto}.${base}`, `_${p.name}._${p.proto}.${base}`]),
+    ];
+    for (const n of viewNames) if (!signatures.has(n)) signatures.set(n, view);
+  }
+  return { names: signatures, ips: ptrTargets(svc, groups), external };
 }
 
 /** Every address a service publishes, with its PTR targets relative to the zone: the service's

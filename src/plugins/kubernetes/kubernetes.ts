@@ -9,7 +9,7 @@ import type { Msg } from "../../dns/message.ts";
 import { Class, EXPLAIN_OPTION, Rcode, Type } from "../../dns/constants.ts";
 import type { Records } from "./records.ts";
 import type { Store } from "./store.ts";
-import { isReverseZone } from "./store.ts";
+import { isReverseZone } from "./zones.ts";
 import { explain, explainRecords } from "./explain.ts";
 import type { StartupGate } from "./startup-gate.ts";
 import { serveFromStore, type StoreAnswers } from "./serve-from-store.ts";

@@ -4,6 +4,7 @@
 
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
+import type { RR } from "../../dns/message.ts";
 import { rcodeName, typeFromName } from "../../dns/constants.ts";
 import { canonical } from "../../dns/name.ts";
 import { parseRRText, rrToText } from "../../dns/text.ts";
@@ -138,7 +139,6 @@ function fixture(objects = FIXTURE): {
     zones: ZONES,
     ttl: 5,
     pods: "insecure",
-    ignoreEmptyService: false,
     multicluster: mc,
   });
   return { store, records, mc, changes };
@@ -207,6 +207,18 @@ const CASES: Case[] = [
     additional: ["myservice.test.svc.clusterset.local. 5 IN A 10.42.42.42"],
   },
   { q: "_tcp.myservice.test.svc.clusterset.local", type: "SRV", rcode: "NOERROR" },
+  // SRV at the import's own name, as CoreDNS answers it (an empty port and protocol match every
+  // port, named or not).
+  {
+    q: "myservice.test.svc.clusterset.local",
+    type: "SRV",
+    rcode: "NOERROR",
+    answer: [
+      "myservice.test.svc.clusterset.local. 5 IN SRV 0 50 443 myservice.test.svc.clusterset.local.",
+      "myservice.test.svc.clusterset.local. 5 IN SRV 0 50 8080 myservice.test.svc.clusterset.local.",
+    ],
+    additional: ["myservice.test.svc.clusterset.local. 5 IN A 10.42.42.42"],
+  },
   { q: "_http._tcp.myservice.test.svc.clusterset.local", type: "SRV", rcode: "NXDOMAIN" },
   { q: "_udp.myservice.test.svc.clusterset.local", type: "SRV", rcode: "NXDOMAIN" },
   // 2.3.4: no name for one cluster's backends of a ClusterSetIP import.
@@ -260,16 +272,17 @@ const CASES: Case[] = [
   // 2.4.4: the cluster's own name holds nothing; above its endpoints' names it exists (RFC 8020).
   { q: "cluster-a.headless.test.svc.clusterset.local", type: "A", rcode: "NOERROR" },
   { q: "cluster-c.headless.test.svc.clusterset.local", type: "A", rcode: "NXDOMAIN" },
-  // 2.4.2: SRV per ready endpoint and named port, N x M, to the per-cluster names.
+  // 2.4.2: SRV per ready endpoint and named port, N x M, to the per-cluster names. Weighed as CoreDNS
+  // weighs them: every address counts (my-pet-1 of cluster-b has two), 100 / 5.
   {
     q: "_https._tcp.headless.test.svc.clusterset.local",
     type: "SRV",
     rcode: "NOERROR",
     answer: [
-      "_https._tcp.headless.test.svc.clusterset.local. 5 IN SRV 0 25 443 my-pet-1.cluster-a.headless.test.svc.clusterset.local.",
-      "_https._tcp.headless.test.svc.clusterset.local. 5 IN SRV 0 25 443 my-pet-2.cluster-a.headless.test.svc.clusterset.local.",
-      "_https._tcp.headless.test.svc.clusterset.local. 5 IN SRV 0 25 443 my-pet-1.cluster-b.headless.test.svc.clusterset.local.",
-      "_https._tcp.headless.test.svc.clusterset.local. 5 IN SRV 0 25 443 10-4-0-101.cluster-b.headless.test.svc.clusterset.local.",
+      "_https._tcp.headless.test.svc.clusterset.local. 5 IN SRV 0 20 443 my-pet-1.cluster-a.headless.test.svc.clusterset.local.",
+      "_https._tcp.headless.test.svc.clusterset.local. 5 IN SRV 0 20 443 my-pet-2.cluster-a.headless.test.svc.clusterset.local.",
+      "_https._tcp.headless.test.svc.clusterset.local. 5 IN SRV 0 20 443 my-pet-1.cluster-b.headless.test.svc.clusterset.local.",
+      "_https._tcp.headless.test.svc.clusterset.local. 5 IN SRV 0 20 443 10-4-0-101.cluster-b.headless.test.svc.clusterset.local.",
     ],
     additional: [
       "my-pet-1.cluster-a.headless.test.svc.clusterset.local. 5 IN A 10.3.0.100",
@@ -322,13 +335,6 @@ describe("multicluster: the answers of clusterset.local", () => {
       "myservice.test.svc.clusterset.local.",
     );
     assert.deepEqual(lines, ["a multicluster zone: its names come from ServiceImports"]);
-  });
-
-  it("is not sent by zone transfers; the cluster's own zone is", () => {
-    const f = fixture();
-    const t = kubernetesTransferer(f.store, f.records);
-    assert.equal(t.transfer("clusterset.local."), undefined);
-    assert.ok(t.transfer("cluster.local.") !== undefined);
   });
 
   it("keeps PTR, the name server and the SOA's names in the cluster's own zone", () => {
@@ -436,5 +442,172 @@ describe("multicluster: changes", () => {
     bad.spec!.type = "LoadBalancer";
     const { records } = fixture([...FIXTURE, ["serviceimports", bad]]);
     check(records, { q: "odd.test.svc.clusterset.local", type: "A", rcode: "NXDOMAIN" });
+  });
+});
+
+// CoreDNS's multicluster transfer (xfr_test.go, TestKubernetesMultiClusterAXFR): its ServiceImports and
+// their slices, all from cluster1, written again here. Its hdls1 is one subset of both families; as
+// EndpointSlices (one family each) it is two, and the SRV records are weighed over each (4 and 2
+// addresses) where CoreDNS's table has 6.
+const COREDNS_IMPORTS: [Kind, KObject][] = [
+  ["namespaces", namespace("testns")],
+  ["namespaces", namespace("kube-system")],
+  [
+    "serviceimports",
+    serviceImport("kube-system", "kubedns", {
+      ips: ["10.0.0.10"],
+      ports: [{ name: "dns", port: 53, protocol: "UDP" }],
+    }),
+  ],
+  [
+    "serviceimports",
+    serviceImport("testns", "svc1", { ips: ["10.0.0.1"], ports: [{ name: "http", port: 80 }] }),
+  ],
+  [
+    "serviceimports",
+    serviceImport("testns", "svcempty", { ips: ["10.0.0.1"], ports: [{ name: "http", port: 80 }] }),
+  ],
+  [
+    "serviceimports",
+    serviceImport("testns", "svc6", { ips: ["1234:abcd::1"], ports: [{ name: "http", port: 80 }] }),
+  ],
+  [
+    "serviceimports",
+    serviceImport("testns", "svc-dual-stack", {
+      ips: ["10.0.0.3", "10::3"],
+      ports: [{ name: "http", port: 80 }],
+    }),
+  ],
+  ["serviceimports", serviceImport("testns", "hdls1", { type: "Headless" })],
+  ["serviceimports", serviceImport("testns", "hdlsprtls", { type: "Headless" })],
+  [
+    "endpointslices",
+    importedSlice(
+      "kube-system",
+      "kubedns",
+      "cluster1",
+      "kubedns-1",
+      ["172.0.0.100"],
+      [{ name: "dns", port: 53, protocol: "UDP" }],
+    ),
+  ],
+  [
+    "endpointslices",
+    importedSlice(
+      "testns",
+      "svc1",
+      "cluster1",
+      "svc1-1",
+      [{ ip: "172.0.0.1", hostname: "ep1a" }],
+      [{ name: "http", port: 80 }],
+    ),
+  ],
+  [
+    "endpointslices",
+    importedSlice(
+      "testns",
+      "hdls1",
+      "cluster1",
+      "hdls1-v4",
+      [
+        "172.0.0.2",
+        "172.0.0.3",
+        { ip: "172.0.0.4", hostname: "dup-name" },
+        { ip: "172.0.0.5", hostname: "dup-name" },
+      ],
+      [{ name: "http", port: 80 }],
+    ),
+  ],
+  [
+    "endpointslices",
+    importedSlice(
+      "testns",
+      "hdls1",
+      "cluster1",
+      "hdls1-v6",
+      ["5678:abcd::1", "5678:abcd::2"],
+      [{ name: "http", port: 80 }],
+      "IPv6",
+    ),
+  ],
+  ["endpointslices", importedSlice("testns", "hdlsprtls", "cluster1", "hdlsprtls-1", ["172.0.0.20"])],
+];
+
+// CoreDNS's expectedMultiClusterZone, in its order. Where it names a headless import's endpoints
+// without their cluster (172-0-0-2.hdls1...: names its own answers do not have), these are the names
+// the zone answers, with the cluster (2.4.1: 172-0-0-2.cluster1.hdls1...). Each record once.
+const EXPECTED_MULTICLUSTER = `
+clusterset.local. 5 IN NS ns.dns.clusterset.local.
+ns.dns.clusterset.local. 5 IN A 10.0.0.10
+hdls1.testns.svc.clusterset.local. 5 IN A 172.0.0.2
+172-0-0-2.cluster1.hdls1.testns.svc.clusterset.local. 5 IN A 172.0.0.2
+_http._tcp.hdls1.testns.svc.clusterset.local. 5 IN SRV 0 25 80 172-0-0-2.cluster1.hdls1.testns.svc.clusterset.local.
+hdls1.testns.svc.clusterset.local. 5 IN A 172.0.0.3
+172-0-0-3.cluster1.hdls1.testns.svc.clusterset.local. 5 IN A 172.0.0.3
+_http._tcp.hdls1.testns.svc.clusterset.local. 5 IN SRV 0 25 80 172-0-0-3.cluster1.hdls1.testns.svc.clusterset.local.
+hdls1.testns.svc.clusterset.local. 5 IN A 172.0.0.4
+dup-name.cluster1.hdls1.testns.svc.clusterset.local. 5 IN A 172.0.0.4
+_http._tcp.hdls1.testns.svc.clusterset.local. 5 IN SRV 0 25 80 dup-name.cluster1.hdls1.testns.svc.clusterset.local.
+hdls1.testns.svc.clusterset.local. 5 IN A 172.0.0.5
+dup-name.cluster1.hdls1.testns.svc.clusterset.local. 5 IN A 172.0.0.5
+hdls1.testns.svc.clusterset.local. 5 IN AAAA 5678:abcd::1
+5678-abcd--1.cluster1.hdls1.testns.svc.clusterset.local. 5 IN AAAA 5678:abcd::1
+_http._tcp.hdls1.testns.svc.clusterset.local. 5 IN SRV 0 50 80 5678-abcd--1.cluster1.hdls1.testns.svc.clusterset.local.
+hdls1.testns.svc.clusterset.local. 5 IN AAAA 5678:abcd::2
+5678-abcd--2.cluster1.hdls1.testns.svc.clusterset.local. 5 IN AAAA 5678:abcd::2
+_http._tcp.hdls1.testns.svc.clusterset.local. 5 IN SRV 0 50 80 5678-abcd--2.cluster1.hdls1.testns.svc.clusterset.local.
+hdlsprtls.testns.svc.clusterset.local. 5 IN A 172.0.0.20
+172-0-0-20.cluster1.hdlsprtls.testns.svc.clusterset.local. 5 IN A 172.0.0.20
+kubedns.kube-system.svc.clusterset.local. 5 IN A 10.0.0.10
+kubedns.kube-system.svc.clusterset.local. 5 IN SRV 0 100 53 kubedns.kube-system.svc.clusterset.local.
+_dns._udp.kubedns.kube-system.svc.clusterset.local. 5 IN SRV 0 100 53 kubedns.kube-system.svc.clusterset.local.
+svc-dual-stack.testns.svc.clusterset.local. 5 IN A 10.0.0.3
+svc-dual-stack.testns.svc.clusterset.local. 5 IN AAAA 10::3
+svc-dual-stack.testns.svc.clusterset.local. 5 IN SRV 0 100 80 svc-dual-stack.testns.svc.clusterset.local.
+_http._tcp.svc-dual-stack.testns.svc.clusterset.local. 5 IN SRV 0 100 80 svc-dual-stack.testns.svc.clusterset.local.
+svc1.testns.svc.clusterset.local. 5 IN A 10.0.0.1
+svc1.testns.svc.clusterset.local. 5 IN SRV 0 100 80 svc1.testns.svc.clusterset.local.
+_http._tcp.svc1.testns.svc.clusterset.local. 5 IN SRV 0 100 80 svc1.testns.svc.clusterset.local.
+svc6.testns.svc.clusterset.local. 5 IN AAAA 1234:abcd::1
+svc6.testns.svc.clusterset.local. 5 IN SRV 0 100 80 svc6.testns.svc.clusterset.local.
+_http._tcp.svc6.testns.svc.clusterset.local. 5 IN SRV 0 100 80 svc6.testns.svc.clusterset.local.
+svcempty.testns.svc.clusterset.local. 5 IN A 10.0.0.1
+svcempty.testns.svc.clusterset.local. 5 IN SRV 0 100 80 svcempty.testns.svc.clusterset.local.
+_http._tcp.svcempty.testns.svc.clusterset.local. 5 IN SRV 0 100 80 svcempty.testns.svc.clusterset.local.
+`;
+
+describe("multicluster: zone transfers", () => {
+  it("sends CoreDNS's multicluster zone, SOA to SOA, each record one the zone answers", () => {
+    const mc = new Multicluster(["clusterset.local."]);
+    const store = new Store({ zones: ZONES, waitFor: KINDS, multicluster: mc });
+    for (const kind of KINDS) {
+      store.listStart(kind);
+      for (const [k, obj] of COREDNS_IMPORTS) if (k === kind) store.apply(kind, "ADDED", obj);
+      store.listDone(kind);
+    }
+    const records = new Records(store, {
+      zones: ZONES,
+      ttl: 5,
+      pods: "disabled",
+      multicluster: mc,
+      localIPs: ["10.0.0.10"],
+    });
+    const offer = kubernetesTransferer(store, records).transfer("clusterset.local.");
+    assert.ok(offer !== undefined && !("unavailable" in offer), "clusterset.local. is offered");
+    assert.match(
+      rrToText(offer.soa),
+      /^clusterset\.local\.\t5\tIN\tSOA\tns\.dns\.clusterset\.local\. hostmaster\.clusterset\.local\. /,
+    );
+    const sent = [...offer.records()].flat();
+    const expected = EXPECTED_MULTICLUSTER.trim()
+      .split("\n")
+      .map((l) => rrToText(parseRRText(l)));
+    assert.deepEqual(sent.map(rrToText), expected);
+    // Each is answered (an SRV record up to its weight, which a transfer gives as CoreDNS's does).
+    const unweighed = (rr: RR) => rrToText(rr).replace(/^(\S+\t\d+\tIN\tSRV\t\d+) \d+ /, "$1 - ");
+    for (const rr of sent) {
+      const a = records.answer("clusterset.local.", rr.name, rr.type);
+      assert.ok(a.answer.map(unweighed).includes(unweighed(rr)), `${rrToText(rr)} is answered`);
+    }
   });
 });

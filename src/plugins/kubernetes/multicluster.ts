@@ -8,29 +8,14 @@
 // controller derived: the store then keeps it too). Each change returns the names, relative to the
 // zone, whose answers it may have changed, for the answer cache.
 
-import type { EndpointGroup, SvcPort } from "./slim-types.ts";
+import type { ClusterGroup, ServiceImport } from "./slim-types.ts";
 import type { KEndpointSlice, KServiceImport } from "./source.ts";
 import { MCS_SERVICE_NAME_LABEL, MCS_SOURCE_CLUSTER_LABEL, SERVICE_NAME_LABEL } from "./source.ts";
 import { Slimmer, normalIP, slimPorts, type SlimOptions } from "./slim.ts";
-import { OneOrMany } from "./one-or-many.ts";
-
-/** A ServiceImport as the multicluster zones answer it. */
-export interface ServiceImport {
-  readonly name: string;
-  readonly ns: string;
-  /** spec.type Headless; otherwise ClusterSetIP. */
-  readonly headless: boolean;
-  /** spec.ips: the clusterset IPs (ClusterSetIP), canonical. */
-  readonly ips: readonly string[];
-  readonly ports: readonly SvcPort[];
-}
-
-/** An imported EndpointSlice: its endpoints, ports and the cluster they run in. */
-export interface ClusterGroup extends EndpointGroup {
-  /** multicluster.kubernetes.io/source-cluster, lowercase; "" when it is no DNS label (its endpoints
-   * then count for the service's addresses but have no names of their own). */
-  readonly cluster: string;
-}
+import { SliceIndex } from "./slice-index.ts";
+import { serviceKey } from "./object-key.ts";
+import { importNames } from "./import-names.ts";
+import { under } from "./name-tree.ts";
 
 const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
@@ -40,10 +25,8 @@ export class Multicluster {
   readonly #slim: Slimmer;
   /** ServiceImports by "ns/name". */
   readonly #imports = new Map<string, ServiceImport>();
-  /** Imported EndpointSlices by "ns/name". */
-  readonly #slices = new Map<string, ClusterGroup>();
-  /** "name.ns" of an import -> the keys of its slices. */
-  readonly #slicesOf = new OneOrMany<string>();
+  /** Imported EndpointSlices by "ns/name", and by import. */
+  readonly #slices = new SliceIndex<ClusterGroup>();
   /** Namespaces with imports, counted: such a namespace exists in the multicluster zones. */
   readonly #perNs = new Map<string, number>();
 
@@ -61,7 +44,12 @@ export class Multicluster {
   }
 
   import(ns: string, name: string): ServiceImport | undefined {
-    return this.#imports.get(`${ns}/${name}`);
+    return this.#imports.get(serviceKey(ns, name));
+  }
+
+  /** Every import, in no particular order (a zone transfer sorts them). */
+  imports(): IterableIterator<ServiceImport> {
+    return this.#imports.values();
   }
 
   hasNamespace(ns: string): boolean {
@@ -71,8 +59,7 @@ export class Multicluster {
   /** The ready endpoints of an import, in every cluster; groups left without one are dropped. */
   endpoints(imp: ServiceImport): ClusterGroup[] {
     const out: ClusterGroup[] = [];
-    for (const key of this.#slicesOf.get(`${imp.name}.${imp.ns}`)) {
-      const g = this.#slices.get(key)!;
+    for (const g of this.#slices.of(serviceKey(imp.ns, imp.name))) {
       const endpoints = g.endpoints.filter((e) => e.ready);
       if (endpoints.length > 0) out.push(endpoints.length === g.endpoints.length ? g : { ...g, endpoints });
     }
@@ -84,7 +71,7 @@ export class Multicluster {
     const next = obj && slimImport(obj);
     const prev = this.#imports.get(key);
     if (prev === undefined && next === undefined) return [];
-    const [ns, name] = key.split("/");
+    const [ns, name] = splitService(key);
     return this.#change(ns, name, () => {
       if (next) this.#imports.set(key, next);
       else this.#imports.delete(key);
@@ -101,27 +88,16 @@ export class Multicluster {
     const next = obj && this.#slimSlice(obj);
     const prev = this.#slices.get(key);
     if (prev === undefined && next === undefined) return [];
-    const changed: string[] = [];
-    const update = () => {
-      if (prev) this.#slicesOf.delete(prev.service, key);
-      if (next) {
-        this.#slices.set(key, next);
-        this.#slicesOf.add(next.service, key);
-      } else this.#slices.delete(key);
-    };
-    // A slice relabelled to another import changes both; the update runs once, inside the first.
-    const services = new Set([prev?.service, next?.service].filter((s) => s !== undefined));
-    let done = false;
-    for (const svc of services) {
-      const [name, ns] = splitService(svc);
-      changed.push(
-        ...this.#change(ns, name, () => {
-          if (!done) update();
-          done = true;
-        }),
-      );
+    const update = () => this.#slices.set(key, next);
+    const change = (svc: string, inner: () => void) => this.#change(...splitService(svc), inner);
+    // A slice relabelled to another import changes both: the update runs inside both changes, so
+    // each looks at its import before and after it.
+    if (prev && next && prev.service !== next.service) {
+      let inner: string[] = [];
+      const outer = change(prev.service, () => (inner = change(next.service, update)));
+      return [...outer, ...inner];
     }
-    return changed;
+    return change((prev ?? next)!.service, update);
   }
 
   /** The end of a LIST of `kind`: drops what it did not deliver (`seen`: the keys it did). */
@@ -137,29 +113,27 @@ export class Multicluster {
     return changed;
   }
 
-  /** Runs `update` and returns every name the import `name.ns` had before or has after, relative to
-   * the zone: a superset of the names whose answers changed, which is all the answer cache needs. */
+  /** Runs `update` and returns the names, relative to the zone, whose answers it changed: those the
+   * import `ns/name` lists (import-names.ts) with another holding before than after, and its
+   * namespace when that comes or goes with its imports. */
   #change(ns: string, name: string, update: () => void): string[] {
-    const names = new Set(this.#names(ns, name));
+    const had = this.#perNs.has(ns);
+    const before = this.#names(ns, name);
     update();
-    for (const n of this.#names(ns, name)) names.add(n);
-    return [...names];
+    const after = this.#names(ns, name);
+    const changed = [...before].filter(([n, sig]) => after.get(n) !== sig).map(([n]) => n);
+    for (const n of after.keys()) if (!before.has(n)) changed.push(n);
+    if (this.#perNs.has(ns) !== had) changed.push(`${ns}.svc`);
+    return changed;
   }
 
-  #names(ns: string, name: string): string[] {
-    const base = `${name}.${ns}.svc`;
-    const out = [base, `${ns}.svc`];
+  /** The names the import lists, relative to the zone, with a signature of what each holds. */
+  #names(ns: string, name: string): Map<string, string> {
     const imp = this.import(ns, name);
-    const ports: SvcPort[] = [...(imp?.ports ?? [])];
-    for (const key of this.#slicesOf.get(`${name}.${ns}`)) {
-      const g = this.#slices.get(key)!;
-      ports.push(...g.ports);
-      if (g.cluster === "") continue;
-      out.push(`${g.cluster}.${base}`);
-      for (const e of g.endpoints) out.push(`${e.name}.${g.cluster}.${base}`);
-    }
-    for (const p of ports)
-      if (p.name !== "") out.push(`_${p.proto}.${base}`, `_${p.name}._${p.proto}.${base}`);
+    const out = new Map<string, string>();
+    if (imp === undefined) return out;
+    const list = importNames.list({ imp, groups: this.endpoints(imp), withSrv: true });
+    for (const [n, h] of under(list, `${name}.${ns}.svc`)) out.set(n, JSON.stringify(h));
     return out;
   }
 
@@ -178,10 +152,10 @@ export class Multicluster {
   }
 }
 
-/** "name.ns" -> [name, ns]; names and namespaces hold no dot. */
-function splitService(s: string): [string, string] {
-  const dot = s.indexOf(".");
-  return [s.slice(0, dot), s.slice(dot + 1)];
+/** "ns/name" -> [ns, name]. */
+function splitService(key: string): [string, string] {
+  const slash = key.indexOf("/");
+  return [key.slice(0, slash), key.slice(slash + 1)];
 }
 
 /** Undefined for an import DNS cannot publish: no namespace, or a type other than the API's two. */

@@ -35,67 +35,87 @@ export interface Topology {
   readonly forZones?: readonly string[];
 }
 
-/** The distinct topologies endpoints have, each kept once and named by its place here: a cluster has
- * a handful (zones times hint sets), so an endpoint carries a small integer beside its ready bit
- * instead of a field of its own. Index 0 is "none". Past MAX_TOPOLOGIES new ones are not kept: such
- * an endpoint reads as having no zone. */
-const topologies: Topology[] = [{}];
-const topologyIndex = new Map<string, number>([["", 0]]);
-const MAX_TOPOLOGIES = 1 << 16;
+/** The distinct topologies one store's endpoints have, each kept once and named by its place here:
+ * a cluster has a handful (zones times hint sets), so an endpoint carries a small integer beside its
+ * ready bit instead of a field of its own. Index 0 is "none". Past MAX_TOPOLOGIES new ones are not
+ * kept: such an endpoint reads as having no zone. The table lives as long as its store's endpoints
+ * (a reload's new store starts its own), so it never outgrows one cluster's topologies. */
+export class Topologies {
+  readonly #list: Topology[] = [{}];
+  readonly #index = new Map<string, number>([["", 0]]);
 
-function topologyOf(t: Topology | undefined): number {
-  if (t === undefined || (t.zone === undefined && t.forZones === undefined)) return 0;
-  const key = `${t.zone ?? ""}/${t.forZones?.join(",") ?? "-"}`;
-  let i = topologyIndex.get(key);
-  if (i === undefined) {
-    if (topologies.length >= MAX_TOPOLOGIES) return 0;
-    i = topologies.length;
-    topologies.push(t);
-    topologyIndex.set(key, i);
+  /** The index of `t`, added when new. */
+  indexOf(t: Topology | undefined): number {
+    if (t === undefined || (t.zone === undefined && t.forZones === undefined)) return 0;
+    const key = `${t.zone ?? ""}/${t.forZones?.join(",") ?? "-"}`;
+    let i = this.#index.get(key);
+    if (i === undefined) {
+      if (this.#list.length >= MAX_TOPOLOGIES) return 0;
+      i = this.#list.length;
+      this.#list.push(t);
+      this.#index.set(key, i);
+    }
+    return i;
   }
-  return i;
+
+  at(i: number): Topology {
+    return this.#list[i];
+  }
 }
 
-/** An endpoint as the store keeps it; reads as an Endpoint. */
-export class PackedEndpoint implements Endpoint {
-  readonly #ip: IPKey;
-  /** The label when it is not the dashed address. */
-  readonly #label: string | undefined;
-  /** Bit 0: ready; the rest: the index of its topology. A small integer, stored in the field itself. */
-  readonly #bits: number;
+const MAX_TOPOLOGIES = 1 << 16;
 
-  constructor(ip: string, label: string | undefined, ready: boolean, topology?: Topology) {
-    this.#ip = ipKey(ip);
-    this.#label = label;
-    this.#bits = (topologyOf(topology) << 1) | (ready ? 1 : 0);
-  }
+/** How an endpoint is packed: a new one per store (slim.ts's Slimmer), whose topologies it reads. */
+export type PackedEndpoint = new (
+  ip: string,
+  label: string | undefined,
+  ready: boolean,
+  topology?: Topology,
+) => Endpoint;
 
-  get ip(): string {
-    return ipText(this.#ip);
-  }
+/** The class of the endpoints of one store, which keeps their topologies in `topologies`: the table
+ * hangs off the class, so an endpoint pays no field for it. */
+export function packedEndpoint(topologies: Topologies): PackedEndpoint {
+  return class implements Endpoint {
+    readonly #ip: IPKey;
+    /** The label when it is not the dashed address. */
+    readonly #label: string | undefined;
+    /** Bit 0: ready; the rest: the index of its topology. A small integer, stored in the field itself. */
+    readonly #bits: number;
 
-  get name(): string {
-    return this.#label ?? dashed(this.ip);
-  }
+    constructor(ip: string, label: string | undefined, ready: boolean, topology?: Topology) {
+      this.#ip = ipKey(ip);
+      this.#label = label;
+      this.#bits = (topologies.indexOf(topology) << 1) | (ready ? 1 : 0);
+    }
 
-  get ready(): boolean {
-    return (this.#bits & 1) === 1;
-  }
+    get ip(): string {
+      return ipText(this.#ip);
+    }
 
-  get zone(): string | undefined {
-    return topologies[this.#bits >>> 1].zone;
-  }
+    get name(): string {
+      return this.#label ?? dashed(this.ip);
+    }
 
-  get forZones(): readonly string[] | undefined {
-    return topologies[this.#bits >>> 1].forZones;
-  }
+    get ready(): boolean {
+      return (this.#bits & 1) === 1;
+    }
 
-  /** What a snapshot, and the store's comparisons, see: the Endpoint's fields. */
-  toJSON(): Endpoint {
-    const t = topologies[this.#bits >>> 1];
-    const e = { ip: this.ip, name: this.name, ready: this.ready };
-    return t === topologies[0] ? e : { ...e, ...t };
-  }
+    get zone(): string | undefined {
+      return topologies.at(this.#bits >>> 1).zone;
+    }
+
+    get forZones(): readonly string[] | undefined {
+      return topologies.at(this.#bits >>> 1).forZones;
+    }
+
+    /** What a snapshot, and the store's comparisons, see: the Endpoint's fields. */
+    toJSON(): Endpoint {
+      const i = this.#bits >>> 1;
+      const e = { ip: this.ip, name: this.name, ready: this.ready };
+      return i === 0 ? e : { ...e, ...topologies.at(i) };
+    }
+  };
 }
 
 /** Lowercase protocol names, one string each instead of one per port. */

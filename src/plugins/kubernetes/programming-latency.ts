@@ -6,11 +6,12 @@
 
 import type { Kind, KObject } from "./source.ts";
 import { SERVICE_NAME_LABEL } from "./source.ts";
+import { serviceKey } from "./object-key.ts";
 
 export const TRIGGER_TIME = "endpoints.kubernetes.io/last-change-trigger-time";
 
 /** The seconds since `obj`'s trigger time, when it is the endpoints of a headless service (`headless`
- * says so by "name.namespace" key) and carries a valid trigger time; undefined otherwise. */
+ * says so by its key) and carries a valid trigger time; undefined otherwise. */
 export function programmingSeconds(
   kind: Kind,
   obj: KObject,
@@ -23,6 +24,6 @@ export function programmingSeconds(
   if (Number.isNaN(at)) return undefined;
   const name =
     kind === "endpoints" ? m.name : kind === "endpointslices" ? m.labels?.[SERVICE_NAME_LABEL] : undefined;
-  if (name === undefined || !headless(`${name}.${m.namespace ?? ""}`)) return undefined;
+  if (name === undefined || !headless(serviceKey(m.namespace ?? "", name))) return undefined;
   return Math.max(0, now - at) / 1000;
 }

@@ -1,8 +1,10 @@
 // The record sets the kubernetes plugin and k8s_external build alike: address records for a name, and
-// SRV records with their targets' addresses, weighted as CoreDNS weights them.
+// SRV records with their targets' addresses, weighted as CoreDNS weights them; and the records of what
+// a name of a name tree holds.
 
 import type { RR } from "../../dns/message.ts";
 import { Class, Type } from "../../dns/constants.ts";
+import type { Holding } from "./name-tree.ts";
 
 /** A and AAAA records of `name`, one per distinct address. */
 export function addressRecords(name: string, ips: readonly string[], ttl: number): RR[] {
@@ -63,4 +65,32 @@ export function srvSet(
     }
   }
   return { rrs, additional };
+}
+
+/** The records of a name that holds `h`: its addresses, CNAME and SRV records (with their targets'
+ * addresses for the additional section). `target` names an SRV target from its labels above the
+ * object's own name (none for the object itself). */
+export function holdingRecords(
+  owner: string,
+  h: Holding,
+  target: (host: string | undefined) => string,
+  ttl: number,
+): { rrs: RR[]; additional?: RR[] } {
+  const rrs = h.addresses === undefined ? [] : addressRecords(owner, h.addresses, ttl);
+  if (h.cname !== undefined) {
+    rrs.push({
+      name: owner,
+      type: Type.CNAME,
+      class: Class.IN,
+      ttl,
+      data: { type: Type.CNAME, target: h.cname },
+    });
+  }
+  if (h.srv === undefined || h.srv.length === 0) return { rrs };
+  const srv = srvSet(
+    owner,
+    h.srv.map((e) => ({ port: e.port, target: target(e.host), ip: e.ip })),
+    ttl,
+  );
+  return { rrs: [...rrs, ...srv.rrs], additional: srv.additional };
 }

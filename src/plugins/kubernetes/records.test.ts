@@ -8,6 +8,7 @@ import { parseRRText, rrToText } from "../../dns/text.ts";
 import type { Kind, KObject } from "./source.ts";
 import { Store } from "./store.ts";
 import type { RecordsOptions } from "./records.ts";
+import type { NameOptions } from "./service-names.ts";
 import { DNS_SCHEMA_VERSION, Records, chase } from "./records.ts";
 import { endpointSlice, endpoints, namespace, pod, service } from "../../../test/k8s/objects.ts";
 
@@ -139,16 +140,17 @@ const FIXTURE: [Kind, KObject][] = [
 
 function fixture(
   o: Partial<RecordsOptions> = {},
-  storeOptions: { endpointPodNames?: boolean } = {},
+  storeOptions: { endpointPodNames?: boolean; names?: NameOptions } = {},
+  objects = FIXTURE,
 ): Records {
   const kinds: Kind[] = ["services", "endpointslices", "endpoints", "namespaces", "pods"];
   const store = new Store({ zones: ZONES, waitFor: kinds, keepPods: true, ...storeOptions });
   for (const kind of kinds) {
     store.listStart(kind);
-    for (const [k, obj] of FIXTURE) if (k === kind) store.apply(kind, "ADDED", obj);
+    for (const [k, obj] of objects) if (k === kind) store.apply(kind, "ADDED", obj);
     store.listDone(kind);
   }
-  return new Records(store, { zones: ZONES, ttl: 5, pods: "disabled", ignoreEmptyService: false, ...o });
+  return new Records(store, { zones: ZONES, ttl: 5, pods: "disabled", ...o });
 }
 
 interface Case {
@@ -419,44 +421,146 @@ table("records: headless services", () => fixture(), [
   },
 ]);
 
-table("records: zonal names (ZONE.pin._zone.SERVICE.NS.svc)", () => fixture(), [
+// CoreDNS's zonal_test.go (PR 8388): its fixture, written again with this project's object builders,
+// and its table. With `zonal`, a headless service answers ZONE.pin._zone.SERVICE (its endpoints in
+// ZONE, NODATA when none is there) and ZONE.prefer._zone.SERVICE (the same, or every endpoint when
+// none is there), for A, AAAA and SRV; other types are NODATA.
+const COREDNS_ZONAL: [Kind, KObject][] = [
+  ["namespaces", namespace("testns")],
+  ["services", service("testns", "hdls", { headless: true })],
+  ["services", service("testns", "clstr", { clusterIP: "10.0.0.10", ports: [{ name: "http", port: 80 }] })],
+  [
+    "endpointslices",
+    endpointSlice(
+      "testns",
+      "hdls",
+      "hdls-slice",
+      [
+        { ip: "172.0.0.1", zone: "us-west-2a" },
+        { ip: "172.0.0.2", zone: "us-west-2b" },
+        { ip: "172.0.0.3", zone: "us-west-2b" },
+      ],
+      [{ name: "http", port: 80 }],
+    ),
+  ],
+];
+
+const zonalFixture = (zonal: boolean) => fixture({}, { names: { zonal } }, COREDNS_ZONAL);
+const HDLS = "hdls.testns.svc.cluster.local.";
+
+table("records: zonal names, CoreDNS's table (zonal)", () => zonalFixture(true), [
   {
-    q: "zone-a.pin._zone.web.zonal.svc.cluster.local",
+    q: `us-west-2a.pin._zone.${HDLS}`,
     type: "A",
     rcode: "NOERROR",
-    answer: ["zone-a.pin._zone.web.zonal.svc.cluster.local. 5 IN A 10.244.5.1"],
+    answer: [`us-west-2a.pin._zone.${HDLS} 5 IN A 172.0.0.1`],
   },
   {
-    q: "zone-a.pin._zone.web.zonal.svc.cluster.local",
-    type: "AAAA",
-    rcode: "NOERROR",
-    answer: ["zone-a.pin._zone.web.zonal.svc.cluster.local. 5 IN AAAA fd00::5:1"],
-  },
-  {
-    q: "ZONE-B.Pin._Zone.web.zonal.svc.cluster.local",
+    q: `us-west-2b.pin._zone.${HDLS}`,
     type: "A",
     rcode: "NOERROR",
-    answer: ["zone-b.pin._zone.web.zonal.svc.cluster.local. 5 IN A 10.244.5.2"],
+    answer: [
+      `us-west-2b.pin._zone.${HDLS} 5 IN A 172.0.0.2`,
+      `us-west-2b.pin._zone.${HDLS} 5 IN A 172.0.0.3`,
+    ],
   },
-  { q: "zone-b.pin._zone.web.zonal.svc.cluster.local", type: "AAAA", rcode: "NOERROR" },
-  { q: "zone-a.pin._zone.web.zonal.svc.cluster.local", type: "SRV", rcode: "NOERROR" },
-  { q: "zone-c.pin._zone.web.zonal.svc.cluster.local", type: "A", rcode: "NXDOMAIN" },
+  // Any zone without endpoints there, drained or mistyped, is the same NODATA.
+  { q: `us-west-2c.pin._zone.${HDLS}`, type: "A", rcode: "NOERROR" },
   {
-    q: "zone-a.pin._zone.hl.zonal.svc.cluster.local",
+    q: `us-west-2a.prefer._zone.${HDLS}`,
     type: "A",
     rcode: "NOERROR",
-    answer: ["zone-a.pin._zone.hl.zonal.svc.cluster.local. 5 IN A 10.244.6.1"],
+    answer: [`us-west-2a.prefer._zone.${HDLS} 5 IN A 172.0.0.1`],
   },
-  { q: "pin._zone.web.zonal.svc.cluster.local", type: "A", rcode: "NOERROR" },
-  { q: "_zone.web.zonal.svc.cluster.local", type: "A", rcode: "NOERROR" },
-  { q: "_zone.web.default.svc.cluster.local", type: "A", rcode: "NXDOMAIN" },
-  { q: "zone-a.pin._zone.web.default.svc.cluster.local", type: "A", rcode: "NXDOMAIN" },
-  { q: "zone-a.pin._zone.ext.default.svc.cluster.local", type: "A", rcode: "NXDOMAIN" },
-  { q: "zone-a.pin._zone.lonely.web.svc.cluster.local", type: "A", rcode: "NXDOMAIN" },
-  { q: "x.zone-a.pin._zone.web.zonal.svc.cluster.local", type: "A", rcode: "NXDOMAIN" },
-  { q: "zone-a.pin.zone.web.zonal.svc.cluster.local", type: "A", rcode: "NXDOMAIN" },
-  { q: "zone-a.pin.web.zonal.svc.cluster.local", type: "A", rcode: "NXDOMAIN" },
+  // prefer falls back to every endpoint.
+  {
+    q: `us-west-2c.prefer._zone.${HDLS}`,
+    type: "A",
+    rcode: "NOERROR",
+    answer: [
+      `us-west-2c.prefer._zone.${HDLS} 5 IN A 172.0.0.1`,
+      `us-west-2c.prefer._zone.${HDLS} 5 IN A 172.0.0.2`,
+      `us-west-2c.prefer._zone.${HDLS} 5 IN A 172.0.0.3`,
+    ],
+  },
+  { q: "us-west-2a.pin._zone.ghost.testns.svc.cluster.local.", type: "A", rcode: "NXDOMAIN" },
+  { q: `us-west-2a.florp._zone.${HDLS}`, type: "A", rcode: "NXDOMAIN" },
+  // Headless services only.
+  { q: "us-west-2a.pin._zone.clstr.testns.svc.cluster.local.", type: "A", rcode: "NXDOMAIN" },
+  { q: `us-west-2c.pin._zone.${HDLS}`, type: "TXT", rcode: "NOERROR" },
+  {
+    q: `us-west-2c.prefer._zone.${HDLS}`,
+    type: "SRV",
+    rcode: "NOERROR",
+    answer: [
+      `us-west-2c.prefer._zone.${HDLS} 5 IN SRV 0 33 80 172-0-0-1.${HDLS}`,
+      `us-west-2c.prefer._zone.${HDLS} 5 IN SRV 0 33 80 172-0-0-2.${HDLS}`,
+      `us-west-2c.prefer._zone.${HDLS} 5 IN SRV 0 33 80 172-0-0-3.${HDLS}`,
+    ],
+    additional: [
+      `172-0-0-1.${HDLS} 5 IN A 172.0.0.1`,
+      `172-0-0-2.${HDLS} 5 IN A 172.0.0.2`,
+      `172-0-0-3.${HDLS} 5 IN A 172.0.0.3`,
+    ],
+  },
+  { q: `us-west-2c.prefer._zone.${HDLS}`, type: "TXT", rcode: "NOERROR" },
+  {
+    q: `us-west-2b.pin._zone.${HDLS}`,
+    type: "SRV",
+    rcode: "NOERROR",
+    answer: [
+      `us-west-2b.pin._zone.${HDLS} 5 IN SRV 0 50 80 172-0-0-2.${HDLS}`,
+      `us-west-2b.pin._zone.${HDLS} 5 IN SRV 0 50 80 172-0-0-3.${HDLS}`,
+    ],
+    additional: [`172-0-0-2.${HDLS} 5 IN A 172.0.0.2`, `172-0-0-3.${HDLS} 5 IN A 172.0.0.3`],
+  },
+  // From CoreDNS's README: a zone value may span labels (Kubernetes zone labels may hold dots).
+  { q: `corp.example.com.pin._zone.${HDLS}`, type: "A", rcode: "NOERROR" },
+  // Their parents exist (RFC 8020: a name with names below it is not NXDOMAIN); CoreDNS answers
+  // NXDOMAIN for them.
+  { q: `pin._zone.${HDLS}`, type: "A", rcode: "NOERROR" },
+  { q: `prefer._zone.${HDLS}`, type: "A", rcode: "NOERROR" },
+  { q: `_zone.${HDLS}`, type: "A", rcode: "NOERROR" },
+  { q: "_zone.clstr.testns.svc.cluster.local.", type: "A", rcode: "NXDOMAIN" },
 ]);
+
+table("records: zonal names, CoreDNS's table (without zonal)", () => zonalFixture(false), [
+  { q: `us-west-2a.pin._zone.${HDLS}`, type: "A", rcode: "NXDOMAIN" },
+  { q: `us-west-2a.prefer._zone.${HDLS}`, type: "A", rcode: "NXDOMAIN" },
+  { q: `pin._zone.${HDLS}`, type: "A", rcode: "NXDOMAIN" },
+  { q: `_zone.${HDLS}`, type: "A", rcode: "NXDOMAIN" },
+]);
+
+describe("records: a zone with dots (CoreDNS: a zonal name's zone is every label left of it)", () => {
+  const objects: [Kind, KObject][] = [
+    ["namespaces", namespace("testns")],
+    ["services", service("testns", "db", { headless: true })],
+    ["endpointslices", endpointSlice("testns", "db", "db-1", [{ ip: "10.1.0.1", zone: "corp.example.com" }])],
+  ];
+  it("answers its endpoints", () => {
+    const r = fixture({}, { names: { zonal: true } }, objects);
+    check(r, {
+      q: "corp.example.com.pin._zone.db.testns.svc.cluster.local",
+      type: "A",
+      rcode: "NOERROR",
+      answer: ["corp.example.com.pin._zone.db.testns.svc.cluster.local. 5 IN A 10.1.0.1"],
+    });
+    check(r, { q: "example.com.pin._zone.db.testns.svc.cluster.local", type: "A", rcode: "NOERROR" });
+  });
+});
+
+describe("records: zonal names are cached only when the store lists them", () => {
+  const r = zonalFixture(true);
+  const cacheable = (q: string, type = Type.A) => !r.answer("cluster.local.", q, type).uncacheable;
+  it("a zone an endpoint is in: listed, cached", () => {
+    assert.equal(cacheable(`us-west-2a.pin._zone.${HDLS}`), true);
+    assert.equal(cacheable(`us-west-2b.prefer._zone.${HDLS}`), true);
+  });
+  it("any other zone: not listed (there are as many as labels), not cached", () => {
+    assert.equal(cacheable(`us-west-2c.pin._zone.${HDLS}`), false);
+    assert.equal(cacheable(`us-west-2c.prefer._zone.${HDLS}`), false);
+  });
+});
 
 table("records: ExternalName", () => fixture(), [
   {
@@ -625,7 +729,7 @@ table("records: pods verified", () => fixture({ pods: "verified" }), [
   { q: "1-2-3-4.default.pod.cluster.local", type: "A", rcode: "NXDOMAIN" },
 ]);
 
-table("records: ignore empty_service", () => fixture({ ignoreEmptyService: true }), [
+table("records: ignore empty_service", () => fixture({}, { names: { ignoreEmptyService: true } }), [
   { q: "idle.default.svc.cluster.local", type: "A", rcode: "NXDOMAIN" },
   { q: "_http._tcp.idle.default.svc.cluster.local", type: "SRV", rcode: "NXDOMAIN" },
   {
@@ -723,7 +827,6 @@ describe("records: SOA, zones and ExternalName chasing", () => {
       zones: ["in-addr.arpa.", "cluster.local.", "10.in-addr.arpa."],
       ttl: 5,
       pods: "disabled",
-      ignoreEmptyService: false,
     });
     assert.equal(r.zoneOf("1.0.0.10.in-addr.arpa."), "10.in-addr.arpa.");
     assert.equal(r.zoneOf("1.0.0.11.in-addr.arpa."), "in-addr.arpa.");
@@ -734,10 +837,7 @@ describe("records: SOA, zones and ExternalName chasing", () => {
 
   it("needs a forward zone", () => {
     const store = new Store({ zones: ["in-addr.arpa."], waitFor: [] });
-    assert.throws(
-      () =>
-        new Records(store, { zones: ["in-addr.arpa."], ttl: 5, pods: "disabled", ignoreEmptyService: false }),
-    );
+    assert.throws(() => new Records(store, { zones: ["in-addr.arpa."], ttl: 5, pods: "disabled" }));
   });
 
   it("chase appends what the server answers for the target, and nothing when it does not", async () => {
@@ -803,7 +903,6 @@ describe("records: the name server's addresses (ns.dns.<zone>)", () => {
       zones: ZONES,
       ttl: 5,
       pods: "disabled",
-      ignoreEmptyService: false,
       localIPs,
     });
   };
@@ -836,7 +935,6 @@ describe("records: the name server's addresses (ns.dns.<zone>)", () => {
       zones: ZONES,
       ttl: 5,
       pods: "disabled",
-      ignoreEmptyService: false,
       localIPs: ["192.0.2.53", "2001:db8::53"],
     });
     assert.deepEqual(ns(r), ["192.0.2.53"]);

@@ -9,15 +9,13 @@
 
 import type { Msg, RR } from "../../dns/message.ts";
 import { Class, Rcode, Type } from "../../dns/constants.ts";
-import { addressFromReverse, isSubdomain, labelsBelow } from "../../dns/name.ts";
+import { addressFromReverse, labelsBelow } from "../../dns/name.ts";
 import type { Store } from "./store.ts";
-import { isReverseZone } from "./store.ts";
-import type { EndpointGroup, Service, SvcPort } from "./slim-types.ts";
+import { isReverseZone, Zones } from "./zones.ts";
 import { normalIP } from "./slim.ts";
 import { dashed } from "./packed.ts";
 import { NS_NAME } from "./store.ts";
-import { ZONAL } from "./footprint.ts";
-import { addressRecords, srvSet, type SrvEntry } from "./record-sets.ts";
+import { addressRecords, holdingRecords } from "./record-sets.ts";
 import type { Multicluster } from "./multicluster.ts";
 import { MCS_SCHEMA_VERSION, multiclusterNode } from "./multicluster-records.ts";
 
@@ -36,8 +34,6 @@ export interface RecordsOptions {
   /** TTL of every record and the SOA minimum. */
   ttl: number;
   pods: PodMode;
-  /** `ignore empty_service`: a service with a cluster IP and no ready endpoint does not exist. */
-  ignoreEmptyService: boolean;
   /** This server's own addresses: the name server's last resort (see #nsAddresses). */
   localIPs?: readonly string[];
   /** `multicluster`: its zones answer from ServiceImports (multicluster-records.ts). */
@@ -65,31 +61,33 @@ interface Node {
 }
 
 const EMPTY: Node = { rrs: [] };
+/** A name that does not exist but may after a change the store cannot list (a zonal name). */
+const OPEN_MISSING: Node = { rrs: [], missing: true, uncacheable: true };
 
 export class Records {
   readonly #store: Store;
-  readonly #o: RecordsOptions;
+  readonly #options: RecordsOptions;
   get options(): RecordsOptions {
-    return this.#o;
+    return this.#options;
   }
-  /** Longest first, so the first match is the most specific zone. */
-  readonly #zones: readonly string[];
-  /** The zone PTR targets and the name server name live in: the first forward zone. */
-  readonly primary: string;
+  /** PTR targets and the name server name live in the primary zone: the first forward one that is
+   * not a multicluster zone. */
+  readonly #zones: Zones;
 
   constructor(store: Store, o: RecordsOptions) {
     this.#store = store;
-    this.#o = o;
-    this.#zones = [...o.zones].sort((a, b) => b.length - a.length);
-    const primary = o.zones.find((z) => !isReverseZone(z) && !o.multicluster?.serves(z));
-    if (primary === undefined) throw new Error("kubernetes needs a zone that is not a reverse zone");
-    this.primary = primary;
+    this.#options = o;
+    this.#zones = new Zones(o.zones, "kubernetes", (z) => !o.multicluster?.serves(z));
+  }
+
+  /** The zone PTR targets and the name server's name live in. */
+  get primary(): string {
+    return this.#zones.primary;
   }
 
   /** The stanza zone that holds `qname` (the most specific), or undefined. */
   zoneOf(qname: string): string | undefined {
-    for (const z of this.#zones) if (isSubdomain(qname, z)) return z;
-    return undefined;
+    return this.#zones.zoneOf(qname);
   }
 
   /** The answer to `qname`/`qtype` in `zone` (from zoneOf). `spelled` is the zone as the client
@@ -134,7 +132,7 @@ export class Records {
       name: zone,
       type: Type.SOA,
       class: Class.IN,
-      ttl: Math.min(this.#o.ttl, SOA_MAX_TTL),
+      ttl: Math.min(this.#options.ttl, SOA_MAX_TTL),
       data: {
         type: Type.SOA,
         mname: join(NS_NAME, zone),
@@ -143,7 +141,7 @@ export class Records {
         refresh: 7200,
         retry: 1800,
         expire: 86400,
-        minimum: this.#o.ttl,
+        minimum: this.#options.ttl,
       },
     };
   }
@@ -159,7 +157,7 @@ export class Records {
     const labels = labelsBelow(qname, zone);
     const n = labels.length;
     const top = labels[n - 1];
-    const mc = this.#o.multicluster?.serves(zone) ? this.#o.multicluster : undefined;
+    const mc = this.#options.multicluster?.serves(zone) ? this.#options.multicluster : undefined;
     if (n === 1) {
       if (top === "dns-version")
         return { rrs: [this.#txtVersion(qname, mc ? MCS_SCHEMA_VERSION : undefined)] };
@@ -170,8 +168,10 @@ export class Records {
       return { rrs: this.#addresses(qname, this.#nsAddresses()) };
     }
     if (top === "svc") {
-      if (mc === undefined) return this.#svcTree(zone, labels, qtype, spelled);
-      return multiclusterNode(mc, zone, labels, this.#o.ttl, (ns) => this.#store.namespaceExposed(ns));
+      if (mc === undefined) return this.#svcTree(qname, labels, qtype, spelled);
+      const withSrv = qtype === Type.SRV || qtype === Type.ANY;
+      const exposed = (ns: string) => this.#store.namespaceExposed(ns);
+      return multiclusterNode(mc, qname, labels, withSrv, spelled, this.#options.ttl, exposed);
     }
     if (top === "pod") return mc === undefined ? this.#podTree(qname, labels) : undefined;
     return undefined;
@@ -182,7 +182,13 @@ export class Records {
     return {
       rrs: [
         this.soa(zone),
-        { name: zone, type: Type.NS, class: Class.IN, ttl: this.#o.ttl, data: { type: Type.NS, target: ns } },
+        {
+          name: zone,
+          type: Type.NS,
+          class: Class.IN,
+          ttl: this.#options.ttl,
+          data: { type: Type.NS, target: ns },
+        },
       ],
       additional: this.#addresses(ns, this.#nsAddresses()),
     };
@@ -202,7 +208,7 @@ export class Records {
       );
     }
     const kubeDns = this.#store.service("kube-system", "kube-dns")?.clusterIPs ?? [];
-    return kubeDns.length > 0 ? kubeDns : (this.#o.localIPs ?? []);
+    return kubeDns.length > 0 ? kubeDns : (this.#options.localIPs ?? []);
   }
 
   #txtVersion(name: string, version = DNS_SCHEMA_VERSION): RR {
@@ -215,89 +221,30 @@ export class Records {
     };
   }
 
-  /** Names below <zone> ending in `svc`: labels are [..., service, namespace, "svc"]. SRV records
-   * are built only for the queries that can use them (SRV, ANY). */
-  #svcTree(zone: string, labels: string[], qtype: number, spelled: string): Node | undefined {
+  /** Names below <zone> ending in `svc`: labels are [..., service, namespace, "svc"], and what a name
+   * below a service holds is service-names.ts's. SRV records at the service's own name are made only
+   * for the queries that can use them (SRV, ANY). */
+  #svcTree(qname: string, labels: string[], qtype: number, spelled: string): Node | undefined {
     const n = labels.length;
     const ns = labels[n - 2];
     if (!this.#store.namespaceExposed(ns)) return undefined;
     if (n === 2) return EMPTY;
-    if (n > 6) return undefined;
     const svc = this.#store.service(ns, labels[n - 3]);
-    if (!svc) return undefined;
-    const rel = `${svc.name}.${svc.ns}.svc`;
-    const base = join(rel, zone);
-    if (svc.externalName !== undefined) {
-      if (n !== 3) return undefined;
-      const rr: RR = {
-        name: base,
-        type: Type.CNAME,
-        class: Class.IN,
-        ttl: this.#o.ttl,
-        data: { type: Type.CNAME, target: svc.externalName },
-      };
-      return { rrs: [rr] };
-    }
-    const groups = this.#store.endpoints(svc);
-    // The spec: a headless service without ready endpoints is NXDOMAIN. `ignore empty_service` says the
-    // same of the others.
-    if (groups.length === 0 && (svc.headless || this.#o.ignoreEmptyService)) return undefined;
+    const below = labels.slice(0, n - 3);
+    const missing = () => (this.#store.names.isOpen(below) ? OPEN_MISSING : undefined);
+    if (!svc) return missing();
     const withSrv = qtype === Type.SRV || qtype === Type.ANY;
-    const target = (label?: string) => join(label === undefined ? rel : `${label}.${rel}`, spelled);
-    if (n === 3) {
-      const ips = svc.headless ? groups.flatMap((g) => g.endpoints.map((e) => e.ip)) : svc.clusterIPs;
-      const rrs = this.#addresses(base, ips);
-      if (!withSrv) return { rrs };
-      // CoreDNS matches an empty port and protocol against every port, named or not.
-      const srv = this.#srv(
-        base,
-        srvEntries(svc, groups, target, () => true),
-      );
-      return { rrs: [...rrs, ...srv.rrs], additional: srv.additional };
-    }
-    const first = labels[0];
-    if (n === 6 || (n === 5 && first === "pin" && labels[1] === "_zone") || (n === 4 && first === "_zone")) {
-      return this.#zonal(labels, base, groups);
-    }
-    if (n === 4) {
-      if (first.startsWith("_")) {
-        const proto = first.slice(1);
-        return srvPorts(svc, groups).some((p) => p.proto === proto) ? EMPTY : undefined;
-      }
-      const ips: string[] = [];
-      for (const g of groups) for (const e of g.endpoints) if (e.name === first) ips.push(e.ip);
-      return ips.length > 0 ? { rrs: this.#addresses(`${first}.${base}`, ips) } : undefined;
-    }
-    // n === 5: _port._proto.service.namespace.svc
-    const second = labels[1];
-    if (!first.startsWith("_") || !second.startsWith("_")) return undefined;
-    const [port, proto] = [first.slice(1), second.slice(1)];
-    const entries = srvEntries(svc, groups, target, (p) => p.name === port && p.proto === proto);
-    if (entries.length === 0) return undefined;
-    return withSrv ? this.#srv(`${first}.${second}.${base}`, entries) : EMPTY;
-  }
-
-  /** Zonal names (CoreDNS PR 8388): ZONE.pin._zone.SERVICE.NS.svc has the addresses of the service's
-   * published endpoints whose EndpointSlice zone is ZONE; `pin._zone` and `_zone` below a service
-   * with zoned endpoints exist without records. */
-  #zonal(labels: string[], base: string, groups: readonly EndpointGroup[]): Node | undefined {
-    if (labels.length < 6) {
-      return groups.some((g) => g.endpoints.some((e) => e.zone !== undefined)) ? EMPTY : undefined;
-    }
-    if (labels[1] !== "pin" || labels[2] !== "_zone") return undefined;
-    const zone = labels[0];
-    const ips: string[] = [];
-    for (const g of groups) for (const e of g.endpoints) if (e.zone === zone) ips.push(e.ip);
-    return ips.length > 0 ? { rrs: this.#addresses(`${zone}.${ZONAL}.${base}`, ips) } : undefined;
-  }
-
-  #srv(owner: string, entries: readonly SrvEntry[]): Node {
-    return srvSet(owner, entries, this.#o.ttl);
+    const h = this.#store.names.holding(svc, this.#store.endpoints(svc), below, withSrv);
+    if (h === undefined) return missing();
+    // SRV targets keep the client's spelling of the zone, as CoreDNS's do.
+    const rel = `${svc.name}.${svc.ns}.svc`;
+    const target = (host?: string) => join(host === undefined ? rel : `${host}.${rel}`, spelled);
+    return { ...holdingRecords(qname, h, target, this.#options.ttl), uncacheable: h.unlisted };
   }
 
   /** Names below <zone> ending in `pod`: [address, namespace, "pod"] (spec 2.6, deprecated). */
   #podTree(qname: string, labels: string[]): Node | undefined {
-    if (this.#o.pods === "disabled") return undefined;
+    if (this.#options.pods === "disabled") return undefined;
     const n = labels.length;
     const ns = labels[n - 2];
     if (!this.#store.namespaceExposed(ns)) return undefined;
@@ -306,7 +253,7 @@ export class Records {
     const ip = podAddress(labels[0]);
     if (ip === undefined) return undefined;
     const rrs = this.#addresses(qname, [ip]);
-    if (this.#o.pods === "verified") {
+    if (this.#options.pods === "verified") {
       // The store names a change after the canonical spelling only: other spellings must not be cached.
       const uncacheable = labels[0] !== dashed(ip);
       if (!this.#store.podsByIP(ip).some((p) => p.ns === ns)) return { rrs: [], missing: true, uncacheable };
@@ -326,48 +273,15 @@ export class Records {
         name: qname,
         type: Type.PTR,
         class: Class.IN,
-        ttl: this.#o.ttl,
+        ttl: this.#options.ttl,
         data: { type: Type.PTR, target: join(t, this.primary) },
       })),
     };
   }
 
   #addresses(name: string, ips: readonly string[]): RR[] {
-    return addressRecords(name, ips, this.#o.ttl);
+    return addressRecords(name, ips, this.#options.ttl);
   }
-}
-
-/** The (target, port) of every port `matches` accepts and every address behind it: a cluster IP
- * service's own ports and cluster IPs, pointing at its own name; a headless service's endpoint ports
- * and endpoints, each pointing at its endpoint's name. `target` makes a target name from an endpoint's
- * label (the service's own name without one). */
-function srvEntries(
-  svc: Service,
-  groups: readonly EndpointGroup[],
-  target: (label?: string) => string,
-  matches: (p: SvcPort) => boolean,
-): SrvEntry[] {
-  const out: SrvEntry[] = [];
-  if (!svc.headless) {
-    const name = target();
-    for (const p of svc.ports)
-      if (matches(p)) for (const ip of svc.clusterIPs) out.push({ port: p.port, target: name, ip });
-    return out;
-  }
-  for (const g of groups) {
-    for (const p of g.ports) {
-      if (!matches(p)) continue;
-      for (const e of g.endpoints) out.push({ port: p.port, target: target(e.name), ip: e.ip });
-    }
-  }
-  return out;
-}
-
-/** The named ports SRV records exist for: the service's own for a cluster IP service, those of its
- * endpoints for a headless one. */
-function srvPorts(svc: Service, groups: readonly EndpointGroup[]) {
-  const ports = svc.headless ? groups.flatMap((g) => g.ports) : svc.ports;
-  return ports.filter((p) => p.name !== "");
 }
 
 /** The address a pod name stands for, after CoreDNS: `1-2-3-4` is IPv4, anything else with dashes for

@@ -85,7 +85,7 @@ class Stopped extends Error {}
 
 export class Reflector {
   readonly kind: Kind;
-  readonly #o: ReflectorOptions;
+  readonly #options: ReflectorOptions;
   readonly #log: Logger;
   readonly #backoff: Backoff;
   readonly #path: string;
@@ -101,7 +101,7 @@ export class Reflector {
   readonly #settled = new Latch();
 
   constructor(o: ReflectorOptions) {
-    this.#o = o;
+    this.#options = o;
     this.kind = o.kind;
     this.#log = o.log;
     this.#backoff = new Backoff(o.backoff);
@@ -182,7 +182,7 @@ export class Reflector {
   }
 
   #silentMs(): number {
-    return this.#o.silentTimeoutMs ?? SILENT_WATCH_MS;
+    return this.#options.silentTimeoutMs ?? SILENT_WATCH_MS;
   }
 
   #failed(err: unknown, isError: boolean): void {
@@ -245,17 +245,17 @@ export class Reflector {
   async #list(): Promise<void> {
     const started = Date.now();
     const first = this.#s.lists === 0;
-    const query: Query = { limit: this.#o.pageSize ?? 500, labelSelector: this.#o.labelSelector };
-    const sink = this.#o.sink;
+    const query: Query = { limit: this.#options.pageSize ?? 500, labelSelector: this.#options.labelSelector };
+    const sink = this.#options.sink;
     let delivered = 0;
     let cont: string | undefined;
     let pages = 0;
     do {
       const signal = AbortSignal.any([
         this.#stopCtl.signal,
-        AbortSignal.timeout(this.#o.listTimeoutMs ?? 60_000),
+        AbortSignal.timeout(this.#options.listTimeoutMs ?? 60_000),
       ]);
-      const page = await this.#o.client.list(this.#path, { ...query, continue: cont }, signal);
+      const page = await this.#options.client.list(this.#path, { ...query, continue: cont }, signal);
       if (this.#stopped) throw new Stopped();
       this.#ok();
       // Opened only once the first page is in, so an API that is down does not open list after list.
@@ -286,12 +286,12 @@ export class Reflector {
   /** Runs one watch until it ends; resolves how, rejects on a failure. */
   #watch(): Promise<WatchEnd> {
     const silentMs = this.#silentMs();
-    const t = this.#o.watchTimeoutSeconds ?? 300;
+    const t = this.#options.watchTimeoutSeconds ?? 300;
     const query: Query = {
       resourceVersion: this.#rv,
       allowWatchBookmarks: true,
       timeoutSeconds: Math.floor(t + Math.random() * t),
-      labelSelector: this.#o.labelSelector,
+      labelSelector: this.#options.labelSelector,
     };
     const started = Date.now();
     return new Promise<WatchEnd>((resolve, reject) => {
@@ -340,7 +340,7 @@ export class Reflector {
         }
         if (!o?.metadata) return;
         if (rv) this.#rv = rv;
-        if (this.#wanted(o)) this.#deliver(() => this.#o.sink.apply(this.kind, type as EventType, o));
+        if (this.#wanted(o)) this.#deliver(() => this.#options.sink.apply(this.kind, type as EventType, o));
       };
       const onDone = (err: KubeError | null) => {
         if (settled) return;
@@ -349,13 +349,13 @@ export class Reflector {
         // one that fails at once is a failure to back off from.
         if (
           events > 0 ||
-          (err?.code !== KubeErrorCode.STATUS && Date.now() - started >= (this.#o.minWatchMs ?? 1000))
+          (err?.code !== KubeErrorCode.STATUS && Date.now() - started >= (this.#options.minWatchMs ?? 1000))
         ) {
           return finish({ kind: "ended", events });
         }
         finish(err ?? new KubeError(KubeErrorCode.TRANSPORT, "watch closed at once with no event"));
       };
-      this.#o.client.watch(this.#path, query, onEvent, onDone, silentMs + 1000).then(
+      this.#options.client.watch(this.#path, query, onEvent, onDone, silentMs + 1000).then(
         (c) => {
           ctl = c;
           if (settled) c.abort();

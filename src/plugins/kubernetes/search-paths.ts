@@ -6,6 +6,10 @@ import { join } from "../../dns/name.ts";
 import type { PodMode } from "./records.ts";
 import type { Store } from "./store.ts";
 import { normalIP } from "./slim.ts";
+import { OfferKey } from "../offers.ts";
+
+/** The key under which the kubernetes plugin offers autopath its clients' search paths. */
+export const SEARCH_PATHS = new OfferKey<SearchPathSource>("kubernetes:search-paths");
 
 export function clientSearchPaths(store: Store, zone: string, pods: PodMode): SearchPathSource {
   if (pods !== "verified") {

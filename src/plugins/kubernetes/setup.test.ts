@@ -11,7 +11,8 @@ import { replyTo } from "../../dns/message.ts";
 import { parseRRText } from "../../dns/text.ts";
 import { directive, fakeContext } from "../../../test/helpers/setup-context.ts";
 import { makeRequest, recordingNext } from "../../../test/helpers/request.ts";
-import { kindsFor, parseConfig, setup } from "./setup.ts";
+import { setup } from "./setup.ts";
+import { kindsFor, parseConfig } from "./config.ts";
 import { StartupGate } from "./startup-gate.ts";
 import { kubernetesHandler } from "./kubernetes.ts";
 import { gcStats } from "../../runtime/heap.ts";
@@ -131,6 +132,11 @@ describe("setup: options", () => {
     assert.deepEqual(kindsFor(c), ["services", "namespaces", "pods"]);
   });
 
+  it("zonal: off by default, on with the option (CoreDNS PR 8388)", () => {
+    assert.equal(parseConfig(k8s([]), ctxZones).zonal, undefined);
+    assert.equal(parseConfig(k8s([], ["zonal"]), ctxZones).zonal, true);
+  });
+
   it("kubeconfig with and without a context; fallthrough without zones means all; objects", () => {
     const a = parseConfig(k8s([], ["kubeconfig kube.conf prod", "fallthrough"]), ctxZones);
     assert.equal(a.kubeconfig, join(ROOT, "kube.conf"));
@@ -211,6 +217,15 @@ describe("setup: options", () => {
     ["a negative TTL", [], ["ttl -1"], 4, /out of range/],
     ["a TTL that is no number", [], ["ttl 5s"], 4, /'5s' is not an integer/],
     ["noendpoints with an argument", [], ["noendpoints please"], 4, /takes 0 argument/],
+    ["zonal with an argument", [], ["zonal pin"], 4, /takes 0 argument/],
+    // CoreDNS: zonal names come from the endpoints, which noendpoints does not read.
+    [
+      "zonal with noendpoints",
+      [],
+      ["zonal", "noendpoints"],
+      3,
+      /zonal requires the endpoint cache; remove noendpoints/,
+    ],
     [
       "ignore something else",
       [],
@@ -590,7 +605,7 @@ describe("setup: the plugin over the demo cluster", () => {
 describe("handler: before the first sync", () => {
   function unsynced(startupTimeoutMs: number, startedAt: number, fallthrough?: string[]) {
     const store = new Store({ zones: ZONES, waitFor: ["services"] });
-    const records = new Records(store, { zones: ZONES, ttl: 5, pods: "disabled", ignoreEmptyService: false });
+    const records = new Records(store, { zones: ZONES, ttl: 5, pods: "disabled" });
     const lookup = () => Promise.reject(new Error("no lookups here"));
     const gate = new StartupGate({ store, timeoutMs: startupTimeoutMs, startedAt: () => startedAt });
     const h: Handler = kubernetesHandler({ store, records, gate, lookup, fallthrough }, recordingNext());

@@ -42,7 +42,7 @@ export interface Endpoint {
 
 /** The endpoints of one EndpointSlice (or one subset of an Endpoints object) with their ports. */
 export interface EndpointGroup {
-  /** "name.namespace" of the service. */
+  /** The key of the service: "namespace/name". */
   readonly service: string;
   readonly ports: readonly SvcPort[];
   readonly endpoints: readonly Endpoint[];
@@ -60,4 +60,22 @@ export interface SlimPod {
   name: string;
   ips: readonly string[];
   hostNetwork?: true;
+}
+
+/** A ServiceImport as the multicluster zones answer it. */
+export interface ServiceImport {
+  readonly name: string;
+  readonly ns: string;
+  /** spec.type Headless; otherwise ClusterSetIP. */
+  readonly headless: boolean;
+  /** spec.ips: the clusterset IPs (ClusterSetIP), canonical. */
+  readonly ips: readonly string[];
+  readonly ports: readonly SvcPort[];
+}
+
+/** An imported EndpointSlice: its endpoints, ports and the cluster they run in. */
+export interface ClusterGroup extends EndpointGroup {
+  /** multicluster.kubernetes.io/source-cluster, lowercase; "" when it is no DNS label (its endpoints
+   * then count for the service's addresses but have no names of their own). */
+  readonly cluster: string;
 }

@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { Slimmer } from "./slim.ts";
+import { Topologies } from "./packed.ts";
 import { endpointSlice, service } from "../../../test/k8s/objects.ts";
 
 describe("slim: what k8s_external publishes of a service", () => {
@@ -42,10 +43,11 @@ describe("slim: an endpoint's zone and topology hints", () => {
         { ip: "10.244.1.1", zone: "Europe-West1-B", hints: ["europe-west1-b", "europe-west1-c"] },
         { ip: "10.244.1.2", zone: "europe-west1-c" },
         { ip: "10.244.1.3", ready: false },
-        { ip: "10.244.1.4", zone: "not.a.label" },
+        { ip: "10.244.1.4", zone: "not a label" },
+        { ip: "10.244.1.5", zone: "Corp.Example.com" },
       ]),
     )!;
-    const [a, b, c, d] = g.endpoints;
+    const [a, b, c, d, e] = g.endpoints;
     assert.equal(a.zone, "europe-west1-b");
     assert.deepEqual(a.forZones, ["europe-west1-b", "europe-west1-c"]);
     assert.equal(a.ready, true);
@@ -53,9 +55,30 @@ describe("slim: an endpoint's zone and topology hints", () => {
     assert.equal(b.forZones, undefined);
     assert.equal(c.zone, undefined);
     assert.equal(c.ready, false);
-    assert.equal(d.zone, undefined, "a zone no DNS label can name is left out");
+    assert.equal(d.zone, undefined, "a zone no DNS name can name is left out");
+    assert.equal(e.zone, "corp.example.com", "labels joined by dots (CoreDNS: a zonal name spans them)");
     const back = slim.pack(JSON.parse(JSON.stringify(g)) as typeof g);
     assert.deepEqual(JSON.parse(JSON.stringify(back)), JSON.parse(JSON.stringify(g)));
     assert.deepEqual(JSON.parse(JSON.stringify(c)), { ip: "10.244.1.3", name: "10-244-1-3", ready: false });
+  });
+});
+
+describe("slim: the topologies table is one store's", () => {
+  it("is kept per Slimmer, and stops growing at its bound: further ones read as none", () => {
+    const t = new Topologies();
+    assert.equal(t.indexOf(undefined), 0);
+    assert.equal(t.indexOf({ zone: "a" }), 1);
+    assert.equal(t.indexOf({ zone: "a" }), 1, "kept once");
+    for (let i = 0; i < 70_000; i++) t.indexOf({ zone: `z${i}` });
+    assert.equal(t.indexOf({ zone: "past-the-bound" }), 0);
+    assert.deepEqual(t.at(1), { zone: "a" });
+    // Two stores' endpoints read their own tables.
+    const [x, y] = [new Slimmer(), new Slimmer()];
+    const one = (s: Slimmer, zone: string) =>
+      s.slice(endpointSlice("default", "web", "web-1", [{ ip: "10.244.1.1", zone }]))!.endpoints[0];
+    const ex = one(x, "zone-x");
+    const ey = one(y, "zone-y");
+    assert.equal(ex.zone, "zone-x");
+    assert.equal(ey.zone, "zone-y");
   });
 });

@@ -6,7 +6,8 @@ import { isIP } from "node:net";
 import type { KEndpoints, KEndpointSlice, KPod, KService } from "./source.ts";
 import { SERVICE_NAME_LABEL } from "./source.ts";
 import type { Endpoint, EndpointGroup, Service, SlimPod, SvcPort } from "./slim-types.ts";
-import { PackedEndpoint, PortSets, dashed, protoName, type Topology } from "./packed.ts";
+import { PortSets, Topologies, dashed, packedEndpoint, protoName, type Topology } from "./packed.ts";
+import { serviceKey } from "./object-key.ts";
 import { addressFromReverse, canonical, reverseName } from "../../dns/name.ts";
 
 const TOLERATE_UNREADY = "service.alpha.kubernetes.io/tolerate-unready-endpoints";
@@ -21,6 +22,8 @@ export interface SlimOptions {
 export class Slimmer {
   readonly #endpointPodNames: boolean;
   readonly #portSets = new PortSets();
+  /** The class of this store's endpoints, with their topologies. */
+  readonly #Endpoint = packedEndpoint(new Topologies());
 
   constructor(o: SlimOptions = {}) {
     this.#endpointPodNames = o.endpointPodNames ?? false;
@@ -74,12 +77,12 @@ export class Slimmer {
           const ip = normalIP(a);
           if (!ip) continue;
           const pod = e.targetRef?.kind === "Pod" ? e.targetRef.name : undefined;
-          endpoints.push(new PackedEndpoint(ip, this.#endpointLabel(e.hostname, pod), ready, topology(e)));
+          endpoints.push(new this.#Endpoint(ip, this.#endpointLabel(e.hostname, pod), ready, topology(e)));
         }
       }
     }
     return {
-      service: [service, o.metadata.namespace].join("."),
+      service: serviceKey(o.metadata.namespace ?? "", service),
       ports: this.#portSets.intern(slimPorts(o.ports)),
       endpoints: exact(endpoints),
     };
@@ -89,7 +92,7 @@ export class Slimmer {
   endpoints(o: KEndpoints): readonly EndpointGroup[] | undefined {
     const ns = o.metadata.namespace;
     if (!ns) return undefined;
-    const service = [o.metadata.name, ns].join(".");
+    const service = serviceKey(ns, o.metadata.name);
     const groups: EndpointGroup[] = [];
     for (const s of arrayOf(o.subsets)) {
       const endpoints: Endpoint[] = [];
@@ -101,7 +104,7 @@ export class Slimmer {
           const ip = normalIP(a?.ip);
           if (!ip) continue;
           const pod = a.targetRef?.kind === "Pod" ? a.targetRef.name : undefined;
-          endpoints.push(new PackedEndpoint(ip, this.#endpointLabel(a.hostname, pod), ready));
+          endpoints.push(new this.#Endpoint(ip, this.#endpointLabel(a.hostname, pod), ready));
         }
       }
       groups.push({ service, ports: this.#portSets.intern(slimPorts(s?.ports)), endpoints });
@@ -112,7 +115,7 @@ export class Slimmer {
   /** A group read back from a snapshot, in the packed form. */
   pack(g: EndpointGroup): EndpointGroup {
     const endpoints = g.endpoints.map(
-      (e) => new PackedEndpoint(e.ip, e.name === dashed(e.ip) ? undefined : e.name, Boolean(e.ready), e),
+      (e) => new this.#Endpoint(e.ip, e.name === dashed(e.ip) ? undefined : e.name, Boolean(e.ready), e),
     );
     return { service: g.service, ports: this.#portSets.intern(g.ports), endpoints: exact(endpoints) };
   }
@@ -150,10 +153,12 @@ function hostName(h: unknown): string | undefined {
   return HOSTNAME.test(n) ? n : undefined;
 }
 
-/** An endpoint's zone and hinted zones, lowercase; undefined when it has neither. A zone that could not
- * be one DNS label is left out: no zonal name could ask for it. */
+/** An endpoint's zone and hinted zones, lowercase; undefined when it has neither. A zone may hold dots
+ * (a zonal name then spans labels, as in CoreDNS); one that is not DNS labels joined by dots is left
+ * out: no zonal name could ask for it. */
 function topology(e: { zone?: string; hints?: { forZones?: { name?: string }[] } }): Topology | undefined {
-  const zone = typeof e.zone === "string" && LABEL.test(e.zone) ? e.zone.toLowerCase() : undefined;
+  const zoned = typeof e.zone === "string" && e.zone.split(".").every((l) => LABEL.test(l));
+  const zone = zoned ? e.zone!.toLowerCase() : undefined;
   const hinted = arrayOf(e.hints?.forZones)
     .map((z) => z?.name)
     .filter((z) => typeof z === "string" && z !== "")

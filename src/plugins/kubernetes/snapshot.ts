@@ -10,7 +10,8 @@ import { readFile, rename, writeFile } from "node:fs/promises";
 import type { Logger } from "pino";
 import type { Store, StoreDump } from "./store.ts";
 
-const VERSION = 1;
+/** 2: services keyed "ns/name", as every other object (object-key.ts); a version 1 file is refused. */
+const VERSION = 2;
 
 export interface SnapshotFile extends StoreDump {
   version: number;
@@ -131,7 +132,7 @@ export interface WarmStartOptions {
 /** Keeps the snapshot file for one store: reads it at start (kept aside until the startup deadline),
  * restores it if the API has not synced by then, and writes the store while it comes from the API. */
 export class WarmStart {
-  readonly #o: WarmStartOptions;
+  readonly #options: WarmStartOptions;
   #pending?: Promise<SnapshotFile | undefined>;
   #loaded?: SnapshotFile;
   #restored?: string;
@@ -140,12 +141,12 @@ export class WarmStart {
   #writing: Promise<void> = Promise.resolve();
 
   constructor(o: WarmStartOptions) {
-    this.#o = o;
+    this.#options = o;
   }
 
   /** Reads the file in the background and starts the periodic writes. */
   start(): void {
-    const { file, settings, store, log } = this.#o;
+    const { file, settings, store, log } = this.#options;
     this.#pending = readSnapshot(file, settings).then(
       (s) => (this.#loaded = s),
       (err: Error) => {
@@ -158,20 +159,20 @@ export class WarmStart {
     void store.whenSynced().then(() => {
       if (store.servingFrom === "api") this.#loaded = undefined;
     });
-    this.#timer = setInterval(() => void this.write(), this.#o.intervalMs);
+    this.#timer = setInterval(() => void this.write(), this.#options.intervalMs);
     this.#timer.unref();
   }
 
   /** Called at the startup deadline: serves the snapshot if the API has not synced. Synchronous when
    * the file was read by then, so queries held until the deadline get the snapshot's answers. */
   deadline(): void {
-    if (this.#o.store.synced) return;
+    if (this.#options.store.synced) return;
     if (this.#loaded) this.#restore(this.#loaded);
-    else void this.#pending?.then((s) => s && !this.#o.store.synced && this.#restore(s));
+    else void this.#pending?.then((s) => s && !this.#options.store.synced && this.#restore(s));
   }
 
   #restore(s: SnapshotFile): void {
-    const { store, log, file } = this.#o;
+    const { store, log, file } = this.#options;
     const kinds = store.restore(s);
     this.#loaded = undefined;
     this.#restored = s.written;
@@ -184,13 +185,13 @@ export class WarmStart {
 
   /** A line for /ready while the snapshot serves: which file, written when. */
   describe(): string | undefined {
-    if (this.#restored === undefined || this.#o.store.servingFrom !== "snapshot") return undefined;
-    return `serving the snapshot written ${this.#restored} (${this.#o.file}): the API has not been listed yet`;
+    if (this.#restored === undefined || this.#options.store.servingFrom !== "snapshot") return undefined;
+    return `serving the snapshot written ${this.#restored} (${this.#options.file}): the API has not been listed yet`;
   }
 
   /** Writes the store when it comes from the API and changed since the last write. */
   write(): Promise<void> {
-    const { store, file, settings, log } = this.#o;
+    const { store, file, settings, log } = this.#options;
     if (store.servingFrom !== "api" || store.modified <= this.#writtenAt) return this.#writing;
     const at = store.modified;
     this.#writing = this.#writing

@@ -15,21 +15,21 @@ export interface StartupGateOptions {
 }
 
 export class StartupGate {
-  readonly #o: StartupGateOptions;
+  readonly #options: StartupGateOptions;
   #waiting: Promise<void> | undefined;
 
   constructor(o: StartupGateOptions) {
-    this.#o = o;
+    this.#options = o;
   }
 
   /** True once the store has synced: then synced() need not be awaited. */
   get open(): boolean {
-    return this.#o.store.synced;
+    return this.#options.store.synced;
   }
 
   /** Resolves true once the store has synced, false when the deadline passed first. */
   async synced(): Promise<boolean> {
-    const { store } = this.#o;
+    const { store } = this.#options;
     if (store.synced) return true;
     await this.#untilSynced();
     return store.synced;
@@ -37,13 +37,13 @@ export class StartupGate {
 
   /** Resolves at the first sync or at the startup deadline, whichever comes first. */
   #untilSynced(): Promise<void> {
-    const { store } = this.#o;
+    const { store } = this.#options;
     const now = Date.now();
-    const remaining = (this.#o.startedAt() ?? now) + this.#o.timeoutMs - now;
+    const remaining = (this.#options.startedAt() ?? now) + this.#options.timeoutMs - now;
     if (store.synced || remaining <= 0) return Promise.resolve();
     this.#waiting ??= new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
-        this.#o.onDeadline?.();
+        this.#options.onDeadline?.();
         this.#waiting = undefined;
         resolve();
       }, remaining);

@@ -68,7 +68,7 @@ describe("store: reported changes cover every changed answer", () => {
         slices: ReturnType<typeof endpointSlice>[],
         onChange?: (n: readonly string[] | "all") => void,
       ) => {
-        const store = new Store({ zones: ZONES, waitFor: KINDS, onChange });
+        const store = new Store({ zones: ZONES, waitFor: KINDS, onChange, names: { ignoreEmptyService } });
         for (const kind of KINDS) store.listStart(kind);
         store.apply("namespaces", "ADDED", namespace("default"));
         for (const s of SERVICES) store.apply("services", "ADDED", s);
@@ -76,7 +76,7 @@ describe("store: reported changes cover every changed answer", () => {
         for (const kind of KINDS) store.listDone(kind);
         return {
           store,
-          records: new Records(store, { zones: ZONES, ttl: 5, pods: "disabled", ignoreEmptyService }),
+          records: new Records(store, { zones: ZONES, ttl: 5, pods: "disabled" }),
         };
       };
       const { store, records } = listed([], (n) => (reported.names = n));

@@ -1,6 +1,6 @@
 // The slim index of the cluster that the kubernetes plugin answers from. Objects arrive through the
 // Sink contract (source.ts) in API shape and are cut down at once to the few strings DNS needs; no raw
-// object is kept. Indexes: services by "name.namespace", endpoint groups by service, published
+// object is kept. Indexes: services by "namespace/name", endpoint groups by service, published
 // addresses by IP (for PTR, address-index.ts), pods by IP (pod-index.ts, only when `pods verified` asks
 // for them).
 //
@@ -12,16 +12,18 @@ import type { EventType, Kind, KObject, KPod, KService, KEndpointSlice, KEndpoin
 import { programmingSeconds } from "./programming-latency.ts";
 import type { KServiceImport } from "./source.ts";
 import type { Multicluster } from "./multicluster.ts";
-import { objectKey, sameJSON } from "./object-key.ts";
+import { objectKey, sameJSON, serviceKey } from "./object-key.ts";
 import type { LabelSelector } from "./label-selector.ts";
 import type { EndpointGroup, PodRef, Service, SlimPod } from "./slim-types.ts";
 import { Slimmer, slimPod } from "./slim.ts";
 import { PodIndex } from "./pod-index.ts";
-import { OneOrMany } from "./one-or-many.ts";
 import { Latch } from "./latch.ts";
 import { footprint, ptrTargets, published, type Footprint } from "./footprint.ts";
 import { AddressIndex } from "./address-index.ts";
+import { SliceIndex } from "./slice-index.ts";
+import { ServiceNames, type NameOptions } from "./service-names.ts";
 import { PendingChanges, type NameView } from "./pending-changes.ts";
+import { isReverseZone } from "./zones.ts";
 
 export interface StoreOptions {
   /** The stanza's zones (canonical); forward zones turn relative names into owner names. */
@@ -47,6 +49,8 @@ export interface StoreOptions {
   onProgrammed?: (serviceKind: "headless_with_selector", seconds: number) => void;
   /** `multicluster`: the index that takes the ServiceImports and the imported EndpointSlices. */
   multicluster?: Multicluster;
+  /** Which names a service has (service-names.ts); the answers read them from the store's `names`. */
+  names?: NameOptions;
 }
 
 /** The store's slim state by kind, as [key, value] pairs: what a snapshot holds. */
@@ -70,21 +74,21 @@ export interface StoreStats {
   modified: number;
 }
 
-const KUBE_DNS = "kube-dns.kube-system";
+const KUBE_DNS = serviceKey("kube-system", "kube-dns");
 /** The name server's name, relative to the zone. */
 export const NS_NAME = "ns.dns";
 const DEFAULT_MAX_NAMES = 10_000;
 
 export class Store {
-  readonly #o: StoreOptions;
+  /** The names below services, which records.ts answers and footprints list. */
+  readonly names: ServiceNames;
+  readonly #options: StoreOptions;
   readonly #slim: Slimmer;
   readonly #services = new Map<string, Service>();
-  /** EndpointSlices by "ns/name". */
-  readonly #slices = new Map<string, EndpointGroup>();
+  /** EndpointSlices by "ns/name", and by service. */
+  readonly #slices = new SliceIndex<EndpointGroup>();
   /** Legacy Endpoints by "ns/name": one group per subset. */
   readonly #legacy = new Map<string, readonly EndpointGroup[]>();
-  /** Service key -> the keys of its EndpointSlices. */
-  readonly #slicesBySvc = new OneOrMany<string>();
   /** Namespace objects: name -> labels match namespace_labels (true without it). */
   readonly #namespaces = new Map<string, boolean>();
   readonly #servicesPerNs = new Map<string, number>();
@@ -102,7 +106,8 @@ export class Store {
   #modified = Date.now();
 
   constructor(o: StoreOptions) {
-    this.#o = o;
+    this.#options = o;
+    this.names = new ServiceNames(o.names);
     const forward = o.zones.filter((z) => !isReverseZone(z));
     this.#pending = new PendingChanges(o.zones, forward, o.maxNames ?? DEFAULT_MAX_NAMES);
     this.#slim = new Slimmer(o);
@@ -131,12 +136,18 @@ export class Store {
       case "endpointslices":
         this.#applySlice(key, type === "DELETED" ? undefined : this.#slim.slice(obj as KEndpointSlice));
         this.#imported(
-          this.#o.multicluster?.applySlice(key, type === "DELETED" ? undefined : (obj as KEndpointSlice)),
+          this.#options.multicluster?.applySlice(
+            key,
+            type === "DELETED" ? undefined : (obj as KEndpointSlice),
+          ),
         );
         break;
       case "serviceimports":
         this.#imported(
-          this.#o.multicluster?.applyImport(key, type === "DELETED" ? undefined : (obj as KServiceImport)),
+          this.#options.multicluster?.applyImport(
+            key,
+            type === "DELETED" ? undefined : (obj as KServiceImport),
+          ),
         );
         break;
       case "endpoints":
@@ -146,7 +157,8 @@ export class Store {
         this.#applyNamespace(meta.name, type !== "DELETED", meta.labels);
         break;
       case "pods":
-        if (this.#o.keepPods) this.#applyPod(key, type === "DELETED" ? undefined : slimPod(obj as KPod));
+        if (this.#options.keepPods)
+          this.#applyPod(key, type === "DELETED" ? undefined : slimPod(obj as KPod));
         break;
     }
     if (batch) return;
@@ -178,7 +190,7 @@ export class Store {
       }
     }
     if (kind === "serviceimports" || kind === "endpointslices")
-      this.#imported(this.#o.multicluster?.sweep(kind, seen));
+      this.#imported(this.#options.multicluster?.sweep(kind, seen));
     this.#listing.delete(kind);
     this.#listed.add(kind);
     this.#restored.delete(kind);
@@ -220,7 +232,7 @@ export class Store {
   dump(): StoreDump {
     return {
       services: [...this.#services],
-      endpointslices: [...this.#slices],
+      endpointslices: [...this.#slices.entries()],
       endpoints: [...this.#legacy],
       namespaces: [...this.#namespaces],
       pods: this.#pods.entries(),
@@ -236,15 +248,10 @@ export class Store {
     if (fresh("services")) for (const [k, v] of d.services) this.#applyService(k, v);
     if (fresh("endpointslices"))
       for (const [k, v] of d.endpointslices) this.#applySlice(k, this.#slim.pack(v));
-    if (fresh("endpoints")) {
-      for (const [k, v] of d.endpoints)
-        this.#applyLegacy(
-          k,
-          v.map((g) => this.#slim.pack(g)),
-        );
-    }
+    const pack = (g: EndpointGroup) => this.#slim.pack(g);
+    if (fresh("endpoints")) for (const [k, v] of d.endpoints) this.#applyLegacy(k, v.map(pack));
     if (fresh("namespaces")) for (const [k, v] of d.namespaces) this.#namespaces.set(k, v);
-    if (fresh("pods") && this.#o.keepPods) for (const [k, v] of d.pods) this.#applyPod(k, v);
+    if (fresh("pods") && this.#options.keepPods) for (const [k, v] of d.pods) this.#applyPod(k, v);
     for (const k of ["services", "endpointslices", "endpoints", "namespaces", "pods"] as const) {
       if (fresh(k)) {
         this.#restored.add(k);
@@ -272,7 +279,7 @@ export class Store {
   }
 
   service(ns: string, name: string): Service | undefined {
-    return this.#services.get(`${name}.${ns}`);
+    return this.#services.get(serviceKey(ns, name));
   }
 
   /** Every service, in no particular order (a zone transfer sorts them). */
@@ -284,20 +291,20 @@ export class Store {
    * namespace_labels, when its Namespace object's labels match. */
   namespaceExposed(ns: string): boolean {
     const matched = this.#namespaces.get(ns);
-    if (this.#o.namespaceSelector) return matched === true;
+    if (this.#options.namespaceSelector) return matched === true;
     return matched !== undefined || (this.#servicesPerNs.get(ns) ?? 0) > 0;
   }
 
   /** Where a service's endpoints come from, for `explain`: its EndpointSlices, else its Endpoints
    * object, each with all its endpoints (ready or not). */
   endpointSources(svc: Service): { object: string; group: EndpointGroup }[] {
-    const key = `${svc.name}.${svc.ns}`;
-    const sliceKeys = this.#slicesBySvc.get(key);
+    const key = serviceKey(svc.ns, svc.name);
+    const sliceKeys = this.#slices.keysOf(key);
     if (sliceKeys.length > 0) {
       return sliceKeys.map((k) => ({ object: `EndpointSlice ${k}`, group: this.#slices.get(k)! }));
     }
-    const legacy = this.#legacy.get(`${svc.ns}/${svc.name}`) ?? [];
-    return legacy.map((group) => ({ object: `Endpoints ${svc.ns}/${svc.name}`, group }));
+    // An Endpoints object is named after its service: its key is the service's.
+    return (this.#legacy.get(key) ?? []).map((group) => ({ object: `Endpoints ${key}`, group }));
   }
 
   /** The endpoints a service publishes: ready ones (every one with publishNotReadyAddresses), from its
@@ -305,14 +312,9 @@ export class Store {
    * dropped. */
   endpoints(svc: Service): EndpointGroup[] {
     if (svc.externalName !== undefined) return [];
-    const key = `${svc.name}.${svc.ns}`;
-    const sliceKeys = this.#slicesBySvc.get(key);
-    let groups: readonly EndpointGroup[];
-    if (sliceKeys.length > 0) {
-      groups = sliceKeys.map((k) => this.#slices.get(k)!);
-    } else {
-      groups = this.#legacy.get(`${svc.ns}/${svc.name}`) ?? [];
-    }
+    const key = serviceKey(svc.ns, svc.name);
+    const slices = this.#slices.of(key);
+    const groups = slices.length > 0 ? slices : (this.#legacy.get(key) ?? []);
     return groups.flatMap((g) => published(svc, g));
   }
 
@@ -341,7 +343,7 @@ export class Store {
    * its addresses (StoreOptions.localIPs), in exposed namespaces. */
   localServices(): Service[] {
     const out: Service[] = [];
-    for (const ip of this.#o.localIPs ?? []) {
+    for (const ip of this.#options.localIPs ?? []) {
       for (const key of this.#addresses.services(ip)) {
         const svc = this.#services.get(key);
         if (svc && !out.includes(svc) && this.namespaceExposed(svc.ns)) out.push(svc);
@@ -393,7 +395,7 @@ export class Store {
         endpoints: this.#legacy.size,
         namespaces: this.#namespaces.size,
         pods: this.#pods.size,
-        serviceimports: this.#o.multicluster?.size ?? 0,
+        serviceimports: this.#options.multicluster?.size ?? 0,
       },
       addresses: this.#addresses.size,
       bytes,
@@ -424,13 +426,7 @@ export class Store {
   #applySlice(key: string, next: EndpointGroup | undefined): void {
     const prev = this.#slices.get(key);
     if (prev === next || (prev && next && sameJSON(prev, next))) return;
-    const update = () => {
-      if (prev) this.#slicesBySvc.delete(prev.service, key);
-      if (next) {
-        this.#slices.set(key, next);
-        this.#slicesBySvc.add(next.service, key);
-      } else this.#slices.delete(key);
-    };
+    const update = () => this.#slices.set(key, next);
     if (prev && next && prev.service !== next.service) {
       // A slice relabelled to another service: both services' answers change.
       this.#change(prev.service, [], () => this.#change(next.service, [], update));
@@ -453,19 +449,19 @@ export class Store {
     const svc = this.#services.get(svcKey);
     // Slices without a service, or of an ExternalName service, publish nothing.
     if (svc === undefined || svc.externalName !== undefined) return update();
-    const count = this.#slicesBySvc.get(svcKey).length;
+    const count = this.#slices.keysOf(svcKey).length;
     if (count === 0 || count - (prev ? 1 : 0) + (next ? 1 : 0) === 0) {
       return this.#change(svcKey, [], update);
     }
-    const before = footprint(svc, published(svc, prev));
+    const before = footprint(this.#listedNames(), svc, published(svc, prev));
     update();
-    const after = footprint(svc, published(svc, next));
+    const after = footprint(this.#listedNames(), svc, published(svc, next));
     // An address this slice no longer publishes may still be another slice's.
     let others: Set<string> | undefined;
     const kept = (ip: string) => {
       others ??= new Set(
-        this.#slicesBySvc
-          .get(svcKey)
+        this.#slices
+          .keysOf(svcKey)
           .filter((k) => k !== key)
           .flatMap((k) => published(svc, this.#slices.get(k)).flatMap((g) => g.endpoints.map((e) => e.ip))),
       );
@@ -477,8 +473,8 @@ export class Store {
   #applyLegacy(key: string, next: readonly EndpointGroup[] | undefined): void {
     const prev = this.#legacy.get(key);
     if (prev === next || (prev && next && sameJSON(prev, next))) return;
-    const [ns, name] = key.split("/");
-    this.#change(`${name}.${ns}`, [], () => {
+    // An Endpoints object is named after its service: its key is the service's.
+    this.#change(key, [], () => {
       if (next) this.#legacy.set(key, next);
       else this.#legacy.delete(key);
     });
@@ -486,7 +482,7 @@ export class Store {
 
   #applyNamespace(name: string, present: boolean, labels: Record<string, string> | undefined): void {
     const prev = this.#namespaces.get(name);
-    const next = present ? (this.#o.namespaceSelector?.(labels) ?? true) : undefined;
+    const next = present ? (this.#options.namespaceSelector?.(labels) ?? true) : undefined;
     if (prev === next) return;
     const before = this.namespaceExposed(name);
     if (next === undefined) this.#namespaces.delete(name);
@@ -518,15 +514,24 @@ export class Store {
     const abs: string[] = [];
     this.#addresses.update(key, before, after, abs, kept);
     // The name server's addresses: kube-dns's, or those of the services that select this server.
-    const local = this.#o.localIPs ?? [];
+    const local = this.#options.localIPs ?? [];
     if (key === KUBE_DNS || local.some((ip) => before.ips.has(ip) || after.ips.has(ip))) rel.push(NS_NAME);
+    // Before the sync the names are not listed; the change still moves the SOA serial.
+    if (!this.#synced.isOpen) this.#modified = Date.now();
     this.#changed(rel, abs);
   }
 
   /** What the service `key` publishes now. */
   #footprint(key: string): Footprint {
     const svc = this.#services.get(key);
-    return svc ? footprint(svc, this.endpoints(svc)) : { names: new Map(), ips: new Map(), external: [] };
+    if (svc === undefined) return { names: new Map(), ips: new Map(), external: [] };
+    return footprint(this.#listedNames(), svc, this.endpoints(svc));
+  }
+
+  /** The names footprints list: none before the sync, which reports no change (it drops every
+   * answer), so the first list does not pay for them. */
+  #listedNames(): ServiceNames | undefined {
+    return this.#synced.isOpen ? this.names : undefined;
   }
 
   /** Records changed names: `relative` under every forward zone, `absolute` as they are. Before the
@@ -550,21 +555,21 @@ export class Store {
   /** Observes the DNS programming latency of a watched change (programming-latency.ts), now that it
    * is answered. Objects a LIST delivers are left out: their trigger times can be hours old. */
   #programmed(kind: Kind, type: EventType, obj: KObject): void {
-    if (this.#o.onProgrammed === undefined || type === "DELETED" || !this.#synced.isOpen) return;
+    if (this.#options.onProgrammed === undefined || type === "DELETED" || !this.#synced.isOpen) return;
     const s = programmingSeconds(kind, obj, (key) => this.#services.get(key)?.headless === true);
-    if (s !== undefined) this.#o.onProgrammed("headless_with_selector", s);
+    if (s !== undefined) this.#options.onProgrammed("headless_with_selector", s);
   }
 
   /** Hands the pending change to onChange, once synced. */
   #flush(): void {
     if (!this.#synced.isOpen) return;
     const names = this.#pending.take();
-    if (names !== undefined) this.#o.onChange?.(names, this.#modified);
+    if (names !== undefined) this.#options.onChange?.(names, this.#modified);
   }
 
   #computeSynced(withRestored = true): boolean {
     const has = (k: Kind) => this.#listed.has(k) || (withRestored && this.#restored.has(k));
-    return this.#o.waitFor.every(
+    return this.#options.waitFor.every(
       (k) =>
         has(k) ||
         (k === "endpointslices" && has("endpoints")) ||
@@ -588,8 +593,4 @@ export class Store {
         return [];
     }
   }
-}
-
-export function isReverseZone(zone: string): boolean {
-  return zone.endsWith("in-addr.arpa.") || zone.endsWith("ip6.arpa.");
 }

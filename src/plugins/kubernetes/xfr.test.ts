@@ -12,12 +12,14 @@ import type { Kind, KObject } from "./source.ts";
 import { Store } from "./store.ts";
 import { Records } from "./records.ts";
 import { footprint } from "./footprint.ts";
+import type { NameOptions } from "./service-names.ts";
 import { kubernetesTransferer } from "./xfr.ts";
-import { endpointSlice, namespace, service } from "../../../test/k8s/objects.ts";
+import { endpointSlice, endpoints, namespace, service } from "../../../test/k8s/objects.ts";
 
 const ZONE = "cluster.local.";
 
-// CoreDNS's handler fixture as its transfer test sees it (namespaces testns and kube-system).
+// CoreDNS's handler fixture as its transfer test sees it (namespaces testns and kube-system): its
+// hdls1 is one Endpoints subset of six addresses of both families, written so here too.
 const COREDNS_FIXTURE: [Kind, KObject][] = [
   ["namespaces", namespace("testns")],
   ["namespaces", namespace("kube-system")],
@@ -31,32 +33,22 @@ const COREDNS_FIXTURE: [Kind, KObject][] = [
       ports: [{ name: "http", port: 80 }],
     }),
   ],
-  ["services", service("testns", "hdls1", { headless: true, ports: [{ name: "http", port: 80 }] })],
+  ["services", service("testns", "hdls1", { headless: true })],
   [
-    "endpointslices",
-    endpointSlice(
-      "testns",
-      "hdls1",
-      "hdls1-v4",
-      [
-        "172.0.0.2",
-        "172.0.0.3",
-        { ip: "172.0.0.4", hostname: "dup-name" },
-        { ip: "172.0.0.5", hostname: "dup-name" },
-      ],
-      [{ name: "http", port: 80 }],
-    ),
-  ],
-  [
-    "endpointslices",
-    endpointSlice(
-      "testns",
-      "hdls1",
-      "hdls1-v6",
-      ["5678:abcd::1", "5678:abcd::2"],
-      [{ name: "http", port: 80 }],
-      "IPv6",
-    ),
+    "endpoints",
+    endpoints("testns", "hdls1", [
+      {
+        addresses: [
+          "172.0.0.2",
+          "172.0.0.3",
+          { ip: "172.0.0.4", hostname: "dup-name" },
+          { ip: "172.0.0.5", hostname: "dup-name" },
+          "5678:abcd::1",
+          "5678:abcd::2",
+        ],
+        ports: [{ name: "http", port: 80 }],
+      },
+    ]),
   ],
   ["services", service("testns", "hdlsprtls", { headless: true })],
   ["endpointslices", endpointSlice("testns", "hdlsprtls", "hdlsprtls-1", ["172.0.0.20"])],
@@ -64,7 +56,7 @@ const COREDNS_FIXTURE: [Kind, KObject][] = [
   ["services", service("testns", "external-to-service", { externalName: "svc1.testns.svc.cluster.local" })],
   [
     "services",
-    service("kube-system", "kube-dns", {
+    service("kube-system", "kubedns", {
       clusterIP: "10.0.0.10",
       ports: [{ name: "dns", port: 53, protocol: "UDP" }],
     }),
@@ -73,9 +65,13 @@ const COREDNS_FIXTURE: [Kind, KObject][] = [
   ["services", service("other", "hidden", { clusterIP: "10.0.0.99", ports: [{ name: "http", port: 80 }] })],
 ];
 
-function storeOf(objects: [Kind, KObject][], namespaces?: string[]): { store: Store; records: Records } {
-  const kinds: Kind[] = ["services", "endpointslices", "namespaces"];
-  const store = new Store({ zones: [ZONE], waitFor: kinds });
+function storeOf(
+  objects: [Kind, KObject][],
+  namespaces?: string[],
+  names?: NameOptions,
+): { store: Store; records: Records } {
+  const kinds: Kind[] = ["services", "endpointslices", "endpoints", "namespaces"];
+  const store = new Store({ zones: [ZONE], waitFor: kinds, names });
   for (const kind of kinds) {
     store.listStart(kind);
     for (const [k, obj] of objects) {
@@ -85,7 +81,8 @@ function storeOf(objects: [Kind, KObject][], namespaces?: string[]): { store: St
     }
     store.listDone(kind);
   }
-  const records = new Records(store, { zones: [ZONE], ttl: 5, pods: "insecure", ignoreEmptyService: false });
+  // The name server's address is this server's own, as CoreDNS's test gives it (k.localIPs).
+  const records = new Records(store, { zones: [ZONE], ttl: 5, pods: "insecure", localIPs: ["10.0.0.10"] });
   return { store, records };
 }
 
@@ -99,54 +96,48 @@ function transfer(store: Store, records: Records, zone = ZONE): RR[] {
 const SOA =
   /^cluster\.local\.\t5\tIN\tSOA\tns\.dns\.cluster\.local\. hostmaster\.cluster\.local\. \d+ 7200 1800 86400 5$/;
 
-// CoreDNS's expected zone, in its order. Where this project differs, the answers rule: the two records
-// to dup-name go out once, as the answer holds them, and the SRV records at each service's own name
-// (CoreDNS answers them; its transfer leaves them out) are sent.
+// CoreDNS's expected zone (xfr_test.go's expectedZone), in its order, each record once: CoreDNS sends
+// the SRV record to dup-name twice, once per address; a zone holds a record once (RFC 2181 5).
 const EXPECTED = `
-cluster.local. 5 IN NS ns.dns.cluster.local.
-ns.dns.cluster.local. 5 IN A 10.0.0.10
-external.testns.svc.cluster.local. 5 IN CNAME ext.interwebs.test.
-external-to-service.testns.svc.cluster.local. 5 IN CNAME svc1.testns.svc.cluster.local.
-hdls1.testns.svc.cluster.local. 5 IN A 172.0.0.2
-172-0-0-2.hdls1.testns.svc.cluster.local. 5 IN A 172.0.0.2
-_http._tcp.hdls1.testns.svc.cluster.local. 5 IN SRV 0 16 80 172-0-0-2.hdls1.testns.svc.cluster.local.
-hdls1.testns.svc.cluster.local. 5 IN A 172.0.0.3
-172-0-0-3.hdls1.testns.svc.cluster.local. 5 IN A 172.0.0.3
-_http._tcp.hdls1.testns.svc.cluster.local. 5 IN SRV 0 16 80 172-0-0-3.hdls1.testns.svc.cluster.local.
-hdls1.testns.svc.cluster.local. 5 IN A 172.0.0.4
-dup-name.hdls1.testns.svc.cluster.local. 5 IN A 172.0.0.4
-_http._tcp.hdls1.testns.svc.cluster.local. 5 IN SRV 0 16 80 dup-name.hdls1.testns.svc.cluster.local.
-hdls1.testns.svc.cluster.local. 5 IN A 172.0.0.5
-dup-name.hdls1.testns.svc.cluster.local. 5 IN A 172.0.0.5
-hdls1.testns.svc.cluster.local. 5 IN AAAA 5678:abcd::1
-5678-abcd--1.hdls1.testns.svc.cluster.local. 5 IN AAAA 5678:abcd::1
-_http._tcp.hdls1.testns.svc.cluster.local. 5 IN SRV 0 16 80 5678-abcd--1.hdls1.testns.svc.cluster.local.
-hdls1.testns.svc.cluster.local. 5 IN AAAA 5678:abcd::2
-5678-abcd--2.hdls1.testns.svc.cluster.local. 5 IN AAAA 5678:abcd::2
-_http._tcp.hdls1.testns.svc.cluster.local. 5 IN SRV 0 16 80 5678-abcd--2.hdls1.testns.svc.cluster.local.
-hdls1.testns.svc.cluster.local. 5 IN SRV 0 16 80 172-0-0-2.hdls1.testns.svc.cluster.local.
-hdls1.testns.svc.cluster.local. 5 IN SRV 0 16 80 172-0-0-3.hdls1.testns.svc.cluster.local.
-hdls1.testns.svc.cluster.local. 5 IN SRV 0 16 80 dup-name.hdls1.testns.svc.cluster.local.
-hdls1.testns.svc.cluster.local. 5 IN SRV 0 16 80 5678-abcd--1.hdls1.testns.svc.cluster.local.
-hdls1.testns.svc.cluster.local. 5 IN SRV 0 16 80 5678-abcd--2.hdls1.testns.svc.cluster.local.
-hdlsprtls.testns.svc.cluster.local. 5 IN A 172.0.0.20
-172-0-0-20.hdlsprtls.testns.svc.cluster.local. 5 IN A 172.0.0.20
-kube-dns.kube-system.svc.cluster.local. 5 IN A 10.0.0.10
-kube-dns.kube-system.svc.cluster.local. 5 IN SRV 0 100 53 kube-dns.kube-system.svc.cluster.local.
-_dns._udp.kube-dns.kube-system.svc.cluster.local. 5 IN SRV 0 100 53 kube-dns.kube-system.svc.cluster.local.
-svc-dual-stack.testns.svc.cluster.local. 5 IN A 10.0.0.3
-svc-dual-stack.testns.svc.cluster.local. 5 IN AAAA 10::3
-svc-dual-stack.testns.svc.cluster.local. 5 IN SRV 0 50 80 svc-dual-stack.testns.svc.cluster.local.
-_http._tcp.svc-dual-stack.testns.svc.cluster.local. 5 IN SRV 0 50 80 svc-dual-stack.testns.svc.cluster.local.
-svc1.testns.svc.cluster.local. 5 IN A 10.0.0.1
-svc1.testns.svc.cluster.local. 5 IN SRV 0 100 80 svc1.testns.svc.cluster.local.
-_http._tcp.svc1.testns.svc.cluster.local. 5 IN SRV 0 100 80 svc1.testns.svc.cluster.local.
-svc6.testns.svc.cluster.local. 5 IN AAAA 1234:abcd::1
-svc6.testns.svc.cluster.local. 5 IN SRV 0 100 80 svc6.testns.svc.cluster.local.
-_http._tcp.svc6.testns.svc.cluster.local. 5 IN SRV 0 100 80 svc6.testns.svc.cluster.local.
-svcempty.testns.svc.cluster.local. 5 IN A 10.0.0.1
-svcempty.testns.svc.cluster.local. 5 IN SRV 0 100 80 svcempty.testns.svc.cluster.local.
-_http._tcp.svcempty.testns.svc.cluster.local. 5 IN SRV 0 100 80 svcempty.testns.svc.cluster.local.
+cluster.local.	5	IN	NS	ns.dns.cluster.local.
+ns.dns.cluster.local.	5	IN	A	10.0.0.10
+external.testns.svc.cluster.local.	5	IN	CNAME	ext.interwebs.test.
+external-to-service.testns.svc.cluster.local.	5	IN	CNAME	svc1.testns.svc.cluster.local.
+hdls1.testns.svc.cluster.local.	5	IN	A	172.0.0.2
+172-0-0-2.hdls1.testns.svc.cluster.local.	5	IN	A	172.0.0.2
+_http._tcp.hdls1.testns.svc.cluster.local.	5	IN	SRV	0 16 80 172-0-0-2.hdls1.testns.svc.cluster.local.
+hdls1.testns.svc.cluster.local.	5	IN	A	172.0.0.3
+172-0-0-3.hdls1.testns.svc.cluster.local.	5	IN	A	172.0.0.3
+_http._tcp.hdls1.testns.svc.cluster.local.	5	IN	SRV	0 16 80 172-0-0-3.hdls1.testns.svc.cluster.local.
+hdls1.testns.svc.cluster.local.	5	IN	A	172.0.0.4
+dup-name.hdls1.testns.svc.cluster.local.	5	IN	A	172.0.0.4
+_http._tcp.hdls1.testns.svc.cluster.local.	5	IN	SRV	0 16 80 dup-name.hdls1.testns.svc.cluster.local.
+hdls1.testns.svc.cluster.local.	5	IN	A	172.0.0.5
+dup-name.hdls1.testns.svc.cluster.local.	5	IN	A	172.0.0.5
+hdls1.testns.svc.cluster.local.	5	IN	AAAA	5678:abcd::1
+5678-abcd--1.hdls1.testns.svc.cluster.local.	5	IN	AAAA	5678:abcd::1
+_http._tcp.hdls1.testns.svc.cluster.local.	5	IN	SRV	0 16 80 5678-abcd--1.hdls1.testns.svc.cluster.local.
+hdls1.testns.svc.cluster.local.	5	IN	AAAA	5678:abcd::2
+5678-abcd--2.hdls1.testns.svc.cluster.local.	5	IN	AAAA	5678:abcd::2
+_http._tcp.hdls1.testns.svc.cluster.local.	5	IN	SRV	0 16 80 5678-abcd--2.hdls1.testns.svc.cluster.local.
+hdlsprtls.testns.svc.cluster.local.	5	IN	A	172.0.0.20
+172-0-0-20.hdlsprtls.testns.svc.cluster.local.	5	IN	A	172.0.0.20
+kubedns.kube-system.svc.cluster.local.	5	IN	A	10.0.0.10
+kubedns.kube-system.svc.cluster.local.	5	IN	SRV	0 100 53 kubedns.kube-system.svc.cluster.local.
+_dns._udp.kubedns.kube-system.svc.cluster.local.	5	IN	SRV	0 100 53 kubedns.kube-system.svc.cluster.local.
+svc-dual-stack.testns.svc.cluster.local.	5	IN	A	10.0.0.3
+svc-dual-stack.testns.svc.cluster.local.	5	IN	AAAA	10::3
+svc-dual-stack.testns.svc.cluster.local.	5	IN	SRV	0 100 80 svc-dual-stack.testns.svc.cluster.local.
+_http._tcp.svc-dual-stack.testns.svc.cluster.local.	5	IN	SRV	0 100 80 svc-dual-stack.testns.svc.cluster.local.
+svc1.testns.svc.cluster.local.	5	IN	A	10.0.0.1
+svc1.testns.svc.cluster.local.	5	IN	SRV	0 100 80 svc1.testns.svc.cluster.local.
+_http._tcp.svc1.testns.svc.cluster.local.	5	IN	SRV	0 100 80 svc1.testns.svc.cluster.local.
+svc6.testns.svc.cluster.local.	5	IN	AAAA	1234:abcd::1
+svc6.testns.svc.cluster.local.	5	IN	SRV	0 100 80 svc6.testns.svc.cluster.local.
+_http._tcp.svc6.testns.svc.cluster.local.	5	IN	SRV	0 100 80 svc6.testns.svc.cluster.local.
+svcempty.testns.svc.cluster.local.	5	IN	A	10.0.0.1
+svcempty.testns.svc.cluster.local.	5	IN	SRV	0 100 80 svcempty.testns.svc.cluster.local.
+_http._tcp.svcempty.testns.svc.cluster.local.	5	IN	SRV	0 100 80 svcempty.testns.svc.cluster.local.
 `;
 
 const lines = (text: string) =>
@@ -160,27 +151,38 @@ function publishedNames(store: Store): string[] {
   const names = [ZONE, join("ns.dns", ZONE)];
   for (const svc of store.services()) {
     if (!store.namespaceExposed(svc.ns)) continue;
-    for (const rel of footprint(svc, store.endpoints(svc)).names.keys()) names.push(join(rel, ZONE));
+    for (const rel of footprint(store.names, svc, store.endpoints(svc)).names.keys())
+      names.push(join(rel, ZONE));
   }
   return names;
 }
 
 const ASKED = [Type.A, Type.AAAA, Type.CNAME, Type.SRV, Type.NS, Type.TXT, Type.PTR, Type.MX];
 
-/** The transfer holds every record the answers hold and nothing else: for every name a service
- * publishes and every type, the answer's records are the transfer's records of that name and type. */
+/** A record as compared with the answers: an SRV record without its weight, which CoreDNS's transfer
+ * makes apart from its answers. */
+const unweighed = (rr: RR) => rrToText(rr).replace(/^(\S+\t\d+\tIN\tSRV\t\d+) \d+ /, "$1 - ");
+
+/** The transfer holds the records the answers hold: for every name a service publishes and every
+ * type, the answer's records are the transfer's records of that name and type, SRV records compared
+ * without their weight, except the SRV records at a headless service's own name, which CoreDNS
+ * answers and does not transfer. */
 function assertSameAsAnswers(store: Store, records: Records): void {
   const xfr = transfer(store, records).slice(1, -1);
   const byNameType = new Map<string, string[]>();
   for (const rr of xfr) {
     const key = `${rr.name} ${rr.type}`;
-    byNameType.set(key, [...(byNameType.get(key) ?? []), rrToText(rr)]);
+    byNameType.set(key, [...(byNameType.get(key) ?? []), unweighed(rr)]);
   }
+  const headless = new Set(
+    [...store.services()].filter((s) => s.headless).map((s) => join(`${s.name}.${s.ns}.svc`, ZONE)),
+  );
   const names = new Set([...publishedNames(store), ...xfr.map((rr) => rr.name)]);
   for (const name of names) {
     for (const type of ASKED) {
+      if (type === Type.SRV && headless.has(name)) continue;
       const a = records.answer(ZONE, name, type);
-      const answered = a.answer.filter((rr) => rr.name === name && rr.type === type).map(rrToText);
+      const answered = a.answer.filter((rr) => rr.name === name && rr.type === type).map(unweighed);
       const sent = byNameType.get(`${name} ${type}`) ?? [];
       assert.deepEqual([...sent].sort(), answered.sort(), `${name} type ${type}`);
     }
@@ -212,18 +214,13 @@ describe("kubernetes transfer", () => {
     const names = transfer(store, records).map((rr) => rr.name);
     assert.ok(names.includes("hidden.other.svc.cluster.local."), "exposed without a namespace filter");
     assert.ok(!names.some((n) => n.includes("nobody")));
-    const withIgnore = new Records(store, {
-      zones: [ZONE],
-      ttl: 5,
-      pods: "insecure",
-      ignoreEmptyService: true,
-    });
-    const without = transfer(store, withIgnore).map((rr) => rr.name);
+    const ignoring = storeOf(objects, undefined, { ignoreEmptyService: true });
+    const without = transfer(ignoring.store, ignoring.records).map((rr) => rr.name);
     assert.ok(!without.includes("svcempty.testns.svc.cluster.local."), "ignore empty_service");
-    assertSameAsAnswers(store, withIgnore);
+    assertSameAsAnswers(ignoring.store, ignoring.records);
   });
 
-  it("merges a headless service's slices as its answers do, and weighs SRVs by their answer", () => {
+  it("merges a headless service's slices, and weighs SRVs over their slice, as CoreDNS does", () => {
     const objects: [Kind, KObject][] = [
       ["namespaces", namespace("web")],
       ["services", service("web", "db", { headless: true, ports: [{ name: "mysql", port: 3306 }] })],
@@ -252,8 +249,8 @@ describe("kubernetes transfer", () => {
         ),
       ],
     ];
-    // Weighed as CoreDNS weighs the answer: the three endpoint entries of the two slices count (a third
-    // each) before the duplicate goes.
+    // One slice of one endpoint: 100; the other of two: 50. The record to db-0 goes out once, as the
+    // first slice weighs it.
     const { store, records } = storeOf(objects);
     const srv = transfer(store, records)
       .filter((rr) => rr.type === Type.SRV)
@@ -261,10 +258,8 @@ describe("kubernetes transfer", () => {
     assert.deepEqual(
       srv,
       lines(`
-_mysql._tcp.db.web.svc.cluster.local. 5 IN SRV 0 33 3306 db-0.db.web.svc.cluster.local.
-_mysql._tcp.db.web.svc.cluster.local. 5 IN SRV 0 33 3306 db-1.db.web.svc.cluster.local.
-db.web.svc.cluster.local. 5 IN SRV 0 33 3306 db-0.db.web.svc.cluster.local.
-db.web.svc.cluster.local. 5 IN SRV 0 33 3306 db-1.db.web.svc.cluster.local.
+_mysql._tcp.db.web.svc.cluster.local. 5 IN SRV 0 100 3306 db-0.db.web.svc.cluster.local.
+_mysql._tcp.db.web.svc.cluster.local. 5 IN SRV 0 50 3306 db-1.db.web.svc.cluster.local.
 `),
     );
     assertSameAsAnswers(store, records);
@@ -277,7 +272,6 @@ db.web.svc.cluster.local. 5 IN SRV 0 33 3306 db-1.db.web.svc.cluster.local.
       zones: [ZONE, "in-addr.arpa."],
       ttl: 5,
       pods: "disabled",
-      ignoreEmptyService: false,
     });
     const t = kubernetesTransferer(store, records);
     assert.equal(t.transfer("in-addr.arpa."), undefined);

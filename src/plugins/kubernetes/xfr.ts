@@ -1,15 +1,19 @@
 // The kubernetes plugin as a source of zone transfers (transfer plugin): a forward zone's records in
-// CoreDNS's order and shape (its kubernetes/xfr.go): the NS and the name server's addresses, then
-// every service of an exposed namespace sorted by name (then namespace): a cluster IP service's
-// addresses and an SRV per named port; a headless service's endpoints one after another, each with
-// the service's address record, its own, and an SRV per named port; an ExternalName's CNAME. Pod
-// records (deprecated, spec 2.6) and dns-version are not transferred, as in CoreDNS.
+// CoreDNS's order and shape (its kubernetes/xfr.go, whose test table xfr.test.ts holds): the NS and
+// the name server's addresses, then every service of an exposed namespace sorted by name (then
+// namespace): a cluster IP service's addresses, then per port an SRV at its own name and one at
+// `_PORT._PROTO` for a named port, all of weight 100; a headless service's endpoints one after
+// another, each with the service's address record, its own, and an SRV per named port, weighed over
+// its EndpointSlice's endpoints; an ExternalName's CNAME. Pod records (deprecated, spec 2.6),
+// dns-version and zonal names are not transferred, as in CoreDNS.
 //
-// The records are exactly those the plugin answers queries with (records.ts; xfr.test.ts checks the
-// two against each other), so a secondary serves what clusterdns does. Where CoreDNS's transfer and
-// its answers differ, the answers win: SRV weights are those of the SRV answer for the name (CoreDNS
-// weighs a transfer's SRVs per EndpointSlice), the SRV records at a service's own name are sent (a
-// CoreDNS answer has them, its transfer not), and a record two slices both list is sent once.
+// So a secondary holds the zone CoreDNS would send for the same cluster. Its records are records the
+// plugin answers (xfr.test.ts checks it), with two differences CoreDNS has too: SRV weights (the
+// answers weigh over the whole answer), and the SRV records at a headless service's own name, which
+// are answered and not sent. A record that two slices both list goes out once. A multicluster zone
+// goes out the same way, its ServiceImports in the place of services, with one more difference:
+// CoreDNS names a headless import's endpoints without their cluster, names it does not answer; here
+// they are the names the zone answers (HOST.CLUSTER.SVC.NS.svc).
 //
 // Records are made one service at a time as the transfer writes them: at 100k services the transfer
 // holds the sorted list of services and one message, never the zone.
@@ -19,111 +23,112 @@ import { Class, Type } from "../../dns/constants.ts";
 import { join } from "../../dns/name.ts";
 import type { Transferer } from "../transfer/transferer.ts";
 import type { Records } from "./records.ts";
-import type { EndpointGroup, Service } from "./slim-types.ts";
+import type { EndpointGroup, SvcPort } from "./slim-types.ts";
 import type { Store } from "./store.ts";
-import { isReverseZone } from "./store.ts";
+import { isReverseZone } from "./zones.ts";
 
 export function kubernetesTransferer(store: Store, records: Records): Transferer {
   return {
     name: "kubernetes",
     transfer(zone) {
-      const { zones, multicluster } = records.options;
-      // Multicluster zones (ServiceImports) are not transferred: NOTAUTH.
-      if (isReverseZone(zone) || !zones.includes(zone) || multicluster?.serves(zone)) return undefined;
+      if (isReverseZone(zone) || !records.options.zones.includes(zone)) return undefined;
       if (!store.synced) return { unavailable: "the kubernetes store has not synced yet" };
       return { soa: records.soa(zone), records: () => zoneRecords(store, records, zone) };
     },
   };
 }
 
-/** The zone's records between its two SOAs, one service per array. */
+/** The zone's records between its two SOAs, one service (or import) per array. */
 export function* zoneRecords(store: Store, records: Records, zone: string): Generator<RR[]> {
   const apex = records.answer(zone, zone, Type.NS);
   yield [...apex.answer, ...apex.additional];
-  const services = [...store.services()].sort((a, b) =>
-    a.name < b.name ? -1 : a.name > b.name ? 1 : a.ns < b.ns ? -1 : a.ns > b.ns ? 1 : 0,
-  );
-  const { ttl, ignoreEmptyService } = records.options;
-  for (const svc of services) {
+  const { ttl, multicluster } = records.options;
+  if (multicluster?.serves(zone)) {
+    for (const imp of [...multicluster.imports()].sort(byName)) {
+      const base = join(`${imp.name}.${imp.ns}.svc`, zone);
+      const published = { clusterIPs: imp.ips, ...imp, groups: multicluster.endpoints(imp) };
+      const rrs = publishedRecords(published, base, ttl);
+      if (rrs.length > 0) yield rrs;
+    }
+    return;
+  }
+  const { ignoreEmptyService = false } = store.names.options;
+  for (const svc of [...store.services()].sort(byName)) {
     if (!store.namespaceExposed(svc.ns)) continue;
     const base = join(`${svc.name}.${svc.ns}.svc`, zone);
-    // SRV records at the service's own name (CoreDNS's "peer-finder" records), wherever the answers
-    // hold them, and every SRV's weight: taken from the answers, so the two cannot drift apart.
-    const srvAnswer = (owner: string) =>
-      records.answer(zone, owner, Type.SRV).answer.filter((rr) => rr.type === Type.SRV);
-    const rrs = serviceRecords(svc, base, store.endpoints(svc), ttl, ignoreEmptyService, srvAnswer);
+    const groups = store.endpoints(svc);
+    if (svc.externalName !== undefined) {
+      yield [
+        {
+          name: base,
+          type: Type.CNAME,
+          class: Class.IN,
+          ttl,
+          data: { type: Type.CNAME, target: svc.externalName },
+        },
+      ];
+      continue;
+    }
+    // Names that answer NXDOMAIN: with `ignore empty_service` a service without ready endpoints.
+    if (groups.length === 0 && ignoreEmptyService) continue;
+    const rrs = publishedRecords({ ...svc, groups }, base, ttl);
     if (rrs.length > 0) yield rrs;
   }
 }
 
-/** One service's records, as records.ts answers them. */
-function serviceRecords(
-  svc: Service,
-  base: string,
-  groups: readonly EndpointGroup[],
-  ttl: number,
-  ignoreEmptyService: boolean,
-  srvAnswer: (owner: string) => RR[],
-): RR[] {
+/** Sorted by name, then namespace, as CoreDNS sorts (by name). */
+function byName(a: { name: string; ns: string }, b: { name: string; ns: string }): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : a.ns < b.ns ? -1 : a.ns > b.ns ? 1 : 0;
+}
+
+/** What a service or an import publishes, as a transfer reads it: its cluster (or clusterset) IPs
+ * and ports, or, headless, its ready endpoints in groups. An imported group's endpoints are named
+ * below their cluster's label, and have no names when it has none. */
+interface Published {
+  readonly headless: boolean;
+  readonly clusterIPs: readonly string[];
+  readonly ports: readonly SvcPort[];
+  readonly groups: readonly (EndpointGroup & { readonly cluster?: string })[];
+}
+
+/** The records of a service or an import, as CoreDNS's transfer makes them. */
+function publishedRecords(p: Published, base: string, ttl: number): RR[] {
   const rr = (name: string, data: RR["data"]): RR => ({ name, type: data.type, class: Class.IN, ttl, data });
-  if (svc.externalName !== undefined) return [rr(base, { type: Type.CNAME, target: svc.externalName })];
-  // Names that answer NXDOMAIN: a headless service without ready endpoints, and with
-  // `ignore empty_service` any service without them.
-  if (groups.length === 0 && (svc.headless || ignoreEmptyService)) return [];
+  const srv = (owner: string, weight: number, port: number, target: string) =>
+    rr(owner, { type: Type.SRV, priority: 0, weight, port, target });
   const out: RR[] = [];
-  // A record two slices both list goes out once, as an answer holds it once.
+  // A record goes out once (an SRV record once per owner, port and target), as an answer holds it.
   const seen = new Set<string>();
-  const once = (key: string) => {
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
-  };
-  // The weight the SRV answer of `owner` gives the record for this port and target.
-  const weights = new Map<string, Map<string, number>>();
-  const weightOf = (owner: string, port: number, target: string) => {
-    let w = weights.get(owner);
-    if (w === undefined) {
-      w = new Map();
-      for (const a of srvAnswer(owner)) {
-        const d = a.data;
-        if ("weight" in d) w.set(`${d.port} ${d.target}`, d.weight);
-      }
-      weights.set(owner, w);
-    }
-    return w.get(`${port} ${target}`) ?? 0;
-  };
-  if (!svc.headless) {
-    for (const ip of svc.clusterIPs) if (once(ip)) out.push(rr(base, address(ip)));
-    out.push(...srvAnswer(base));
-    for (const p of svc.ports.filter((q) => q.name !== "")) {
-      const owner = `_${p.name}._${p.proto}.${base}`;
-      const data = {
-        type: Type.SRV,
-        priority: 0,
-        weight: weightOf(owner, p.port, base),
-        port: p.port,
-        target: base,
-      } as const;
-      out.push(rr(owner, data));
+  const once = (key: string) => !seen.has(key) && seen.add(key) !== undefined;
+  if (!p.headless) {
+    if (p.clusterIPs.length === 0) return out;
+    for (const ip of p.clusterIPs) if (once(ip)) out.push(rr(base, address(ip)));
+    for (const port of p.ports) {
+      // Every port at the service's own name (CoreDNS's peer-finder records), the named ones at their
+      // own names too.
+      if (once(`${base} ${port.port}`)) out.push(srv(base, 100, port.port, base));
+      const owner = `_${port.name}._${port.proto}.${base}`;
+      if (port.name !== "" && once(`${owner} ${port.port}`)) out.push(srv(owner, 100, port.port, base));
     }
     return out;
   }
-  for (const g of groups) {
-    for (const e of g.endpoints) {
-      const { ip, name } = e;
-      const host = `${name}.${base}`;
+  for (const g of p.groups) {
+    const weight = Math.max(1, Math.floor(100 / g.endpoints.length));
+    const label = (name: string) =>
+      g.cluster === undefined ? name : g.cluster === "" ? undefined : `${name}.${g.cluster}`;
+    for (const { ip, name } of g.endpoints) {
       if (once(ip)) out.push(rr(base, address(ip)));
-      if (once(`${name} ${ip}`)) out.push(rr(host, address(ip)));
-      for (const p of g.ports) {
-        if (p.name === "") continue;
-        const owner = `_${p.name}._${p.proto}.${base}`;
-        if (!once(`${owner} ${p.port} ${name}`)) continue;
-        const w = weightOf(owner, p.port, host);
-        out.push(rr(owner, { type: Type.SRV, priority: 0, weight: w, port: p.port, target: host }));
+      const own = label(name);
+      if (own === undefined) continue;
+      const host = `${own}.${base}`;
+      if (once(`${own} ${ip}`)) out.push(rr(host, address(ip)));
+      for (const port of g.ports) {
+        const owner = `_${port.name}._${port.proto}.${base}`;
+        if (port.name !== "" && once(`${owner} ${port.port} ${own}`))
+          out.push(srv(owner, weight, port.port, host));
       }
     }
   }
-  out.push(...srvAnswer(base));
   return out;
 }
 

@@ -3,9 +3,8 @@
 // one listener; the registry (src/metrics/registry.ts) outlives reloads.
 
 import type { Setup } from "../../plugin.ts";
-import { parseListenAddress, reply, serveWhileRunning } from "../../http/listener.ts";
-import { argCount, noBlock } from "../../corefile/args.ts";
-import { configError } from "../../corefile/errors.ts";
+import { listenArgument, reply, serveWhileRunning } from "../../http/listener.ts";
+import { noBlock } from "../../corefile/args.ts";
 import { registry } from "../../metrics/registry.ts";
 import { queryRecorder } from "../../metrics/query-stats.ts";
 
@@ -14,15 +13,12 @@ export const DEFAULT_METRICS_ADDRESS = "localhost:9153";
 export const METRICS_PATH = "/metrics";
 
 export const setup: Setup = (d, ctx) => {
-  argCount(d, NAME, 0, 1);
+  const listen = listenArgument(d, DEFAULT_METRICS_ADDRESS);
   noBlock(d, NAME);
-  const at = d.args[0] ?? d;
-  const addr = parseListenAddress(d.args[0]?.text ?? DEFAULT_METRICS_ADDRESS);
-  if (typeof addr === "string") throw configError(at, NAME, addr);
 
   ctx.onQueryDone(queryRecorder(ctx.block.directives));
 
-  serveWhileRunning(ctx, at, NAME, addr, METRICS_PATH, (_req, res) => {
+  serveWhileRunning(ctx, listen, METRICS_PATH, (_req, res) => {
     registry.metrics().then(
       (text) => {
         res.writeHead(200, { "Content-Type": registry.contentType });

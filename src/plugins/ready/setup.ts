@@ -4,7 +4,7 @@
 
 import type { Setup } from "../../plugin.ts";
 import type { Monitor } from "./ready.ts";
-import { parseListenAddress, serveWhileRunning } from "../../http/listener.ts";
+import { listenArgument, serveWhileRunning } from "../../http/listener.ts";
 import { READY_PATH, readyRoute } from "./ready.ts";
 import { argCount, blockOptions } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
@@ -12,10 +12,7 @@ import { configError } from "../../corefile/errors.ts";
 export const DEFAULT_READY_ADDRESS = ":8181";
 
 export const setup: Setup = (d, ctx) => {
-  argCount(d, "ready", 0, 1);
-  const at = d.args[0] ?? d;
-  const addr = parseListenAddress(d.args[0]?.text ?? DEFAULT_READY_ADDRESS);
-  if (typeof addr === "string") throw configError(at, "ready", addr);
+  const listen = listenArgument(d, DEFAULT_READY_ADDRESS);
   let monitor: Monitor = "until-ready";
   blockOptions(d, "ready", {
     monitor: (opt) => {
@@ -29,6 +26,6 @@ export const setup: Setup = (d, ctx) => {
   });
 
   const route = readyRoute(ctx.instance, monitor);
-  serveWhileRunning(ctx, at, "ready", addr, READY_PATH, route);
+  serveWhileRunning(ctx, listen, READY_PATH, route);
   return undefined;
 };

@@ -4,6 +4,7 @@
 // through the block's `shared` map during their setup; transfer reads them when a transfer comes.
 
 import type { RR } from "../../dns/message.ts";
+import { OfferKey, offer, offered } from "../offers.ts";
 
 /** One zone, ready to go out. */
 export interface ZoneTransfer {
@@ -26,8 +27,8 @@ export interface Transferer {
   transfer(zone: string): ZoneTransfer | Unavailable | undefined;
 }
 
-/** The key of SetupContext.block.shared under which the block's transferers are listed. */
-const KEY = "transfer";
+/** The key under which the block's transferers are listed. */
+const TRANSFERERS = new OfferKey<Transferer[]>("transfer");
 
 /** Lists a plugin's transferer for the block's transfer plugin. Plugins set up in chain order, so the
  * block's transferers are asked in that order. */
@@ -37,10 +38,10 @@ export function offerTransferer(shared: Map<string, unknown>, t: Transferer): vo
 
 /** The block's transferers, in chain order (filled during setup: read it at start-up or later). */
 export function transferers(shared: Map<string, unknown>): Transferer[] {
-  let list = shared.get(KEY) as Transferer[] | undefined;
+  let list = offered(shared, TRANSFERERS);
   if (list === undefined) {
     list = [];
-    shared.set(KEY, list);
+    offer(shared, TRANSFERERS, list);
   }
   return list;
 }

@@ -1,0 +1,55 @@
+// The Source a kubernetes configuration reads the cluster from: its `objects` files, or the API (the
+// client loaded only then, so reading files never loads it), with the API's list/watch health for
+// the metrics.
+
+import type { Logger } from "pino";
+import type { Kind, Source } from "./source.ts";
+import type { KubernetesConfig } from "./config.ts";
+import { objectsSource } from "./objects-file.ts";
+import type { ApiSourceStats } from "./source-api.ts";
+
+export interface ConfiguredSource {
+  readonly source: Source;
+  /** The API's list/watch health; undefined when reading files. */
+  readonly apiStats?: () => ApiSourceStats;
+}
+
+/** The source of `c` for `kinds`. Throws on bad connection settings (a kubeconfig that does not
+ * load, ...), with a message fit for the Corefile's error line. `checkOnly` (-validate): an API the
+ * environment would name (a pod's service account, $KUBECONFIG) is not looked for; the machine
+ * running the check does not have to have it. */
+export async function configuredSource(
+  c: KubernetesConfig,
+  kinds: readonly Kind[],
+  log: Logger,
+  checkOnly = false,
+): Promise<ConfiguredSource> {
+  if (c.objects) {
+    // A dump may hold both EndpointSlices and Endpoints: the store prefers the slices.
+    const fileKinds: Kind[] = c.noEndpoints ? [...kinds] : [...kinds, "endpoints"];
+    const source = objectsSource({
+      files: c.objects,
+      kinds: fileKinds,
+      namespaces: c.namespaces,
+      labelSelector: c.labelSelector,
+    });
+    return { source };
+  }
+  if (checkOnly && c.kubeconfig === undefined && c.endpoint === undefined) {
+    return { source: objectsSource({ files: [], kinds: [...kinds], namespaces: c.namespaces }) };
+  }
+  if (c.tls && c.endpoint === undefined) log.warn("tls is ignored without endpoint, as in CoreDNS");
+  const { apiSource } = await import("./source-api.ts");
+  const source = apiSource({
+    kubeconfig: c.kubeconfig,
+    context: c.context,
+    endpoint: c.endpoint,
+    tls: c.endpoint !== undefined ? c.tls : undefined,
+    kinds: [...kinds],
+    labelSelector: c.labels,
+    namespaces: c.namespaces.length > 0 ? c.namespaces : undefined,
+    limits: c.limits,
+    log,
+  });
+  return { source, apiStats: () => source.stats() };
+}

@@ -1,0 +1,52 @@
+// EndpointSlices by key, with the keys of each service's slices kept in step: the store keeps the
+// slices of Services in one, the multicluster index those of ServiceImports in another.
+
+import type { EndpointGroup } from "./slim-types.ts";
+import { OneOrMany } from "./one-or-many.ts";
+
+export class SliceIndex<G extends EndpointGroup> {
+  readonly #byKey = new Map<string, G>();
+  /** A service's key -> the keys of its slices. */
+  readonly #byService = new OneOrMany<string>();
+
+  get size(): number {
+    return this.#byKey.size;
+  }
+
+  get(key: string): G | undefined {
+    return this.#byKey.get(key);
+  }
+
+  /** Puts `next` under `key`, or deletes the slice there when undefined; a slice relabelled to
+   * another service moves to its list. */
+  set(key: string, next: G | undefined): void {
+    const prev = this.#byKey.get(key);
+    if (prev) this.#byService.delete(prev.service, key);
+    if (next) {
+      this.#byKey.set(key, next);
+      this.#byService.add(next.service, key);
+    } else this.#byKey.delete(key);
+  }
+
+  /** The keys of the service's slices. */
+  keysOf(service: string): readonly string[] {
+    return this.#byService.get(service);
+  }
+
+  /** The service's slices. */
+  of(service: string): G[] {
+    return this.#byService.get(service).map((k) => this.#byKey.get(k)!);
+  }
+
+  keys(): IterableIterator<string> {
+    return this.#byKey.keys();
+  }
+
+  values(): IterableIterator<G> {
+    return this.#byKey.values();
+  }
+
+  entries(): IterableIterator<[string, G]> {
+    return this.#byKey.entries();
+  }
+}
