@@ -96,9 +96,12 @@ export const nodeLocalRestart: SoakPart = {
         { timeoutMs: (seconds + 30) * 1000 },
       );
       let setUp = 0;
+      let reported = 0;
       for (let i = 0; i < restarts; i++) {
         await sleep(2000);
         const next = await start();
+        if (next.logs.some((l) => String(l.msg).startsWith("another clusterdns serves these addresses")))
+          reported++;
         const old = running.shift()!;
         running.push(next);
         o.log(`replacement ${i + 1}: new process up, stopping the old one`);
@@ -115,6 +118,12 @@ export const nodeLocalRestart: SoakPart = {
       report.note("replacements", restarts);
       report.note("queries sent", sent);
       report.check("queries lost", lost, lost === 0 && completed === sent && sent > 0, "0");
+      report.check(
+        "the new process reported the old one",
+        `${reported}/${restarts}`,
+        reported === restarts,
+        `${restarts}/${restarts}`,
+      );
       report.check(
         "node set up after each replacement",
         `${setUp}/${restarts}`,
