@@ -4,73 +4,28 @@
 // comes from an `objects` file of the generated cluster; the Corefile is one of the benchmark's.
 //   node bench/hot-path.ts                  (BENCH_SERVICES, BENCH_COREFILE, HOT_PASSES)
 //   node --cpu-prof bench/hot-path.ts       a profile of the same
-//   node --expose-gc bench/hot-path.ts      also the memory one answer-cache entry takes
-// Prints CPU ns per query over the timed passes, and how many the fast path answered.
+// Prints CPU ns per query over the timed passes, how many the fast path answered, and what an entry of
+// the answer store takes: its octets in the slabs and its slot's elements in the typed arrays (the
+// hash buckets, allocated once for the store's capacity, apart).
 
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { pino } from "pino";
-import { generateCluster } from "./cluster-gen.ts";
-import { benchCorefile } from "./cluster-api.ts";
-import { NO_UPSTREAM, benchCorefileChoice } from "./clusterdns-run.ts";
-import { parseCorefile } from "../src/corefile/parser.ts";
-import { Instance } from "../src/server/instance.ts";
-import { plugins } from "../src/plugins/index.ts";
+import { benchCorefileChoice } from "./clusterdns-run.ts";
+import { queryPackets, startInProcess } from "./in-process.ts";
 import { answerCacheStats } from "../src/metrics/server-stats.ts";
-import { encode } from "../src/dns/encode.ts";
-import { newQuery } from "../src/dns/message.ts";
-import { typeFromName } from "../src/dns/constants.ts";
-import type { Peer } from "../src/server/pipeline.ts";
 
 const services = Number(process.env.BENCH_SERVICES ?? 10_000);
 const passes = Number(process.env.HOT_PASSES ?? 20);
 const which = benchCorefileChoice();
-const dir = mkdtempSync(join(tmpdir(), "clusterdns-hot-"));
+const { cluster, inst, pipeline, peer } = await startInProcess(services, which);
+const packets = queryPackets(cluster.queries);
 
-const cluster = generateCluster({ services });
-const objects = join(dir, "objects.json");
-writeFileSync(objects, JSON.stringify({ kind: "List", items: cluster.objects }));
-const corefile = benchCorefile(which, "", NO_UPSTREAM, `objects ${objects}`);
-const inst = await Instance.create({
-  blocks: parseCorefile(corefile, join(dir, "Corefile")),
-  root: dir,
-  defaultPort: 0,
-  log: pino({ level: "silent" }),
-  plugins,
-});
-await inst.start();
-while (![...inst.readyChecks.values()].every((checks) => checks.every((c) => c()))) {
-  await new Promise((r) => setTimeout(r, 20));
-}
-const pipeline = inst.pipelines[0];
-const peer: Peer = {
-  proto: "udp",
-  remoteAddress: "127.0.0.1",
-  remotePort: 40000,
-  localAddress: "127.0.0.1",
-  localPort: 53,
-};
-const packets = cluster.queries.map((line, i) => {
-  const [name, type] = line.split(" ");
-  return encode(newQuery(`${name}.`, typeFromName(type)!, 1, i & 0xffff));
-});
-
+// As the batched engine drives it: replies written into one output buffer.
+const outBuf = Buffer.alloc(128 * 1024);
 async function pass(): Promise<void> {
   for (const p of packets) {
-    const out = pipeline.handle(p, peer);
+    const out = pipeline.handleInto(p, p.length, peer, outBuf, 0);
     if (out instanceof Promise) await out;
   }
 }
-
-/** Heap and ArrayBuffer bytes in use after full collections (NaN without --expose-gc). */
-const used = (): number => {
-  const gc = (globalThis as { gc?: () => void }).gc;
-  if (gc === undefined) return NaN;
-  for (let i = 0; i < 3; i++) gc();
-  const m = process.memoryUsage();
-  return m.heapUsed + m.arrayBuffers;
-};
 await pass(); // fills the answer cache
 await pass(); // and warms the code
 const before = { ...answerCacheStats };
@@ -81,20 +36,14 @@ const cpuUsed = process.cpuUsage(cpu);
 const wall = performance.now() - t0;
 const n = passes * packets.length;
 const hits = answerCacheStats.hits - before.hits;
-// Memory of the entries alone: with the answer cache full, then emptied (the code the passes compiled
-// and what the store worked out on the way stay in both).
-const entries = pipeline.cache.size;
-const replyBytes = (pipeline.cache.bytes() - entries * 64) / entries;
-const full = used();
-pipeline.cache.invalidate();
-const perEntry = (full - used()) / entries;
+const entries = pipeline.answers.size;
+const bytes = pipeline.answers.store.bytes();
 process.stdout.write(
   `${which}, ${services} services, ${n} queries: ${(((cpuUsed.user + cpuUsed.system) * 1000) / n).toFixed(0)} ns CPU per query ` +
-    `(${((wall * 1e6) / n).toFixed(0)} ns wall), fast path ${((100 * hits) / n).toFixed(1)}%` +
-    (Number.isNaN(perEntry)
-      ? ""
-      : `; ${entries} answer-cache entries, ${perEntry.toFixed(0)} bytes each (key and reply ${replyBytes.toFixed(0)})`) +
-    "\n",
+    `(${((wall * 1e6) / n).toFixed(0)} ns wall), fast path ${((100 * hits) / n).toFixed(1)}%; ` +
+    `${entries} answer-store entries, ${((bytes.used + bytes.perSlot * entries) / entries).toFixed(0)} bytes each ` +
+    `(key and reply ${(bytes.used / entries).toFixed(0)} in the slabs, ${bytes.perSlot} in the arrays), ` +
+    `${(bytes.buckets / 1e6).toFixed(1)} MB of hash buckets\n`,
 );
 await inst.stop();
 process.exit(0);

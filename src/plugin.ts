@@ -11,15 +11,20 @@ import type { Msg } from "./dns/message.ts";
 import type { Scanned } from "./dns/scan.ts";
 import { replyTo } from "./dns/message.ts";
 import { Class, Rcode } from "./dns/constants.ts";
+import type { AnswerPolicy, CacheRules } from "./answers/policy.ts";
 
-/** How long, in seconds, a shuffled reply the answer cache cannot rotate (see Request.rotate) may be
- * replayed in one order: the order changes at least this often, while the fast path still answers all
- * but one query per second and name. */
-export const SHUFFLED_REPLAY_SECONDS = 1;
-
-/** The clock of every cache decision, in ms: wall time at start, then monotonic, so that TTLs neither
- * jump nor stall when the system clock is stepped. One read gives the time and a duration's start. */
-export const cacheClock = (): number => performance.timeOrigin + performance.now();
+// The answer store's contract (src/answers/policy.ts), re-exported for plugins.
+export {
+  AnswerPolicy,
+  SHUFFLED_REPLAY_SECONDS,
+  cacheClock,
+  type CacheCounters,
+  type CacheKind,
+  type CacheRules,
+  type KeepTerms,
+  type PrefetchRule,
+  type StoredAnswer,
+} from "./answers/policy.ts";
 
 export interface Request {
   /** The decoded query. `msg.question[0].name` is canonical (lowercase, absolute). */
@@ -42,16 +47,11 @@ export interface Request {
   readonly server: string;
   /** Largest reply this client takes over this transport (65535 for TCP). */
   readonly maxSize: number;
-  /** How the answer cache may keep the reply: set by the plugins that know. A request a plugin derives
-   * from this one (rewrite) shares the object, so what the inner plugins decide reaches the pipeline. */
-  readonly cache: AnswerPolicy;
-  /** The answer cache's entry for this question when the fast path could not answer from it (expired,
-   * stale, due for prefetch, or too big for this client): `cache` answers from it. */
-  readonly stored?: StoredAnswer;
-  /** Runs `fetch` in the background on a request of its own for this question (cache's prefetch and
-   * stale refresh) and stores the reply it returns as the answer cache stores a client's: resolves
-   * with the new entry, or undefined when nothing was stored. Undefined for internal lookups. */
-  readonly refresh?: (fetch: (req: Request) => Promise<Msg | undefined>) => Promise<StoredAnswer | undefined>;
+  /** The answer store as this query sees it: how the reply may be kept (set by the plugins that know)
+   * and, for `cache`, the entry the fast path could not replay and a way to refresh it. A request a
+   * plugin derives from this one (rewrite) shares the object, so what the inner plugins decide reaches
+   * the pipeline. */
+  readonly cache: AnswerPolicy<Request>;
   /** Which plugin produced the reply (for metrics' `plugin` label), set by whoever answers. */
   answeredBy?: string;
   /** EDNS options to send upstream with this query (rewrite's edns0 rules): forward puts them in its
@@ -70,102 +70,62 @@ export interface Request {
   readonly stream?: (msg: Msg) => Promise<boolean>;
 }
 
-/** How the answer cache may keep one reply. The pipeline makes one per query and reads it once the
- * chain has answered; plugins only ever narrow it. */
-export class AnswerPolicy {
-  /** Never stored: the reply depends on who asked (whoami, autopath, explain). */
-  private = false;
-  /** Upper bound, in seconds, on how long the encoded reply may be replayed (forwarded answers, whose
-   * TTLs count down upstream; a shuffled reply the cache cannot rotate). */
-  maxAge = Infinity;
-  /** The plugin drops its cached answers itself whenever they could change (kubernetes: every store
-   * change invalidates the names it touched): the reply then stays in the answer cache past its TTLs,
-   * up to STABLE_CACHE_SECONDS, since an authoritative TTL does not count down. */
-  stable = false;
-  /** Set by loadbalance when the answer section is only address records of one name and type: the
-   * answer cache then replays the reply with those records rotated one place further on every hit,
-   * instead of one order for as long as it keeps the reply. A reply asked to rotate that the cache
-   * finds it cannot is replayed for SHUFFLED_REPLAY_SECONDS at most. */
-  rotate = false;
-  /** Set by `cache` when it keeps the reply: the entry then follows the cache's rules (TTLs counting
-   * down from `ttl` since `stored`, prefetch, serve_stale) instead of the ones above. */
-  kept: Kept | undefined = undefined;
-  /** Set by `cache` when the query was in its zones: its metrics count the hits and misses of the
-   * stored reply, also when the fast path answers. */
-  seenBy: CacheCounters | undefined = undefined;
-
-  /** Replays for `seconds` at most (only ever lowers the bound). */
-  limit(seconds: number): void {
-    if (seconds < this.maxAge) this.maxAge = seconds;
-  }
-}
-
-/** What `cache` decided for a reply it keeps. */
-export interface Kept {
-  readonly keeper: Keeper;
-  readonly kind: CacheKind;
-  /** The entry's TTL in seconds, and when (cacheClock()) it started counting down. */
-  readonly ttl: number;
-  readonly stored: number;
-  /** The answer section reaches the type asked (through CNAMEs): a last known good answer that
-   * serve_stale_policy prefer_positive keeps over a later negative or failed one. */
-  readonly answers: boolean;
-}
-
-export type CacheKind = "success" | "denial";
-
-/** A `cache` instance as the answer cache sees it: its rules for a kept entry, and the bound on how
- * many it keeps. */
-export interface Keeper {
-  /** Answer with the entry's whole TTL instead of the time left (keepttl). */
-  readonly keepTtl: boolean;
-  /** How long past its TTL an entry may still answer (serve_stale), ms; 0 without. */
-  readonly staleMs: number;
-  readonly prefetch: PrefetchRule | undefined;
-  /** Counts a hit on a kept entry with `left` seconds to go towards its popularity and says whether a
-   * refresh should start now (prefetch). */
-  due(entry: StoredAnswer, left: number, now: number): boolean;
-  /** Takes a new entry into its count; `evict` drops one that no longer fits its capacity. */
-  admit(entry: StoredAnswer, kind: CacheKind, evict: (e: StoredAnswer) => void): void;
-  /** The answer cache dropped this entry (expired, invalidated, replaced). */
-  forget(entry: StoredAnswer, kind: CacheKind): void;
-}
-
-export interface PrefetchRule {
-  /** Hits with no gap of durationMs or more between them make an entry popular. */
-  readonly amount: number;
-  readonly durationMs: number;
-  /** Refresh once the time left is down to this share of the TTL (or the last second). */
-  readonly percentage: number;
-}
-
-/** Counters `cache` keeps per server: the fast path bumps them too. */
-export interface CacheCounters {
-  requests: number;
-  hits: Record<CacheKind, number>;
-  misses: number;
-  prefetch: number;
-}
-
-/** An entry of the answer cache as a plugin sees it: the encoded reply and the cache's state. */
-export interface StoredAnswer {
-  /** The stored reply, encoded (a new Buffer on every call). */
-  reply(): Buffer;
-  readonly rcode: number;
-  /** cacheClock() until which the fast path replays it. */
-  readonly expires: number;
-  readonly kept: Kept | undefined;
-  /** Prefetch popularity: hits with no gap of the prefetch DURATION, and the last hit (cacheClock()). */
-  hits: number;
-  lastHit: number;
-  /** A background refresh of this entry is under way. */
-  refreshing: boolean;
-}
-
 export interface Handler {
   readonly name: string;
   serve(req: Request): Promise<Msg>;
+  /** What the handler does in the wire lane (src/answers/lane.ts): the synchronous path that answers
+   * a query the answer store misses without a Request, a promise or a decoded query. A handler
+   * without one ends the lane there (the query takes the chain). */
+  readonly lane?: LaneStep;
 }
+
+/** A query as the wire lane shows it to handlers: one object, refilled for every query (do not keep). */
+export interface LaneQuery {
+  /** Canonical (lowercase, absolute). */
+  readonly qname: string;
+  readonly qtype: number;
+  readonly qclass: number;
+  /** The client spelled the name in mixed case (0x20): a reply that writes the name into rdata
+   * would have to spell it so, and such replies are not stored. */
+  readonly mixedCase: boolean;
+  /** The query carries EDNS options that change answers (a local option such as explain, NSID). */
+  readonly options: boolean;
+  /** "dns://:53": the server this query reached. */
+  readonly server: string;
+}
+
+/** The reply a lane answer writes: a message refilled for every query (its question, ID and flags are
+ * the server's to set), whether the plugin invalidates it on change (AnswerPolicy.stable), and which
+ * plugin answered. Sections may be the plugin's own arrays: the lane only reads them. */
+export interface LaneReply {
+  readonly msg: Msg;
+  stable: boolean;
+  plugin: string;
+}
+
+export const LaneResult = {
+  /** Not this handler's query: the next one in the lane. */
+  next: 0,
+  /** The handler must see this query as a Request (the chain). */
+  chain: 1,
+  /** Answered into the LaneReply. */
+  answered: 2,
+} as const;
+export type LaneResult = (typeof LaneResult)[keyof typeof LaneResult];
+
+/** The lane step of a handler that passes every query through and leaves every reply alone. */
+export const PASS_ALL: LaneStep = { kind: "pass", passes: () => true };
+
+export type LaneStep =
+  /** Lets the query through and leaves the reply as it is when passes() says so; else the lane stops. */
+  | { readonly kind: "pass"; passes(q: LaneQuery): boolean }
+  /** loadbalance's round robin: the store rotates address answers on every replay; a reply it
+   * cannot rotate is shuffled by shuffle() and replayed in that order for a second. */
+  | { readonly kind: "rotate"; shuffle(m: Msg): void }
+  /** `cache`: what the handlers after it answer is kept by its rules, and refilled from what they
+   * answered before. */
+  | { readonly kind: "keep"; readonly rules: CacheRules }
+  | { readonly kind: "answer"; answer(q: LaneQuery, reply: LaneReply): LaneResult };
 
 export type Plugin = (next: Handler) => Handler;
 
@@ -246,7 +206,9 @@ export interface QueryDone {
   /** Size of the reply in bytes, after truncation. */
   rsize: number;
   /** Time from the packet's arrival to the reply being handed to the socket, in seconds. */
-  duration: number;
+  readonly duration: number;
+  /** The same in whole microseconds: a small integer, which metrics take without allocating. */
+  micros: number;
   /** True when the reply came from the answer cache (the fast path). */
   cached: boolean;
   /** The plugin that produced the reply, also when replayed from the answer cache ("" if unknown). */

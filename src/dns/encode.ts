@@ -3,12 +3,15 @@
 //
 // Hand-written rather than dns2's encoder: DESIGN.md measured dns2 at ~65k parse+build+encode per
 // second and ~1.8 ms for 120 A records (a bit-at-a-time writer and a Buffer per name). This one writes
-// octets into one reused scratch buffer, keeps compression targets in one Map, and copies the result
-// out once. Encoding is synchronous, so a module-level scratch is never shared by two calls.
+// octets into one reused scratch buffer, keeps compression targets in a typed hash table (no string
+// or Map entry per name written), and copies the result out once, or not at all (encodeInto: the
+// answer store copies from the scratch). Encoding is synchronous, so a module-level scratch is never
+// shared by two calls.
 
 import type { Edns, Msg, RR } from "./message.ts";
 import { Type } from "./constants.ts";
 import { nameToWire } from "./name.ts";
+import { FNV_OFFSET, FNV_PRIME } from "./key.ts";
 
 /** A message that cannot be put on the wire: a bug in whoever built it, never the client's fault. */
 export class EncodeError extends Error {
@@ -27,11 +30,34 @@ const MAX_POINTER = 0x3fff;
 // record of the largest size (name 255, fixed 10, rdata 65535) and an OPT.
 const buf = Buffer.allocUnsafe(2 * MAX_MESSAGE + 255 + 10 + 64);
 let off = 0;
-/** Lowercased wire suffix (length-prefixed labels, as a latin1 string) -> offset where it was written. */
-const targets = new Map<string, number>();
+
+// Compression targets: the hash of a lowercased wire suffix -> the offset where it was written, in an
+// open-addressed table cleared by a new stamp per message. A hash match is confirmed against the
+// octets at that offset, so a collision costs a comparison, never a wrong pointer.
+const TARGETS = 16384;
+/** Targets added per message at most (half the table): later names are written whole. */
+const MAX_TARGETS = TARGETS / 2;
+const targetHash = new Int32Array(TARGETS);
+const targetAt = new Int32Array(TARGETS);
+const targetStamp = new Int32Array(TARGETS);
+let stamp = 0;
+let targetCount = 0;
+
+/** The first question's name (text) when it was written from its octets (encodeInto): a record owned
+ * by it is written as a pointer to offset 12. */
+let questionName: string | undefined;
+
 /** Where the question section ends. The server writes the client's bytes over the first question
  * (0x20), so a name pointing into it takes the client's spelling. */
 let questionEnd = 0;
+
+/** Records written per section by the current encoding. */
+const counts = new Int32Array(3);
+
+/** The first question's name as octets (lowercase wire form) instead of its text: encodeInto's. */
+let rawName: Uint8Array | undefined;
+let rawFrom = 0;
+let rawLength = 0;
 
 /**
  * Encodes `msg` whole. Fitting it to a client's size is fitReply's work (fit.ts), on these bytes.
@@ -56,15 +82,51 @@ export function encode(msg: Msg): Buffer {
   return out;
 }
 
+/**
+ * encode() into the scratch, without copying it out: returns the length; the octets are encoded()'s
+ * until the next encoding. With `name`, the first question's name is written from those octets (the
+ * wire form, lowercased, as a query's key holds it) instead of from its text: a name asked once is
+ * then never prepared. Throws what encode() throws.
+ */
+export function encodeInto(msg: Msg, name?: Uint8Array, from = 0, length = 0): number {
+  if (msg.rcode > 15 && msg.edns === undefined) {
+    throw new EncodeError(`rcode ${msg.rcode} needs an OPT record (msg.edns) for its upper bits`);
+  }
+  rawName = name;
+  rawFrom = from;
+  rawLength = length;
+  try {
+    write(msg);
+  } finally {
+    rawName = undefined;
+  }
+  return off;
+}
+
+/** The scratch encodeInto() wrote to. */
+export function encoded(): Buffer {
+  return buf;
+}
+
 /** One pass into the scratch. */
 function write(msg: Msg): void {
-  targets.clear();
+  questionName = undefined;
+  if (++stamp === 0x7fffffff) {
+    stamp = 1;
+    targetStamp.fill(0);
+  }
+  targetCount = 0;
   off = 12;
   questionEnd = 0;
   let qdcount = 0;
   for (const q of msg.question) {
     // The first question goes uncompressed at 12: the server overwrites it with the client's bytes.
-    writeName(q.name, qdcount > 0);
+    if (qdcount === 0 && rawName !== undefined) {
+      writeRawName(rawName, rawFrom, rawLength);
+      questionName = q.name;
+    } else {
+      writeName(q.name, qdcount > 0);
+    }
     u16(q.type, "question type");
     u16(q.class, "question class");
     qdcount++;
@@ -78,11 +140,12 @@ function write(msg: Msg): void {
   }
   if (off + optLen > MAX_MESSAGE) throw new EncodeError(`question and OPT take ${off + optLen} octets`);
   const limit = MAX_MESSAGE - optLen;
-  const counts = [0, 0, 0];
+  counts[0] = counts[1] = counts[2] = 0;
   let cut = false; // an answer or authority record was left out
-  const sections = [msg.answer, msg.authority, msg.additional];
   fill: for (let s = 0; s < 3; s++) {
-    for (const rr of sections[s]) {
+    const section = s === 0 ? msg.answer : s === 1 ? msg.authority : msg.additional;
+    for (let i = 0; i < section.length; i++) {
+      const rr = section[i];
       if (rr.type === Type.OPT) continue;
       const start = off;
       writeRR(rr);
@@ -208,88 +271,173 @@ function writeOpt(edns: Edns, rcode: number): void {
   buf[lenAt + 1] = rdlen;
 }
 
-/**
- * A name prepared for writing, once: its wire form (uncompressed, spelled as given) and, per label,
- * where the label starts in it and the lowercased wire suffix from there (the compression-target key).
- */
-interface WireName {
-  readonly wire: Uint8Array;
-  readonly starts: readonly number[];
-  readonly keys: readonly string[];
-}
-
-/** Names repeat from reply to reply (the cluster's own names): prepare each once. Bounded; cleared
- * when full, which costs a re-preparation and nothing else. */
-const prepared = new Map<string, WireName>();
-const MAX_PREPARED = 10_000;
-/** False while encodeUncached runs. */
-let caching = true;
-
-/** encode() for a message whose names do not come again soon (a zone transfer's): they stay out of
- * the prepared names, which they would flush of the names queries use, and where they would live long
- * enough to reach the old generation: measured on transfers of a 10k-service zone, 3 full collections
- * in 5 transfers with the cache and none without, and 40% less time. */
+/** encode() for a message whose names do not come again soon (a zone transfer's). Names are no longer
+ * prepared and kept (writeName works from the text each time), so this is encode(); it stays for the
+ * callers that say what they encode. */
 export function encodeUncached(msg: Msg): Buffer {
-  caching = false;
-  try {
-    return encode(msg);
-  } finally {
-    caching = true;
-  }
+  return encode(msg);
 }
+
+/** Where each label of the name being written starts in buf. */
+const labelAt = new Int32Array(128);
 
 /**
  * Writes a name (the text form of name.ts, escapes and all; relative names are taken as absolute),
  * pointing at an earlier copy of its longest known suffix when `compress` is set. Every suffix written
- * in place below offset 0x4000 becomes a target, whether or not this name itself was compressed. A
- * name written whole (an SRV target) replaces the question as the target of its suffixes: pointing
- * into the question gives a name the client's spelling, so the address records of an SRV target would
- * not be owned by the target's name as spelled (CoreDNS's handler_case_test.go), while pointing at the
- * target gives them exactly its spelling.
+ * in place below offset 0x4000 becomes a target, whether or not this name itself was compressed.
+ * The wire form goes straight into the scratch from the text (a name with an escape is parsed first),
+ * and the suffixes are looked up there: nothing is allocated or kept per name. A name written whole
+ * (an SRV target) replaces the question as the target of its suffixes: pointing into the question
+ * gives a name the client's spelling, so the address records of an SRV target would not be owned by
+ * the target's name as spelled (CoreDNS's handler_case_test.go), while pointing at the target gives
+ * them exactly its spelling.
  */
 function writeName(name: string, compress: boolean): void {
   if (name === "." || name === "") {
     buf[off++] = 0;
     return;
   }
-  let w = prepared.get(name);
-  if (w === undefined) {
-    w = prepare(name);
-    if (caching) {
-      if (prepared.size >= MAX_PREPARED) prepared.clear();
-      prepared.set(name, w);
+  // An owner that is the question's name (most answers' records): a pointer to it.
+  if (compress && name === questionName) {
+    buf[off++] = 0xc0;
+    buf[off++] = 12;
+    return;
+  }
+  const start = off;
+  const count = name.includes("\\") ? copyParsed(name, start) : copyPlain(name, start);
+  const end = start + wireLength;
+  for (let i = 0; i < count; i++) {
+    const at = labelAt[i];
+    const hash = hashLower(at, end);
+    if (compress) {
+      const target = findTarget(hash, at, end);
+      if (target >= 0) {
+        off = at;
+        buf[off++] = 0xc0 | (target >> 8);
+        buf[off++] = target;
+        return;
+      }
+    }
+    if (at > MAX_POINTER) continue;
+    if (compress) addTarget(hash, at);
+    else {
+      const slot = targetSlot(hash, at, end);
+      if (slot < 0) addTarget(hash, at);
+      else if (targetAt[slot] < questionEnd) targetAt[slot] = at;
     }
   }
-  const { wire, starts, keys } = w;
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i];
-    const at = targets.get(key);
-    if (compress && at !== undefined) {
-      buf[off++] = 0xc0 | (at >> 8);
-      buf[off++] = at;
-      return;
-    }
-    if (off <= MAX_POINTER && (compress || at === undefined || at < questionEnd)) targets.set(key, off);
-    for (let j = starts[i], end = i + 1 < starts.length ? starts[i + 1] : wire.length - 1; j < end; j++) {
-      buf[off++] = wire[j];
-    }
-  }
-  buf[off++] = 0;
+  off = end;
 }
 
-function prepare(name: string): WireName {
+/** Octets of the name copyPlain or copyParsed last wrote, the root octet included. */
+let wireLength = 0;
+
+/** Writes a name without escapes at buf[at..] as labels, filling labelAt; its label count. */
+function copyPlain(name: string, at: number): number {
+  const last = name.charCodeAt(name.length - 1) === 0x2e ? name.length - 1 : name.length;
+  let count = 0;
+  let lenAt = at;
+  let p = at + 1;
+  for (let i = 0; i <= last; i++) {
+    const c = i === last ? 0x2e : name.charCodeAt(i);
+    if (c !== 0x2e) {
+      if (c > 0xff) throw new EncodeError(`name ${name} has a character above U+00FF`);
+      buf[p++] = c;
+      continue;
+    }
+    const len = p - lenAt - 1;
+    if (len === 0) throw new EncodeError(`name ${name} has an empty label`);
+    if (len > 63) throw new EncodeError(`name ${name} has a label longer than 63 octets`);
+    buf[lenAt] = len;
+    labelAt[count++] = lenAt;
+    lenAt = p++;
+  }
+  buf[lenAt] = 0;
+  wireLength = lenAt + 1 - at;
+  if (wireLength > 255) throw new EncodeError(`name ${name} is longer than 255 octets`);
+  return count;
+}
+
+/** copyPlain for a name with escapes: parsed by name.ts first. */
+function copyParsed(name: string, at: number): number {
   const wire = nameToWire(name);
   if (typeof wire === "string") throw new EncodeError(`name ${name} ${wire}`);
-  // DNS compares names ASCII-case-insensitively (RFC 4343): the keys are lowercased.
-  let lower = "";
-  for (const c of wire) lower += String.fromCharCode(c >= 0x41 && c <= 0x5a ? c | 0x20 : c);
-  const starts: number[] = [];
-  const keys: string[] = [];
-  for (let i = 0; wire[i] !== 0; i += wire[i] + 1) {
-    starts.push(i);
-    keys.push(lower.slice(i));
+  buf.set(wire, at);
+  let count = 0;
+  for (let i = 0; wire[i] !== 0; i += wire[i] + 1) labelAt[count++] = at + i;
+  wireLength = wire.length;
+  return count;
+}
+
+/** The hash (key.ts's) of buf[from..to) ASCII-lowercased: a suffix's compression-target key. */
+function hashLower(from: number, to: number): number {
+  let h = FNV_OFFSET;
+  for (let i = from; i < to; i++) {
+    let c = buf[i];
+    if (c >= 0x41 && c <= 0x5a) c |= 0x20;
+    h = Math.imul(h ^ c, FNV_PRIME);
   }
-  return { wire, starts, keys };
+  return h;
+}
+
+/** The question's name from its lowercased wire octets (a query's key), each suffix made a target. */
+function writeRawName(name: Uint8Array, from: number, length: number): void {
+  const start = off;
+  for (let i = 0; i < length; i++) buf[off++] = name[from + i];
+  for (let p = start; p < off && buf[p] !== 0; p += buf[p] + 1) {
+    if (p <= MAX_POINTER) addTarget(hashLower(p, off), p);
+  }
+}
+
+function addTarget(hash: number, at: number): void {
+  if (targetCount >= MAX_TARGETS) return;
+  let i = hash & (TARGETS - 1);
+  while (targetStamp[i] === stamp) i = (i + 1) & (TARGETS - 1);
+  targetStamp[i] = stamp;
+  targetHash[i] = hash;
+  targetAt[i] = at;
+  targetCount++;
+}
+
+/** Where the name at buf[at..end) (not yet a target) was written before, or -1. */
+function findTarget(hash: number, at: number, end: number): number {
+  const slot = targetSlot(hash, at, end);
+  return slot < 0 ? -1 : targetAt[slot];
+}
+
+/** The table slot of the target for the name at buf[at..end), or -1. */
+function targetSlot(hash: number, at: number, end: number): number {
+  for (let i = hash & (TARGETS - 1); targetStamp[i] === stamp; i = (i + 1) & (TARGETS - 1)) {
+    if (targetHash[i] === hash && sameName(targetAt[i], at, end)) return i;
+  }
+  return -1;
+}
+
+/** The name written at buf[a] (pointers followed) equals the one at buf[b..end) (no pointers), ASCII
+ * case aside. */
+function sameName(a: number, b: number, end: number): boolean {
+  let p = a;
+  let q = b;
+  for (let hops = 0; hops < 128 && q < end;) {
+    const l = buf[p];
+    if (l >= 0xc0) {
+      p = ((l & 0x3f) << 8) | buf[p + 1];
+      hops++;
+      continue;
+    }
+    if (l !== buf[q]) return false;
+    if (l === 0) return true;
+    for (let k = 1; k <= l; k++) {
+      let x = buf[p + k];
+      let y = buf[q + k];
+      if (x >= 0x41 && x <= 0x5a) x |= 0x20;
+      if (y >= 0x41 && y <= 0x5a) y |= 0x20;
+      if (x !== y) return false;
+    }
+    p += l + 1;
+    q += l + 1;
+  }
+  return false;
 }
 
 function writeTxt(strings: string[]): void {

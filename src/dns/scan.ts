@@ -1,11 +1,13 @@
 // The hot path's view of a query: header, question and EDNS read straight off the packet, every
 // section walked once to reject malformed input, nothing decoded that the fast path does not need.
-// Plain loops over the Buffer, no exceptions for bad input (a failure is a value), and the only
-// allocations on success are the result, its key and the Edns when there is an OPT record; the text
-// qname is built on first read, which a cache hit without log hooks never does.
+// Plain loops over the Buffer, no exceptions for bad input (a failure is a value), and nothing
+// allocated on success when the caller passes the object to scan into: the answer store's key is
+// written into that object's own octets and hashed there; the Edns and the text qname are built on
+// first read, which a cache hit without log hooks never does.
 
 import type { Edns, Msg } from "./message.ts";
 import { labelText } from "./name.ts";
+import { MAX_KEY, hashBytes } from "./key.ts";
 import { Class, EDNS_UDP_SIZE, EdnsOption, Opcode, PLAIN_UDP_SIZE, Rcode, Type } from "./constants.ts";
 
 /** A query that may be answered: what the fast path and the plugin chain need from it. */
@@ -28,12 +30,16 @@ export interface Scanned {
   udpSize: number;
   /** The OPT record's DO bit. */
   dnssecOk: boolean;
-  /** Answer-cache key: the question's name octets ASCII-lowercased, its type and class octets as they
-   * are, and "0" (no OPT), "1" (OPT) or "2" (OPT with DO), with 0x04 added for a local EDNS option,
-   * 0x08 for the CD bit (a validating upstream answers a CD query differently) and 0x40 for an NSID
-   * request (RFC 5001: its reply carries the server's identifier, which no other reply may), as a
-   * latin1 string. */
-  key: string;
+  /** Answer-store key (key.ts): the question's name octets ASCII-lowercased, its type and
+   * class octets as they are, and "0" (no OPT), "1" (OPT) or "2" (OPT with DO), with 0x04 added for a
+   * local EDNS option, 0x08 for the CD bit (a validating upstream answers a CD query differently) and
+   * 0x40 for an NSID request (RFC 5001: its reply carries the server's identifier, which no other reply
+   * may): keyBytes[0..keyLength), hashed into keyHash. */
+  readonly keyBytes: Uint8Array;
+  readonly keyLength: number;
+  readonly keyHash: number;
+  /** The key as a latin1 string (built on first read: tests and the slow path). */
+  readonly key: string;
 }
 
 /** A packet that gets no answer at all. */
@@ -66,9 +72,6 @@ const DROP: ScanDrop = Object.freeze({ drop: true });
 /** Most compression pointers one name may follow. A legal name has at most 127 labels. */
 const MAX_JUMPS = 127;
 
-// Scratch for building the key without intermediate strings: name 255, type and class 4, state 1.
-const scratch = Buffer.allocUnsafe(260);
-
 /**
  * Reads one query. Rules, first match wins:
  * - under 12 octets or QR=1 -> drop (never answer a response);
@@ -90,8 +93,9 @@ const scratch = Buffer.allocUnsafe(260);
  * there could only reach the header or loop). Any octet may sit in a label (RFC 2181 11), "." too:
  * the text qname escapes it (name.ts).
  */
-export function scanQuery(buf: Buffer, into?: ScannedQuery): ScannedQuery | ScanFailure {
-  const len = buf.length;
+export function scanQuery(buf: Buffer, into?: ScannedQuery, len = buf.length): ScannedQuery | ScanFailure {
+  const result = into ?? new ScannedQuery();
+  const scratch = result.keyBytes;
   if (len < 12 || (buf[2] & 0x80) !== 0) return DROP;
   const opcode = (buf[2] >> 3) & 0x0f;
   const qdcount = (buf[4] << 8) | buf[5];
@@ -126,7 +130,7 @@ export function scanQuery(buf: Buffer, into?: ScannedQuery): ScannedQuery | Scan
   } else {
     // Walked only to find an OPT record for the error reply.
     for (let i = 0; i < qdcount; i++) {
-      p = skipName(buf, p, len);
+      p = skipName(buf, p, len, len);
       if (p < 0 || p + 4 > len) return failure(buf, opcode, rcode, 0, -1);
       p += 4;
     }
@@ -145,14 +149,14 @@ export function scanQuery(buf: Buffer, into?: ScannedQuery): ScannedQuery | Scan
   let tsigBad = false;
   for (let i = 0; i < records; i++) {
     const start = p;
-    p = skipName(buf, p, len);
+    p = skipName(buf, p, len, len);
     if (p < 0 || p + 10 > len) return failure(buf, opcode, rcode || Rcode.FORMERR, questionEnd, opt);
     const type = (buf[p] << 8) | buf[p + 1];
     const rdlen = (buf[p + 8] << 8) | buf[p + 9];
     const end = p + 10 + rdlen;
     if (end > len) return failure(buf, opcode, rcode || Rcode.FORMERR, questionEnd, opt);
     if (type === Type.TSIG) {
-      if (i < additionalFrom || i !== records - 1 || !tsigFits(buf, p + 10, end)) tsigBad = true;
+      if (i < additionalFrom || i !== records - 1 || !tsigFits(buf, p + 10, end, len)) tsigBad = true;
       else tsig = start;
     }
     if (type === Type.OPT) {
@@ -190,13 +194,12 @@ export function scanQuery(buf: Buffer, into?: ScannedQuery): ScannedQuery | Scan
   scratch[keyLen++] = buf[questionEnd - 1];
   if ((buf[3] & 0x10) !== 0) ednsState |= 0x08;
   scratch[keyLen++] = ednsState;
-  const s = into ?? new ScannedQuery();
-  s.read(buf, opcode, questionEnd, opt, scratch.toString("latin1", 0, keyLen));
-  return s;
+  result.read(buf, opcode, questionEnd, opt, keyLen);
+  return result;
 }
 
 /** A query scanQuery accepted. The fast path scans into one object again and again (no allocation per
- * query but the key); whoever keeps a query past the current turn keeps copy(). */
+ * query); whoever keeps a query past the current turn keeps copy(). */
 export class ScannedQuery implements Scanned {
   id = 0;
   opcode = 0;
@@ -208,15 +211,22 @@ export class ScannedQuery implements Scanned {
   questionEnd = 0;
   udpSize = 0;
   dnssecOk = false;
-  key = "";
+  readonly keyBytes: Uint8Array;
+  keyLength = 0;
+  keyHash = 0;
   /** The packet and its OPT record's TYPE field (-1: none), for `edns` on first read. */
   #buf: Buffer | undefined = undefined;
   #opt = -1;
   #edns: Edns | undefined | null = null;
   #qname: string | undefined = undefined;
+  #key: string | undefined = undefined;
 
-  /** Fills this object from an accepted packet. */
-  read(buf: Buffer, opcode: number, questionEnd: number, opt: number, key: string): void {
+  constructor(keyBytes = new Uint8Array(MAX_KEY)) {
+    this.keyBytes = keyBytes;
+  }
+
+  /** Fills this object from an accepted packet whose key is in keyBytes[0..keyLength). */
+  read(buf: Buffer, opcode: number, questionEnd: number, opt: number, keyLength: number): void {
     this.id = (buf[0] << 8) | buf[1];
     this.opcode = opcode;
     this.rd = (buf[2] & 0x01) !== 0;
@@ -227,18 +237,35 @@ export class ScannedQuery implements Scanned {
     this.questionEnd = questionEnd;
     this.udpSize = opt >= 0 ? (buf[opt + 2] << 8) | buf[opt + 3] : 0;
     this.dnssecOk = opt >= 0 && (buf[opt + 6] & 0x80) !== 0;
-    this.key = key;
+    this.keyLength = keyLength;
+    this.keyHash = hashBytes(this.keyBytes, 0, keyLength);
     this.#buf = buf;
     this.#opt = opt;
     this.#edns = null;
     this.#qname = undefined;
+    this.#key = undefined;
   }
 
-  /** A copy of its own, for a query answered after the current turn. */
-  copy(): ScannedQuery {
-    const c = new ScannedQuery();
-    c.read(this.#buf!, this.opcode, this.questionEnd, this.#opt, this.key);
+  /** A copy of its own, for a query answered after the current turn: `buf` is the packet's own copy
+   * when the one scanned is about to be reused. */
+  copy(buf = this.#buf!): ScannedQuery {
+    const c = new ScannedQuery(this.keyBytes.slice(0, this.keyLength));
+    c.read(buf, this.opcode, this.questionEnd, this.#opt, this.keyLength);
     return c;
+  }
+
+  /** The state octet of the key (its last). */
+  get keyState(): number {
+    return this.keyBytes[this.keyLength - 1];
+  }
+
+  get key(): string {
+    if (this.#key === undefined) {
+      let k = "";
+      for (let i = 0; i < this.keyLength; i++) k += String.fromCharCode(this.keyBytes[i]);
+      this.#key = k;
+    }
+    return this.#key;
   }
 
   get edns(): Edns | undefined {
@@ -249,16 +276,36 @@ export class ScannedQuery implements Scanned {
   /** The key starts with the lowercased wire name: its labels' text forms joined with "." are the
    * qname. */
   get qname(): string {
-    if (this.#qname === undefined) {
-      const key = this.key;
-      let name = "";
-      for (let p = 0, l = key.charCodeAt(0); l !== 0; p += l + 1, l = key.charCodeAt(p)) {
-        name += labelText(key.slice(p + 1, p + 1 + l)) + ".";
-      }
-      this.#qname = name === "" ? "." : name;
-    }
+    if (this.#qname === undefined) this.#qname = nameText(this.keyBytes);
     return this.#qname;
   }
+}
+
+const nameScratch = Buffer.allocUnsafe(256);
+
+/** The text form of the wire name at the start of `wire` (name.ts): one string, built in a scratch
+ * when no octet needs an escape (every name a client asks in practice), label by label otherwise. */
+function nameText(wire: Uint8Array): string {
+  let n = 0;
+  let plain = true;
+  for (let p = 0, l = wire[0]; l !== 0; p += l + 1, l = wire[p]) {
+    for (let i = p + 1; i <= p + l; i++) {
+      const c = wire[i];
+      // 0x21-0x7e but "." and "\\": the octets a label's text holds as they are.
+      if (c < 0x21 || c > 0x7e || c === 0x2e || c === 0x5c) plain = false;
+      nameScratch[n++] = c;
+    }
+    nameScratch[n++] = 0x2e;
+  }
+  if (n === 0) return ".";
+  if (plain) return nameScratch.toString("latin1", 0, n);
+  let name = "";
+  for (let p = 0, l = wire[0]; l !== 0; p += l + 1, l = wire[p]) {
+    let label = "";
+    for (let i = p + 1; i <= p + l; i++) label += String.fromCharCode(wire[i]);
+    name += labelText(label) + ".";
+  }
+  return name;
 }
 
 /** The OPT record whose TYPE field is at `opt`, decoded; its options copied out of the packet. */
@@ -321,8 +368,8 @@ function qtypeRcode(qtype: number): number {
 
 /** True when a TSIG rdata (RFC 8945 4.2) exactly fills from..end: algorithm name, time signed (48
  * bits), fudge, MAC size and MAC, original ID, error, other length and other data. */
-function tsigFits(buf: Buffer, from: number, end: number): boolean {
-  let p = skipName(buf, from, end);
+function tsigFits(buf: Buffer, from: number, end: number, msgEnd: number): boolean {
+  let p = skipName(buf, from, end, msgEnd);
   if (p < 0 || p + 10 > end) return false;
   p += 10 + ((buf[p + 8] << 8) | buf[p + 9]);
   if (p + 6 > end) return false;
@@ -345,7 +392,7 @@ function optionsFit(buf: Buffer, from: number, end: number): boolean {
  * the name is longer than 255 octets, or a compression pointer does not point strictly before every
  * octet read so far for this name (so pointers can neither go forward nor loop).
  */
-export function skipName(buf: Uint8Array, off: number, limit: number): number {
+export function skipName(buf: Uint8Array, off: number, limit: number, msgEnd = buf.length): number {
   let p = off;
   let lowest = off; // every pointer must land before this
   let end = -1; // where the name ends in place, once a pointer was followed
@@ -353,7 +400,7 @@ export function skipName(buf: Uint8Array, off: number, limit: number): number {
   let jumps = 0;
   for (;;) {
     // A pointer may lead past `limit` (RDATA's end) but never past the message.
-    if (p >= (end < 0 ? limit : buf.length)) return -1;
+    if (p >= (end < 0 ? limit : msgEnd)) return -1;
     const l = buf[p];
     if (l === 0) return end < 0 ? p + 1 : end;
     if (l < 64) {
@@ -362,7 +409,7 @@ export function skipName(buf: Uint8Array, off: number, limit: number): number {
       p += l + 1;
       continue;
     }
-    if (l < 0xc0 || p + 1 >= (end < 0 ? limit : buf.length)) return -1;
+    if (l < 0xc0 || p + 1 >= (end < 0 ? limit : msgEnd)) return -1;
     const target = ((l & 0x3f) << 8) | buf[p + 1];
     if (target >= lowest || ++jumps > MAX_JUMPS) return -1;
     if (end < 0) end = p + 2;

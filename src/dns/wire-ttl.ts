@@ -2,24 +2,29 @@
 
 import { Type } from "./constants.ts";
 
+/** The offset just past a record's owner name at `p`, as the encoder writes names: labels up to the
+ * root octet or a compression pointer (the record's TYPE field starts there). */
+export function afterOwner(msg: Uint8Array, p: number): number {
+  for (let l = msg[p]; l !== 0; l = msg[p]) {
+    if (l >= 0xc0) return p + 2;
+    p += l + 1;
+  }
+  return p + 1;
+}
+
 /**
  * Writes `ttl` into the TTL field of every record after the question (answer, authority, additional),
  * except OPT, whose TTL field holds the extended rcode and flags. `from` is the offset just past the
  * question. The message must be well formed, as the encoder writes it: names are labels ending in the
- * root octet or in a compression pointer.
+ * root octet or in a compression pointer. The message starts at `base` in `msg`; `from` counts from it.
  */
-export function setTtls(msg: Uint8Array, from: number, ttl: number): void {
-  const count = ((msg[6] << 8) | msg[7]) + ((msg[8] << 8) | msg[9]) + ((msg[10] << 8) | msg[11]);
-  let p = from;
+export function setTtls(msg: Uint8Array, from: number, ttl: number, base = 0): void {
+  const b = base;
+  const count =
+    ((msg[b + 6] << 8) | msg[b + 7]) + ((msg[b + 8] << 8) | msg[b + 9]) + ((msg[b + 10] << 8) | msg[b + 11]);
+  let p = b + from;
   for (let i = 0; i < count; i++) {
-    for (let l = msg[p]; l !== 0; l = msg[p]) {
-      if (l >= 0xc0) {
-        p++;
-        break;
-      }
-      p += l + 1;
-    }
-    p++;
+    p = afterOwner(msg, p);
     if ((msg[p] << 8) + msg[p + 1] !== Type.OPT) {
       msg[p + 4] = ttl >>> 24;
       msg[p + 5] = (ttl >>> 16) & 0xff;

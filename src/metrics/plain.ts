@@ -81,7 +81,12 @@ export class HistogramSeries {
   readonly #bounds: readonly number[];
   /** counts[i]: observations <= bounds[i] and > bounds[i-1]; the last slot is +Inf. */
   readonly counts: Float64Array;
-  sum = 0;
+  /** The sum of the observations, in the slot after the +Inf count: a double kept in a typed array is
+   * updated in place, where an object field may box it anew. */
+  get sum(): number {
+    return this.#sum[0];
+  }
+  readonly #sum = new Float64Array(1);
 
   constructor(labels: Labels, bounds: readonly number[]) {
     this.labels = labels;
@@ -89,12 +94,22 @@ export class HistogramSeries {
     this.counts = new Float64Array(bounds.length + 1);
   }
 
+  /** observe() of a number of seconds given in whole microseconds. */
+  observeMicros(us: number): void {
+    const b = this.#bounds;
+    const v = us / 1e6;
+    let i = 0;
+    while (i < b.length && v > b[i]) i++;
+    this.counts[i]++;
+    this.#sum[0] += v;
+  }
+
   observe(v: number): void {
     const b = this.#bounds;
     let i = 0;
     while (i < b.length && v > b[i]) i++;
     this.counts[i]++;
-    this.sum += v;
+    this.#sum[0] += v;
   }
 }
 

@@ -128,7 +128,7 @@ export function queryRecorder(directives: readonly string[]): (q: QueryDone) => 
       byRcode.set(q.rcode, s);
     }
     s.value++;
-    e.duration.observe(q.duration);
+    e.duration.observeMicros(q.micros);
     e.requestSize[q.proto].observe(q.size);
     e.responseSize[q.proto].observe(q.rsize);
   };

@@ -60,14 +60,24 @@ scrapedCounter(
 );
 scrapedCounter(
   "clusterdns_answer_cache_misses_total",
-  "Queries the answer cache had no live reply for: they went through the plugin chain.",
+  "Queries the answer cache had no live reply for: the wire lane or the plugin chain answered them.",
   [],
   (c) => c.inc(answerCacheStats.misses),
+);
+scrapedCounter(
+  "clusterdns_answer_lane_total",
+  "Misses answered in the same turn by the wire lane (no plugin chain), by how: answered by a plugin, " +
+    "or refilled into cache from its source copy.",
+  ["how"],
+  (c) => {
+    c.inc({ how: "answered" }, answerCacheStats.lane - answerCacheStats.refills);
+    c.inc({ how: "refilled" }, answerCacheStats.refills);
+  },
 );
 
 scrapedGauge(
   "clusterdns_answer_cache_entries",
-  "Replies held in the answer caches (at most 100k per listener, oldest dropped first).",
+  "Replies held in the answer stores (100k per listener, and each cache's capacity per kind).",
   [],
   (g) => g.set(answerCacheStats.entries),
 );

@@ -20,4 +20,8 @@ export const answerCacheStats = {
   hits: 0,
   misses: 0,
   entries: 0,
+  /** Misses the wire lane answered in the same turn (the rest went through the plugin chain), and of
+   * those, the ones `cache` refilled from the source copy without running the plugins after it. */
+  lane: 0,
+  refills: 0,
 };

@@ -1,12 +1,15 @@
 // A server block at run time: its zones, its plugin chain and its finish hooks.
 
-import type { Handler, QueryDone, ReplyLimiter, TcpTimeoutSettings } from "../plugin.ts";
+import type { Handler, LaneStep, QueryDone, ReplyLimiter, TcpTimeoutSettings } from "../plugin.ts";
 import type { ServerKey } from "../corefile/types.ts";
 
 export interface Block {
   readonly keys: ServerKey[];
   readonly zones: string[];
   chain: Handler;
+  /** Its handlers' wire-lane steps, in chain order (undefined where a handler has none: the lane stops
+   * there); undefined when the first handler has none. */
+  lane?: (LaneStep | undefined)[];
   readonly hooks: ((q: QueryDone) => void)[];
   /** Addresses from `bind`; empty means every address. */
   readonly bind: string[];

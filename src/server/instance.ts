@@ -146,10 +146,17 @@ export class Instance implements InstanceHooks {
       const plugin = await this.#opts.plugins.get(d.name)!(d, ctx);
       if (plugin) plugins.push(plugin);
     }
-    block.chain = plugins.reduceRight<Handler>((next, p) => p(next), endOfChain);
+    const handlers: Handler[] = [];
+    block.chain = plugins.reduceRight<Handler>((next, p) => {
+      const h = p(next);
+      handlers.unshift(h);
+      return h;
+    }, endOfChain);
+    if (handlers.length > 0 && handlers[0].lane !== undefined) block.lane = handlers.map((h) => h.lane);
     for (const k of keys) {
       const g = this.#group(k, block);
       g.pipeline.mux.add(k.zone, block);
+      for (const h of handlers) if (h.lane?.kind === "keep") g.pipeline.answers.reserve(h.lane.rules);
       withTimeouts(g, block.timeouts);
     }
   }
@@ -179,13 +186,13 @@ export class Instance implements InstanceHooks {
 
   /** Drops every cached answer of every listener. */
   invalidate(): void {
-    for (const g of this.#groups.values()) g.pipeline.cache.invalidate();
+    for (const g of this.#groups.values()) g.pipeline.answers.invalidate();
   }
 
   /** Drops the cached answers for these owner names, in every listener. */
   invalidateNames(names: Iterable<string>): void {
     const list = [...names];
-    for (const g of this.#groups.values()) g.pipeline.cache.invalidateNames(list);
+    for (const g of this.#groups.values()) g.pipeline.answers.invalidateNames(list);
   }
 
   /** Runs the start-up hooks, opens every listener, then runs the listening hooks. Port 0 picks one
@@ -304,7 +311,7 @@ export class Instance implements InstanceHooks {
     for (const g of this.#groups.values()) await this.#closeGroup(g);
     await this.#runShutdown();
     // Its replies are no longer served: out of clusterdns_answer_cache_entries, and out of memory.
-    for (const g of this.#groups.values()) g.pipeline.cache.invalidate();
+    for (const g of this.#groups.values()) g.pipeline.answers.invalidate();
   }
 
   async #drain(): Promise<void> {

@@ -1,22 +1,38 @@
 // Zone mux: the server block whose zone is the longest suffix of the query name answers it.
 
-import { parent } from "../dns/name.ts";
+import { isSubdomain, parent } from "../dns/name.ts";
+
+/** Up to this many zones, match() compares suffixes (nothing allocated); past it, it walks the name's
+ * parents through the map (a substring per label). */
+const SCAN_ZONES = 16;
 
 export class ZoneMux<T> {
-  #zones = new Map<string, T>();
+  /** Zone -> its entry, made once: match() hands out the same object every time. */
+  #zones = new Map<string, { zone: string; value: T }>();
+  /** The entries, longest zone first. */
+  #byLength: { zone: string; value: T }[] = [];
 
   add(zone: string, value: T): boolean {
     if (this.#zones.has(zone)) return false;
-    this.#zones.set(zone, value);
+    const entry = { zone, value };
+    this.#zones.set(zone, entry);
+    this.#byLength.push(entry);
+    this.#byLength.sort((a, b) => b.zone.length - a.zone.length);
     return true;
   }
 
-  /** The entry of the longest zone that contains `qname` (canonical), and that zone. */
-  match(qname: string): { zone: string; value: T } | undefined {
+  /** The entry of the longest zone that contains `qname` (canonical), and that zone. Do not change it. */
+  match(qname: string): { readonly zone: string; readonly value: T } | undefined {
+    if (this.#byLength.length <= SCAN_ZONES) {
+      // Longest first: the first zone that holds the name is the most specific.
+      const zones = this.#byLength;
+      for (let i = 0; i < zones.length; i++) if (isSubdomain(qname, zones[i].zone)) return zones[i];
+      return undefined;
+    }
     let name = qname;
     for (;;) {
-      const v = this.#zones.get(name);
-      if (v !== undefined) return { zone: name, value: v };
+      const e = this.#zones.get(name);
+      if (e !== undefined) return e;
       if (name === ".") return undefined;
       name = parent(name); // an escaped "\." is inside a label, not between two
     }

@@ -7,6 +7,7 @@ import { Pipeline, STABLE_CACHE_SECONDS } from "./pipeline.ts";
 import { newQuery, replyTo, type Msg } from "../dns/message.ts";
 import { encode } from "../dns/encode.ts";
 import { scanQuery } from "../dns/scan.ts";
+import { NO_SLOT } from "../answers/store.ts";
 import { decode } from "../dns/decode.ts";
 import { Cache } from "../plugins/cache/cache.ts";
 import { Rcode, Type } from "../dns/constants.ts";
@@ -47,7 +48,7 @@ test("lookup runs an internal query through the mux and chain, with its depth", 
   assert.equal(r.rcode, Rcode.NOERROR);
   assert.deepEqual(r.answer[0]?.data, { type: Type.A, address: "192.0.2.7" });
   assert.deepEqual(seen, [{ qname: "www.example.org.", private: false, depth: 2 }]);
-  assert.equal(p.cache.size, 0, "only what `cache` keeps of an internal lookup is stored");
+  assert.equal(p.answers.size, 0, "only what `cache` keeps of an internal lookup is stored");
 });
 
 test("lookup answers from and fills the answer cache through `cache`, as a client without EDNS", async () => {
@@ -116,15 +117,19 @@ test("a stable reply outlives its TTL in the answer cache; invalidation still dr
     },
   });
   const buf = encode(newQuery("www.example.org.", Type.A, 1, 7));
-  const key = (scanQuery(buf) as { key: string }).key;
+  const s = scanQuery(buf);
+  assert.ok(!("drop" in s));
   for (const stable of [false, true]) {
     const p = pipelineWith(answer(stable));
     await p.handle(buf, peer);
-    const at = (s: number) => p.cache.get(key, Date.now() + s * 1000) !== undefined;
+    const at = (secs: number): boolean => {
+      p.answers.clock[0] = Date.now() + secs * 1000;
+      return p.answers.lookup(s.keyBytes, 0, s.keyLength, s.keyHash) !== NO_SLOT;
+    };
     assert.equal(at(4), true, `stable=${stable}: cached within the TTL`);
     assert.equal(at(6), stable, `stable=${stable}: past the TTL only when stable`);
     assert.equal(at(STABLE_CACHE_SECONDS + 1), false, "never past the stable bound");
-    p.cache.invalidateNames(["www.example.org."]);
+    p.answers.invalidateNames(["www.example.org."]);
     assert.equal(at(1), false, "invalidation drops it");
   }
 });

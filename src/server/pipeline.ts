@@ -1,24 +1,25 @@
 // The path of one query, shared by UDP and TCP:
-//   scan header and question -> fast path (answer cache) -> on a miss: zone mux -> plugin chain ->
-//   encode -> fit to the client's size (src/dns/fit.ts) -> bytes for the socket.
-// A cache hit is answered synchronously, without a promise, a decode or an encode.
+//   scan header and question -> answer store (src/answers/: a stored reply is replayed) -> on a miss,
+//   the wire lane (the block's handlers answer in the same turn when they can) -> else zone mux ->
+//   plugin chain -> encode -> file in the store -> fit to the client's size (src/dns/fit.ts) -> bytes.
+// A replay and a lane answer are synchronous: no promise, decode or decoded reply; a replay allocates
+// nothing when the engine gives an output buffer (handleInto).
 
 import type { Logger } from "pino";
 import type { Block } from "./block.ts";
-import {
-  AnswerPolicy,
-  SHUFFLED_REPLAY_SECONDS,
-  cacheClock,
-  type QueryDone,
-  type Request,
-} from "../plugin.ts";
+import type { Request } from "../plugin.ts";
+import { FinishedQuery } from "./finished-query.ts";
+import { AnswerPolicy, TIME_ORIGIN, cacheClock, type StoredAnswer } from "../answers/policy.ts";
 import type { Msg } from "../dns/message.ts";
-import { AnswerCache, CachedAnswer, rotate, rotationOf, type Meta } from "./answer-cache.ts";
+import { Answers, Filing, SLOW } from "../answers/answers.ts";
+import { NO_SLOT } from "../answers/store.ts";
+import { replayInto } from "../answers/replay.ts";
+import { Lane } from "../answers/lane.ts";
+import { hashBytes, latin1Bytes } from "../dns/key.ts";
 import { answerCacheStats, serverStats } from "../metrics/server-stats.ts";
 import { ZoneMux } from "./mux.ts";
 import { ScannedQuery, scanQuery, errorReply, spelledQname, toQueryMsg, type Scanned } from "../dns/scan.ts";
 import { encode, encodeUncached } from "../dns/encode.ts";
-import { setTtls } from "../dns/wire-ttl.ts";
 import { fitReply } from "../dns/fit.ts";
 import { newQuery, replyTo, type RR } from "../dns/message.ts";
 import { decode } from "../dns/decode.ts";
@@ -40,26 +41,27 @@ export interface Peer {
 /** Nested internal lookups allowed (an ExternalName pointing at an ExternalName...). */
 const MAX_LOOKUP_DEPTH = 8;
 
-/** Longest a reply may be replayed from the answer cache, whatever its TTLs say. */
-const MAX_CACHE_SECONDS = 3600;
-
-/** How long a `stable` reply is replayed: its plugin invalidates it on change, so this bound only
- * limits the damage of an invalidation that a bug would miss. */
-export const STABLE_CACHE_SECONDS = 60;
+export { STABLE_CACHE_SECONDS } from "../answers/policy.ts";
 
 /** What a stored reply is filed under and how it is finished: from the client's scanned query, or from
  * an internal lookup's name. */
 interface Question {
-  key: string;
+  key: Uint8Array;
+  keyLength: number;
+  hash: number;
   questionEnd: number;
   query: Msg;
 }
+
+/** The largest UDP reply: what handleInto's UDP callers keep room for (every reply is fitted to the
+ * client's size, at most what we advertise in EDNS). */
+export const MAX_UDP_REPLY = EDNS_UDP_SIZE;
 
 export class Pipeline {
   /** "dns://:53": the server as CoreDNS names it in logs and metrics (set again once the port is bound). */
   label: string;
   readonly mux = new ZoneMux<Block>();
-  readonly cache: AnswerCache;
+  readonly answers: Answers;
   readonly #log: Logger;
   /** A clock tests inject; undefined is cacheClock, read once per query with the duration's start. */
   readonly #now: (() => number) | undefined;
@@ -67,74 +69,168 @@ export class Pipeline {
   readonly #done = new FinishedQuery();
   /** What the fast path scans every query into; the slow path keeps a copy. */
   readonly #scan = new ScannedQuery();
-  readonly #metas = new Map<Block, Map<string, Meta>>();
+  readonly #lane: Lane;
+  readonly #filing = new Filing();
+  /** [0]: performance.now() when the query of this turn arrived. */
+  readonly #times = new Float64Array(1);
   /** Queries answered through the chain and not finished yet (for graceful stop). */
   inFlight = 0;
 
-  constructor(label: string, log: Logger, cache = new AnswerCache(), now?: () => number) {
+  constructor(label: string, log: Logger, answers = new Answers(), now?: () => number) {
     this.label = label;
     this.#log = log;
-    this.cache = cache;
+    this.answers = answers;
+    this.#lane = new Lane(answers);
     this.#now = now;
   }
 
   /** The reply to one query packet, or undefined to drop it. The caller may reuse `peer` for its next
    * packet once this returns: what a reply computed later needs of it is copied. */
   handle(buf: Buffer, peer: Peer): Buffer | undefined | Promise<Buffer | undefined> {
-    const s = scanQuery(buf, this.#scan);
-    if ("drop" in s) return s.drop ? undefined : errorReply(buf, s);
+    const r = this.#answer(buf, buf.length, peer, undefined, 0);
+    if (typeof r !== "number") return r;
+    return r === 0 ? undefined : this.#out!;
+  }
 
+  /**
+   * handle() for an engine with an output buffer: the query is buf[0..length) (buf may be reused once
+   * this returns); a reply answered now is written at out[at..] (which has room for the largest reply
+   * of the transport: MAX_UDP_REPLY for UDP) and its length returned, 0 for none; a reply that takes
+   * the chain comes as a promise.
+   */
+  handleInto(
+    buf: Buffer,
+    length: number,
+    peer: Peer,
+    out: Buffer,
+    at: number,
+  ): number | Promise<Buffer | undefined> {
+    const r = this.#answer(buf, length, peer, out, at);
+    if (typeof r !== "number" || r === 0 || out === this.#out) return r;
+    // Built in a Buffer of its own (an error reply, a cut one, rrl's): copied.
+    const b = this.#out!;
+    b.copy(out, at);
+    return b.length;
+  }
+
+  /** The last reply #answer built in a Buffer of its own (when it returned a length). */
+  #out: Buffer | undefined = undefined;
+
+  /** Answers a query: a length (0: nothing to send) with the reply in `out` at `at`, or in #out when
+   * `out` is undefined or the reply had to be built apart; or a promise from the chain. */
+  #answer(
+    buf: Buffer,
+    length: number,
+    peer: Peer,
+    out: Buffer | undefined,
+    at: number,
+  ): number | Promise<Buffer | undefined> {
+    const s = scanQuery(buf, this.#scan, length);
+    if ("drop" in s) {
+      if (s.drop) return 0;
+      this.#out = errorReply(length === buf.length ? buf : buf.subarray(0, length), s);
+      return this.#out.length;
+    }
     const maxSize = peer.proto === "tcp" ? 65535 : s.udpSize > 0 ? clampUdp(s.udpSize) : PLAIN_UDP_SIZE;
-    const start = performance.now();
-    const now = this.#now === undefined ? performance.timeOrigin + start : this.#now();
-    const hit = this.cache.get(s.key, now);
-    if (hit === undefined || now >= hit.expires) {
+    // Times live in typed arrays: a double passed to a call V8 does not inline is a number allocated.
+    const times = this.#times;
+    times[0] = performance.now();
+    const answers = this.answers;
+    answers.clock[0] = this.#now === undefined ? TIME_ORIGIN + times[0] : this.#now();
+    let slot = answers.lookup(s.keyBytes, 0, s.keyLength, s.keyHash);
+    let ttl = slot === NO_SLOT ? SLOW : answers.replayTtl(slot);
+    let plugin = "";
+    if (ttl === SLOW) {
       answerCacheStats.misses++;
-      return this.#slow(buf, s.copy(), { ...peer }, maxSize, start, hit);
-    }
-    // A reply `cache` keeps goes out with its time left as every TTL, and may be due for a refresh.
-    let ttl = -1;
-    const kept = hit.kept;
-    if (kept !== undefined) {
-      const left = kept.ttl - Math.floor((now - kept.stored) / 1000);
-      if (kept.keeper.prefetch !== undefined && kept.keeper.due(hit, left, now)) {
-        answerCacheStats.misses++;
-        return this.#slow(buf, s.copy(), { ...peer }, maxSize, start, hit);
+      const stored = slot;
+      slot = stored === NO_SLOT ? this.#runLane(s, buf) : NO_SLOT;
+      if (slot === NO_SLOT) {
+        // Its own copies: buf, the scan and the peer are reused once this returns.
+        const own = Buffer.from(buf.subarray(0, length));
+        return this.#slow(own, s.copy(own), { ...peer }, maxSize, times[0], answers.handle(stored));
       }
-      ttl = kept.keeper.keepTtl ? kept.ttl : left;
+      answerCacheStats.lane++;
+      plugin = this.#lane.plugin;
+      // Filed just now: a kept reply goes out with its whole TTL, any other as stored.
+      ttl = answers.store.ttl(slot);
+    } else {
+      answers.countHit(slot);
     }
-    const seen = hit.seenBy;
-    if (seen !== undefined) {
-      seen.requests++;
-      if (kept !== undefined) seen.hits[kept.kind]++;
-      else seen.misses++;
-    }
-    answerCacheStats.hits++;
-    const meta = hit.meta;
+    return this.#replay(slot, ttl, s, buf, length, peer, maxSize, out, at, plugin);
+  }
+
+  /** Sends the reply in `slot` for the query `s`: into `out` at `at` when it fits the client and no
+   * rate limit applies, else built apart in #out. `plugin` labels a reply the lane just filed ("": a
+   * replay, labelled by the plugin that stored it). */
+  #replay(
+    slot: number,
+    ttl: number,
+    s: ScannedQuery,
+    buf: Buffer,
+    length: number,
+    peer: Peer,
+    maxSize: number,
+    out: Buffer | undefined,
+    at: number,
+    plugin: string,
+  ): number {
+    const answers = this.answers;
+    const meta = answers.meta(slot);
     const block = meta.owner as Block;
-    const out = Buffer.allocUnsafe(hit.wire.length);
-    hit.copyInto(out);
-    // The client's ID and spelling of the question (0x20), and its RD and CD bits.
-    out[0] = buf[0];
-    out[1] = buf[1];
-    out[2] = (out[2] & 0xfe) | (buf[2] & 0x01);
-    out[3] = (out[3] & 0xef) | (buf[3] & 0x10);
-    for (let i = 12, end = s.questionEnd; i < end; i++) out[i] = buf[i];
-    if (hit.rotation !== undefined) rotate(out, hit.rotation);
-    if (ttl >= 0) setTtls(out, s.questionEnd, ttl);
-    // Too big for this client (or for the block's bufsize): cut on the wire, as the slow path would
-    // (RFC 2181 9, dns/fit.ts).
     const limit =
       peer.proto === "udp" && block.udpSize !== undefined ? Math.min(maxSize, block.udpSize) : maxSize;
-    let sent: Buffer | undefined = out.length > limit ? fitReply(out, s.questionEnd, limit) : out;
-    if (block.rrl !== undefined && peer.proto === "udp") {
-      sent = block.rrl.limit(sent, s, peer.remoteAddress, now);
-      if (sent === undefined) return undefined;
+    const size = answers.store.replyLength(slot);
+    let sent: Buffer | undefined;
+    let n: number;
+    if (out !== undefined && size <= limit && block.rrl === undefined) {
+      n = replayInto(answers.store, slot, buf, s.questionEnd, out, at, ttl);
+      this.#out = out;
+    } else {
+      // Too big for this client (or for the block's bufsize): cut on the wire, as the slow path would
+      // (RFC 2181 9, dns/fit.ts); or rate limited (`rrl`).
+      const full = Buffer.allocUnsafe(size);
+      replayInto(answers.store, slot, buf, s.questionEnd, full, 0, ttl);
+      sent = size > limit ? fitReply(full, s.questionEnd, limit) : full;
+      if (block.rrl !== undefined && peer.proto === "udp") {
+        sent = block.rrl.limit(sent, s, peer.remoteAddress, answers.clock[0]);
+        if (sent === undefined) return 0;
+      }
+      this.#out = sent;
+      n = sent.length;
     }
     if (block.hooks.length > 0) {
-      this.#finish(block, s, buf.length, peer, meta.rcode, sent, start, true, meta.plugin);
+      const micros = ((performance.now() - this.#times[0]) * 1000) | 0;
+      const header = sent !== undefined ? (sent[2] << 8) | sent[3] : (out![at + 2] << 8) | out![at + 3];
+      const cached = plugin === "";
+      this.#finish(
+        block,
+        s,
+        length,
+        peer,
+        meta.rcode,
+        header,
+        n,
+        micros,
+        cached,
+        cached ? meta.plugin : plugin,
+      );
     }
-    return sent;
+    return n;
+  }
+
+  /** The wire lane for a query the store does not hold: the slot of the reply it filed, or NO_SLOT. */
+  #runLane(s: ScannedQuery, buf: Buffer): number {
+    if (s.qclass !== Class.IN || s.qtype === Type.AXFR || s.qtype === Type.IXFR) return NO_SLOT;
+    const m = this.mux.match(s.qname);
+    const steps = m?.value.lane;
+    if (steps === undefined) return NO_SLOT;
+    try {
+      return this.#lane.run(m!.value, steps, s, buf, this.label);
+    } catch (err) {
+      // The chain answers it; its errors plugin says why.
+      this.#log.debug({ err, qname: s.qname }, "wire lane failed; taking the chain");
+      return NO_SLOT;
+    }
   }
 
   async #slow(
@@ -143,7 +239,7 @@ export class Pipeline {
     peer: Peer,
     maxSize: number,
     start: number,
-    stored: CachedAnswer | undefined,
+    stored: StoredAnswer | undefined,
   ): Promise<Buffer | undefined> {
     const query = toQueryMsg(s);
     // An IXFR names the client's version by the SOA in its authority section (RFC 1995 3).
@@ -155,64 +251,23 @@ export class Pipeline {
     if (m === undefined) return this.#simple(buf, s, query, Rcode.REFUSED);
     const block = m.value;
     if (peer.proto === "udp" && block.udpSize !== undefined) maxSize = Math.min(maxSize, block.udpSize);
-    const q: Question = { key: s.key, questionEnd: s.questionEnd, query };
-    let streamed = 0;
-    const write = peer.write;
-    const req: Request = {
-      msg: query,
-      qname: s.qname,
-      spelled: spelledQname(buf, s.questionEnd),
-      qtype: s.qtype,
-      qclass: s.qclass,
-      zone: m.zone,
-      proto: peer.proto,
-      remoteAddress: peer.remoteAddress,
-      remotePort: peer.remotePort,
-      localAddress: peer.localAddress,
-      localPort: peer.localPort,
-      server: this.label,
-      maxSize,
-      cache: new AnswerPolicy(),
-      stored,
-      refresh: (fetch) => this.#refresh(q, block, req, fetch),
-      stream:
-        write &&
-        ((part) => {
-          normalise(part, query);
-          const bytes = encodeUncached(part);
-          buf.copy(bytes, 12, 12, s.questionEnd);
-          streamed += bytes.length;
-          return write(bytes);
-        }),
+    const q: Question = {
+      key: s.keyBytes,
+      keyLength: s.keyLength,
+      hash: s.keyHash,
+      questionEnd: s.questionEnd,
+      query,
     };
-    const generation = this.cache.generation;
-    let reply: Msg;
-    this.inFlight++;
-    try {
-      reply = await block.chain.serve(req);
-    } catch (err) {
-      // The top-level catch: logged once here, answered SERVFAIL, the server keeps serving.
-      serverStats.panics++;
-      this.#log.error({ err, qname: s.qname, qtype: s.qtype }, "plugin chain failed");
-      reply = replyTo(query, Rcode.SERVFAIL);
-    } finally {
-      this.inFlight--;
-    }
+    const streamed = { octets: 0 };
+    const req = this.#request(buf, s, q, peer, maxSize, m.zone, block, stored, streamed);
+    const generation = this.answers.generation;
+    const reply = await this.#serve(block, req);
     if (req.noReply) return undefined;
-    normalise(reply, query);
-    let full: Buffer;
-    try {
-      full = encode(reply);
-    } catch (err) {
-      this.#log.error({ err, qname: s.qname, qtype: s.qtype }, "reply could not be encoded");
-      reply = replyTo(query, Rcode.SERVFAIL);
-      normalise(reply, query);
-      full = encode(reply);
-    }
+    const full = this.#encode(reply, req);
     const out = fitReply(full, s.questionEnd, maxSize);
     buf.copy(out, 12, 12, s.questionEnd);
 
-    this.#file(q, block, reply, full, req, generation);
+    this.#storeReply(q, block, reply, full, req, generation);
     // A response over its rate limit (`rrl`) is dropped, or sent empty and truncated; it was stored.
     let sent: Buffer | undefined = out;
     if (block.rrl !== undefined && peer.proto === "udp") {
@@ -220,98 +275,140 @@ export class Pipeline {
       if (sent === undefined) return undefined;
     }
     if (block.hooks.length > 0) {
+      const header = (sent[2] << 8) | sent[3];
+      const micros = ((performance.now() - start) * 1000) | 0;
+      const rsize = sent.length + streamed.octets;
       const plugin = req.answeredBy ?? "";
-      this.#finish(block, s, buf.length, peer, reply.rcode, sent, start, false, plugin, streamed);
+      this.#finish(block, s, buf.length, peer, reply.rcode, header, rsize, micros, false, plugin);
     }
     return sent;
   }
 
-  /** Request.refresh: the fetch runs on a request of its own, and the reply is stored only if the data
+  /** The Request the chain sees for the client's query `s` (packet `buf`) in `zone` of `block`. Over
+   * TCP its stream() writes a message of a long reply ahead of the last, counting the octets. */
+  #request(
+    buf: Buffer,
+    s: Scanned,
+    q: Question,
+    peer: Peer,
+    maxSize: number,
+    zone: string,
+    block: Block,
+    stored: StoredAnswer | undefined,
+    streamed: { octets: number },
+  ): Request {
+    const write = peer.write;
+    const query = q.query;
+    const req: Request = {
+      msg: query,
+      qname: s.qname,
+      spelled: spelledQname(buf, s.questionEnd),
+      qtype: s.qtype,
+      qclass: s.qclass,
+      zone,
+      proto: peer.proto,
+      remoteAddress: peer.remoteAddress,
+      remotePort: peer.remotePort,
+      localAddress: peer.localAddress,
+      localPort: peer.localPort,
+      server: this.label,
+      maxSize,
+      cache: this.#policy(stored, (fetch) => this.#refresh(q, block, req, fetch)),
+      stream:
+        write &&
+        ((part) => {
+          normalise(part, query);
+          const bytes = encodeUncached(part);
+          buf.copy(bytes, 12, 12, s.questionEnd);
+          streamed.octets += bytes.length;
+          return write(bytes);
+        }),
+    };
+    return req;
+  }
+
+  /** The block's chain's reply to `req`. The top-level catch: a chain that throws is logged once
+   * here and answered SERVFAIL, and the server keeps serving. */
+  async #serve(block: Block, req: Request): Promise<Msg> {
+    this.inFlight++;
+    try {
+      return await block.chain.serve(req);
+    } catch (err) {
+      serverStats.panics++;
+      this.#log.error({ err, qname: req.qname, qtype: req.qtype }, "plugin chain failed");
+      return replyTo(req.msg, Rcode.SERVFAIL);
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  /** The reply made whole (ID, question, EDNS) and encoded; a reply that cannot be encoded is logged
+   * and becomes SERVFAIL. */
+  #encode(reply: Msg, req: Request): Buffer {
+    normalise(reply, req.msg);
+    try {
+      return encode(reply);
+    } catch (err) {
+      this.#log.error({ err, qname: req.qname, qtype: req.qtype }, "reply could not be encoded");
+      // The reply becomes the failure: what is stored and counted is what was sent.
+      Object.assign(reply, replyTo(req.msg, Rcode.SERVFAIL));
+      normalise(reply, req.msg);
+      return encode(reply);
+    }
+  }
+
+  /** AnswerPolicy.refresh: the fetch runs on a request of its own, and the reply is stored only if the data
    * behind it did not change while it ran. */
   async #refresh(
     q: Question,
     block: Block,
     client: Request,
     fetch: (req: Request) => Promise<Msg | undefined>,
-  ): Promise<CachedAnswer | undefined> {
-    const generation = this.cache.generation;
-    const own: Request = {
-      ...client,
-      cache: new AnswerPolicy(),
-      stored: undefined,
-      refresh: undefined,
-      answeredBy: undefined,
-    };
+  ): Promise<StoredAnswer | undefined> {
+    const generation = this.answers.generation;
+    const own: Request = { ...client, cache: new AnswerPolicy(), answeredBy: undefined };
     const reply = await fetch(own);
-    return reply === undefined ? undefined : this.#store(q, block, reply, own, generation);
+    if (reply === undefined) return undefined;
+    return this.answers.handle(this.#encodeAndStore(q, block, reply, own, generation));
   }
 
   /** Encodes and stores a reply produced away from a client's query (a refresh, an internal lookup). */
-  #store(q: Question, block: Block, reply: Msg, req: Request, generation: number): CachedAnswer | undefined {
+  #encodeAndStore(q: Question, block: Block, reply: Msg, req: Request, generation: number): number {
     normalise(reply, q.query);
     try {
-      return this.#file(q, block, reply, encode(reply), req, generation);
+      return this.#storeReply(q, block, reply, encode(reply), req, generation);
     } catch (err) {
       this.#log.error({ err, qname: q.query.question[0].name }, "a reply to store could not be encoded");
-      return undefined;
+      return NO_SLOT;
     }
   }
 
-  /** Puts an encoded reply in the answer cache when the request's policy allows, for as long as it
-   * allows. */
-  #file(
-    q: Question,
-    block: Block,
-    reply: Msg,
-    full: Buffer,
-    req: Request,
-    generation: number,
-  ): CachedAnswer | undefined {
-    const policy = req.cache;
-    if (policy.private || reply.tc) return undefined;
-    const kept = policy.kept;
-    if (kept === undefined && reply.rcode !== Rcode.NOERROR && reply.rcode !== Rcode.NXDOMAIN)
-      return undefined;
-    const now = this.#clock();
-    const rotation = policy.rotate ? rotationOf(full, q.questionEnd) : undefined;
-    // A rotation asked for and not possible: this order is replayed for a short while only.
-    const replay = policy.rotate && rotation === undefined ? SHUFFLED_REPLAY_SECONDS : policy.maxAge;
-    let expires: number;
-    let dropAt: number;
-    if (kept !== undefined) {
-      const end = kept.stored + kept.ttl * 1000;
-      expires = Math.min(end, now + replay * 1000);
-      dropAt = end + kept.keeper.staleMs;
-      if (dropAt <= now) return undefined;
-    } else {
-      const ttl = Math.min(replay, MAX_CACHE_SECONDS, policy.stable ? STABLE_CACHE_SECONDS : minTtl(reply));
-      if (ttl <= 0) return undefined;
-      expires = dropAt = now + ttl * 1000;
-    }
-    const entry = new CachedAnswer({
-      bytes: full,
-      expires,
-      dropAt,
-      // A hit on what `cache` keeps is the cache's answer, as CoreDNS labels it.
-      meta: this.#meta(block, reply.rcode, kept ? "cache" : (req.answeredBy ?? "")),
-      rotation,
-      kept,
-      seenBy: policy.seenBy,
-    });
-    // The same kept reply filed again (a new order for loadbalance) keeps its popularity and refresh.
-    const before = req.stored;
-    if (kept !== undefined && before?.kept === kept) {
-      entry.hits = before.hits;
-      entry.lastHit = before.lastHit;
-      entry.refreshing = before.refreshing;
-    }
-    this.cache.set(q.key, entry, generation);
-    return entry;
+  /** Puts an encoded reply in the answer store when the request's policy allows, for as long as it
+   * allows: the slot, or NO_SLOT. */
+  #storeReply(q: Question, block: Block, reply: Msg, full: Buffer, req: Request, generation: number): number {
+    const f = this.#filing;
+    f.policy = req.cache;
+    f.owner = block;
+    f.rcode = reply.rcode;
+    f.tc = reply.tc;
+    f.plugin = req.answeredBy ?? "";
+    f.reply = full;
+    f.replyFrom = 0;
+    f.replyLength = full.length;
+    f.questionEnd = q.questionEnd;
+    f.key = q.key;
+    f.keyFrom = 0;
+    f.keyLength = q.keyLength;
+    f.hash = q.hash;
+    f.generation = generation;
+    this.answers.clock[0] = this.#clock();
+    f.before = req.cache.stored;
+    return this.answers.file(f);
   }
 
   /** An internal query through the zone mux and the chain, for plugins (SetupContext.lookup): no finish
    * hooks, and a failure is a SERVFAIL reply rather than an exception. It answers from and fills the
-   * answer cache only through `cache` (as a client without EDNS would see it). */
+   * answer store only through `cache` (as a client without EDNS would see it). */
   async lookup(name: string, qtype: number, depth: number): Promise<Msg> {
     const query = newQuery(name, qtype);
     const m = this.mux.match(name);
@@ -321,6 +418,7 @@ export class Pipeline {
       return replyTo(query, Rcode.SERVFAIL);
     }
     const key = lookupKey(name, qtype);
+    const hash = hashBytes(key, 0, key.length);
     const req: Request = {
       msg: query,
       qname: name,
@@ -334,16 +432,16 @@ export class Pipeline {
       localPort: 0,
       server: this.label,
       maxSize: 65535,
-      cache: new AnswerPolicy(),
-      stored: this.cache.get(key, this.#clock()),
+      cache: this.#policy(this.#storedFor(key, hash), undefined),
       depth,
     };
-    const generation = this.cache.generation;
+    const generation = this.answers.generation;
     try {
       const reply = await m.value.chain.serve(req);
       if (req.cache.kept !== undefined) {
         const copy = { ...reply, answer: [...reply.answer], authority: [...reply.authority] };
-        this.#store({ key, questionEnd: 12 + key.length - 1, query }, m.value, copy, req, generation);
+        const q = { key, keyLength: key.length, hash, questionEnd: 12 + key.length - 1, query };
+        this.#encodeAndStore(q, m.value, copy, req, generation);
       }
       return reply;
     } catch (err) {
@@ -352,14 +450,20 @@ export class Pipeline {
     }
   }
 
-  /** The one Meta of these values for this block (there are a few per block). */
-  #meta(owner: Block, rcode: number, plugin: string): Meta {
-    let byBlock = this.#metas.get(owner);
-    if (byBlock === undefined) this.#metas.set(owner, (byBlock = new Map()));
-    const key = `${rcode} ${plugin}`;
-    let m = byBlock.get(key);
-    if (m === undefined) byBlock.set(key, (m = { rcode, plugin, owner }));
-    return m;
+  /** A new request's view of the answer store. */
+  #policy(
+    stored: StoredAnswer | undefined,
+    refresh: AnswerPolicy<Request>["refresh"],
+  ): AnswerPolicy<Request> {
+    const p = new AnswerPolicy<Request>();
+    p.stored = stored;
+    p.refresh = refresh;
+    return p;
+  }
+
+  #storedFor(key: Uint8Array, hash: number): StoredAnswer | undefined {
+    this.answers.clock[0] = this.#clock();
+    return this.answers.handle(this.answers.lookup(key, 0, key.length, hash));
   }
 
   #clock(): number {
@@ -376,19 +480,21 @@ export class Pipeline {
     return out;
   }
 
-  /** Runs the block's finish hooks (metrics, log) for one answered query. */
+  /** Runs the block's finish hooks (metrics, log) for one answered query. `header` is octets 2 and 3
+   * of the reply sent, `rsize` its size with what was streamed before it (a zone transfer). */
   #finish(
     block: Block,
     s: Scanned,
     size: number,
     peer: Peer,
     rcode: number,
-    sent: Buffer,
-    start: number,
+    header: number,
+    rsize: number,
+    /** Microseconds from the query's arrival to its reply (computed by the caller, whose code V8 has
+     * optimized: here the arithmetic on doubles would allocate). */
+    micros: number,
     cached: boolean,
     plugin: string,
-    /** Octets of the messages streamed before `sent` (a zone transfer). */
-    streamed = 0,
   ): void {
     const done = this.#done;
     done.reset(s);
@@ -399,9 +505,9 @@ export class Pipeline {
     done.remotePort = peer.remotePort;
     done.size = size;
     done.rcode = rcode;
-    done.header = (sent[2] << 8) | sent[3];
-    done.rsize = sent.length + streamed;
-    done.duration = (performance.now() - start) / 1000;
+    done.header = header;
+    done.rsize = rsize;
+    done.micros = micros;
     done.cached = cached;
     done.plugin = plugin;
     for (const hook of block.hooks) {
@@ -411,58 +517,6 @@ export class Pipeline {
         this.#log.error({ err }, "finish hook failed");
       }
     }
-  }
-}
-
-/** What the finish hooks see of a query: one per pipeline, filled anew for each query (hooks run
- * synchronously and must not keep it). The text qname is built only when a hook reads it (log does,
- * the metrics hook does not): one string less per query answered with only metrics on. */
-class FinishedQuery implements QueryDone {
-  server = "";
-  zone = "";
-  proto: Proto = "udp";
-  remoteAddress = "";
-  remotePort = 0;
-  id = 0;
-  qtype = 0;
-  qclass = 0;
-  size = 0;
-  do = false;
-  bufsize = PLAIN_UDP_SIZE;
-  rcode = 0;
-  /** Octets 2 and 3 of the reply sent: its flags. */
-  header = 0;
-  rsize = 0;
-  duration = 0;
-  cached = false;
-  plugin = "";
-  #scanned: Scanned | undefined = undefined;
-
-  reset(s: Scanned): void {
-    this.id = s.id;
-    this.qtype = s.qtype;
-    this.qclass = s.qclass;
-    this.do = s.dnssecOk;
-    this.bufsize = s.udpSize > 0 ? s.udpSize : PLAIN_UDP_SIZE;
-    this.#scanned = s;
-  }
-
-  get qname(): string {
-    return this.#scanned?.qname ?? ".";
-  }
-
-  /** The reply's flags as dig prints them ("qr,aa,rd"): only log reads them. */
-  get rflags(): string {
-    const h = this.header;
-    const f: string[] = [];
-    if (h & 0x8000) f.push("qr");
-    if (h & 0x0400) f.push("aa");
-    if (h & 0x0200) f.push("tc");
-    if (h & 0x0100) f.push("rd");
-    if (h & 0x0080) f.push("ra");
-    if (h & 0x0020) f.push("ad");
-    if (h & 0x0010) f.push("cd");
-    return f.join(",");
   }
 }
 
@@ -484,9 +538,9 @@ function normalise(reply: Msg, query: Msg): void {
   }
 }
 
-/** The answer-cache key of a query without EDNS for a canonical name (see Scanned.key). */
-function lookupKey(name: string, qtype: number): string {
-  return wireKey(name) + String.fromCharCode(qtype >> 8, qtype & 0xff, 0, Class.IN) + "0";
+/** The answer-store key of a query without EDNS for a canonical name (see Scanned.keyBytes). */
+function lookupKey(name: string, qtype: number): Uint8Array {
+  return latin1Bytes(wireKey(name) + String.fromCharCode(qtype >> 8, qtype & 0xff, 0, Class.IN) + "0");
 }
 
 /** The authority section of a query the scan passed; empty if it does not decode after all. */
@@ -502,11 +556,4 @@ function authorityOf(buf: Buffer): RR[] {
  * at 1232 avoids IP fragmentation on overlay networks (DNS flag day 2020). */
 function clampUdp(size: number): number {
   return Math.max(PLAIN_UDP_SIZE, Math.min(size, EDNS_UDP_SIZE));
-}
-
-function minTtl(m: Msg): number {
-  let ttl = MAX_CACHE_SECONDS;
-  for (const rr of m.answer) if (rr.ttl < ttl) ttl = rr.ttl;
-  for (const rr of m.authority) if (rr.ttl < ttl) ttl = rr.ttl;
-  return ttl;
 }

@@ -9,7 +9,7 @@ import { networkInterfaces } from "node:os";
 import { join } from "node:path";
 import { getSystemErrorName } from "node:util";
 import type { Logger } from "pino";
-import type { Peer, Pipeline } from "./pipeline.ts";
+import { MAX_UDP_REPLY, type Peer, type Pipeline } from "./pipeline.ts";
 import type { UdpListener, UdpOptions } from "./udp.ts";
 
 /** Where `npm ci` (native/build.ts, node-gyp) puts the addon: the same from src/ and from dist/. */
@@ -74,6 +74,7 @@ export class BatchedListener implements UdpListener {
   /** recvMeta's bytes, for the address bytes. */
   readonly #metaBytes: Buffer;
   readonly #send: Buffer;
+  readonly #slots: Buffer[];
   readonly #sendMeta: Uint32Array;
   readonly #reusePort: boolean;
   readonly #log: Logger;
@@ -102,6 +103,8 @@ export class BatchedListener implements UdpListener {
     this.#recvMeta = new Uint32Array(BATCH * META);
     this.#metaBytes = Buffer.from(this.#recvMeta.buffer);
     this.#send = Buffer.alloc(SEND_BYTES);
+    // A view of each receive slot, made once: the pipeline reads a datagram where it landed.
+    this.#slots = Array.from({ length: BATCH }, (_, i) => this.#recv.subarray(i * SLOT, (i + 1) * SLOT));
     this.#sendMeta = new Uint32Array(BATCH * SEND_META);
     this.#sock = new addon.UdpSocket(this.#recv, this.#recvMeta, this.#send, this.#sendMeta, (n) =>
       this.#onBatch(n),
@@ -133,44 +136,52 @@ export class BatchedListener implements UdpListener {
       this.#log.error({ err }, "udp socket error");
       return;
     }
-    const { SLOT, META } = this.#addon;
-    const recv = this.#recv;
+    const { META, BATCH, SEND_BYTES } = this.#addon;
     const meta = this.#recvMeta;
     const pipeline = this.#pipeline;
     for (let i = 0; i < count; i++) {
       const m = i * META;
       const len = meta[m];
-      const at = i * SLOT;
-      // A copy: the slot is read into again by the next batch, and a query answered through the plugin
-      // chain reads its bytes again after an await. Short queries copy faster by hand than by copy().
-      const query = Buffer.allocUnsafe(len);
-      if (len <= 512) for (let k = 0; k < len; k++) query[k] = recv[at + k];
-      else recv.copy(query, 0, at, at + len);
-      // One object for every datagram: Pipeline.handle copies what a later reply needs of it.
+      // One object for every datagram: Pipeline.handleInto copies what a later reply needs of it.
       const peer = this.#peer;
       peer.remoteAddress = this.#addressText(m + 1);
       peer.remotePort = meta[m + 1];
       peer.localAddress = this.#localAddress;
       peer.localPort = this.#localPort;
-      let out: Buffer | undefined | Promise<Buffer | undefined>;
+      // Room for the largest reply after what is queued, or send the batch first.
+      if (this.#queued === BATCH || this.#sendAt + MAX_UDP_REPLY > SEND_BYTES) this.#flush();
+      let out: number | Promise<Buffer | undefined>;
       try {
-        out = pipeline.handle(query, peer);
+        // Read in place (the slot's view), answered in place (into the send buffer): a replayed or
+        // lane answer allocates nothing.
+        out = pipeline.handleInto(this.#slots[i], len, peer, this.#send, this.#sendAt);
       } catch (err) {
         this.#log.error({ err }, "query failed");
         continue;
       }
-      if (out === undefined) continue;
-      if (out instanceof Promise) {
-        const to = meta.slice(m + 1, m + 1 + PEER);
-        out.then(
-          (b) => b && this.#later(b, to),
-          (err: unknown) => this.#log.error({ err }, "query failed"),
-        );
-      } else {
-        this.#queue(out, meta, m + 1);
+      if (typeof out === "number") {
+        if (out > 0) this.#queued_(out, meta, m + 1);
+        continue;
       }
+      const to = meta.slice(m + 1, m + 1 + PEER);
+      out.then(
+        (b) => b && this.#later(b, to),
+        (err: unknown) => this.#log.error({ err }, "query failed"),
+      );
     }
     this.#flush();
+  }
+
+  /** Counts a reply of `length` octets the pipeline wrote at #sendAt into the batch, for `to`, the PEER
+   * words at `at`. */
+  #queued_(length: number, to: Uint32Array, at: number): void {
+    const sm = this.#sendMeta;
+    const s = this.#queued * this.#addon.SEND_META;
+    sm[s] = this.#sendAt;
+    sm[s + 1] = length;
+    for (let k = 0; k < PEER; k++) sm[s + 2 + k] = to[at + k];
+    this.#sendAt += length;
+    this.#queued++;
   }
 
   /** Adds a reply to the batch being built for `to`, the PEER words at `at`. */

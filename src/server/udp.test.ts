@@ -19,14 +19,22 @@ const log = pino({ level: "silent" });
 /** Answers with the query, QR set and the peer's text appended: at once for even first bytes, after a
  * timer for odd ones; a first byte of 0xff is dropped. */
 function echo(peers: Peer[] = []): Pipeline {
+  const handle = (buf: Buffer, peer: Peer) => {
+    peers.push(peer);
+    if (buf[0] === 0xff) return undefined;
+    const out = Buffer.concat([buf, Buffer.from(`|${peer.remoteAddress}|${peer.remotePort}`)]);
+    out[2] |= 0x80;
+    if (buf[0] % 2 === 0) return out;
+    return new Promise<Buffer>((r) => setTimeout(() => r(out), 5));
+  };
   return {
-    handle(buf: Buffer, peer: Peer) {
-      peers.push(peer);
-      if (buf[0] === 0xff) return undefined;
-      const out = Buffer.concat([buf, Buffer.from(`|${peer.remoteAddress}|${peer.remotePort}`)]);
-      out[2] |= 0x80;
-      if (buf[0] % 2 === 0) return out;
-      return new Promise<Buffer>((r) => setTimeout(() => r(out), 5));
+    handle,
+    // The batched engine's way in: the query in place, the reply written into its send buffer.
+    handleInto(buf: Buffer, length: number, peer: Peer, into: Buffer, at: number) {
+      const out = handle(Buffer.from(buf.subarray(0, length)), { ...peer });
+      if (out === undefined) return 0;
+      if (out instanceof Promise) return out;
+      return out.copy(into, at);
     },
   } as unknown as Pipeline;
 }

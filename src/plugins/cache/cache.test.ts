@@ -389,7 +389,7 @@ describe("cache", () => {
     await t.ask("web.default.svc.cluster.local");
     await t.ask("web.default.svc.cluster.local");
     t.up.answer("web.default.svc.cluster.local.", [a("web.default.svc.cluster.local.", "10.96.0.2", 30)]);
-    t.pipeline.cache.invalidateNames(["web.default.svc.cluster.local."]);
+    t.pipeline.answers.invalidateNames(["web.default.svc.cluster.local."]);
     const after = await t.ask("web.default.svc.cluster.local");
     assert.deepEqual(after.reply.answer[0].data, { type: Type.A, address: "10.96.0.2" });
     assert.equal(t.up.asked.length, 2);
@@ -469,10 +469,10 @@ describe("cache", () => {
       return slow(req);
     };
     assert.deepEqual(ttls((await t.ask("web.default.svc.cluster.local")).reply), [0], "stale, refreshing");
-    t.pipeline.cache.invalidateNames(["web.default.svc.cluster.local."]);
+    t.pipeline.answers.invalidateNames(["web.default.svc.cluster.local."]);
     release();
     await flush();
-    assert.equal(t.pipeline.cache.size, 0, "the refresh started before the change and is not kept");
+    assert.equal(t.pipeline.answers.size, 0, "the refresh started before the change and is not kept");
   });
 
   it("serve_stale immediate: answers at once with TTL 0 and refreshes behind", async () => {
@@ -609,7 +609,7 @@ describe("cache", () => {
       await t.ask(`${n}.example.org`);
     }
     assert.equal(t.stats().evictions.success, 1);
-    assert.equal(t.pipeline.cache.size, 2, "gone from the answer cache too");
+    assert.equal(t.pipeline.answers.size, 2, "gone from the answer cache too");
     await t.ask("a.example.org");
     assert.equal(t.up.asked.length, 4, "a was evicted");
   });

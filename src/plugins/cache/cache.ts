@@ -3,25 +3,27 @@
 // is refreshed before it expires; with serve_stale an expired entry still answers while its refresh (or
 // the upstream) is away.
 //
-// The entries are the server's answer cache's own (src/server/answer-cache.ts): encoded replies that
-// the fast path replays, writing the time left into every TTL field on the way out. This plugin decides
-// what is kept and for how long (AnswerPolicy.kept), answers on the slow path from an entry the fast
-// path could not use (Request.stored), and bounds each kind's count. Holding decoded messages instead
-// cost 21 us per query against 13 for the plain fast path (kubeadm's Corefile at 10k services), and
-// their garbage put the p99 at 31 ms.
+// The entries live in the server's answer store (src/answers/): encoded replies that the fast path
+// replays, writing the time left into every TTL field on the way out, in a pool per kind whose size is
+// this cache's capacity. This plugin is the rules (the CacheRules contract): what is kept and for how long
+// (AnswerPolicy.kept here on the slow path, CacheRules.ttlFor in the wire lane), and it answers on the slow
+// path from an entry the fast path could not use (AnswerPolicy.stored: stale, or due for a refresh).
+// Holding decoded messages instead cost 21 us per query against 13 for the plain fast path (kubeadm's
+// Corefile at 10k services), and their garbage put the p99 at 31 ms; an lru-cache index of the entries
+// (a JS object per entry, and its bookkeeping on every miss) made a miss past the capacity cost as
+// much as the plugins behind it, so the store's typed arrays bound each kind instead.
 
-import { LRUCache } from "lru-cache";
-import type {
-  CacheKind,
-  Handler,
-  Keeper,
-  Kept,
-  Plugin,
-  PrefetchRule,
-  Request,
-  StoredAnswer,
-} from "../../plugin.ts";
-import { cacheClock, isFailureRcode } from "../../plugin.ts";
+import type { Handler, Plugin, Request } from "../../plugin.ts";
+import { isFailureRcode } from "../../plugin.ts";
+import {
+  cacheClock,
+  prefetchDue,
+  type CacheKind,
+  type CacheRules,
+  type KeepTerms,
+  type PrefetchRule,
+  type StoredAnswer,
+} from "../../answers/policy.ts";
 import type { Msg, RR } from "../../dns/message.ts";
 import { replyTo } from "../../dns/message.ts";
 import { decode } from "../../dns/decode.ts";
@@ -51,18 +53,17 @@ export interface CacheOptions {
   now?: () => number;
 }
 
-type Evict = (e: StoredAnswer) => void;
-
-export class Cache implements Keeper {
+export class Cache implements CacheRules {
   readonly keepTtl: boolean;
   readonly staleMs: number;
   readonly prefetch: PrefetchRule | undefined;
   readonly #o: CacheOptions;
   readonly #now: () => number;
-  /** The entries of each kind, oldest stored first: lru-cache bounds the count and evicts through the
-   * answer cache (the entries it holds are the answer cache's own). */
-  readonly #index: Record<CacheKind, LRUCache<StoredAnswer, Evict>>;
+  /** How many entries of each kind the stores hold for it (one pool per listener's store). */
+  readonly #pools: Record<CacheKind, (() => number)[]> = { success: [], denial: [] };
   readonly #live: LiveCache;
+  /** The counters of #live.server (a lookup by a built string otherwise). */
+  #stats: CacheStats | undefined;
 
   constructor(o: CacheOptions) {
     this.#o = o;
@@ -70,20 +71,9 @@ export class Cache implements Keeper {
     this.keepTtl = o.keepTtl;
     this.staleMs = o.serveStale?.durationMs ?? 0;
     this.prefetch = o.prefetch;
-    const index = (kind: CacheKind) =>
-      new LRUCache<StoredAnswer, Evict>({
-        max: o[kind].capacity,
-        // After the entry left the index (lru-cache's clean state): the answer cache drops it too.
-        disposeAfter: (evict, entry, reason) => {
-          if (reason !== "evict") return;
-          const server = this.#live.server;
-          if (server !== undefined) statsFor(server, this.#live.zones).evictions[kind]++;
-          evict(entry);
-        },
-      });
-    this.#index = { success: index("success"), denial: index("denial") };
+    const size = (kind: CacheKind) => this.#pools[kind].reduce((n, count) => n + count(), 0);
     // Counted under the plugin's zones, joined: "." for `cache 30` in the kubeadm Corefile.
-    this.#live = { server: undefined, zones: o.zones.join(" "), size: (kind) => this.#index[kind].size };
+    this.#live = { server: undefined, zones: o.zones.join(" "), size };
   }
 
   /** Shows this cache's entries in coredns_cache_entries until stop(). */
@@ -91,53 +81,71 @@ export class Cache implements Keeper {
     liveCaches.add(this.#live);
   }
 
-  /** Forgets its entries: the answer cache drops them as they expire or are replaced, and a reload's
-   * new instance starts with an answer cache of its own. */
+  /** Leaves the metrics: its entries stay in the answer store until they expire or are replaced, and
+   * a reload's new instance starts with stores of its own. */
   stop(): void {
     liveCaches.delete(this.#live);
-    this.#index.success.clear();
-    this.#index.denial.clear();
   }
 
-  admit(entry: StoredAnswer, kind: CacheKind, evict: Evict): void {
-    this.#index[kind].set(entry, evict);
+  capacity(kind: CacheKind): number {
+    return this.#o[kind].capacity;
   }
 
-  forget(entry: StoredAnswer, kind: CacheKind): void {
-    this.#index[kind].delete(entry);
+  pooled(kind: CacheKind, count: () => number): void {
+    this.#pools[kind].push(count);
   }
 
-  /** CoreDNS's prefetch rule: popular (AMOUNT hits with no gap of DURATION or more between them) and
-   * down to PERCENTAGE of its TTL, or to its last second. */
+  evicted(kind: CacheKind): void {
+    if (this.#stats !== undefined) this.#stats.evictions[kind]++;
+  }
+
+  counters(server: string, qname: string): CacheStats | undefined {
+    if (!this.#applies(qname)) return undefined;
+    if (server !== this.#live.server || this.#stats === undefined) {
+      this.#live.server = server;
+      this.#stats = statsFor(server, this.#live.zones);
+    }
+    return this.#stats;
+  }
+
+  ttlFor(qname: string, kind: CacheKind, rcode: number, said: number | undefined): number {
+    if (inZones(qname, this.#o.disable[kind])) return 0;
+    if (rcode === Rcode.SERVFAIL) return this.#o.servfailTtl;
+    const s = this.#o[kind];
+    // MINTTL raises short TTLs, and the maximum has the last word (`cache 3` keeps nothing past 3 s).
+    return Math.min(s.maxTtl, Math.max(s.minTtl, said ?? s.minTtl));
+  }
+
+  /** CoreDNS's prefetch rule (policy.ts prefetchDue), counting this hit towards the popularity. */
   due(e: StoredAnswer, left: number, now: number): boolean {
     const p = this.prefetch;
     if (p === undefined) return false;
     e.hits = now - e.lastHit >= p.durationMs ? 1 : e.hits + 1;
     e.lastHit = now;
-    if (e.hits < p.amount || e.refreshing) return false;
-    return left <= Math.max(1, Math.ceil((e.kept!.ttl * p.percentage) / 100));
+    return !e.refreshing && prefetchDue(p, e.hits, left, e.kept!.ttl);
   }
 
   handler(next: Handler): Handler {
     return {
       name: "cache",
       serve: (req) => this.#serve(req, next),
+      lane: { kind: "keep", rules: this },
     };
   }
 
   #applies(qname: string): boolean {
-    return this.#o.zones.some((z) => isSubdomain(qname, z));
+    return inZones(qname, this.#o.zones);
   }
 
   async #serve(req: Request, next: Handler): Promise<Msg> {
-    if (req.qtype === Type.AXFR || req.qtype === Type.IXFR || !this.#applies(req.qname))
-      return next.serve(req);
-    this.#live.server = req.server;
-    const stats = statsFor(req.server, this.#live.zones);
+    const stats =
+      req.qtype === Type.AXFR || req.qtype === Type.IXFR ? undefined : this.counters(req.server, req.qname);
+    if (stats === undefined) return next.serve(req);
     stats.requests++;
-    req.cache.seenBy = stats;
+    req.cache.countedBy = stats;
     const now = this.#now();
-    const e = req.stored?.kept?.keeper === this ? req.stored : undefined;
+    const stored = req.cache.stored;
+    const e = stored?.kept?.rules === this ? stored : undefined;
     if (e !== undefined) {
       const kept = e.kept!;
       const left = kept.ttl - Math.floor((now - kept.stored) / 1000);
@@ -218,53 +226,43 @@ export class Cache implements Keeper {
   }
 
   /** How the reply is kept, or undefined when it is not. */
-  #decide(req: Request, reply: Msg, now: number): Kept | undefined {
+  #decide(req: Request, reply: Msg, now: number): KeepTerms | undefined {
     if (req.cache.private || reply.tc || reply.question.length === 0) return undefined;
     const kind = kindOf(reply);
     if (kind === undefined) return undefined;
-    if (this.#o.disable[kind].some((z) => isSubdomain(req.qname, z))) return undefined;
-    const s = this.#o[kind];
-    let ttl: number;
-    if (reply.rcode === Rcode.SERVFAIL) {
-      ttl = this.#o.servfailTtl;
-    } else {
-      // MINTTL raises short TTLs, and the maximum has the last word (`cache 3` keeps nothing past 3 s).
-      const said = replyTtl(reply, kind) ?? s.minTtl;
-      ttl = Math.min(s.maxTtl, Math.max(s.minTtl, said));
-    }
+    const ttl = this.ttlFor(req.qname, kind, reply.rcode, replyTtl(reply, kind));
     if (ttl <= 0) return undefined;
     const answers = kind === "success" && answersQuestion(reply, req.qname, req.qtype);
-    return { keeper: this, kind, ttl, stored: now, answers };
+    return { rules: this, kind, ttl, stored: now, answers };
   }
 
   /** Fetches the entry again in the background; the client's reply does not wait for it. A failure
    * keeps the old entry and is only counted. The new entry keeps the old one's popularity (as
    * CoreDNS's prefetch does). */
   #refresh(e: StoredAnswer, req: Request, next: Handler, stats: CacheStats): void {
-    if (e.refreshing || req.refresh === undefined) return;
+    const refresh = req.cache.refresh;
+    if (e.refreshing || refresh === undefined) return;
     e.refreshing = true;
     const failed = () => {
       e.refreshing = false;
       stats.refreshFailures++;
       return undefined;
     };
-    req
-      .refresh(async (own) => {
-        own.cache.seenBy = stats;
-        const reply = await next.serve(own);
-        if (!this.#replaces(e, own, reply)) return failed();
-        const kept = this.#keep(own, reply, this.#now());
-        return own.cache.kept === undefined ? undefined : kept;
-      })
-      .then(
-        (fresh) => {
-          e.refreshing = false;
-          if (fresh === undefined) return;
-          fresh.hits = e.hits;
-          fresh.lastHit = e.lastHit;
-        },
-        () => failed(),
-      );
+    refresh(async (own) => {
+      own.cache.countedBy = stats;
+      const reply = await next.serve(own);
+      if (!this.#replaces(e, own, reply)) return failed();
+      const kept = this.#keep(own, reply, this.#now());
+      return own.cache.kept === undefined ? undefined : kept;
+    }).then(
+      (fresh) => {
+        e.refreshing = false;
+        if (fresh === undefined) return;
+        fresh.hits = e.hits;
+        fresh.lastHit = e.lastHit;
+      },
+      () => failed(),
+    );
   }
 }
 
@@ -285,6 +283,12 @@ export function answersQuestion(reply: Msg, qname: string, qtype: number): boole
     if (next === undefined) return false;
     name = next;
   }
+  return false;
+}
+
+/** qname is in (or below) one of the zones: a loop, not some(): no closure per query. */
+function inZones(qname: string, zones: readonly string[]): boolean {
+  for (let i = 0; i < zones.length; i++) if (isSubdomain(qname, zones[i])) return true;
   return false;
 }
 

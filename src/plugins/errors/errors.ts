@@ -4,7 +4,7 @@
 import type { Logger } from "pino";
 import type { Handler } from "../../plugin.ts";
 import type { Consolidator } from "./consolidate.ts";
-import { PluginError, failure } from "../../plugin.ts";
+import { PASS_ALL, PluginError, failure } from "../../plugin.ts";
 import { Rcode, typeName } from "../../dns/constants.ts";
 
 export interface ErrorsOptions {
@@ -18,6 +18,8 @@ export function errors(opts: ErrorsOptions): (next: Handler) => Handler {
   const { consolidator, stacktrace, log } = opts;
   return (next) => ({
     name: "errors",
+    // The lane never throws past itself: a failure there sends the query down the chain, through here.
+    lane: PASS_ALL,
     async serve(req) {
       try {
         return await next.serve(req);

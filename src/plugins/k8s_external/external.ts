@@ -20,6 +20,7 @@ export function k8sExternal(o: ExternalHandlerOptions): Plugin {
 export function k8sExternalHandler(o: ExternalHandlerOptions, next: Handler): Handler {
   return {
     name: "k8s_external",
+    lane: { kind: "pass", passes: (q) => o.state()?.records.zoneOf(q.qname) === undefined },
     serve(req) {
       const s = o.state();
       if (s === undefined || (req.qclass !== Class.IN && req.qclass !== Class.ANY)) return next.serve(req);

@@ -4,7 +4,8 @@
 // also while the API is away.
 
 import type { Handler, Plugin } from "../../plugin.ts";
-import { failure } from "../../plugin.ts";
+import { LaneResult, failure } from "../../plugin.ts";
+import { isSubdomain } from "../../dns/name.ts";
 import type { Msg } from "../../dns/message.ts";
 import { Class, EXPLAIN_OPTION, Rcode, Type } from "../../dns/constants.ts";
 import type { Records } from "./records.ts";
@@ -40,8 +41,35 @@ export function kubernetesHandler(o: KubernetesOptions, next: Handler): Handler 
     lookup: o.lookup,
   };
 
+  const fallthrough = o.fallthrough ?? [];
+  const fallsThrough = (qname: string) => {
+    for (let i = 0; i < fallthrough.length; i++) if (isSubdomain(qname, fallthrough[i])) return true;
+    return false;
+  };
   return {
     name: "kubernetes",
+    // The wire lane: what the store answers at once, as serveFromStore would, for queries that need
+    // nothing else (no CNAME to chase, no wait for the sync, no explain, no client spelling in rdata).
+    lane: {
+      kind: "answer",
+      answer(q, out) {
+        const zone = records.zoneOf(q.qname);
+        if (zone === undefined) return LaneResult.next;
+        if (q.qclass !== Class.IN || q.mixedCase || q.options || !o.gate.open) return LaneResult.chain;
+        const a = records.answer(zone, q.qname, q.qtype);
+        if (a.chase !== undefined || a.uncacheable) return LaneResult.chain;
+        if (a.rcode === Rcode.NXDOMAIN && fallsThrough(q.qname)) return LaneResult.chain;
+        const m = out.msg;
+        m.rcode = a.rcode;
+        m.aa = true;
+        m.answer = a.answer;
+        m.authority = a.authority;
+        m.additional = a.additional;
+        out.stable = true;
+        out.plugin = "kubernetes";
+        return LaneResult.answered;
+      },
+    },
     serve(req) {
       const zone = records.zoneOf(req.qname);
       if (zone === undefined) return next.serve(req);

@@ -63,6 +63,7 @@ interface Node {
 const EMPTY: Node = { rrs: [] };
 /** A name that does not exist but may after a change the store cannot list (a zonal name). */
 const OPEN_MISSING: Node = { rrs: [], missing: true, uncacheable: true };
+const NO_RECORDS = Object.freeze([]) as unknown as RR[];
 
 export class Records {
   readonly #store: Store;
@@ -73,6 +74,9 @@ export class Records {
   /** PTR targets and the name server name live in the primary zone: the first forward one that is
    * not a multicluster zone. */
   readonly #zones: Zones;
+  readonly #soas = new Map<string, RR>();
+  readonly #nxdomains = new Map<string, Answer>();
+  readonly #nodatas = new Map<string, Answer>();
 
   constructor(store: Store, o: RecordsOptions) {
     this.#store = store;
@@ -96,7 +100,7 @@ export class Records {
   answer(zone: string, qname: string, qtype: number, spelled = zone): Answer {
     const node = this.#node(zone, qname, qtype, spelled);
     if (node === undefined) return this.#negative(zone, Rcode.NXDOMAIN);
-    if (node.missing) return { ...this.#negative(zone, Rcode.NXDOMAIN), uncacheable: node.uncacheable };
+    if (node.missing) return withUncacheable(this.#negative(zone, Rcode.NXDOMAIN), node.uncacheable);
     let answer = qtype === Type.ANY ? node.rrs : node.rrs.filter((rr) => rr.type === qtype);
     let chase: string | undefined;
     if (answer.length === 0 && qtype !== Type.CNAME) {
@@ -106,7 +110,7 @@ export class Records {
         chase = (cname.data as { target: string }).target;
       }
     }
-    if (answer.length === 0) return { ...this.#negative(zone, Rcode.NOERROR), uncacheable: node.uncacheable };
+    if (answer.length === 0) return withUncacheable(this.#negative(zone, Rcode.NOERROR), node.uncacheable);
     const srv = answer.some((rr) => rr.type === Type.SRV);
     const withExtra = srv || answer.some((rr) => rr.type === Type.NS);
     return {
@@ -120,14 +124,35 @@ export class Records {
     };
   }
 
+  /** NXDOMAIN or NODATA with the zone's SOA: one object per zone, rcode and SOA record, made again
+   * when the SOA changes (its serial is the store's last change), so a search-list miss allocates
+   * none. Its arrays are frozen: nothing may add to a shared answer. */
   #negative(zone: string, rcode: number): Answer {
-    return { rcode, answer: [], authority: [this.soa(zone)], additional: [] };
+    const soa = this.soa(zone);
+    const byZone = rcode === Rcode.NXDOMAIN ? this.#nxdomains : this.#nodatas;
+    const kept = byZone.get(zone);
+    if (kept !== undefined && kept.authority[0] === soa) return kept;
+    const authority = Object.freeze([soa]) as unknown as RR[];
+    const a: Answer = { rcode, answer: NO_RECORDS, authority, additional: NO_RECORDS };
+    byZone.set(zone, a);
+    return a;
   }
 
   /** The zone's SOA, after CoreDNS (plugin/backend_lookup.go): MNAME ns.dns.<zone>, the serial the
    * time of the store's last change, the minimum the TTL, and the record's own TTL the TTL up to
    * SOA_MAX_TTL, which bounds how long a resolver caches a negative answer (RFC 2308 section 5). */
   soa(zone: string): RR {
+    // One record per zone and serial: a negative answer (most of what a cluster's search lists ask)
+    // builds no record. Replies never change the records they hold.
+    const serial = Math.floor(this.#store.modified / 1000) >>> 0;
+    const kept = this.#soas.get(zone);
+    if (kept !== undefined && (kept.data as { serial: number }).serial === serial) return kept;
+    const rr = this.#newSoa(zone, serial);
+    this.#soas.set(zone, rr);
+    return rr;
+  }
+
+  #newSoa(zone: string, serial: number): RR {
     return {
       name: zone,
       type: Type.SOA,
@@ -137,7 +162,7 @@ export class Records {
         type: Type.SOA,
         mname: join(NS_NAME, zone),
         rname: join("hostmaster", zone),
-        serial: Math.floor(this.#store.modified / 1000) >>> 0,
+        serial,
         refresh: 7200,
         retry: 1800,
         expire: 86400,
@@ -282,6 +307,11 @@ export class Records {
   #addresses(name: string, ips: readonly string[]): RR[] {
     return addressRecords(name, ips, this.#options.ttl);
   }
+}
+
+/** A shared negative answer, copied only to mark it uncacheable. */
+function withUncacheable(a: Answer, uncacheable: boolean | undefined): Answer {
+  return uncacheable ? { ...a, uncacheable } : a;
 }
 
 /** The address a pod name stands for, after CoreDNS: `1-2-3-4` is IPv4, anything else with dashes for

@@ -4,7 +4,7 @@
 // the addresses of the listed networks before the others. CNAMEs go first, because stub resolvers such
 // as glibc expect the chain before the addresses it leads to.
 
-import { SHUFFLED_REPLAY_SECONDS, type Handler, type Plugin } from "../../plugin.ts";
+import { SHUFFLED_REPLAY_SECONDS, type Handler, type LaneStep, type Plugin } from "../../plugin.ts";
 import type { Msg, RR } from "../../dns/message.ts";
 import type { NetSet } from "../../dns/nets.ts";
 import type { Weights } from "./weights.ts";
@@ -24,8 +24,14 @@ export interface LoadbalanceOptions {
 
 export function loadbalance(o: LoadbalanceOptions = {}): Plugin {
   const random = o.random ?? Math.random;
+  // Plain round robin is what the answer store's rotation replays; anything else reorders per query.
+  const plain = o.weights === undefined && o.prefer === undefined && o.limitAnswers === undefined;
+  const lane: LaneStep | undefined = plain
+    ? { kind: "rotate", shuffle: (m) => void shuffleReply(m, random) }
+    : undefined;
   return (next: Handler): Handler => ({
     name: "loadbalance",
+    lane,
     async serve(req) {
       const reply = await next.serve(req);
       // Zone transfers keep their order: the SOA must stay first and last.

@@ -37,6 +37,7 @@ function query(): Finished {
     rflags: "qr,aa,rd",
     rsize: 57,
     duration: 0.000123,
+    micros: 123,
     cached: false,
     plugin: "hosts",
   };

@@ -55,6 +55,7 @@ export class Loop {
   handler(next: Handler): Handler {
     return {
       name: "loop",
+      lane: { kind: "pass", passes: (q) => q.qtype !== Type.HINFO || q.qname !== this.qname },
       serve: (req) => {
         if (this.#disabled || req.qtype !== Type.HINFO || req.qname !== this.qname) return next.serve(req);
         if (++this.#seen < LOOPED) return next.serve(req);

@@ -272,7 +272,7 @@ test("what the chain decides about caching reaches the pipeline's request, every
     {
       name: "decides",
       serve(req) {
-        innerStored = req.stored;
+        innerStored = req.cache.stored;
         req.cache.private = true;
         req.cache.limit(7);
         req.cache.stable = true;
@@ -290,13 +290,15 @@ test("what the chain decides about caching reaches the pipeline's request, every
     hits: 0,
     lastHit: 0,
   };
-  const req = { ...makeRequest("a.test", Type.A), stored: { ...stored, refreshing: false } };
+  const req = makeRequest("a.test", Type.A);
+  req.cache.stored = { ...stored, refreshing: false };
   await h.serve(req);
   assert.deepEqual(
     [req.cache.private, req.cache.maxAge, req.cache.stable, req.cache.rotate],
     [true, 7, true, true],
   );
   assert.equal(innerStored, undefined, "the stored answer of a.test is not one for b.test");
+  assert.ok(req.cache.stored, "and the client's request keeps it for the pipeline");
 });
 
 test("setup rejects unsupported fields and bad rules with file:line", async () => {

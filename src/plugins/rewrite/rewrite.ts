@@ -57,11 +57,19 @@ export function rewrite(rules: readonly Rule[], lookup: Lookup): Plugin {
         qname: plan.qname,
         qtype: plan.qtype,
         qclass: plan.qclass,
-        stored: undefined,
-        refresh: undefined,
       };
       if (plan.edns.length > 0) withOptions(inner, plan.edns);
-      const reply = await next.serve(inner);
+      // `cache` (which runs before rewrite) has read them; the plugins inside must not see them.
+      const { stored, refresh } = req.cache;
+      req.cache.stored = undefined;
+      req.cache.refresh = undefined;
+      let reply: Msg;
+      try {
+        reply = await next.serve(inner);
+      } finally {
+        req.cache.stored = stored;
+        req.cache.refresh = refresh;
+      }
       req.answeredBy = inner.answeredBy;
       revert(reply, req, plan);
       for (const r of plan.rcodes) {

@@ -9,7 +9,7 @@
 
 import type { Logger } from "pino";
 import type { Handler, Plugin, Request } from "../../plugin.ts";
-import { failure } from "../../plugin.ts";
+import { PASS_ALL, failure } from "../../plugin.ts";
 import type { Msg, RR } from "../../dns/message.ts";
 import { replyTo } from "../../dns/message.ts";
 import { Rcode, Type } from "../../dns/constants.ts";
@@ -41,6 +41,8 @@ export function transferPlugin(o: TransferOptions): Plugin {
 export function transferHandler(o: TransferOptions, next: Handler): Handler {
   return {
     name: "transfer",
+    // The pipeline sends no transfer down the lane.
+    lane: PASS_ALL,
     serve(req) {
       if (req.qtype !== Type.AXFR && req.qtype !== Type.IXFR) return next.serve(req);
       if (!o.zones.some((z) => isSubdomain(req.qname, z))) return next.serve(req);

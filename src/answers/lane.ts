@@ -1,0 +1,349 @@
+// The wire lane: a query the answer store misses, answered in the same turn when every handler it
+// meets says how (Handler.lane), without a Request, a promise, a decoded query or a decoded reply. The
+// answering plugin fills a reused message from its own data; the lane encodes it into the encoder's
+// scratch with the question taken from the key's octets, and files it as the chain's reply would be
+// filed. What a handler cannot do synchronously (a forward, a lookup, a first query before the sync),
+// it hands back, and the query takes the chain as before: the lane is an optimisation, never a second
+// set of rules.
+//
+// With `cache` in the block, the reply of the handlers after it is also filed once as a SOURCE entry
+// (key.ts): the store's own copy of what kubernetes answers for that question, invalidated with the
+// name like any other entry. When `cache` drops its copy (its capacity is reached: CoreDNS's default
+// keeps 9,984 of each kind), the next query refills it from that source with a copy of octets instead
+// of running the plugins again. Queries for names asked once (random subdomains) pay one encode.
+
+import type { ScannedQuery } from "../dns/scan.ts";
+import type { Msg, RR } from "../dns/message.ts";
+import type { CacheCounters, CacheRules } from "./policy.ts";
+import { LaneResult, type LaneQuery, type LaneReply, type LaneStep } from "../plugin.ts";
+import { Answers, Filing } from "./answers.ts";
+import { DROP_AT, EXPIRES, FLAG, LAST_HIT, NO_SLOT, STORED } from "./store.ts";
+import { KEY_TAIL, MAX_KEY, SOURCE, hashBytes } from "../dns/key.ts";
+import { rotationOf } from "./replay.ts";
+import { WireFacts } from "./wire-facts.ts";
+import { AnswerPolicy, SHUFFLED_REPLAY_SECONDS } from "./policy.ts";
+import { encodeInto, encoded } from "../dns/encode.ts";
+import { EDNS_UDP_SIZE, Type } from "../dns/constants.ts";
+import { answerCacheStats } from "../metrics/server-stats.ts";
+
+/** The query as handlers see it in the lane: refilled for every query. */
+class Query implements LaneQuery {
+  qname = "";
+  qtype = 0;
+  qclass = 0;
+  mixedCase = false;
+  options = false;
+  server = "";
+}
+
+class Reply implements LaneReply {
+  readonly msg: Msg = {
+    id: 0,
+    qr: true,
+    opcode: 0,
+    aa: false,
+    tc: false,
+    rd: false,
+    ra: false,
+    ad: false,
+    cd: false,
+    rcode: 0,
+    question: [{ name: "", type: 0, class: 0 }],
+    answer: [],
+    authority: [],
+    additional: [],
+  };
+  stable = false;
+  plugin = "";
+  readonly edns = { udpSize: EDNS_UDP_SIZE, version: 0, do: false, options: [] };
+
+  reset(s: ScannedQuery): void {
+    const m = this.msg;
+    m.id = s.id;
+    m.opcode = s.opcode;
+    m.aa = m.tc = m.ra = m.ad = false;
+    m.rd = s.rd;
+    m.cd = s.cd;
+    m.rcode = 0;
+    const q = m.question[0];
+    q.name = s.qname;
+    q.type = s.qtype;
+    q.class = s.qclass;
+    m.answer = m.authority = m.additional = NONE;
+    this.edns.do = s.dnssecOk;
+    // The key's state says whether the query had an OPT record (see scan.ts).
+    m.edns = (s.keyState & 0x03) !== 0 ? this.edns : undefined;
+    this.stable = false;
+    this.plugin = "";
+  }
+}
+
+const NONE: RR[] = [];
+
+export class Lane {
+  readonly #answers: Answers;
+  readonly #q = new Query();
+  readonly #reply = new Reply();
+  readonly #filing = new Filing();
+  readonly #facts = new WireFacts();
+  readonly #sourceKey = new Uint8Array(MAX_KEY);
+  readonly #policy = new AnswerPolicy();
+  /** The plugin whose answer the last run() filed (for the finish hooks). */
+  plugin = "";
+
+  constructor(answers: Answers) {
+    this.#answers = answers;
+  }
+
+  /**
+   * Answers the query `s` (scanned from `buf`) into the store if the lane steps of the block's handlers
+   * allow: returns the slot whose reply the client gets, or NO_SLOT for the chain. `block` owns what
+   * is filed (Meta.owner); `server` labels the listener.
+   */
+  run(
+    block: object,
+    steps: readonly (LaneStep | undefined)[],
+    s: ScannedQuery,
+    buf: Uint8Array,
+    server: string,
+  ): number {
+    const q = this.#q;
+    q.qname = s.qname;
+    q.qtype = s.qtype;
+    q.qclass = s.qclass;
+    q.mixedCase = hasUpper(buf, 12, s.questionEnd - 5);
+    q.options = (s.keyState & 0x44) !== 0;
+    q.server = server;
+    let rules: CacheRules | undefined;
+    let counters: CacheCounters | undefined;
+    let shuffle: ((m: Msg) => void) | undefined;
+    for (let i = 0; i < steps.length; i++) {
+      const step = steps[i];
+      if (step === undefined) return NO_SLOT;
+      switch (step.kind) {
+        case "pass":
+          if (!step.passes(q)) return NO_SLOT;
+          break;
+        case "rotate":
+          shuffle = step.shuffle;
+          break;
+        case "keep": {
+          counters = step.rules.counters(server, q.qname);
+          if (counters === undefined) break;
+          rules = step.rules;
+          const source = this.#findSource(s);
+          if (source !== NO_SLOT)
+            return this.#refill(block, s, source, rules, counters, shuffle !== undefined);
+          break;
+        }
+        case "answer": {
+          const reply = this.#reply;
+          reply.reset(s);
+          const r = step.answer(q, reply);
+          if (r === LaneResult.next) break;
+          if (r === LaneResult.chain || !reply.stable) return NO_SLOT;
+          return this.#answered(block, s, rules, counters, shuffle);
+        }
+      }
+    }
+    return NO_SLOT;
+  }
+
+  /** Files what the answering handler wrote: as the source and as `cache` keeps it when a cache
+   * applies, else as the handler's own stable reply. A reply loadbalance must reorder in a way the
+   * store's rotation cannot replay is shuffled once here and replayed for SHUFFLED_REPLAY_SECONDS, as
+   * the chain would; it gets no source (a refill could not shuffle it). */
+  #answered(
+    block: object,
+    s: ScannedQuery,
+    rules: CacheRules | undefined,
+    counters: CacheCounters | undefined,
+    shuffle: ((m: Msg) => void) | undefined,
+  ): number {
+    const reply = this.#reply;
+    const msg = reply.msg;
+    let rotate = shuffle !== undefined;
+    let replay = Infinity;
+    if (shuffle !== undefined && !rotatableOrPlain(msg)) {
+      shuffle(msg);
+      rotate = false;
+      replay = SHUFFLED_REPLAY_SECONDS;
+    }
+    let length: number;
+    try {
+      length = encodeInto(msg, s.keyBytes, 0, s.keyLength - KEY_TAIL);
+    } catch {
+      return NO_SLOT; // the chain answers it, and its errors plugin logs why
+    }
+    const bytes = encoded();
+    if ((bytes[2] & 0x02) !== 0) return NO_SLOT; // cut at 65535 octets: never stored
+    this.plugin = reply.plugin;
+    if (rules === undefined || counters === undefined) {
+      return this.#filePlain(block, s, bytes, length, msg.rcode, rotate, replay, counters, false);
+    }
+    if (replay === Infinity) {
+      // The source holds the handlers' reply with its own TTLs, in pool 0 (the cache's copy, filed
+      // next from the same octets, cannot evict it).
+      const source = this.#filePlain(block, s, bytes, length, msg.rcode, false, replay, undefined, true);
+      if (source === NO_SLOT) return NO_SLOT;
+    }
+    return this.#keep(block, s, bytes, length, rules, counters, rotate, replay, reply.plugin);
+  }
+
+  /** A source entry for this question that is still fresh, or NO_SLOT. */
+  #findSource(s: ScannedQuery): number {
+    const key = this.#sourceKeyOf(s);
+    const store = this.#answers.store;
+    const slot = this.#answers.lookup(key, 0, s.keyLength, hashBytes(key, 0, s.keyLength));
+    return slot !== NO_SLOT && store.clock[0] < store.expires(slot) ? slot : NO_SLOT;
+  }
+
+  /** The cache's copy made again from the source: a copy of octets, no plugin run. */
+  #refill(
+    block: object,
+    s: ScannedQuery,
+    source: number,
+    rules: CacheRules,
+    counters: CacheCounters,
+    rotate: boolean,
+  ): number {
+    const answers = this.#answers;
+    const plugin = answers.meta(source).plugin;
+    this.plugin = plugin;
+    answerCacheStats.refills++;
+    const length = answers.store.replyLength(source);
+    const bytes = scratchFor(length);
+    answers.store.copyReply(source, bytes, 0);
+    return this.#keep(block, s, bytes, length, rules, counters, rotate, Infinity, plugin);
+  }
+
+  /** Files the reply in bytes[0..length) under the client's key as `cache` keeps it (or, when it does
+   * not, as the plain stable reply the chain would have filed), replayed for `replay` seconds at most. */
+  #keep(
+    block: object,
+    s: ScannedQuery,
+    bytes: Uint8Array,
+    length: number,
+    rules: CacheRules,
+    counters: CacheCounters,
+    rotate: boolean,
+    replay: number,
+    plugin: string,
+  ): number {
+    const answers = this.#answers;
+    const now = answers.store.clock[0];
+    counters.requests++;
+    counters.misses++;
+    const facts = this.#facts.read(bytes, 0, length, s.questionEnd, s.qtype);
+    const kind = facts.kind;
+    const said = kind === "denial" ? facts.negativeTtl : facts.minTtlAll;
+    const ttl =
+      kind === undefined ? 0 : rules.ttlFor(s.qname, kind, facts.rcode, said < 0 ? undefined : said);
+    if (kind === undefined || ttl <= 0) {
+      return this.#filePlain(block, s, bytes, length, facts.rcode, rotate, replay, counters, false, plugin);
+    }
+    const d = answers.draft;
+    d.pool = answers.poolFor(rules, kind);
+    const t = d.times;
+    t[EXPIRES] = now + Math.min(ttl, replay) * 1000;
+    t[DROP_AT] = now + ttl * 1000 + rules.staleMs;
+    d.ttl = ttl;
+    t[STORED] = now;
+    d.hits = 0;
+    t[LAST_HIT] = now;
+    d.rotation = rotate ? rotationOf(bytes, s.questionEnd, length) : 0;
+    d.flags = kind === "success" && facts.answers ? FLAG.answers : 0;
+    d.counters = answers.counterId(counters);
+    d.meta = answers.metaId(block, facts.rcode, "cache");
+    const f = this.#filing;
+    this.#fillFiling(f, s, bytes, length, false);
+    return answers.putDraft(f);
+  }
+
+  /** Files a reply the way the chain's stable reply is filed (a source entry under the SOURCE key). */
+  #filePlain(
+    block: object,
+    s: ScannedQuery,
+    bytes: Uint8Array,
+    length: number,
+    rcode: number,
+    rotate: boolean,
+    replay: number,
+    counters: CacheCounters | undefined,
+    source: boolean,
+    plugin = this.#reply.plugin,
+  ): number {
+    const p = this.#policy;
+    p.private = false;
+    p.maxAge = replay;
+    p.stable = true;
+    p.rotate = rotate;
+    p.kept = undefined;
+    p.countedBy = counters;
+    const f = this.#filing;
+    this.#fillFiling(f, s, bytes, length, source);
+    f.policy = p;
+    f.owner = block;
+    f.rcode = rcode;
+    f.tc = false;
+    f.plugin = plugin;
+    return this.#answers.file(f);
+  }
+
+  #fillFiling(f: Filing, s: ScannedQuery, bytes: Uint8Array, length: number, source: boolean): void {
+    f.reply = bytes;
+    f.replyFrom = 0;
+    f.replyLength = length;
+    f.questionEnd = s.questionEnd;
+    f.key = source ? this.#sourceKeyOf(s) : s.keyBytes;
+    f.keyFrom = 0;
+    f.keyLength = s.keyLength;
+    f.hash = source ? hashBytes(f.key, 0, s.keyLength) : s.keyHash;
+    f.generation = this.#answers.generation;
+    f.before = undefined;
+  }
+
+  #sourceKeyOf(s: ScannedQuery): Uint8Array {
+    const key = this.#sourceKey;
+    for (let i = 0; i < s.keyLength; i++) key[i] = s.keyBytes[i];
+    key[s.keyLength - 1] |= SOURCE;
+    return key;
+  }
+}
+
+/** Address and MX records are the ones loadbalance's round robin shuffles. A reply it either leaves alone (no section with two or more address or MX
+ * records) or shuffles only in the way the store's rotation can replay: two or more A records, or
+ * AAAA records, of one owner as the whole answer section, with nothing to shuffle elsewhere. */
+function rotatableOrPlain(m: Msg): boolean {
+  const a = shuffled(m.answer);
+  if (shuffled(m.authority) > 1 || shuffled(m.additional) > 1) return false;
+  if (a < 2) return true;
+  const first = m.answer[0];
+  if (first.type !== Type.A && first.type !== Type.AAAA) return false;
+  for (let i = 1; i < m.answer.length; i++) {
+    if (m.answer[i].type !== first.type || m.answer[i].name !== first.name) return false;
+  }
+  return true;
+}
+
+function shuffled(rrs: readonly RR[]): number {
+  let n = 0;
+  for (let i = 0; i < rrs.length; i++) {
+    const t = rrs[i].type;
+    if (t === Type.A || t === Type.AAAA || t === Type.MX) n++;
+  }
+  return n;
+}
+
+function hasUpper(buf: Uint8Array, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (buf[i] >= 0x41 && buf[i] <= 0x5a) return true;
+  return false;
+}
+
+let copyScratch = new Uint8Array(4096);
+
+/** A scratch of at least `length` octets (kept for the next reply). */
+function scratchFor(length: number): Uint8Array {
+  if (copyScratch.length < length) copyScratch = new Uint8Array(Math.max(length, 2 * copyScratch.length));
+  return copyScratch;
+}

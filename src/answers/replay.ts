@@ -1,0 +1,66 @@
+// A stored reply written out for one client: the stored octets, then the client's ID, RD and CD bits
+// and its spelling of the question (0x20 survives), the answer records rotated one place further when
+// loadbalance asked for it, and every TTL the time left when `cache` keeps the reply.
+
+import type { AnswerStore } from "./store.ts";
+import { setTtls } from "../dns/wire-ttl.ts";
+
+/**
+ * Writes the reply in slot s, for the query in query[0..questionEnd), into out[at..], which has room
+ * for store.replyLength(s) octets. `ttl` >= 0 goes into every TTL field; -1 leaves them as stored.
+ * Returns the length written.
+ */
+export function replayInto(
+  store: AnswerStore,
+  s: number,
+  query: Uint8Array,
+  questionEnd: number,
+  out: Uint8Array,
+  at: number,
+  ttl: number,
+): number {
+  const len = store.copyReply(s, out, at);
+  out[at] = query[0];
+  out[at + 1] = query[1];
+  out[at + 2] = (out[at + 2] & 0xfe) | (query[2] & 0x01);
+  out[at + 3] = (out[at + 3] & 0xef) | (query[3] & 0x10);
+  for (let i = 12; i < questionEnd; i++) out[at + i] = query[i];
+  const rotation = store.rotation(s);
+  if (rotation !== 0)
+    rotateRecords(out, at + questionEnd, rotation >>> 16, rotation & 0xffff, store.nextTurn(s));
+  if (ttl >= 0) setTtls(out, questionEnd, ttl, at);
+  return len;
+}
+
+/** Where the answer records of an encoded reply are, when they are two or more records of one size
+ * whose owner is one compression pointer: count << 16 | size, the layout rotateRecords needs; 0 for
+ * any other shape. */
+export function rotationOf(reply: Uint8Array, questionEnd: number, length = reply.length, base = 0): number {
+  const count = (reply[base + 6] << 8) | reply[base + 7];
+  if (count < 2) return 0;
+  let size = 0;
+  const first = base + questionEnd;
+  for (let i = 0, p = first; i < count; i++) {
+    // Owner a 2-octet pointer, then type, class, TTL, RDLENGTH and the RDATA.
+    if (p + 12 > base + length || (reply[p] & 0xc0) !== 0xc0) return 0;
+    const len = 12 + ((reply[p + 10] << 8) | reply[p + 11]);
+    if (i === 0) size = len;
+    else if (len !== size || reply[p] !== reply[first] || reply[p + 1] !== reply[first + 1]) return 0;
+    p += len;
+  }
+  return size > 0xffff ? 0 : (count << 16) | size;
+}
+
+/** Room for the records a rotation moves to the end: at most 65535 octets of reply. */
+const scratch = new Uint8Array(65536);
+
+/** Moves the first k of `count` records of `size` octets at out[from..] to the end. */
+export function rotateRecords(out: Uint8Array, from: number, count: number, size: number, k: number): void {
+  if (k === 0) return;
+  const split = from + k * size;
+  const end = from + count * size;
+  const head = split - from;
+  for (let i = 0; i < head; i++) scratch[i] = out[from + i];
+  out.copyWithin(from, split, end);
+  for (let i = 0; i < head; i++) out[end - head + i] = scratch[i];
+}

@@ -1,0 +1,255 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { AnswerStore, DROP_AT, Draft, EXPIRES, NO_SLOT } from "./store.ts";
+import { hashBytes, latin1Bytes } from "../dns/key.ts";
+import { rotateRecords, rotationOf, replayInto } from "./replay.ts";
+import { replyTo } from "../dns/message.ts";
+import { parseRRText } from "../dns/text.ts";
+import { scanQuery } from "../dns/scan.ts";
+import { encode } from "../dns/encode.ts";
+import { makeRequest } from "../../test/helpers/request.ts";
+
+/** A key for a name of one label and a type, as scan.ts builds them. */
+const key = (label: string, type = 1, cls = 1) =>
+  `${String.fromCharCode(label.length)}${label}\0${String.fromCharCode(type >> 8, type & 0xff, cls >> 8, cls & 0xff)}0`;
+
+function put(
+  store: AnswerStore,
+  k: string,
+  o: {
+    tag?: number;
+    expires?: number;
+    dropAt?: number;
+    pool?: number;
+    generation?: number;
+    size?: number;
+  } = {},
+): number {
+  const d = new Draft();
+  d.pool = o.pool ?? 0;
+  d.times[EXPIRES] = o.expires ?? 10_000;
+  d.times[DROP_AT] = o.dropAt ?? 0;
+  const kb = latin1Bytes(k);
+  const reply = new Uint8Array(o.size ?? 1).fill(o.tag ?? 1);
+  return store.put(
+    d,
+    kb,
+    0,
+    kb.length,
+    hashBytes(kb, 0, kb.length),
+    reply,
+    0,
+    reply.length,
+    o.generation ?? store.generation,
+  );
+}
+
+function get(store: AnswerStore, k: string, now = 0): number {
+  const kb = latin1Bytes(k);
+  store.clock[0] = now;
+  return store.get(kb, 0, kb.length, hashBytes(kb, 0, kb.length));
+}
+
+const tag = (store: AnswerStore, s: number) => (s === NO_SLOT ? undefined : store.reply(s)[0]);
+
+test("a stored answer is found until its dropAt, and dropped when seen past it", () => {
+  const c = new AnswerStore();
+  put(c, key("k"), { expires: 1000, dropAt: 5000 });
+  assert.equal(c.expires(get(c, key("k"), 999)), 1000);
+  assert.notEqual(get(c, key("k"), 4999), NO_SLOT, "stale within dropAt: the caller judges");
+  assert.equal(get(c, key("k"), 5000), NO_SLOT);
+  assert.equal(c.size, 0, "an expired entry is dropped when seen");
+});
+
+test("a key stored again replaces the entry; keys differing only in type or state are apart", () => {
+  const c = new AnswerStore();
+  put(c, key("www", 1), { tag: 1 });
+  put(c, key("www", 28), { tag: 2 });
+  put(c, key("www", 1), { tag: 3 });
+  assert.equal(c.size, 2);
+  assert.equal(tag(c, get(c, key("www", 1))), 3);
+  assert.equal(tag(c, get(c, key("www", 28))), 2);
+});
+
+test("invalidate drops everything, and an answer computed before it is not stored", () => {
+  const c = new AnswerStore();
+  const before = c.generation;
+  put(c, key("a"));
+  c.invalidate();
+  assert.equal(get(c, key("a")), NO_SLOT);
+  assert.equal(put(c, key("b"), { generation: before }), NO_SLOT, "stale generation refused");
+  assert.notEqual(put(c, key("b")), NO_SLOT);
+});
+
+test("invalidateNames drops every entry of those names and nothing else", () => {
+  const keyOf = (name: string, qtype: number, edns: boolean) => {
+    const s = scanQuery(encode(makeRequest(name, qtype, { edns }).msg));
+    assert.ok(!("drop" in s));
+    return s.key;
+  };
+  const c = new AnswerStore();
+  const www = [keyOf("WWW.example.org", 1, false), keyOf("www.example.org", 28, true)];
+  const other = keyOf("other.example.org", 1, false);
+  const parent = keyOf("example.org", 1, false);
+  for (const k of [...www, other, parent]) put(c, k);
+  const before = c.generation;
+  c.invalidateNames(["www.example.org.", "absent.example.org."]);
+  for (const k of www) assert.equal(get(c, k), NO_SLOT);
+  assert.notEqual(get(c, other), NO_SLOT, "a sibling stays");
+  assert.notEqual(get(c, parent), NO_SLOT, "the parent stays");
+  assert.equal(put(c, www[0], { generation: before }), NO_SLOT, "a reply computed across the change");
+  assert.equal(c.size, 2);
+});
+
+test("a reply computed across a change of other names is stored; across a full invalidation it is not", () => {
+  const c = new AnswerStore();
+  const started = c.generation;
+  c.invalidateNames(["other.", "more."]);
+  assert.notEqual(put(c, key("www"), { generation: started }), NO_SLOT, "an unrelated change");
+  assert.equal(put(c, key("other"), { generation: started }), NO_SLOT, "its own name changed meanwhile");
+  const later = c.generation;
+  c.invalidate();
+  assert.equal(put(c, key("x"), { generation: later }), NO_SLOT);
+});
+
+test("changed names are remembered for a bounded count; older requests are then refused", () => {
+  const c = new AnswerStore({ rememberNames: 3 });
+  const started = c.generation;
+  for (const n of ["a.", "b.", "c.", "d."]) c.invalidateNames([n]);
+  assert.equal(
+    put(c, key("www"), { generation: started }),
+    NO_SLOT,
+    "a.'s change is forgotten: too old to tell",
+  );
+  const recent = c.generation;
+  c.invalidateNames(["e."]);
+  assert.notEqual(put(c, key("www"), { generation: recent }), NO_SLOT);
+});
+
+test("at capacity the CLOCK makes room: an entry hit since the hand passed gets another round", () => {
+  const c = new AnswerStore({ capacity: 3 });
+  for (const k of ["1", "2", "3"]) put(c, key(k));
+  c.touch(get(c, key("1")));
+  put(c, key("4"));
+  assert.equal(c.size, 3);
+  assert.notEqual(get(c, key("1")), NO_SLOT, "used: kept");
+  assert.equal(get(c, key("2")), NO_SLOT, "the first unused one went");
+  put(c, key("5"));
+  assert.equal(get(c, key("3")), NO_SLOT);
+  assert.deepEqual(
+    ["1", "4", "5"].map((k) => get(c, key(k)) !== NO_SLOT),
+    [true, true, true],
+  );
+});
+
+test("pools are bounded apart, and each eviction is reported to the pool's owner", () => {
+  const c = new AnswerStore({ capacity: 100 });
+  let evicted = 0;
+  const small = c.addPool(2, () => evicted++);
+  for (let i = 0; i < 5; i++) put(c, key(`s${i}`), { pool: small });
+  for (let i = 0; i < 50; i++) put(c, key(`p${i}`));
+  assert.deepEqual([c.poolSize(small), c.poolSize(0), evicted], [2, 50, 3]);
+  assert.equal(c.pool(get(c, key("s4"))), small);
+});
+
+test("the entries of one name stay findable for invalidation as others of it come and go", () => {
+  const c = new AnswerStore();
+  for (const t of [1, 28, 33, 16]) put(c, key("www", t), { expires: t === 28 ? 500 : 10_000 });
+  assert.equal(get(c, key("www", 28), 600), NO_SLOT, "one from the middle of the list expires");
+  put(c, key("www", 16), { tag: 2 }); // the head replaced
+  put(c, key("ftp"));
+  c.invalidateNames(["www."]);
+  assert.deepEqual(
+    [1, 28, 33, 16].map((t) => get(c, key("www", t))),
+    [NO_SLOT, NO_SLOT, NO_SLOT, NO_SLOT],
+  );
+  assert.equal(c.size, 1, "ftp. stays");
+});
+
+test("one name with an entry per type and class at capacity: every entry still goes with the name", () => {
+  // Found by the soak's fuzz (random QTYPEs for a name that exists): the name's chain must stay whole
+  // while the CLOCK takes entries from its middle.
+  const capacity = 2000;
+  const c = new AnswerStore({ capacity });
+  for (let i = 0; i < 3 * capacity; i++) put(c, key("nginx", i % 65536, 1 + (i >> 16)));
+  assert.equal(c.size, capacity);
+  c.invalidateNames(["nginx."]);
+  assert.equal(c.size, 0);
+});
+
+test("a byte budget bounds the octets held: the pool makes room, and a reply over it is refused", () => {
+  const c = new AnswerStore({ capacity: 1000, maxBytes: 10_000 });
+  for (let i = 0; i < 50; i++) put(c, key(`n${i}`), { size: 1000 });
+  assert.ok(c.bytes().used <= 10_000, `${c.bytes().used} octets held`);
+  assert.ok(c.size >= 5 && c.size <= 10, `${c.size} entries`);
+  assert.equal(put(c, key("huge"), { size: 20_000 }), NO_SLOT);
+});
+
+test("blocks freed in one size class are given back by compaction, and every entry survives it", () => {
+  const c = new AnswerStore({ capacity: 10_000, maxBytes: 200_000 });
+  // Fill small blocks, drop them, then fill big ones: the small chunks would stay reserved for good.
+  for (let i = 0; i < 1000; i++) put(c, key(`s${i}`), { size: 150, tag: i & 0xff });
+  c.invalidate();
+  for (let i = 0; i < 400; i++) put(c, key(`b${i}`), { size: 3000, tag: i & 0xff });
+  assert.ok(c.bytes().reserved <= 2 * 200_000 + 256 * 1024, `${c.bytes().reserved} octets reserved`);
+  for (let i = 0; i < 400; i++) {
+    const s = get(c, key(`b${i}`));
+    if (s !== NO_SLOT) assert.equal(tag(c, s), i & 0xff, `b${i} intact`);
+  }
+});
+
+/** An encoded reply to `name A` with these answer records, and where its question ends. */
+function reply(name: string, answer: string[]): { bytes: Buffer; questionEnd: number } {
+  const req = makeRequest(name, 1);
+  const m = replyTo(req.msg);
+  m.answer = answer.map((l) => parseRRText(l));
+  const bytes = encode(m);
+  const s = scanQuery(encode(req.msg));
+  assert.ok(!("drop" in s));
+  return { bytes, questionEnd: s.questionEnd };
+}
+
+test("rotation: address records of one name rotate by one place per replay, and only those", () => {
+  const addrs = ["1", "2", "3"].map((n) => `web.test. 5 IN A 10.0.0.${n}`);
+  const { bytes, questionEnd } = reply("web.test", addrs);
+  const r = rotationOf(bytes, questionEnd);
+  assert.deepEqual([r >>> 16, r & 0xffff], [3, 16]);
+  const c = new AnswerStore();
+  const d = new Draft();
+  d.times[EXPIRES] = 10_000;
+  d.rotation = r;
+  const k = latin1Bytes(key("web"));
+  const s = c.put(d, k, 0, k.length, hashBytes(k, 0, k.length), bytes, 0, bytes.length, c.generation);
+  const query = Buffer.from(bytes);
+  query[0] = 0x12;
+  query[1] = 0x34;
+  const lastOctets = () => {
+    const out = Buffer.alloc(bytes.length + 8);
+    assert.equal(replayInto(c, s, query, questionEnd, out, 8, -1), bytes.length);
+    assert.deepEqual([out[8], out[9]], [0x12, 0x34], "the client's ID");
+    assert.deepEqual(
+      out.subarray(8 + 2, 8 + questionEnd),
+      bytes.subarray(2, questionEnd),
+      "header and question",
+    );
+    return [0, 1, 2].map((i) => out[8 + questionEnd + i * 16 + 15]);
+  };
+  assert.deepEqual(
+    [lastOctets(), lastOctets(), lastOctets(), lastOctets()],
+    [
+      [2, 3, 1],
+      [3, 1, 2],
+      [1, 2, 3],
+      [2, 3, 1],
+    ],
+  );
+  const q = reply("www.test", ["www.test. 5 IN CNAME web.test.", ...addrs]);
+  assert.equal(rotationOf(q.bytes, q.questionEnd), 0, "a CNAME before the addresses");
+  const one = reply("web.test", addrs.slice(0, 1));
+  assert.equal(rotationOf(one.bytes, one.questionEnd), 0, "a single record");
+  const other = reply("web.test", [addrs[0], "other.test. 5 IN A 10.0.0.9"]);
+  assert.equal(rotationOf(other.bytes, other.questionEnd), 0, "records of two names");
+  const moved = Uint8Array.from([9, 9, 1, 1, 2, 2, 3, 3]);
+  rotateRecords(moved, 2, 3, 2, 2);
+  assert.deepEqual([...moved], [9, 9, 3, 3, 1, 1, 2, 2]);
+});

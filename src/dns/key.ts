@@ -1,0 +1,30 @@
+// The answer store's key (src/answers/): the question's name in wire form ASCII-lowercased, its type
+// and class octets as they are, and one octet of state (scan.ts builds it: EDNS present, DO, a local
+// option, CD, NSID, and SOURCE below). Hashes are FNV-1a over the octets: cheap, and good enough for
+// keys that differ in a label or two.
+
+/** State bit of a key that holds what the plugins after `cache` answered, not what a client got: the
+ * cache refills from it without running them again (src/answers/lane.ts). */
+export const SOURCE = 0x80;
+
+/** Octets after the name: type, class, state. */
+export const KEY_TAIL = 5;
+
+/** The longest key: a name of 255 octets and the tail. */
+export const MAX_KEY = 255 + KEY_TAIL;
+
+export const FNV_OFFSET = 0x811c9dc5 | 0;
+export const FNV_PRIME = 16777619;
+
+export function hashBytes(b: Uint8Array, from: number, to: number): number {
+  let h = FNV_OFFSET;
+  for (let i = from; i < to; i++) h = Math.imul(h ^ b[i], FNV_PRIME);
+  return h;
+}
+
+/** The lowercased wire form of a canonical name's text (name.ts's wireKey), as octets. */
+export function latin1Bytes(s: string): Uint8Array {
+  const out = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
+  return out;
+}
