@@ -56,6 +56,12 @@ FROM ${DEBIAN_IMAGE}
 # (compilers, concurrent marking) keep theirs populated. Two arenas: 5-7 MB less RSS at 10k services,
 # synced and under load, with the same CPU per query (README, Benchmark).
 ENV NODE_ENV=production MALLOC_ARENA_MAX=2
+# Node-local mode (the nodelocal plugin, deploy/node-local/) sets the node up with the node's own tools:
+# ip for the interface, nft or iptables (legacy and nf_tables) for the NOTRACK rules. About 10 MB; the
+# kube-dns Deployment never runs them.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends iproute2 iptables nftables \
+ && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY --from=node /usr/local/bin/node /usr/local/bin/node
 COPY --from=deps /app/node_modules ./node_modules

@@ -638,6 +638,21 @@ static napi_value stats(napi_env env, napi_callback_info info) {
   return out;
 }
 
+// leave(): takes the socket out of its SO_REUSEPORT group before it closes. Connected (here to its
+// own address, which sends it nothing), a UDP socket matches no client's datagram, and the kernel's
+// choice within the group skips connected members, so new queries go to the processes that share the
+// port while what this socket already holds can still be read and answered. A close alone drops the
+// datagrams queued in it. Replies still name their client (sendmmsg with an address).
+static napi_value leave_group(napi_env env, napi_callback_info info) {
+  size_t argc = 0;
+  udp_socket *s = unwrap(env, info, &argc, NULL);
+  if (s == NULL || s->fd < 0) return NULL;
+  struct sockaddr_storage self;
+  socklen_t len = sizeof self;
+  if (getsockname(s->fd, (struct sockaddr *)&self, &len) == 0) (void)connect(s->fd, (struct sockaddr *)&self, len);
+  return NULL;
+}
+
 static napi_value constant(napi_env env, int32_t v) {
   napi_value out;
   napi_create_int32(env, v, &out);
@@ -650,9 +665,10 @@ NAPI_MODULE_INIT() {
       {"send", NULL, send_batch, NULL, NULL, NULL, napi_default, NULL},
       {"close", NULL, close_socket, NULL, NULL, NULL, napi_default, NULL},
       {"stats", NULL, stats, NULL, NULL, NULL, napi_default, NULL},
+      {"leave", NULL, leave_group, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_value cls;
-  if (napi_define_class(env, "UdpSocket", NAPI_AUTO_LENGTH, construct, NULL, 4, methods, &cls) != napi_ok) return NULL;
+  if (napi_define_class(env, "UdpSocket", NAPI_AUTO_LENGTH, construct, NULL, 5, methods, &cls) != napi_ok) return NULL;
   napi_set_named_property(env, exports, "UdpSocket", cls);
   napi_set_named_property(env, exports, "BATCH", constant(env, BATCH));
   napi_set_named_property(env, exports, "SLOT", constant(env, SLOT));

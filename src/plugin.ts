@@ -241,6 +241,9 @@ export interface SetupContext {
   onListening(fn: (at: ListenAddress) => void | Promise<void>): void;
   /** Runs at stop (and reload), in reverse order of registration. */
   onShutdown(fn: () => void | Promise<void>): void;
+  /** Runs when a stop begins (SIGTERM), before lameduck; the stop waits for it. Not at a reload.
+   * nodelocal waits here for the clusterdns that takes its addresses over. */
+  onStopping(fn: () => Promise<void>): void;
   /** Drops every entry of the answer cache: call whenever the data behind answers changes. */
   invalidate(): void;
   /** Drops the answer-cache entries of these canonical owner names only (every type): for plugins that
@@ -304,6 +307,8 @@ export interface InstanceHooks {
   readonly stopping: boolean;
   /** Delay in ms between "stop requested" and listeners closing (health's lameduck). */
   lameduckMs: number;
+  /** The DNS ports are shared with other processes (-reuseport, SO_REUSEPORT). */
+  readonly reusePort?: boolean;
   /** Every readiness check registered by any block. */
   readonly readyChecks: Map<string, ReadyCheck[]>;
   /** Set by `reload`: how often the Corefile is checked for changes. */

@@ -76,6 +76,7 @@ export class Instance implements InstanceHooks {
   readonly #holds: (() => Promise<void>)[] = [];
   readonly #shutdown: (() => void | Promise<void>)[] = [];
   readonly #listening: (() => void | Promise<void>)[] = [];
+  readonly #onStopping: (() => Promise<void>)[] = [];
 
   private constructor(opts: InstanceOptions) {
     this.#opts = opts;
@@ -83,6 +84,10 @@ export class Instance implements InstanceHooks {
     this.takesOver = opts.takesOver ?? false;
     this.checkOnly = opts.checkOnly ?? false;
     this.#rank = new Map([...opts.plugins.keys()].map((name, i) => [name, i]));
+  }
+
+  get reusePort(): boolean {
+    return this.#opts.reusePort ?? false;
   }
 
   /** Sets up every block (a bad Corefile throws ConfigError here) without opening any socket. */
@@ -118,6 +123,7 @@ export class Instance implements InstanceHooks {
       onStartup: (fn) => this.#startup.push(fn),
       holdListeners: (wait) => this.#holds.push(wait),
       onShutdown: (fn) => this.#shutdown.push(fn),
+      onStopping: (fn) => this.#onStopping.push(fn),
       onListening: (fn) =>
         this.#listening.push(() => {
           const g = this.#group(keys[0], block);
@@ -333,6 +339,7 @@ export class Instance implements InstanceHooks {
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
+    for (const fn of this.#onStopping) await fn();
     if (this.lameduckMs > 0) {
       this.#log.info({ lameduck: this.lameduckMs / 1000 }, "lameduck: still answering before shutdown");
       await sleep(this.lameduckMs);

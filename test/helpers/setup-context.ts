@@ -34,6 +34,8 @@ export interface FakeContext {
   /** The hooks registered with onStartup and onShutdown, in registration order. */
   startup: (() => void | Promise<void>)[];
   shutdown: (() => void | Promise<void>)[];
+  /** The hooks registered with onStopping. */
+  stopping: (() => Promise<void>)[];
   /** The waits registered with holdListeners. */
   holds: (() => Promise<void>)[];
   /** The hooks registered with onListening, in registration order. */
@@ -57,6 +59,7 @@ export interface FakeContext {
 export function fakeContext(o: FakeContextOptions = {}): FakeContext {
   const startup: (() => void | Promise<void>)[] = [];
   const shutdown: (() => void | Promise<void>)[] = [];
+  const stopping: (() => Promise<void>)[] = [];
   const listening: ((at: ListenAddress) => void | Promise<void>)[] = [];
   const holds: (() => Promise<void>)[] = [];
   const readyChecks = new Map<string, ReadyCheck[]>();
@@ -69,6 +72,7 @@ export function fakeContext(o: FakeContextOptions = {}): FakeContext {
     readyChecks,
     startup,
     shutdown,
+    stopping,
     listening,
     holds,
     instance,
@@ -95,6 +99,7 @@ export function fakeContext(o: FakeContextOptions = {}): FakeContext {
     log: (plugin) => logger.child({ plugin }),
     onStartup: (fn) => void startup.push(fn),
     onShutdown: (fn) => void shutdown.push(fn),
+    onStopping: (fn) => void stopping.push(fn),
     onListening: (fn) => void listening.push(fn),
     holdListeners: (wait) => void holds.push(wait),
     invalidate: () => void f.invalidations++,
