@@ -26,9 +26,9 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 
 # The JavaScript build of src/ (npm run build): the image runs it, without Node's type stripper, which
 # would cost about 27 MB of RSS and start-up time. TypeScript is a dev dependency, so it lives here only.
-# Here too the batched UDP engine (native/udp.c) is compiled, against this node's own headers
-# (/usr/local/include/node); the compiler stays in this stage. The image must have it: the build
-# checks the addon is there rather than letting clusterdns fall back to dgram.
+# Here too the batched UDP engine (native/udp.c) and the TCP send-queue probe (native/tcp-queue.c) are
+# compiled, against this node's own headers (/usr/local/include/node); the compiler stays in this stage.
+# The image must have them: the build checks they are there rather than letting clusterdns fall back.
 FROM ${NODE_IMAGE} AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends g++ make python3 \
@@ -37,7 +37,7 @@ WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json binding.gyp ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY native ./native
-RUN npm run build:native && test -f build/Release/clusterdns_udp.node
+RUN npm run build:native && test -f build/Release/clusterdns_udp.node && test -f build/Release/clusterdns_tcp.node
 COPY src ./src
 RUN npm run build
 
@@ -56,6 +56,12 @@ FROM ${DEBIAN_IMAGE}
 # (compilers, concurrent marking) keep theirs populated. Two arenas: 5-7 MB less RSS at 10k services,
 # synced and under load, with the same CPU per query (README, Benchmark).
 ENV NODE_ENV=production MALLOC_ARENA_MAX=2
+# Node-local mode (the nodelocal plugin, deploy/node-local/) sets the node up with the node's own tools:
+# ip for the interface, nft or iptables (legacy and nf_tables) for the NOTRACK rules. About 10 MB; the
+# kube-dns Deployment never runs them.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends iproute2 iptables nftables \
+ && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY --from=node /usr/local/bin/node /usr/local/bin/node
 COPY --from=deps /app/node_modules ./node_modules
@@ -64,7 +70,7 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
 COPY bin ./bin
 COPY --from=build /app/dist ./dist
-COPY --from=build /app/build/Release/clusterdns_udp.node ./build/Release/
+COPY --from=build /app/build/Release/clusterdns_udp.node /app/build/Release/clusterdns_tcp.node ./build/Release/
 COPY zones ./zones
 # Numeric, so Kubernetes' runAsNonRoot can verify it; the Deployment runs as the same id.
 USER 65532:65532

@@ -2,11 +2,12 @@
 // and the probes they share: start to synced, and API write to new answer (propagation).
 
 import dgram from "node:dgram";
-import { writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { TestApiServer } from "../test/k8s/api-server.ts";
 import { benchCorefile, serveCluster, type BenchCorefile } from "./cluster-api.ts";
-import type { Cluster as GeneratedCluster } from "./cluster-gen.ts";
+import { generateCluster, type Cluster as GeneratedCluster } from "./cluster-gen.ts";
 import {
   IMAGE_ENV,
   NODE_FLAGS,
@@ -178,6 +179,19 @@ async function startTimed(corefile: string): Promise<Launched & { syncedAt: numb
 }
 
 /** Serves the cluster, starts clusterdns on it and waits until it synced (at most 5 minutes). */
+/** A generated cluster of `services` services served through the test API server, clusterdns synced on
+ * it, and the cluster's hot mix written to a file for dnsperf: what the memory runs start from. */
+export async function runWithQueries(
+  services: number,
+  prefix: string,
+): Promise<{ cluster: GeneratedCluster; r: Running; queryFile: string }> {
+  const cluster = generateCluster({ services });
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const queryFile = join(dir, "queries.txt");
+  writeFileSync(queryFile, cluster.queries.join("\n") + "\n");
+  return { cluster, r: await runOnCluster(cluster, dir), queryFile };
+}
+
 export async function runOnCluster(cluster: GeneratedCluster, dir: string): Promise<Running> {
   const { api, corefile } = await serveWithCorefile(cluster, dir);
   const { syncedAt, ...started } = await startTimed(corefile);

@@ -5,12 +5,8 @@
 // long enough for several. Prints RSS once synced, the peak under load, and the RSS when the load ends.
 //   npm run bench:memory
 
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { dnsperf } from "./dnsperf.ts";
-import { generateCluster } from "./cluster-gen.ts";
-import { corednsFormulaMb, runOnCluster, sleep } from "./clusterdns-run.ts";
+import { corednsFormulaMb, runWithQueries, sleep } from "./clusterdns-run.ts";
 import { PIN, memoryOf, resetPeak, stop } from "./processes.ts";
 
 const scales = (process.env.BENCH_SCALES ?? "10000,100000").split(",").map(Number);
@@ -26,11 +22,7 @@ interface Row {
 }
 
 async function measure(services: number): Promise<Row> {
-  const cluster = generateCluster({ services });
-  const dir = mkdtempSync(join(tmpdir(), "clusterdns-load-memory-"));
-  const queryFile = join(dir, "queries.txt");
-  writeFileSync(queryFile, cluster.queries.join("\n") + "\n");
-  const r = await runOnCluster(cluster, dir);
+  const { cluster, r, queryFile } = await runWithQueries(services, "clusterdns-load-memory-");
   try {
     const pid = r.cd.proc.pid!;
     await sleep(2000);

@@ -1,7 +1,8 @@
-// Builds the batched UDP engine (native/udp.c, binding.gyp) with node-gyp: `npm ci` runs it as the
-// package's install script, `npm run build:native` by hand. It compiles against the headers of the
-// Node that runs it (its release ships include/node beside bin/), never downloaded ones. A build that
-// cannot happen or fails prints one line and exits 0: clusterdns then uses dgram and says so.
+// Builds the batched UDP engine (native/udp.c) and the TCP send-queue probe (native/tcp-queue.c), both
+// in binding.gyp, with node-gyp: `npm ci` runs it as the package's install script, `npm run
+// build:native` by hand. It compiles against the headers of the Node that runs it (its release ships
+// include/node beside bin/), never downloaded ones. A build that cannot happen or fails prints one
+// line and exits 0: clusterdns then uses dgram (and counts only Node's part of unread TCP replies).
 //   node native/build.ts
 
 import { spawnSync } from "node:child_process";
@@ -12,7 +13,10 @@ const root = resolve(import.meta.dirname, "..");
 const log = join(root, "build", "native-build.log");
 
 function give(reason: string): never {
-  process.stdout.write(`clusterdns: batched UDP engine not built (${reason}); UDP will use dgram\n`);
+  process.stdout.write(
+    `clusterdns: batched UDP engine not built (${reason}); UDP will use dgram, and TCP backpressure ` +
+      `counts only the replies Node holds\n`,
+  );
   process.exit(0);
 }
 
@@ -36,4 +40,6 @@ mkdirSync(dirname(log), { recursive: true });
 writeFileSync(log, `${run.stdout ?? ""}${run.stderr ?? ""}${run.error ? String(run.error) : ""}`);
 if (run.error) give(`cannot run node-gyp: ${run.error.message}`);
 if (run.status !== 0) give(`node-gyp failed, see ${log}; needs g++, make and python3`);
-process.stdout.write("clusterdns: batched UDP engine built (build/Release/clusterdns_udp.node)\n");
+process.stdout.write(
+  "clusterdns: batched UDP engine and TCP send-queue probe built (build/Release/clusterdns_{udp,tcp}.node)\n",
+);

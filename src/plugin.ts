@@ -230,12 +230,20 @@ export interface SetupContext {
   log(plugin: string): Logger;
   /** Runs when the instance starts, before listeners open; a rejection aborts start-up. */
   onStartup(fn: () => void | Promise<void>): void;
+  /** Holds the DNS listeners back at start-up until `wait` settles: run once every start-up hook has,
+   * the waits of all blocks at once. kubernetes holds them until its first sync (startup_timeout at
+   * most), so that a process joins a port it shares (-reuseport) only when it can answer. A reload's
+   * new instance takes the open listeners over once ready, and does not run these. */
+  holdListeners(wait: () => Promise<void>): void;
   /** Runs once every listener is open at start-up (not after a reload, which keeps its listeners),
    * with the address and port of the block's first key. A rejection fails start-up: the server exits
    * non-zero. For checks that need the server reachable (loop's forwarding-loop probe). */
   onListening(fn: (at: ListenAddress) => void | Promise<void>): void;
   /** Runs at stop (and reload), in reverse order of registration. */
   onShutdown(fn: () => void | Promise<void>): void;
+  /** Runs when a stop begins (SIGTERM), before lameduck; the stop waits for it. Not at a reload.
+   * nodelocal waits here for the clusterdns that takes its addresses over. */
+  onStopping(fn: () => Promise<void>): void;
   /** Drops every entry of the answer cache: call whenever the data behind answers changes. */
   invalidate(): void;
   /** Drops the answer-cache entries of these canonical owner names only (every type): for plugins that
@@ -299,6 +307,8 @@ export interface InstanceHooks {
   readonly stopping: boolean;
   /** Delay in ms between "stop requested" and listeners closing (health's lameduck). */
   lameduckMs: number;
+  /** The DNS ports are shared with other processes (-reuseport, SO_REUSEPORT). */
+  readonly reusePort?: boolean;
   /** Every readiness check registered by any block. */
   readonly readyChecks: Map<string, ReadyCheck[]>;
   /** Set by `reload`: how often the Corefile is checked for changes. */

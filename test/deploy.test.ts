@@ -538,14 +538,20 @@ test("the Dockerfile: Node 24 on slim Debian, production deps, non-root as the D
     final.some((i) => i.op === "COPY" && i.args === "--from=build /app/dist ./dist"),
     "dist/ copied",
   );
-  // The batched UDP engine is compiled there too, and shipped: the image never falls back to dgram.
+  // The batched UDP engine and the TCP send-queue probe are compiled there too, and shipped: the image
+  // never falls back to dgram, nor to counting only Node's part of a TCP client's unread replies.
   assert.ok(ins.some((i) => i.stage === build && i.op === "RUN" && /npm run build:native/.test(i.args)));
-  assert.ok(
-    final.some(
-      (i) => i.op === "COPY" && /^--from=build \/app\/build\/Release\/clusterdns_udp\.node /.test(i.args),
-    ),
-    "the addon copied",
-  );
+  for (const addon of ["clusterdns_udp", "clusterdns_tcp"]) {
+    assert.ok(
+      final.some(
+        (i) =>
+          i.op === "COPY" &&
+          i.args.startsWith("--from=build ") &&
+          i.args.split(" ").includes(`/app/build/Release/${addon}.node`),
+      ),
+      `${addon}.node copied`,
+    );
+  }
 
   if (ins.some((i) => i.op === "RUN" && /setcap cap_net_bind_service/.test(i.args))) {
     assert.ok(container.securityContext!.capabilities!.add!.includes("NET_BIND_SERVICE"), "else exec: EPERM");

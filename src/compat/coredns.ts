@@ -63,6 +63,12 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
   },
   { plugin: "bind", options: "ADDRESS, IFACE, `except`", verdict: "same", note: "" },
   {
+    plugin: "nodelocal",
+    options: "INTERFACE, `rules`, `check`, `handover`, `keep`",
+    verdict: "differs",
+    note: "not a plugin of CoreDNS: node-cache (NodeLocal DNSCache) sets the node up with flags (`-localip`, `-setupinterface`, `-setupiptables`); here a directive does, from the block's `bind` ([node-local.md](node-local.md))",
+  },
+  {
     plugin: "rrl",
     options:
       "ZONES, `window`, `ipv4-prefix-length`, `ipv6-prefix-length`, `*-per-second`, `slip-ratio`, `max-table-size`, `report-only`",

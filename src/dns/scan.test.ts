@@ -302,8 +302,9 @@ test("OPT rules: one, in additional, owned by the root, version 0", () => {
   const q = bytes(wireName("a.example"), QTYPE_A_IN);
   let f = failed(bytes(header(1, 0, 1, 0, 0, 2), q, optRR(), optRR()), Rcode.FORMERR);
   assert.equal(f.edns, true);
+  // An OPT record that is not one (owned by another name) still asks for an OPT in the reply (RFC 6891 7).
   f = failed(bytes(header(1, 0, 1, 0, 0, 1), q, optRR({ owner: wireName("a") })), Rcode.FORMERR);
-  assert.equal(f.edns, false);
+  assert.equal(f.edns, true);
   failed(bytes(header(1, 0, 1, 1, 0, 0), q, optRR()), Rcode.FORMERR);
   failed(bytes(header(1, 0, 1, 0, 1, 0), q, optRR()), Rcode.FORMERR);
   // Options that do not fill the rdata exactly.
@@ -312,8 +313,60 @@ test("OPT rules: one, in additional, owned by the root, version 0", () => {
   f = failed(bytes(header(1, 0, 1, 0, 0, 1), q, optRR({ version: 1, do: true })), Rcode.BADVERS);
   assert.equal(f.edns, true);
   assert.equal(f.do, true);
-  // FORMERR wins over BADVERS.
+  // FORMERR wins over BADVERS where the OPT record is not the one well-formed one, or the message does
+  // not parse.
   failed(bytes(header(1, 0, 1, 0, 0, 2), q, optRR({ version: 1 }), optRR()), Rcode.FORMERR);
+  failed(bytes(header(1, 0, 1, 0, 0, 1), q, optRR({ version: 1, rdata: [0, 10] })), Rcode.FORMERR);
+  failed(bytes(header(1, 0, 1, 0, 0, 1), q, optRR({ version: 1 }), [0]), Rcode.FORMERR);
+  f = failed(
+    bytes(header(1, 0, 1, 1, 0, 1), q, [0, 0, 1, 0, 1, 0, 0, 0, 9, 0, 9], optRR({ version: 1 })),
+    Rcode.FORMERR,
+  );
+  assert.equal(f.edns, false, "a record that overruns the message hides what follows it");
+});
+
+test("BADVERS comes before every other refusal of a message that parses (RFC 6891 6.1.3, as BIND)", () => {
+  const q = bytes(wireName("a.example"), QTYPE_A_IN);
+  const v1 = optRR({ version: 1, do: true });
+  const badvers = (buf: Buffer) => {
+    const f = failed(buf, Rcode.BADVERS);
+    assert.deepEqual([f.edns, f.do, f.tsig], [true, true, -1]);
+    return f;
+  };
+  // An unknown opcode, QDCOUNT 0 or 2, a meta QTYPE, a question with a compression pointer (to the
+  // header's QDCOUNT, whose first octet is the root's 0: legal, and refused by the scan).
+  assert.equal(badvers(bytes(header(1, 0x2000, 1, 0, 0, 1), q, v1)).opcode, 4);
+  assert.equal(badvers(bytes(header(1, 0, 0, 0, 0, 1), v1)).questionEnd, 0);
+  badvers(bytes(header(1, 0, 2, 0, 0, 1), q, wireName("b"), QTYPE_A_IN, v1));
+  badvers(bytes(header(1, 0, 1, 0, 0, 1), wireName("a"), [0, 0, 0, 1], v1));
+  badvers(bytes(header(1, 0, 1, 0, 0, 1), [1, 0x61, 0xc0, 4], QTYPE_A_IN, v1));
+  // Version 0 there: the refusal the query earns, with an OPT in the reply.
+  const opt0 = optRR({ do: true });
+  for (const [buf, rcode] of [
+    [bytes(header(1, 0x2000, 1, 0, 0, 1), q, opt0), Rcode.NOTIMP],
+    [bytes(header(1, 0x1000, 1, 0, 0, 1), [1, 0x61, 0xc0, 4], QTYPE_A_IN, opt0), Rcode.NOTIMP],
+    [bytes(header(1, 0, 2, 0, 0, 1), q, wireName("b"), QTYPE_A_IN, opt0), Rcode.FORMERR],
+    [bytes(header(1, 0, 1, 0, 0, 1), [1, 0x61, 0xc0, 4], QTYPE_A_IN, opt0), Rcode.FORMERR],
+  ] as const) {
+    const f = failed(buf, rcode);
+    assert.deepEqual([f.edns, f.do], [true, true], `rcode ${rcode}`);
+  }
+});
+
+test("a refused packet in a larger receive slot: only its own octets are walked for the OPT record", () => {
+  const q = bytes(wireName("a.example"), QTYPE_A_IN);
+  // The batched engine scans a slot of 4096 octets holding a shorter packet; what follows it is
+  // whatever an earlier, longer packet left there.
+  for (const [packet, rcode] of [
+    [bytes(header(1, 0x2000, 1, 0, 0, 1), q, optRR({ version: 1, do: true })), Rcode.BADVERS],
+    [bytes(header(1, 0x2000, 1, 0, 0, 1), q, optRR({ do: true })), Rcode.NOTIMP],
+  ] as const) {
+    const slot = Buffer.alloc(4096, 0xab);
+    packet.copy(slot);
+    const f = scanQuery(slot, undefined, packet.length);
+    assert.ok("drop" in f && !f.drop, "refused");
+    assert.deepEqual([f.rcode, f.edns, f.do], [rcode, true, true]);
+  }
 });
 
 test("errorReply: BADVERS carries the upper rcode bits in an OPT", () => {
@@ -439,8 +492,9 @@ test("TSIG: last in the additional section or FORMERR; a well-formed one gets NO
   const ok = bytes(header(1, 0, 1, 0, 0, 2), q, optRR(), tsigRR(key));
   const f = failed(ok, Rcode.NOTAUTH);
   assert.equal(f.tsig, 12 + q.length + 11);
-  // A TSIG wins over BADVERS and over a meta QTYPE, not over an unknown opcode.
-  failed(bytes(header(1, 0, 1, 0, 0, 2), q, optRR({ version: 1 }), tsigRR(key)), Rcode.NOTAUTH);
+  // A TSIG wins over a meta QTYPE, not over BADVERS (RFC 6891 6.1.3, as BIND) nor an unknown opcode.
+  const v1 = failed(bytes(header(1, 0, 1, 0, 0, 2), q, optRR({ version: 1 }), tsigRR(key)), Rcode.BADVERS);
+  assert.equal(v1.tsig, -1);
   failed(bytes(header(1, 0, 1, 0, 0, 1), wireName("a"), [0, 41, 0, 1], tsigRR(key)), Rcode.NOTAUTH);
   const notify = failed(bytes(header(1, 0x2000, 1, 0, 0, 1), q, tsigRR(key)), Rcode.NOTIMP);
   assert.equal(notify.tsig, -1);
@@ -501,7 +555,7 @@ test("skipName: backward chains pass; forward, looping and overlong ones fail", 
 
 test("a reply to every failure fits 512 octets and holds only what it must", () => {
   const name = ["a".repeat(63), "b".repeat(63), "c".repeat(63), "d".repeat(61)].join(".");
-  const buf = bytes(header(1, 0x1000, 1, 0, 0, 1), wireName(name), QTYPE_A_IN, optRR({ version: 3 }));
+  const buf = bytes(header(1, 0x1000, 1, 0, 0, 1), wireName(name), QTYPE_A_IN, optRR({ do: true }));
   const f = failed(buf, Rcode.NOTIMP);
   const reply = errorReply(buf, f);
   assert.equal(reply.length, 12 + 259 + 11);

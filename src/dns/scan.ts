@@ -57,7 +57,8 @@ export interface ScanError {
   readonly cd: boolean;
   /** Offset just past the question when there was exactly one and it parsed, else 0 (no echo). */
   readonly questionEnd: number;
-  /** The query carried an OPT record (owner root, fixed part and rdata inside the packet). */
+  /** The query carries a record of type OPT that a walk of the message reaches, well formed or not:
+   * the reply carries one too (RFC 6891 7). */
   readonly edns: boolean;
   /** That OPT record's DO bit (RFC 3225: copied into the reply). */
   readonly do: boolean;
@@ -83,10 +84,15 @@ const MAX_JUMPS = 127;
  *   whose rdata does not parse -> FORMERR;
  * - a TSIG record -> NOTAUTH, its TSIG error BADKEY (RFC 8945 5.2.1): clusterdns holds no keys, so
  *   every key is unknown, and an unsigned answer must not pass for an authenticated one;
- * - OPT version other than 0 -> BADVERS;
+ * - OPT version other than 0 -> BADVERS; and before any rule above but the malformed ones (the
+ *   opcode, QDCOUNT, a TSIG): a message that parses with one OPT record of another version is
+ *   answered BADVERS (RFC 6891 6.1.3, BIND's order; failure() sees to it);
  * - QTYPE 0 (reserved, RFC 6895 3.1), OPT or TSIG (meta-types that live only in the additional
  *   section, RFC 6891 6.1.1, RFC 8945 4.2) -> FORMERR; QTYPE TKEY (key negotiation, RFC 2930), MAILB
  *   or MAILA (RFC 1035 3.2.3, obsolete) -> NOTIMP. BIND answers these the same way.
+ *
+ * Every error reply carries an OPT record when the packet has one that a walk of it reaches, well
+ * formed or not (RFC 6891 7).
  *
  * Stricter than RFC 1035 in one place, so that the question bytes alone identify the question (the
  * answer cache keys on them and echoes them): the question may hold no compression pointer (a pointer
@@ -107,12 +113,12 @@ export function scanQuery(buf: Buffer, into?: ScannedQuery, len = buf.length): S
   let keyLen = 0;
   if (qdcount === 1) {
     for (;;) {
-      if (p >= len) return failure(buf, opcode, rcode || Rcode.FORMERR, 0, -1);
+      if (p >= len) return failure(buf, len, opcode, rcode || Rcode.FORMERR, 0);
       const l = buf[p];
       if (l === 0) break;
       // Also rejects pointers (0xc0) and the reserved label types 0x40 and 0x80.
       if (l > 63 || p + l - 12 + 2 > 255 || p + l >= len) {
-        return failure(buf, opcode, rcode || Rcode.FORMERR, 0, -1);
+        return failure(buf, len, opcode, rcode || Rcode.FORMERR, 0);
       }
       scratch[keyLen++] = l;
       for (let i = p + 1, end = p + 1 + l; i < end; i++) {
@@ -124,14 +130,14 @@ export function scanQuery(buf: Buffer, into?: ScannedQuery, len = buf.length): S
     }
     scratch[keyLen++] = 0;
     p++;
-    if (p + 4 > len) return failure(buf, opcode, rcode || Rcode.FORMERR, 0, -1);
+    if (p + 4 > len) return failure(buf, len, opcode, rcode || Rcode.FORMERR, 0);
     p += 4;
     questionEnd = p;
   } else {
     // Walked only to find an OPT record for the error reply.
     for (let i = 0; i < qdcount; i++) {
       p = skipName(buf, p, len, len);
-      if (p < 0 || p + 4 > len) return failure(buf, opcode, rcode, 0, -1);
+      if (p < 0 || p + 4 > len) return failure(buf, len, opcode, rcode, 0);
       p += 4;
     }
   }
@@ -150,11 +156,11 @@ export function scanQuery(buf: Buffer, into?: ScannedQuery, len = buf.length): S
   for (let i = 0; i < records; i++) {
     const start = p;
     p = skipName(buf, p, len, len);
-    if (p < 0 || p + 10 > len) return failure(buf, opcode, rcode || Rcode.FORMERR, questionEnd, opt);
+    if (p < 0 || p + 10 > len) return failure(buf, len, opcode, rcode || Rcode.FORMERR, questionEnd);
     const type = (buf[p] << 8) | buf[p + 1];
     const rdlen = (buf[p + 8] << 8) | buf[p + 9];
     const end = p + 10 + rdlen;
-    if (end > len) return failure(buf, opcode, rcode || Rcode.FORMERR, questionEnd, opt);
+    if (end > len) return failure(buf, len, opcode, rcode || Rcode.FORMERR, questionEnd);
     if (type === Type.TSIG) {
       if (i < additionalFrom || i !== records - 1 || !tsigFits(buf, p + 10, end, len)) tsigBad = true;
       else tsig = start;
@@ -173,7 +179,7 @@ export function scanQuery(buf: Buffer, into?: ScannedQuery, len = buf.length): S
   else if (tsig >= 0) rcode ||= Rcode.NOTAUTH;
   else if (opt >= 0 && buf[opt + 5] !== 0) rcode ||= Rcode.BADVERS;
   else rcode ||= qtypeRcode((buf[questionEnd - 4] << 8) | buf[questionEnd - 3]);
-  if (rcode !== Rcode.NOERROR) return failure(buf, opcode, rcode, questionEnd, opt, tsig);
+  if (rcode !== Rcode.NOERROR) return failure(buf, len, opcode, rcode, questionEnd, tsig);
 
   let ednsState = 0x30; // "0"
   if (opt >= 0) {
@@ -328,14 +334,21 @@ function readEdns(buf: Buffer, opt: number): Edns {
   return edns;
 }
 
+/** The error reply's terms for a packet the scan refused with `rcode`. Its OPT record is looked for
+ * here, by a walk of the whole message of its own (the scan stops at the first thing it refuses):
+ * RFC 6891 7 asks for an OPT in every reply to a query that has one, and 6.1.3 for BADVERS to a
+ * version other than 0, before anything else the query asks (as BIND does: only a message that does
+ * not parse, or whose OPT record is not the one well-formed one, stays FORMERR). */
 function failure(
   buf: Buffer,
+  len: number,
   opcode: number,
   rcode: number,
   questionEnd: number,
-  opt: number,
   tsig = -1,
 ): ScanError {
+  const opt = optRecord(buf, len);
+  if (opt.wellFormed && buf[opt.at + 5] !== 0) rcode = Rcode.BADVERS;
   const query = opcode === Opcode.QUERY;
   return {
     drop: false,
@@ -345,10 +358,69 @@ function failure(
     rd: query && (buf[2] & 0x01) !== 0,
     cd: query && (buf[3] & 0x10) !== 0,
     questionEnd,
-    edns: opt >= 0,
-    do: opt >= 0 && (buf[opt + 6] & 0x80) !== 0,
+    edns: opt.at >= 0,
+    do: opt.at >= 0 && (buf[opt.at + 6] & 0x80) !== 0,
     tsig: rcode === Rcode.NOTAUTH ? tsig : -1,
   };
+}
+
+/**
+ * The OPT record of a refused packet: `at`, the offset of the TYPE field of the first record of type
+ * OPT a walk of the message reaches (-1: none; a name or record before it that runs past the message
+ * hides it, while a name that is only malformed does not, as its extent is known), and `wellFormed`:
+ * every name is valid (compression pointers strictly backwards, in the question too), the message
+ * ends with its last record, a TSIG record is the last one and whole, and the OPT record is the only
+ * one, in the additional section, owned by the root, with options that fill its rdata. The message is
+ * buf[0..len] (the batched engine's receive slots are larger than their packets).
+ */
+function optRecord(buf: Buffer, len: number): { at: number; wellFormed: boolean } {
+  let at = -1;
+  let good = true;
+  let p = 12;
+  const past = (name: number, fixed: number): number => {
+    const end = skipName(buf, name, len, len);
+    if (end < 0) good = false;
+    const q = end >= 0 ? end : nameExtent(buf, name, len);
+    return q < 0 || q + fixed > len ? -1 : q;
+  };
+  for (let i = (buf[4] << 8) | buf[5]; i > 0; i--) {
+    p = past(p, 4);
+    if (p < 0) return { at, wellFormed: false };
+    p += 4;
+  }
+  const additionalFrom = ((buf[6] << 8) | buf[7]) + ((buf[8] << 8) | buf[9]);
+  const records = additionalFrom + ((buf[10] << 8) | buf[11]);
+  for (let i = 0; i < records; i++) {
+    const start = p;
+    p = past(p, 10);
+    if (p < 0) return { at, wellFormed: false };
+    const type = (buf[p] << 8) | buf[p + 1];
+    const end = p + 10 + ((buf[p + 8] << 8) | buf[p + 9]);
+    if (type === Type.OPT) {
+      if (at >= 0 || i < additionalFrom || p !== start + 1 || buf[start] !== 0) good = false;
+      if (at < 0) at = p;
+    }
+    if (end > len) return { at, wellFormed: false };
+    if (type === Type.OPT && !optionsFit(buf, p + 10, end)) good = false;
+    if (type === Type.TSIG && (i !== records - 1 || i < additionalFrom || !tsigFits(buf, p + 10, end, len))) {
+      good = false;
+    }
+    p = end;
+  }
+  return { at, wellFormed: good && at >= 0 && p === len };
+}
+
+/** Offset just past the name at `off` as it lies in the message, its labels up to the root or a
+ * pointer (wherever that points), or -1 when it runs past `limit` or uses a reserved label type. */
+function nameExtent(buf: Buffer, off: number, limit: number): number {
+  for (let p = off; p < limit;) {
+    const l = buf[p];
+    if (l === 0) return p + 1;
+    if (l >= 0xc0) return p + 2 <= limit ? p + 2 : -1;
+    if (l > 63) return -1;
+    p += l + 1;
+  }
+  return -1;
 }
 
 /** The rcode for a QTYPE no query may ask for (see scanQuery), else NOERROR. */

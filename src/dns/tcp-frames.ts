@@ -31,8 +31,11 @@ export class FrameReader {
    * them. A frame handed to `onFrame` may share memory with `chunk`. */
   push(chunk: Buffer, onFrame: (frame: Buffer) => boolean | void): void {
     let buf = chunk;
+    /** Whether buf is this reader's own copy: what is left of it can be held without another. */
+    let own = false;
     if (this.#held.length > 0) {
       buf = chunk.length === 0 ? this.#held : Buffer.concat([this.#held, chunk]);
+      own = true;
       this.#held = EMPTY;
     }
     let p = 0;
@@ -53,7 +56,7 @@ export class FrameReader {
       if (this.#filled < partial.length) return;
       this.#partial = undefined;
       if (onFrame(partial.subarray(2)) === false) {
-        this.#hold(buf, p);
+        this.#hold(buf, p, own);
         return;
       }
     }
@@ -68,7 +71,7 @@ export class FrameReader {
       const frame = buf.subarray(p + 2, p + 2 + len);
       p += 2 + len;
       if (onFrame(frame) === false) {
-        this.#hold(buf, p);
+        this.#hold(buf, p, own);
         return;
       }
     }
@@ -80,9 +83,10 @@ export class FrameReader {
     this.#filled = 0;
   }
 
-  /** Keeps buf[p..] for the next push, copied out of a chunk the caller may reuse. */
-  #hold(buf: Buffer, p: number): void {
-    if (p < buf.length) this.#held = Buffer.from(buf.subarray(p));
+  /** Keeps buf[p..] for the next push: copied out of a chunk the caller may reuse, or, when buf is
+   * already its own copy, as it is (a reader stopped every few messages copies its backlog once). */
+  #hold(buf: Buffer, p: number, own: boolean): void {
+    if (p < buf.length) this.#held = own ? buf.subarray(p) : Buffer.from(buf.subarray(p));
   }
 
   /** Octets received and not handed out yet: of a message that has not fully arrived, or held. */

@@ -80,7 +80,7 @@ export function serveWhileRunning(
   let lease: Lease | undefined;
   ctx.onStartup(async () => {
     try {
-      lease = await acquire(addr, path, route);
+      lease = await acquire(addr, path, route, ctx.instance.reusePort ?? false);
     } catch (err) {
       throw startError(at, directive, `cannot listen on ${addr.text}: ${listenErrorText(err, addr.port)}`);
     }
@@ -89,15 +89,22 @@ export function serveWhileRunning(
 }
 
 /** Serves `route` at `path` on `addr`, opening the listener if this is its first user. Rejects with
- * the listen error (EADDRINUSE, ...) when the address cannot be opened. */
-export async function acquire(addr: ListenAddress, path: string, route: Route): Promise<Lease> {
+ * the listen error (EADDRINUSE, ...) when the address cannot be opened. With `reusePort` (-reuseport)
+ * the port is shared as the DNS ports are, so that a clusterdns that takes over from another on the
+ * same node (node-local, hostNetwork) can start beside it. */
+export async function acquire(
+  addr: ListenAddress,
+  path: string,
+  route: Route,
+  reusePort = false,
+): Promise<Lease> {
   let shared = listeners.get(addr.text);
   if (!shared) {
     const routes = new Map<string, Route[]>();
     const server = createServer((req, res) => dispatch(routes, req, res));
     const listening = new Promise<void>((resolve, reject) => {
       server.once("error", reject);
-      server.listen({ host: addr.host, port: addr.port }, () => {
+      server.listen({ host: addr.host, port: addr.port, reusePort }, () => {
         server.off("error", reject);
         resolve();
       });

@@ -22,6 +22,7 @@ import { setup as loadbalance } from "./loadbalance/setup.ts";
 import { setup as log } from "./log/setup.ts";
 import { setup as loop } from "./loop/setup.ts";
 import { setup as minimal } from "./minimal/setup.ts";
+import { setup as nodelocal } from "./nodelocal/setup.ts";
 import { setup as nsid } from "./nsid/setup.ts";
 import { setup as prometheus } from "./prometheus/setup.ts";
 import { setup as ready } from "./ready/setup.ts";
@@ -40,6 +41,9 @@ export const plugins: Registry = new Map<string, Setup>([
   ["nsid", nsid],
   ["bufsize", bufsize],
   ["bind", bind],
+  // Not in CoreDNS (node-cache does it with flags). Right after bind, whose addresses it reads: its
+  // start-up puts them on the node before health, ready and the DNS listeners bind them.
+  ["nodelocal", nodelocal],
   // Not in CoreDNS's plugin.cfg (an external plugin there); a setting of the block, so its place
   // changes nothing.
   ["rrl", rrl],

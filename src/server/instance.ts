@@ -73,8 +73,10 @@ export class Instance implements InstanceHooks {
   /** Directive name -> its place in the chain. */
   readonly #rank: ReadonlyMap<string, number>;
   readonly #startup: (() => void | Promise<void>)[] = [];
+  readonly #holds: (() => Promise<void>)[] = [];
   readonly #shutdown: (() => void | Promise<void>)[] = [];
   readonly #listening: (() => void | Promise<void>)[] = [];
+  readonly #onStopping: (() => Promise<void>)[] = [];
 
   private constructor(opts: InstanceOptions) {
     this.#opts = opts;
@@ -82,6 +84,10 @@ export class Instance implements InstanceHooks {
     this.takesOver = opts.takesOver ?? false;
     this.checkOnly = opts.checkOnly ?? false;
     this.#rank = new Map([...opts.plugins.keys()].map((name, i) => [name, i]));
+  }
+
+  get reusePort(): boolean {
+    return this.#opts.reusePort ?? false;
   }
 
   /** Sets up every block (a bad Corefile throws ConfigError here) without opening any socket. */
@@ -115,7 +121,9 @@ export class Instance implements InstanceHooks {
       root: this.#opts.root,
       log: (plugin) => this.#log.child({ plugin }),
       onStartup: (fn) => this.#startup.push(fn),
+      holdListeners: (wait) => this.#holds.push(wait),
       onShutdown: (fn) => this.#shutdown.push(fn),
+      onStopping: (fn) => this.#onStopping.push(fn),
       onListening: (fn) =>
         this.#listening.push(() => {
           const g = this.#group(keys[0], block);
@@ -189,10 +197,12 @@ export class Instance implements InstanceHooks {
     for (const g of this.#groups.values()) g.pipeline.answers.invalidateNames(list);
   }
 
-  /** Runs the start-up hooks, opens every listener, then runs the listening hooks. Port 0 picks one
-   * free port per group, shared by UDP and TCP on every address of the group. */
+  /** Runs the start-up hooks, waits for what holds the listeners back (holdListeners), opens every
+   * listener, then runs the listening hooks. Port 0 picks one free port per group, shared by UDP and
+   * TCP on every address of the group. */
   async start(): Promise<void> {
     for (const fn of this.#startup) await fn();
+    await Promise.all(this.#holds.map((wait) => wait()));
     for (const g of this.#groups.values()) await this.#listen(g);
     for (const fn of this.#listening) await fn();
   }
@@ -329,6 +339,7 @@ export class Instance implements InstanceHooks {
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
+    for (const fn of this.#onStopping) await fn();
     if (this.lameduckMs > 0) {
       this.#log.info({ lameduck: this.lameduckMs / 1000 }, "lameduck: still answering before shutdown");
       await sleep(this.lameduckMs);

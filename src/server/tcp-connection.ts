@@ -4,11 +4,18 @@
 // server:
 // - queries in flight: at most maxInFlight answered at once; reading stops until one is done;
 // - replies the client does not read: reading stops while Node holds more than its high-water mark of
-//   unsent replies (and while a transfer holds the lane), and a reply that makes no progress for
-//   `write` closes the connection;
+//   unsent replies, while more than MAX_UNREAD octets of replies wait unacknowledged in the kernel
+//   (send-queue.ts: the kernel takes MBs from a client that reads nothing), and while a transfer holds
+//   the lane; replies that make no progress for `write` close the connection;
+// - turns: answers from the cache are synchronous, so a backlog of pipelined queries would be answered
+//   to its end in one go while UDP and every other connection wait. A connection answers at most
+//   TURN_QUERIES queries, or for TURN_MS, then lets the event loop run before it goes on;
 // - time: the first query must arrive whole within `read` of connecting, each later one within `idle`
 //   of the last reply (RFC 7766 6.2.3). A deadline is not moved by octets that arrive, only by whole
 //   queries: a query sent one octet a second (slowloris) cannot hold the connection past it.
+// A client that half-closes (sends its FIN after its queries) gets the replies to every query it sent,
+// the ones still being answered too, and then the connection closes (RFC 7766: a query read is a query
+// answered). The listener accepts with allowHalfOpen, so Node does not end our side at the client's FIN.
 // The listener checks the deadlines (check()) and closes the longest idle connection when full.
 
 import type net from "node:net";
@@ -16,6 +23,7 @@ import type { Logger } from "pino";
 import type { Peer, Pipeline } from "./pipeline.ts";
 import { FrameReader } from "../dns/tcp-frames.ts";
 import { ReplyLane } from "./reply-lane.ts";
+import { unread } from "./send-queue.ts";
 
 export interface TcpTimeouts {
   /** From connecting until the first query is whole. */
@@ -34,6 +42,18 @@ export interface TcpOptions extends TcpTimeouts {
 
 const EMPTY = Buffer.alloc(0);
 
+/** Queries a connection answers in one turn of the event loop, at most, and for how long. */
+export const TURN_QUERIES = 32;
+const TURN_MS = 1;
+/** Octets of replies a client may leave unread (in Node and the kernel) before it is read no more. */
+export const MAX_UNREAD = 64 * 1024;
+/** The kernel's queue is looked at each time this many octets more were written. */
+const PROBE_EVERY = 16 * 1024;
+/** While reading waits for the client to take its replies, the queue is looked at after this long,
+ * doubling up to the most. */
+const UNREAD_POLL_MS = 1;
+const UNREAD_POLL_MAX_MS = 100;
+
 export class TcpConnection {
   readonly socket: net.Socket;
   /** Queries handed to the pipeline and not answered yet. */
@@ -46,14 +66,26 @@ export class TcpConnection {
   /** Set by a zero-length message or a close of the listener: read nothing more, answer what is in
    * flight, then let go of the connection. */
   #ending = false;
+  /** The client sent its FIN: the queries it sent are answered, then the connection closes. */
+  #peerEnded = false;
   /** Node holds replies past its high-water mark: reading waits for 'drain'. */
   #writeBlocked = false;
+  /** More than MAX_UNREAD octets of replies wait for the client: reading waits for it to take them. */
+  #unreadBlocked = false;
+  #unreadTimer: NodeJS.Timeout | undefined;
+  /** socket.bytesWritten when the kernel's queue was last looked at. */
+  #probedAt = 0;
+  /** This turn's budget spent: reading goes on in the next turn of the event loop. */
+  #yielded = false;
+  #turnLeft = TURN_QUERIES;
+  #turnEnds = 0;
   /** A multi-message reply holds the lane: reading waits until it and what queued behind it are out. */
   #holding = false;
   readonly #lane: ReplyLane;
-  /** socket.bytesWritten at the last check, and when it last moved while replies were waiting. */
-  #written = 0;
-  #writtenAt = 0;
+  /** Octets of replies the client had taken at the last check, and when that last moved while
+   * replies were waiting. */
+  #taken = 0;
+  #takenAt = 0;
   readonly #onFrame = (msg: Buffer): boolean => this.#query(msg);
 
   constructor(socket: net.Socket, listener: { pipeline: Pipeline; opts: TcpOptions; log: Logger }) {
@@ -73,11 +105,19 @@ export class TcpConnection {
       else this.#readOn();
     });
     socket.setNoDelay(true);
-    socket.on("data", (chunk: Buffer) => this.#frames.push(chunk, this.#onFrame));
+    socket.on("data", (chunk: Buffer) => {
+      this.#newTurn();
+      this.#frames.push(chunk, this.#onFrame);
+    });
+    socket.on("end", () => {
+      this.#peerEnded = true;
+      this.#readOn();
+    });
     socket.on("drain", () => {
       this.#writeBlocked = false;
       this.#readOn();
     });
+    socket.on("close", () => clearTimeout(this.#unreadTimer));
     socket.on("error", (err) => listener.log.debug({ err }, "tcp connection error"));
   }
 
@@ -119,14 +159,52 @@ export class TcpConnection {
       this.#reply(query, out);
       if (this.inFlight === 0) this.deadline = performance.now() + this.#listener.opts.idleMs;
     }
+    if (--this.#turnLeft <= 0 || performance.now() >= this.#turnEnds) this.#yield();
     return this.#reading();
   }
 
   /** The last (or only) message of a query's reply, through the lane; past Node's high-water mark of
-   * unsent replies, reading waits for 'drain'. */
+   * unsent replies reading waits for 'drain', past MAX_UNREAD in the kernel for the client to read. */
   #reply(query: Peer, out: Buffer | undefined): void {
     this.#lane.end(query, out);
-    if (this.socket.writableNeedDrain) this.#writeBlocked = true;
+    const s = this.socket;
+    if (s.writableNeedDrain) this.#writeBlocked = true;
+    else if (s.bytesWritten - this.#probedAt >= PROBE_EVERY) {
+      this.#probedAt = s.bytesWritten;
+      if (!this.#unreadBlocked && unread(s) > MAX_UNREAD) {
+        this.#unreadBlocked = true;
+        this.#pollUnread(UNREAD_POLL_MS);
+      }
+    }
+  }
+
+  /** Reads on once the client has taken at least half of what it left unread. */
+  #pollUnread(ms: number): void {
+    this.#unreadTimer = setTimeout(() => {
+      if (this.socket.destroyed) return;
+      if (unread(this.socket) > MAX_UNREAD / 2) {
+        this.#pollUnread(Math.min(ms * 2, UNREAD_POLL_MAX_MS));
+        return;
+      }
+      this.#unreadBlocked = false;
+      this.#readOn();
+    }, ms);
+    this.#unreadTimer.unref();
+  }
+
+  #newTurn(): void {
+    this.#turnLeft = TURN_QUERIES;
+    this.#turnEnds = performance.now() + TURN_MS;
+  }
+
+  /** This turn's budget is spent: go on once the event loop has served the others. */
+  #yield(): void {
+    this.#yielded = true;
+    setImmediate(() => {
+      this.#yielded = false;
+      this.#newTurn();
+      this.#readOn();
+    });
   }
 
   #settled(): void {
@@ -139,30 +217,32 @@ export class TcpConnection {
     this.#readOn();
   }
 
-  /** Whether to go on reading; pauses the socket when not. */
-  #reading(): boolean {
-    if (
+  #mayRead(): boolean {
+    return (
       !this.#ending &&
       !this.#writeBlocked &&
+      !this.#unreadBlocked &&
       !this.#holding &&
+      !this.#yielded &&
       this.inFlight < this.#listener.opts.maxInFlight
-    )
-      return true;
+    );
+  }
+
+  /** Whether to go on reading; pauses the socket when not. */
+  #reading(): boolean {
+    if (this.#mayRead()) return true;
     this.socket.pause();
     return false;
   }
 
-  /** Reads on once nothing holds it back: first what the frame reader kept, then the socket. */
+  /** Reads on once nothing holds it back: first what the frame reader kept, then the socket. After
+   * the client's FIN, once every whole query it sent has been taken, the connection ends. */
   #readOn(): void {
-    if (
-      this.#ending ||
-      this.#writeBlocked ||
-      this.#holding ||
-      this.inFlight >= this.#listener.opts.maxInFlight
-    )
-      return;
+    if (!this.#mayRead()) return;
     this.#frames.push(EMPTY, this.#onFrame);
-    if (this.#reading()) this.socket.resume();
+    if (!this.#reading()) return;
+    if (this.#peerEnded) this.end();
+    else this.socket.resume();
   }
 
   /** Reads nothing more; the replies in flight are sent, then the connection is let go whole.
@@ -178,18 +258,18 @@ export class TcpConnection {
    * has not taken for `write`. Returns true when it closed it. */
   check(now: number): boolean {
     const s = this.socket;
-    if (s.writableLength > 0) {
-      if (s.bytesWritten !== this.#written) {
-        this.#written = s.bytesWritten;
-        this.#writtenAt = now;
-      } else if (this.#writtenAt === 0) {
-        this.#writtenAt = now;
-      } else if (now - this.#writtenAt >= this.#listener.opts.writeMs) {
+    const waiting = unread(s);
+    if (waiting > 0) {
+      const taken = s.bytesWritten - waiting;
+      if (taken !== this.#taken || this.#takenAt === 0) {
+        this.#taken = taken;
+        this.#takenAt = now;
+      } else if (now - this.#takenAt >= this.#listener.opts.writeMs) {
         s.destroy();
         return true;
       }
     } else {
-      this.#writtenAt = 0;
+      this.#takenAt = 0;
     }
     if (now < this.deadline || this.#ending) return false;
     // Replies still to write go first; if they never do, the write deadline ends it.

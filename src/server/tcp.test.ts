@@ -240,3 +240,103 @@ test("at maxInFlight reading stops, and goes on as soon as one query is done, no
     await tcp.close();
   }
 });
+
+/** A stand-in pipeline: each query's reply is its 2-octet ID and `size - 2` octets, given at once, or
+ * after `delayMs` for the IDs `slow` picks (as a forwarded query is). `calls` counts the queries. */
+function standIn(size: number, slow: (id: number) => boolean = () => false, delayMs = 100) {
+  const s = { calls: 0, pipeline: undefined as unknown as Pipeline };
+  s.pipeline = {
+    handle(buf: Buffer) {
+      s.calls++;
+      const out = Buffer.alloc(size);
+      buf.copy(out, 0, 0, 2);
+      if (!slow(buf.readUInt16BE(0))) return out;
+      return new Promise<Buffer>((r) => setTimeout(() => r(out), delayMs));
+    },
+  } as unknown as Pipeline;
+  return s;
+}
+
+const idFrame = (id: number) => tcpFrame(Buffer.from([id >> 8, id & 255, 0, 0]));
+
+test("a client that half-closes after its queries gets every reply, the slow ones too, then the server closes", async () => {
+  // Odd IDs are answered 100 ms later (as forwarded names are), even ones at once (as cached ones).
+  const s = standIn(20, (id) => id % 2 === 1);
+  const tcp = new TcpListener(s.pipeline, defaultTcpOptions, log);
+  const port = await tcp.listen("127.0.0.1", 0);
+  try {
+    const sock = net.connect({ port, host: "127.0.0.1", allowHalfOpen: true });
+    const ids: number[] = [];
+    const reader = new FrameReader();
+    sock.on("data", (c: Buffer) => reader.push(c, (f) => void ids.push(f.readUInt16BE(0))));
+    sock.on("error", () => undefined);
+    const ended = new Promise<string>((r) => {
+      sock.once("end", () => r("end"));
+      setTimeout(() => r("timeout"), 3000);
+    });
+    await new Promise((r) => sock.once("connect", r));
+    sock.end(Buffer.concat(Array.from({ length: 10 }, (_, i) => idFrame(i))));
+    assert.equal(await ended, "end", "the server closes its side once it has answered");
+    assert.deepEqual(
+      ids.sort((a, b) => a - b),
+      [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+    );
+    sock.destroy();
+  } finally {
+    await tcp.close();
+  }
+});
+
+test("a connection's backlog of queries answered at once yields to the event loop every few dozen", async () => {
+  const s = standIn(20);
+  const tcp = new TcpListener(s.pipeline, defaultTcpOptions, log);
+  const port = await tcp.listen("127.0.0.1", 0);
+  const c = await connect(port);
+  // Counts the queries answered between two turns of the event loop.
+  let most = 0;
+  let last = 0;
+  let turns = 0;
+  let probing = true;
+  const probe = () => {
+    most = Math.max(most, s.calls - last);
+    last = s.calls;
+    turns++;
+    if (probing) setImmediate(probe);
+  };
+  try {
+    const total = 20_000;
+    c.sock.write(Buffer.concat(Array.from({ length: total }, (_, i) => idFrame(i))));
+    setImmediate(probe);
+    for (let i = 0; i < 500 && c.replies() < total * 22; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(c.replies(), total * 22, "every query answered (20 octets and the length)");
+    assert.ok(most <= 64, `at most 64 queries between two turns, saw ${most} (${turns} turns)`);
+  } finally {
+    probing = false;
+    c.sock.destroy();
+    await tcp.close();
+  }
+});
+
+test("a client that never reads stops being read once its replies wait in the kernel, not only in Node", async () => {
+  // 30,000 queries with replies of 500 octets: 15 MB, far more than the kernel takes for a client that
+  // reads nothing (its receive buffer, our send buffer: a few MB on Linux's defaults).
+  const s = standIn(500);
+  const tcp = new TcpListener(s.pipeline, { ...defaultTcpOptions, writeMs: 60_000, idleMs: 60_000 }, log);
+  const port = await tcp.listen("127.0.0.1", 0);
+  const c = await connect(port);
+  c.sock.pause();
+  try {
+    c.sock.write(Buffer.concat(Array.from({ length: 30_000 }, (_, i) => idFrame(i))));
+    // Until the server stops taking queries.
+    let before = -1;
+    for (let i = 0; i < 100 && s.calls !== before; i++) {
+      before = s.calls;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    assert.ok(s.calls > 0);
+    assert.ok(s.calls < 4000, `at most 2 MB of replies unread: ${s.calls} queries answered`);
+  } finally {
+    c.sock.destroy();
+    await tcp.close();
+  }
+});

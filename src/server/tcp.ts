@@ -44,7 +44,9 @@ export class TcpListener {
     this.pipeline = pipeline;
     this.opts = opts;
     this.log = log;
-    this.#server = net.createServer((socket) => this.#onConnection(socket));
+    // allowHalfOpen: a client's FIN ends only its side; the replies to what it sent still go out
+    // (tcp-connection.ts), where Node would otherwise end ours at once and drop them.
+    this.#server = net.createServer({ allowHalfOpen: true }, (socket) => this.#onConnection(socket));
   }
 
   /** Hands later queries to another pipeline (a reload), with its limits; queries in flight finish on

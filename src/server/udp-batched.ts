@@ -20,6 +20,7 @@ interface NativeSocket {
   send(count: number): void;
   close(done: () => void): void;
   stats(): { dropped: number; sendErrors: number; backlog: number };
+  leave(): void;
 }
 
 export interface Addon {
@@ -57,6 +58,10 @@ export function loadAddon(): Addon | Error {
   }
   return loaded;
 }
+
+/** How long a socket that left its SO_REUSEPORT group keeps answering what it holds before it closes:
+ * the datagrams the kernel queued for it just before it left. */
+const LEAVE_MS = 50;
 
 /** How often a listener logs the replies it had to drop, at most. */
 const DROP_LOG_MS = 10_000;
@@ -252,11 +257,20 @@ export class BatchedListener implements UdpListener {
     this.#dropped = now;
   }
 
-  close(): Promise<void> {
-    if (this.#closed) return Promise.resolve();
-    this.#closed = true;
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    if (this.#reusePort) {
+      // Another process may share the port (a node-local restart): leave the group first (native/udp.c
+      // leave), so that new queries go to it and none is left queued here at the close.
+      this.#sock.leave();
+      await new Promise((r) => setTimeout(r, LEAVE_MS));
+      if (this.#closed) return;
+    }
     clearInterval(this.#dropTimer);
-    return new Promise((resolve) => this.#sock.close(() => resolve()));
+    // The native close first reads and answers what the socket still holds (native/udp.c).
+    const closed = new Promise<void>((resolve) => this.#sock.close(() => resolve()));
+    this.#closed = true;
+    return closed;
   }
 }
 

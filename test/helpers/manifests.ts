@@ -21,6 +21,7 @@ export const KINDS: Record<string, [string, string, boolean]> = {
   RoleBinding: ["rbac.authorization.k8s.io/v1", "V1RoleBinding", true],
   ConfigMap: ["v1", "V1ConfigMap", true],
   Deployment: ["apps/v1", "V1Deployment", true],
+  DaemonSet: ["apps/v1", "V1DaemonSet", true],
   Service: ["v1", "V1Service", true],
   PodDisruptionBudget: ["policy/v1", "V1PodDisruptionBudget", true],
 };

@@ -68,16 +68,19 @@ export async function startApiInNetns(ns: Netns, objects: object[], dir: string)
   return join(dir, "kubeconfig");
 }
 
-/** Starts clusterdns in `ns` with a Corefile file and waits until its kubernetes plugin synced. */
+/** Starts clusterdns in `ns` with a Corefile file and waits until its kubernetes plugin synced (or
+ * until a line matching `ready`). */
 export async function startClusterdnsInNetns(
   ns: Netns,
   corefile: string,
   env: Record<string, string> = {},
+  o: { flags?: string[]; ready?: RegExp } = {},
 ): Promise<NetnsServer> {
-  const proc = ns.spawn(process.execPath, [join(ROOT, "bin", "clusterdns"), "-conf", corefile], { env });
+  const args = [join(ROOT, "bin", "clusterdns"), "-conf", corefile, ...(o.flags ?? [])];
+  const proc = ns.spawn(process.execPath, args, { env });
   const lines: string[] = [];
   const logs: Record<string, unknown>[] = [];
-  await waitForLine(proc, /"msg":"synced"/, "clusterdns", lines);
+  await waitForLine(proc, o.ready ?? /"msg":"synced"/, "clusterdns", lines);
   const parse = (line: string) => {
     try {
       logs.push(JSON.parse(line) as Record<string, unknown>);

@@ -34,6 +34,10 @@ export interface FakeContext {
   /** The hooks registered with onStartup and onShutdown, in registration order. */
   startup: (() => void | Promise<void>)[];
   shutdown: (() => void | Promise<void>)[];
+  /** The hooks registered with onStopping. */
+  stopping: (() => Promise<void>)[];
+  /** The waits registered with holdListeners. */
+  holds: (() => Promise<void>)[];
   /** The hooks registered with onListening, in registration order. */
   listening: ((at: ListenAddress) => void | Promise<void>)[];
   instance: {
@@ -42,7 +46,7 @@ export interface FakeContext {
     readyChecks: Map<string, ReadyCheck[]>;
     takesOver: boolean;
   };
-  /** Runs the start-up hooks in order. */
+  /** Runs the start-up hooks in order, then waits for every hold on the listeners. */
   start(): Promise<void>;
   /** Runs the shutdown hooks in reverse order. */
   stop(): Promise<void>;
@@ -55,7 +59,9 @@ export interface FakeContext {
 export function fakeContext(o: FakeContextOptions = {}): FakeContext {
   const startup: (() => void | Promise<void>)[] = [];
   const shutdown: (() => void | Promise<void>)[] = [];
+  const stopping: (() => Promise<void>)[] = [];
   const listening: ((at: ListenAddress) => void | Promise<void>)[] = [];
+  const holds: (() => Promise<void>)[] = [];
   const readyChecks = new Map<string, ReadyCheck[]>();
   const instance = { stopping: false, lameduckMs: 0, readyChecks, takesOver: o.takesOver ?? false };
   const f: FakeContext = {
@@ -66,11 +72,14 @@ export function fakeContext(o: FakeContextOptions = {}): FakeContext {
     readyChecks,
     startup,
     shutdown,
+    stopping,
     listening,
+    holds,
     instance,
     ctx: undefined as unknown as SetupContext,
     async start() {
       for (const fn of startup) await fn();
+      await Promise.all(holds.map((wait) => wait()));
     },
     async stop() {
       for (const fn of [...shutdown].reverse()) await fn();
@@ -90,7 +99,9 @@ export function fakeContext(o: FakeContextOptions = {}): FakeContext {
     log: (plugin) => logger.child({ plugin }),
     onStartup: (fn) => void startup.push(fn),
     onShutdown: (fn) => void shutdown.push(fn),
+    onStopping: (fn) => void stopping.push(fn),
     onListening: (fn) => void listening.push(fn),
+    holdListeners: (wait) => void holds.push(wait),
     invalidate: () => void f.invalidations++,
     invalidateNames: (names) => void f.invalidatedNames.push(...names),
     onQueryDone: (fn) => void f.queryDone.push(fn),

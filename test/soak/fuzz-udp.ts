@@ -8,6 +8,7 @@
 import dgram from "node:dgram";
 import { readFileSync } from "node:fs";
 import { mutate } from "../helpers/fuzz-packets.ts";
+import { ednsView, replyEdns } from "../helpers/edns-view.ts";
 import { rng } from "../helpers/rng.ts";
 import { Canaries } from "./canaries.ts";
 import { rssMb } from "./part.ts";
@@ -35,6 +36,11 @@ export interface FuzzResult {
   overLimit: string[];
   /** Replies to packets that must get none (shorter than 12 octets, or QR=1), and replies without QR. */
   badReplies: string[];
+  /** Replies without an OPT record to a packet with one (RFC 6891 7), and replies other than BADVERS
+   * to a packet that parses with an OPT record of a version other than 0 (6.1.3); examples of both. */
+  noOpt: number;
+  noBadvers: number;
+  ednsMissed: string[];
   largestReply: number;
   /** Largest reply size over the size of the packet it answered. */
   largestRatio: number;
@@ -48,6 +54,10 @@ export interface FuzzResult {
 interface Sent {
   /** Largest reply the client allows. */
   allowed: number;
+  /** The packet has an OPT record: so must its reply (RFC 6891 7). */
+  opt: boolean;
+  /** The packet parses with an OPT record of a version other than 0: its reply is BADVERS. */
+  badvers: boolean;
   /** The packet may get no reply at all. */
   mute: boolean;
   size: number;
@@ -60,38 +70,6 @@ const SOCKETS = 4;
 /** Replies over UDP never exceed this (src/dns/constants.ts EDNS_UDP_SIZE). */
 const UDP_CEILING = 1232;
 const CANARY_TIMEOUT_MS = 3000;
-
-/** The largest reply a client allows (RFC 6891 6.2.3-6.2.5): the CLASS of the one OPT record of its
- * additional section, at least 512; 512 without one, or when the records cannot be walked. What is
- * inside other records' data (an A record of 2 octets) does not change what the client offered. */
-function allowedSize(pkt: Buffer): number {
-  if (pkt.length < 12) return 512;
-  const count = (at: number) => pkt.readUInt16BE(at);
-  let p = 12;
-  const skipName = () => {
-    while (p < pkt.length) {
-      const l = pkt[p];
-      if (l === 0) return ++p <= pkt.length;
-      if (l >= 0xc0) return (p += 2) <= pkt.length;
-      if (l > 63) return false;
-      p += l + 1;
-    }
-    return false;
-  };
-  for (let i = 0; i < count(4); i++) if (!skipName() || (p += 4) > pkt.length) return 512;
-  const additional = count(6) + count(8);
-  let size = -1;
-  for (let i = 0, n = additional + count(10); i < n; i++) {
-    const owner = p;
-    if (!skipName() || p + 10 > pkt.length) return 512;
-    if (count(p) === 41) {
-      if (i < additional || size >= 0 || pkt[owner] !== 0) return 512;
-      size = count(p + 2);
-    }
-    p += 10 + count(p + 8);
-  }
-  return p !== pkt.length || size < 0 ? 512 : Math.max(512, size);
-}
 
 /** Octets 12..end of the single question of a message, as hex, or undefined. */
 function questionOf(b: Buffer): string | undefined {
@@ -123,6 +101,9 @@ export function emptyResult(): FuzzResult {
     canaryFailures: [],
     overLimit: [],
     badReplies: [],
+    noOpt: 0,
+    noBadvers: 0,
+    ednsMissed: [],
     largestReply: 0,
     largestRatio: 0,
     bytesIn: 0,
@@ -173,6 +154,15 @@ export async function fuzzUdp(o: FuzzOptions): Promise<FuzzResult> {
     if (q !== undefined && s.question !== undefined && q !== s.question) return;
     if (s.mute) return note(res.badReplies, "a reply to a runt or a response");
     if (m.length > s.allowed) return note(res.overLimit, `${m.length} octets, client allows ${s.allowed}`);
+    const e = replyEdns(m);
+    if (s.opt && !e.opt) {
+      res.noOpt++;
+      note(res.ednsMissed, "no OPT record in the reply to a query with one");
+    }
+    if (s.badvers && e.rcode !== 16) {
+      res.noBadvers++;
+      note(res.ednsMissed, `rcode ${e.rcode} to a version other than 0`);
+    }
     if (m.length / s.size > res.largestRatio) res.largestRatio = m.length / s.size;
   };
 
@@ -206,8 +196,11 @@ export async function fuzzUdp(o: FuzzOptions): Promise<FuzzResult> {
     const s = batch++ % SOCKETS;
     for (let k = 0; k < o.every && res.sent < o.packets; k++) {
       const pkt = mutate(r, res.sent);
+      const edns = ednsView(pkt);
       const info: Sent = {
-        allowed: allowedSize(pkt),
+        allowed: edns.allowed,
+        opt: edns.hasOpt,
+        badvers: (edns.version ?? 0) > 0,
         mute: pkt.length < 12 || (pkt[2] & 0x80) !== 0,
         size: Math.max(1, pkt.length),
         question: questionOf(pkt),

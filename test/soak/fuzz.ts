@@ -103,6 +103,14 @@ function figures(report: Report, run: string, r: Run<TwoPasses>, reduced: boolea
   if (udp) {
     report.check(`${run}: replies over the client's size`, f.overLimit.length, f.overLimit.length === 0, "0");
     for (const line of f.overLimit.slice(0, 5)) report.note(`${run}: over the limit`, line);
+    report.check(`${run}: replies without OPT to a query with one`, f.noOpt, f.noOpt === 0, "0");
+    report.check(
+      `${run}: queries of EDNS version > 0 that parse, answered other than BADVERS`,
+      f.noBadvers,
+      f.noBadvers === 0,
+      "0",
+    );
+    for (const line of f.ednsMissed.slice(0, 5)) report.note(`${run}: EDNS`, line);
   }
   report.check(`${run}: replies to runts or responses`, f.badReplies.length, f.badReplies.length === 0, "0");
   for (const line of f.badReplies.slice(0, 5)) report.note(`${run}: bad reply`, line);

@@ -4,7 +4,7 @@
 // `npm test` (its PART.test.ts asserts that no target was missed). Parts share nothing but this file:
 // each starts its own servers and stops them before it returns.
 
-import { readFileSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 
 export interface Figure {
   name: string;
@@ -30,6 +30,12 @@ export class Report {
   /** A figure with a target; `met` says whether the value reaches it. */
   check(name: string, value: number | string, met: boolean, target: string, unit = ""): void {
     this.figures.push({ name, value: show(value, unit), target, met });
+  }
+
+  /** "server alive at the end": the process has neither exited nor been killed. */
+  alive(proc: { exitCode: number | null; signalCode: NodeJS.Signals | null }): void {
+    const alive = proc.exitCode === null && proc.signalCode === null;
+    this.check("server alive at the end", alive ? "yes" : "no", alive, "yes");
   }
 
   /** The targets missed, one line each ("part: name: value (target ...)"). */
@@ -84,4 +90,34 @@ export function rssMb(pid: number): number {
   } catch {
     return NaN;
   }
+}
+
+/** Descriptors a process has open, or NaN once it has exited. */
+export function openFds(pid: number): number {
+  try {
+    return readdirSync(`/proc/${pid}/fd`).length;
+  } catch {
+    return NaN;
+  }
+}
+
+/** TCP connections a process on this machine holds open on local port `port` (accepted ones: the
+ * listener and sockets the kernel keeps after their close, TIME_WAIT and the like, aside). */
+export function tcpConnectionsOn(port: number): number {
+  let n = 0;
+  for (const file of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    let text: string;
+    try {
+      text = readFileSync(file, "utf8");
+    } catch {
+      continue;
+    }
+    for (const line of text.split("\n").slice(1)) {
+      const f = line.trim().split(/\s+/);
+      if (f.length < 10) continue;
+      // local address "HEX:PORT", state (0A: LISTEN), inode (0: no descriptor holds it any more)
+      if (parseInt(f[1].split(":")[1], 16) === port && f[3] !== "0A" && f[9] !== "0") n++;
+    }
+  }
+  return n;
 }

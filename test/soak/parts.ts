@@ -12,8 +12,13 @@ export interface PartEntry {
 export const PARTS: PartEntry[] = [
   { name: "fuzz", file: "fuzz.ts" },
   { name: "tcp-abuse", file: "tcp-abuse.ts" },
+  { name: "tcp-flood", file: "tcp-flood.ts" },
+  { name: "half-close", file: "half-close.ts" },
+  { name: "rolling-restart", file: "rolling-restart.ts" },
+  { name: "churn-memory", file: "churn-memory.ts" },
   { name: "control-plane", file: "control-plane.ts" },
   { name: "amplification", file: "amplification.ts" },
   { name: "k8s-faults", file: "k8s-faults.ts" },
   { name: "k8s-scale", file: "k8s-scale.ts" },
+  { name: "node-local-restart", file: "node-local-restart.ts" },
 ];

@@ -9,9 +9,8 @@
 // rounds of all four (target: the second round adds nothing beyond noise).
 //   node test/soak/tcp-abuse.ts [--reduced]
 
-import { readdirSync } from "node:fs";
 import net from "node:net";
-import { runAlone, Report, rssMb, type SoakPart, type PartOptions } from "./part.ts";
+import { runAlone, Report, openFds, rssMb, type SoakPart, type PartOptions } from "./part.ts";
 import { RSS_NOISE_MB } from "./fuzz.ts";
 import { startTarget } from "./target.ts";
 import { tcpAttack, type AttackMode } from "./tcp-attacker.ts";
@@ -21,15 +20,6 @@ import { encode } from "../../src/dns/encode.ts";
 import { newQuery } from "../../src/dns/message.ts";
 import { defaultTcpOptions } from "../../src/server/tcp.ts";
 import { Type } from "../../src/dns/constants.ts";
-
-/** Descriptors a process has open. */
-function openFds(pid: number): number {
-  try {
-    return readdirSync(`/proc/${pid}/fd`).length;
-  } catch {
-    return NaN;
-  }
-}
 
 /** How often the server's descriptors are counted during an attack. */
 const POLL_MS = 100;
@@ -217,8 +207,7 @@ export const tcpAbuse: SoakPart = {
           "MB",
         );
       }
-      const alive = t.srv.proc.exitCode === null && t.srv.proc.signalCode === null;
-      report.check("server alive at the end", alive ? "yes" : "no", alive, "yes");
+      report.alive(t.srv.proc);
     } finally {
       await t.stop();
     }

@@ -58,6 +58,8 @@ export const setup: Setup = async (d, ctx) => {
   // Ready once synced and the work after the sync is done: the heap compaction pauses the process
   // (0.13 s at 10k services), which must happen before /ready lets traffic in, not under it.
   let settled = false;
+  let onSettled = () => {};
+  const whenSettled = new Promise<void>((r) => (onSettled = r));
   const ready: ReadyCheck = () => store.synced && settled;
   if (warm) ready.describe = () => warm.describe();
   ctx.registerReady(NAME, ready);
@@ -70,10 +72,37 @@ export const setup: Setup = async (d, ctx) => {
     }
     tuneHeapAroundSync(store, ctx.instance.takesOver, (compactMs) => {
       settled = true;
+      onSettled();
       log.info({ source: source.describe(), objects: store.stats().objects, compactMs }, "synced");
     });
     untrack = track(store, configured.apiStats);
     await source.start(store);
+  });
+  // The DNS sockets open once the store can answer, as CoreDNS starts its servers only then: at the
+  // first sync and the compaction after it (whose pause must not fall on queries either), or at
+  // startup_timeout, from then on serving the snapshot, or SERVFAIL for the cluster's names.
+  ctx.holdListeners(async () => {
+    if (settled) return;
+    const timeout = c.startupTimeoutMs / 1000;
+    log.info(
+      { source: source.describe(), startupTimeout: timeout },
+      "waiting for the first sync before listening",
+    );
+    // The timers behind the wait do not keep the process up, and nothing else may (objects files).
+    const alive = setInterval(() => {}, 60_000);
+    try {
+      if (await gate.synced()) await whenSettled;
+      else {
+        const serving =
+          store.servingFrom === "snapshot" ? "the snapshot" : "SERVFAIL for the cluster's names";
+        log.warn(
+          { startupTimeout: timeout },
+          `listening with the Kubernetes API not synced: ${serving} until it is`,
+        );
+      }
+    } finally {
+      clearInterval(alive);
+    }
   });
   ctx.onShutdown(() => {
     untrack();

@@ -1,0 +1,192 @@
+// The node's set-up, one per process whatever the number of blocks or reloads: the interface holding
+// the node-local addresses, the NOTRACK rules, a check that puts back what someone removed, and the
+// teardown at exit unless another clusterdns has taken the addresses over (a restart).
+
+import type { Logger } from "pino";
+import { NodeSetupError, runCommand, type Run } from "./command.ts";
+import { ensureInterface, removeInterface } from "./interface.ts";
+import { detectFirewall, foreignNotrack, type Firewall } from "./detect.ts";
+import { MARK, type Endpoint, type RuleWriter } from "./rules.ts";
+import { iptablesWriter } from "./rules-iptables.ts";
+import { nftablesWriter } from "./rules-nftables.ts";
+import { allServedByOthers, othersServing, procReader, type Reader } from "./sockets.ts";
+
+export interface NodeConfig {
+  interface: string;
+  addresses: string[];
+  /** auto: detectFirewall; off: no rules. */
+  rules: Firewall | "auto" | "off";
+  /** How often the interface and rules are checked and put back; 0: never. */
+  checkMs: number;
+  /** At stop, how long to wait for another clusterdns to serve the addresses before leaving. */
+  handoverMs: number;
+  /** Leave interface and rules on the node at exit (node-cache's -skipteardown). */
+  keep: boolean;
+}
+
+export interface NodeDeps {
+  run: Run;
+  reader: Reader;
+  log: Logger;
+  /** The process shares its ports (-reuseport): the only way to take over from a running clusterdns. */
+  reusePort: boolean;
+}
+
+export class NodeLocal {
+  readonly config: NodeConfig;
+  readonly #deps: NodeDeps;
+  #writer: RuleWriter | undefined;
+  #endpoints: Endpoint[] = [];
+  /** The DNS port the rules are for, once set (0 before). */
+  port = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #checking: Promise<void> | undefined;
+  /** Set-up errors a check met since the last good one, and how many checks put something back. */
+  failures = 0;
+  repairs = 0;
+
+  constructor(config: NodeConfig, deps: Partial<NodeDeps> & { log: Logger }) {
+    this.config = config;
+    this.#deps = { run: runCommand, reader: procReader, reusePort: false, ...deps };
+  }
+
+  /** Before the listeners open: refuse a node another DNS server holds, then the interface. */
+  async setUpInterface(): Promise<void> {
+    const { run, reader, log, reusePort } = this.#deps;
+    const { addresses } = this.config;
+    this.#writer ??= await this.#pickWriter();
+    const others = [...othersServing(addresses, reader)].filter(([, n]) => n > 0).map(([a]) => a);
+    if (others.length > 0) {
+      const ours = this.#writer !== undefined && (await this.#writer.present());
+      if (!ours) {
+        const rule = await foreignNotrack(run, addresses, MARK);
+        const who = rule ? `node-local-dns (NodeLocal DNSCache; its rule ${rule})` : "another DNS server";
+        throw new NodeSetupError(
+          `${others.join(", ")} is already served on this node by ${who}: remove it first (kubectl -n kube-system delete daemonset node-local-dns), or bind other addresses`,
+        );
+      }
+      if (!reusePort) {
+        throw new NodeSetupError(
+          `${others.join(", ")} is served by another clusterdns on this node: start with -reuseport to take over from it without a gap`,
+        );
+      }
+      log.info(
+        { addresses: others },
+        "another clusterdns serves these addresses: sharing them until it stops (a restart)",
+      );
+    } else {
+      const rule = await foreignNotrack(run, addresses, MARK);
+      if (rule)
+        log.warn(
+          { rule },
+          "NOTRACK rules of another DNS server (node-local-dns?) are on this node; nothing serves them: adding ours beside them",
+        );
+    }
+    const state = await ensureInterface(run, this.config.interface, addresses);
+    log.info(
+      { interface: this.config.interface, kind: state.kind, addresses, changed: state.changed },
+      "interface ready",
+    );
+  }
+
+  /** Once the listeners are open on `port`: the rules, then the periodic check. */
+  async setUpRules(port: number): Promise<void> {
+    this.port = port;
+    this.#endpoints = this.config.addresses.map((address) => ({ address, port }));
+    if (this.#writer) {
+      const changes = await this.#writer.ensure(this.#endpoints);
+      this.#deps.log.info(
+        { rules: this.#writer.name, endpoints: this.#endpoints.length, changes },
+        "NOTRACK rules ready",
+      );
+    }
+    if (this.config.checkMs > 0 && this.#timer === undefined) {
+      this.#timer = setInterval(() => void this.check(), this.config.checkMs);
+      this.#timer.unref();
+    }
+  }
+
+  /** Puts back an interface, address or rule that went missing; logs what it did, never throws. */
+  check(): Promise<void> {
+    this.#checking ??= this.#check().finally(() => (this.#checking = undefined));
+    return this.#checking;
+  }
+
+  async #check(): Promise<void> {
+    const { run, log } = this.#deps;
+    try {
+      const state = await ensureInterface(run, this.config.interface, this.config.addresses);
+      const rules =
+        this.#writer && this.#endpoints.length > 0 ? await this.#writer.ensure(this.#endpoints) : 0;
+      if (state.changed.length > 0 || rules > 0) {
+        this.repairs++;
+        log.warn({ interface: state.changed, rules }, "the node's set-up had changed: put back");
+      }
+      this.failures = 0;
+    } catch (err) {
+      this.failures++;
+      log.error(
+        { err: (err as Error).message },
+        "checking the node's set-up failed: trying again at the next check",
+      );
+    }
+  }
+
+  /** At stop, before lameduck: waits (up to handover) for another process to serve every address. */
+  async awaitSuccessor(): Promise<void> {
+    if (this.config.handoverMs <= 0) return;
+    const deadline = Date.now() + this.config.handoverMs;
+    while (!this.#allServedByOthers() && Date.now() < deadline) await sleep(100);
+    const served = this.#allServedByOthers();
+    this.#deps.log.info(
+      { served },
+      served
+        ? "another clusterdns serves the node-local addresses: leaving"
+        : "no other clusterdns took over in time: leaving",
+    );
+  }
+
+  /** Stops the periodic check (a reload handed the node to a new set-up). */
+  stopChecks(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /** After the listeners closed: removes rules and interface, unless another process serves them. */
+  async tearDown(): Promise<void> {
+    this.stopChecks();
+    await this.#checking;
+    const { run, log } = this.#deps;
+    if (this.config.keep) {
+      log.info("keep: the interface and rules stay on the node");
+      return;
+    }
+    if ([...othersServing(this.config.addresses, this.#deps.reader).values()].some((n) => n > 0)) {
+      log.info("another clusterdns serves the node-local addresses: leaving the interface and rules to it");
+      return;
+    }
+    const rules = this.#writer ? await this.#writer.remove() : 0;
+    const removed = await removeInterface(run, this.config.interface);
+    log.info({ rules, interface: removed ? this.config.interface : undefined }, "node set-up removed");
+  }
+
+  #allServedByOthers(): boolean {
+    return allServedByOthers(this.config.addresses, this.#deps.reader);
+  }
+
+  async #pickWriter(): Promise<RuleWriter | undefined> {
+    const { run, log } = this.#deps;
+    let firewall = this.config.rules;
+    if (firewall === "off") return undefined;
+    if (firewall === "auto") {
+      const d = await detectFirewall(run);
+      log.info({ rules: d.firewall, why: d.why }, "firewall detected");
+      firewall = d.firewall;
+    }
+    return firewall === "nftables" ? nftablesWriter(run) : iptablesWriter(run, firewall);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

@@ -1,0 +1,63 @@
+// A node and a pod, each a network namespace, joined by a veth pair as a CNI joins a pod to its node:
+// the pod has 10.244.0.5 and a default route through the node's 10.244.0.1. What the node holds
+// locally (a node-local DNS address on an interface of its own) the pod reaches through that route.
+
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { createNetns, NetnsError, type Netns } from "./netns.ts";
+
+const run = promisify(execFile);
+
+export const NODE_IP = "10.244.0.1";
+export const POD_IP = "10.244.0.5";
+
+export interface NodeAndPod {
+  node: Netns;
+  pod: Netns;
+  destroy(): Promise<void>;
+}
+
+/** Both namespaces; the pod's resolv.conf is `podResolvConf`, the node's points at 127.0.0.1. */
+export async function createNodeAndPod(podResolvConf: string): Promise<NodeAndPod> {
+  const node = await createNetns(undefined, "nameserver 127.0.0.1\n");
+  let pod: Netns | undefined;
+  try {
+    pod = await createNetns(undefined, podResolvConf);
+    const ip = (...args: string[]) =>
+      run("ip", args).catch((err: Error & { stderr?: string }) => {
+        throw new NetnsError(`ip ${args.join(" ")}: ${err.stderr?.trim() ?? err.message}`);
+      });
+    await ip(
+      "link",
+      "add",
+      "veth-n",
+      "netns",
+      node.name,
+      "type",
+      "veth",
+      "peer",
+      "name",
+      "veth-p",
+      "netns",
+      pod.name,
+    );
+    await ip("-n", node.name, "addr", "add", `${NODE_IP}/24`, "dev", "veth-n");
+    await ip("-n", node.name, "link", "set", "veth-n", "up");
+    await ip("-n", pod.name, "addr", "add", `${POD_IP}/24`, "dev", "veth-p");
+    await ip("-n", pod.name, "link", "set", "veth-p", "up");
+    await ip("-n", pod.name, "route", "add", "default", "via", NODE_IP);
+  } catch (err) {
+    await pod?.destroy();
+    await node.destroy();
+    throw err;
+  }
+  const p = pod;
+  return {
+    node,
+    pod: p,
+    async destroy() {
+      await p.destroy();
+      await node.destroy();
+    },
+  };
+}

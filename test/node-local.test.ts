@@ -1,0 +1,246 @@
+// Node-local mode in network namespaces made here: a "node" runs clusterdns with `nodelocal`, which
+// puts 169.254.20.10 and the kube-dns Service IP on an interface of its own and writes the NOTRACK
+// rules; a "pod" whose resolv.conf names the link-local address resolves through it with glibc
+// (getent) and dig. The node also has a kube-proxy-like DNAT of the Service IP to a "kube-dns pod", so
+// the NOTRACK rules are seen to work (the Service IP is answered on the node while they are there) and
+// to be gone after exit (the Service IP reaches kube-dns again). Needs root, iproute2 and nftables or
+// iptables: without them it fails, it does not skip.
+
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createNodeAndPod, NODE_IP, type NodeAndPod } from "./helpers/netns-node.ts";
+import { startClusterdnsInNetns, waitForLine, type NetnsServer } from "./helpers/netns-cluster.ts";
+import { ROOT } from "./helpers/server.ts";
+import { parseDig } from "./helpers/dig.ts";
+import type { Netns } from "./helpers/netns.ts";
+
+const LINK_LOCAL = "169.254.20.10";
+const KUBE_DNS = "10.96.0.10";
+const POD_RESOLV = `nameserver ${LINK_LOCAL}\nsearch default.svc.cluster.local svc.cluster.local cluster.local\noptions ndots:5 timeout:1 attempts:1\n`;
+const DEMO = join(ROOT, "zones", "demo-cluster.yaml");
+
+/** A Corefile serving the demo cluster on the node-local addresses. */
+function nodeLocalCorefile(nodelocal: string, bind = `${LINK_LOCAL} ${KUBE_DNS}`): string {
+  return `.:53 {
+    bind ${bind}
+    ${nodelocal}
+    chaos node-local
+    kubernetes cluster.local in-addr.arpa ip6.arpa {
+        objects ${DEMO}
+        pods insecure
+        fallthrough in-addr.arpa ip6.arpa
+    }
+}
+`;
+}
+
+/** dig inside a namespace: `dig @SERVER NAME TYPE OPTS`, parsed. */
+async function digIn(ns: Netns, server: string, name: string, type = "A", ...opts: string[]) {
+  const r = await ns.exec("dig", [`@${server}`, name, type, "+tries=1", "+time=2", ...opts]);
+  return { ...parseDig(r.stdout), code: r.code, raw: r.stdout + r.stderr };
+}
+
+async function nft(ns: Netns, ...args: string[]) {
+  return ns.exec("nft", args);
+}
+
+describe("node-local: a pod resolves through the node's link-local address", () => {
+  let env: NodeAndPod;
+  let dir: string;
+  let central: NetnsServer | undefined;
+  let local: NetnsServer | undefined;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "clusterdns-nodelocal-"));
+    env = await createNodeAndPod(POD_RESOLV);
+    // The "kube-dns pod" and kube-proxy's DNAT of the Service IP to it, as kube-proxy's nftables mode
+    // writes it (a table named kube-proxy, which nodelocal's detection also reads).
+    const centralConf = join(dir, "Central");
+    writeFileSync(centralConf, `.:5353 {\n    bind ${NODE_IP}\n    chaos kube-dns\n}\n`);
+    central = await startClusterdnsInNetns(env.node, centralConf, {}, { ready: /"msg":"started"/ });
+    const dnat = `table ip kube-proxy {
+  chain dns { type nat hook prerouting priority dstnat; policy accept;
+    ip daddr ${KUBE_DNS} udp dport 53 dnat to ${NODE_IP}:5353
+    ip daddr ${KUBE_DNS} tcp dport 53 dnat to ${NODE_IP}:5353
+  }
+}
+`;
+    const r = await env.node.exec("nft", ["-f", "-"], { input: dnat });
+    assert.equal(r.code, 0, r.stderr);
+    const conf = join(dir, "Corefile");
+    writeFileSync(conf, nodeLocalCorefile("nodelocal {\n        check 1s\n    }"));
+    local = await startClusterdnsInNetns(env.node, conf, {}, { ready: /NOTRACK rules ready/ });
+  });
+
+  after(async () => {
+    await local?.stop();
+    await central?.stop();
+    await env?.destroy();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("the interface holds both addresses and the NOTRACK rules are in nftables (kube-proxy's)", async () => {
+    const link = await env.node.exec("ip", ["-br", "addr", "show", "dev", "nodelocaldns"]);
+    assert.equal(link.code, 0, link.stderr);
+    assert.match(link.stdout, new RegExp(`${LINK_LOCAL}/32`));
+    assert.match(link.stdout, new RegExp(`${KUBE_DNS}/32`));
+    const table = await nft(env.node, "list", "table", "inet", "clusterdns_nodelocal");
+    assert.equal(table.code, 0, table.stderr);
+    for (const addr of [LINK_LOCAL, KUBE_DNS]) {
+      for (const proto of ["udp", "tcp"]) {
+        assert.match(table.stdout, new RegExp(`ip daddr ${addr} ${proto} dport 53 notrack`));
+        assert.match(table.stdout, new RegExp(`ip saddr ${addr} ${proto} sport 53 notrack`));
+      }
+    }
+    const detected = local!.logs.find((l) => l.msg === "firewall detected");
+    assert.equal(detected?.why, "kube-proxy runs in nftables mode");
+  });
+
+  test("getent and dig in the pod resolve a Service through 169.254.20.10", async () => {
+    const getent = await env.pod.exec("getent", ["ahosts", "nginx"]);
+    assert.equal(getent.code, 0, getent.stderr);
+    assert.match(getent.stdout, /^10\.102\.97\.154\s/m);
+    const d = await digIn(env.pod, LINK_LOCAL, "nginx.default.svc.cluster.local");
+    assert.equal(d.status, "NOERROR", d.raw);
+    assert.deepEqual(
+      d.answer.map((l) => l.split(/\s+/).pop()),
+      ["10.102.97.154"],
+    );
+    const tcp = await digIn(env.pod, LINK_LOCAL, "nginx.default.svc.cluster.local", "A", "+tcp");
+    assert.equal(tcp.status, "NOERROR", tcp.raw);
+  });
+
+  test("transparent: the kube-dns Service IP is answered on the node, not DNATed to kube-dns", async () => {
+    const d = await digIn(env.pod, KUBE_DNS, "version.bind", "TXT", "-c", "CH");
+    assert.equal(d.status, "NOERROR", d.raw);
+    assert.match(d.answer.join("\n"), /"node-local"/);
+  });
+
+  test("a check puts back rules someone removed", async () => {
+    const del = await nft(env.node, "delete", "table", "inet", "clusterdns_nodelocal");
+    assert.equal(del.code, 0, del.stderr);
+    await waitForLine(local!.proc, /put back/, "the periodic check", [], 15_000);
+    const table = await nft(env.node, "list", "table", "inet", "clusterdns_nodelocal");
+    assert.equal(table.code, 0, table.stderr);
+  });
+
+  test("after exit the interface and rules are gone, and the Service IP reaches kube-dns again", async () => {
+    await local!.stop();
+    assert.equal(local!.proc.exitCode, 0);
+    const link = await env.node.exec("ip", ["link", "show", "dev", "nodelocaldns"]);
+    assert.notEqual(link.code, 0, "the interface is still there");
+    const table = await nft(env.node, "list", "table", "inet", "clusterdns_nodelocal");
+    assert.notEqual(table.code, 0, "the rules are still there");
+    const d = await digIn(env.pod, KUBE_DNS, "version.bind", "TXT", "-c", "CH");
+    assert.equal(d.status, "NOERROR", d.raw);
+    assert.match(d.answer.join("\n"), /"kube-dns"/);
+  });
+});
+
+describe("node-local: iptables, and what refuses to start", () => {
+  let env: NodeAndPod;
+  let dir: string;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "clusterdns-nodelocal-"));
+    env = await createNodeAndPod(POD_RESOLV);
+  });
+
+  after(async () => {
+    await env?.destroy();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("iptables-legacy: NOTRACK and ACCEPT rules carry clusterdns's comment, and go at exit", async () => {
+    const conf = join(dir, "Iptables");
+    writeFileSync(conf, nodeLocalCorefile("nodelocal {\n        rules iptables-legacy\n    }", LINK_LOCAL));
+    const server = await startClusterdnsInNetns(env.node, conf, {}, { ready: /NOTRACK rules ready/ });
+    try {
+      const raw = await env.node.exec("iptables-legacy-save", ["-t", "raw"]);
+      const ours = raw.stdout.split("\n").filter((l) => l.includes("clusterdns-nodelocal"));
+      assert.equal(ours.length, 6, raw.stdout);
+      assert.ok(
+        ours.some((l) => /-A PREROUTING -d 169\.254\.20\.10\/32 -p udp .*--dport 53 .*-j NOTRACK/.test(l)),
+      );
+      const filter = await env.node.exec("iptables-legacy-save", ["-t", "filter"]);
+      assert.equal(
+        filter.stdout.split("\n").filter((l) => /clusterdns-nodelocal.*-j ACCEPT/.test(l)).length,
+        4,
+      );
+      const d = await digIn(env.pod, LINK_LOCAL, "nginx.default.svc.cluster.local");
+      assert.equal(d.status, "NOERROR", d.raw);
+    } finally {
+      await server.stop();
+    }
+    const left = await env.node.exec("iptables-legacy-save", []);
+    assert.doesNotMatch(left.stdout, /clusterdns-nodelocal/);
+    assert.notEqual((await env.node.exec("ip", ["link", "show", "dev", "nodelocaldns"])).code, 0);
+  });
+
+  test("node-local-dns on the address: one line naming it, exit 1, the node left as it was", async () => {
+    // node-local-dns's set-up: its interface, its NOTRACK rule (no comment) and a server on :53.
+    for (const args of [
+      ["link", "add", "nodelocaldns", "type", "bridge"],
+      ["addr", "add", `${LINK_LOCAL}/32`, "dev", "nodelocaldns"],
+      ["link", "set", "nodelocaldns", "up"],
+    ]) {
+      const r = await env.node.exec("ip", args);
+      assert.equal(r.code, 0, r.stderr);
+    }
+    const rule = [
+      "-t",
+      "raw",
+      "-A",
+      "PREROUTING",
+      "-d",
+      `${LINK_LOCAL}/32`,
+      "-p",
+      "udp",
+      "--dport",
+      "53",
+      "-j",
+      "NOTRACK",
+    ];
+    assert.equal((await env.node.exec("iptables-nft", rule)).code, 0);
+    const holder = env.node.spawn(process.execPath, [
+      "-e",
+      `require("node:dgram").createSocket("udp4").bind(53, "${LINK_LOCAL}", () => console.log("bound"))`,
+    ]);
+    await waitForLine(holder, /^bound$/, "the stand-in for node-local-dns");
+    try {
+      const conf = join(dir, "Refused");
+      writeFileSync(conf, nodeLocalCorefile("nodelocal", LINK_LOCAL));
+      const r = await env.node.exec(process.execPath, [join(ROOT, "bin", "clusterdns"), "-conf", conf], {
+        timeoutMs: 30_000,
+      });
+      assert.equal(r.code, 1, r.stdout + r.stderr);
+      const lines = r.stderr.trim().split("\n");
+      assert.equal(lines.length, 1, r.stderr);
+      assert.match(
+        lines[0],
+        /^clusterdns: .*Refused:3 - nodelocal: 169\.254\.20\.10 is already served on this node by node-local-dns \(NodeLocal DNSCache; its rule iptables-nft: -A PREROUTING -d 169\.254\.20\.10\/32 .*NOTRACK\): remove it first \(kubectl -n kube-system delete daemonset node-local-dns\), or bind other addresses$/,
+      );
+      assert.equal((await env.node.exec("ip", ["link", "show", "dev", "nodelocaldns"])).code, 0);
+    } finally {
+      holder.kill();
+      await env.node.exec("ip", ["link", "del", "nodelocaldns"]);
+      await env.node.exec("iptables-nft", ["-t", "raw", "-F", "PREROUTING"]);
+    }
+  });
+
+  test("a set-up that fails is one line: an interface of another kind", async () => {
+    const conf = join(dir, "Veth");
+    writeFileSync(conf, nodeLocalCorefile("nodelocal veth-n", LINK_LOCAL));
+    const r = await env.node.exec(process.execPath, [join(ROOT, "bin", "clusterdns"), "-conf", conf], {
+      timeoutMs: 30_000,
+    });
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.match(
+      r.stderr,
+      /^clusterdns: .*Veth:3 - nodelocal: interface veth-n exists and is a veth, not a dummy: name another one \(nodelocal INTERFACE\)\n$/,
+    );
+  });
+});

@@ -1,0 +1,13 @@
+// The soak's rolling restart at its reduced size (1,000 Services listed with every LIST held 1.5 s, one
+// swap under 1,000 QPS): the same checks as `npm run soak -- rolling-restart`, latency reported, not
+// checked.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { rollingRestart } from "./rolling-restart.ts";
+
+test("soak rolling-restart, reduced: a new -reuseport process listens once synced, and no query is lost", async () => {
+  const report = await rollingRestart.run({ reduced: true, log: () => undefined });
+  assert.deepEqual(report.missed, []);
+  assert.ok(report.figures.some((f) => f.name.startsWith("swap 1: the new process synced")));
+});
