@@ -3,7 +3,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseFlags, USAGE, FlagError } from "./cli-flags.ts";
+import { parseFlags, USAGE, FlagError, type Flags } from "./cli-flags.ts";
 import { parseCorefile } from "./corefile/parser.ts";
 import { plugins } from "./plugins/index.ts";
 import { NOT_SUPPORTED } from "./plugins/not-supported.ts";
@@ -12,6 +12,7 @@ import { Instance } from "./server/instance.ts";
 import { Reloader } from "./server/reloader.ts";
 import { chooseUdpEngine, type UdpEngine } from "./server/udp-engine.ts";
 import { VERSION } from "./version.ts";
+import type { Logger } from "pino";
 import { createLogger } from "./log.ts";
 import { limitHeapGrowth } from "./runtime/heap.ts";
 
@@ -27,10 +28,19 @@ function welcome(instance: Instance, demo: boolean): string {
   return `clusterdns: answering on ${where.join(", ")} (udp, tcp); try: dig @${first.address} -p ${first.port} ${ask}`;
 }
 
+/** The Corefile to run: -conf, else ./Corefile, else the built-in demo. */
+interface Source {
+  text: string;
+  file: string;
+  root: string;
+  /** No Corefile was named or found: the demo, which cannot be reloaded. */
+  demo: boolean;
+}
+
 export async function main(argv: string[]): Promise<number> {
   if (argv[0] === "resolve") return (await import("./resolver/cli.ts")).resolveMain(argv.slice(1));
   if (argv[0] === "migrate") return (await import("./migrate/cli.ts")).migrateMain(argv.slice(1));
-  let flags;
+  let flags: Flags;
   try {
     flags = parseFlags(argv);
   } catch (err) {
@@ -38,52 +48,25 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`clusterdns: ${err.message}\n${USAGE}`);
     return 2;
   }
-  if (flags.help) {
-    process.stdout.write(USAGE);
-    return 0;
-  }
-  if (flags.version) {
-    process.stdout.write(
-      `clusterdns-${VERSION}\n${process.platform}/${process.arch}, node ${process.version}\n`,
-    );
-    return 0;
-  }
-  if (flags.plugins) {
-    process.stdout.write("Server types:\n  dns\n\nPlugins:\n");
-    for (const name of plugins.keys()) process.stdout.write(`  dns.${name}\n`);
-    return 0;
-  }
+  if (flags.help || flags.version || flags.plugins) return printInfo(flags);
 
   const log = createLogger();
   limitHeapGrowth("serving");
   process.on("uncaughtException", (err) => log.fatal({ err }, "uncaught exception: still serving"));
   process.on("unhandledRejection", (err) => log.fatal({ err }, "unhandled rejection: still serving"));
 
-  let source: { text: string; file: string; root: string };
-  const conf = flags.conf ?? (existsSync("Corefile") ? "Corefile" : undefined);
-  if (conf !== undefined) {
-    const file = resolve(conf);
-    try {
-      source = { text: readFileSync(file, "utf8"), file, root: dirname(file) };
-    } catch (err) {
-      process.stderr.write(`clusterdns: cannot read Corefile: ${(err as Error).message}\n`);
-      return 1;
-    }
-  } else {
-    source = { text: DEFAULT_COREFILE, file: "<built-in demo>", root: packageRoot };
+  const source = readSource(flags);
+  if (typeof source === "string") {
+    process.stderr.write(`clusterdns: ${source}\n`);
+    return 1;
   }
-
   if (flags.validate) {
     const options = { plugins, notSupported: NOT_SUPPORTED, defaultPort: flags.dnsPort ?? 53 };
     return (await import("./validate.ts")).validateMain(source, options);
   }
 
   // Signals are caught from here on: one that arrives during start-up stops the server once it is up.
-  let onSignal: (signal: string) => void = (signal) => (early ??= signal);
-  let early: string | undefined;
-  process.on("SIGTERM", () => onSignal("SIGTERM"));
-  process.on("SIGINT", () => onSignal("SIGINT"));
-
+  const signals = new Signals();
   let udpEngine: UdpEngine;
   try {
     udpEngine = chooseUdpEngine(flags.udpEngine);
@@ -93,7 +76,6 @@ export async function main(argv: string[]): Promise<number> {
   }
   log.info({ engine: udpEngine.name, fallback: udpEngine.fallback }, "udp engine");
 
-  let instance: Instance;
   const instanceOptions = {
     plugins,
     notSupported: NOT_SUPPORTED,
@@ -103,6 +85,7 @@ export async function main(argv: string[]): Promise<number> {
     reusePort: flags.reusePort,
     udpEngine,
   };
+  let instance: Instance;
   try {
     const blocks = parseCorefile(source.text, source.file);
     instance = await Instance.create({ ...instanceOptions, blocks });
@@ -113,36 +96,79 @@ export async function main(argv: string[]): Promise<number> {
   }
   log.info({ version: VERSION, corefile: source.file, ports: instance.ports }, "started");
   // The logs are JSON for machines; a person at a terminal, or trying the demo, also gets one line.
-  if (process.stderr.isTTY || conf === undefined)
-    process.stderr.write(`${welcome(instance, conf === undefined)}\n`);
+  if (process.stderr.isTTY || source.demo) process.stderr.write(`${welcome(instance, source.demo)}\n`);
   // A Corefile from a file can be reloaded: every interval with `reload`, at once on SIGUSR1.
-  const reloader =
-    conf === undefined
-      ? undefined
-      : new Reloader(instance, { file: source.file, text: source.text, instance: instanceOptions, log });
+  const reloader = source.demo
+    ? undefined
+    : new Reloader(instance, { file: source.file, text: source.text, instance: instanceOptions, log });
   if (reloader) process.on("SIGUSR1", () => void reloader.check());
+  const current = () => (reloader ? reloader.stop().then(() => reloader.current) : Promise.resolve(instance));
+  return signals.stopOnSignal(current, log);
+}
 
-  return new Promise<number>((done) => {
-    let stopping = false;
-    const stop = (signal: string) => {
-      if (stopping) {
-        log.warn({ signal }, "second signal: exiting now");
-        done(1);
-        return;
-      }
-      stopping = true;
-      log.info({ signal }, "stopping");
-      (reloader ? reloader.stop().then(() => reloader.current) : Promise.resolve(instance))
-        .then((current) => current.stop())
-        .then(
-          () => done(0),
-          (err: unknown) => {
-            log.error({ err }, "stop failed");
-            done(1);
-          },
-        );
-    };
-    onSignal = stop;
-    if (early !== undefined) stop(early);
-  });
+/** -help, -version and -plugins: printed, nothing started. */
+function printInfo(flags: Flags): number {
+  if (flags.help) process.stdout.write(USAGE);
+  else if (flags.version) {
+    process.stdout.write(
+      `clusterdns-${VERSION}\n${process.platform}/${process.arch}, node ${process.version}\n`,
+    );
+  } else {
+    process.stdout.write("Server types:\n  dns\n\nPlugins:\n");
+    for (const name of plugins.keys()) process.stdout.write(`  dns.${name}\n`);
+  }
+  return 0;
+}
+
+/** The Corefile the flags name, or the reason it cannot be read. */
+function readSource(flags: Flags): Source | string {
+  const conf = flags.conf ?? (existsSync("Corefile") ? "Corefile" : undefined);
+  if (conf === undefined) {
+    return { text: DEFAULT_COREFILE, file: "<built-in demo>", root: packageRoot, demo: true };
+  }
+  const file = resolve(conf);
+  try {
+    return { text: readFileSync(file, "utf8"), file, root: dirname(file), demo: false };
+  } catch (err) {
+    return `cannot read Corefile: ${(err as Error).message}`;
+  }
+}
+
+/** SIGTERM and SIGINT, caught from the start: one that comes before the server is up is kept and acted
+ * on once it is. The first stops the server (its lameduck and all), a second exits at once. */
+class Signals {
+  #early: string | undefined;
+  #onSignal: (signal: string) => void = (signal) => (this.#early ??= signal);
+
+  constructor() {
+    process.on("SIGTERM", () => this.#onSignal("SIGTERM"));
+    process.on("SIGINT", () => this.#onSignal("SIGINT"));
+  }
+
+  /** Resolves with the exit code once a signal has stopped the instance `current` gives. */
+  stopOnSignal(current: () => Promise<Instance>, log: Logger): Promise<number> {
+    return new Promise<number>((done) => {
+      let stopping = false;
+      const stop = (signal: string) => {
+        if (stopping) {
+          log.warn({ signal }, "second signal: exiting now");
+          done(1);
+          return;
+        }
+        stopping = true;
+        log.info({ signal }, "stopping");
+        current()
+          .then((instance) => instance.stop())
+          .then(
+            () => done(0),
+            (err: unknown) => {
+              log.error({ err }, "stop failed");
+              done(1);
+            },
+          );
+      };
+      this.#onSignal = stop;
+      if (this.#early !== undefined) stop(this.#early);
+    });
+  }
 }

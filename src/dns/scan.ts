@@ -98,6 +98,9 @@ const MAX_JUMPS = 127;
  * answer cache keys on them and echoes them): the question may hold no compression pointer (a pointer
  * there could only reach the header or loop). Any octet may sit in a label (RFC 2181 11), "." too:
  * the text qname escapes it (name.ts).
+ *
+ * One function (104 lines) on purpose: it is every query's first step, one pass over the packet whose
+ * state (offset, counts, the first OPT and TSIG) stays in locals; its error paths are failure()'s.
  */
 export function scanQuery(buf: Buffer, into?: ScannedQuery, len = buf.length): ScannedQuery | ScanFailure {
   const result = into ?? new ScannedQuery();

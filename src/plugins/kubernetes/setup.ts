@@ -3,6 +3,7 @@
 // block's other plugins (autopath, k8s_external, transfer), the hold until the first sync, readiness,
 // the heap's tuning around that sync (heap-tuning.ts) and the metrics.
 
+import type { Logger } from "pino";
 import type { ReadyCheck, Setup, SetupContext } from "../../plugin.ts";
 import { startError } from "../../corefile/errors.ts";
 import { kindsFor, parseConfig, snapshotSettings, type KubernetesConfig } from "./config.ts";
@@ -78,32 +79,10 @@ export const setup: Setup = async (d, ctx) => {
     untrack = track(store, configured.apiStats);
     await source.start(store);
   });
-  // The DNS sockets open once the store can answer, as CoreDNS starts its servers only then: at the
-  // first sync and the compaction after it (whose pause must not fall on queries either), or at
-  // startup_timeout, from then on serving the snapshot, or SERVFAIL for the cluster's names.
-  ctx.holdListeners(async () => {
-    if (settled) return;
-    const timeout = c.startupTimeoutMs / 1000;
-    log.info(
-      { source: source.describe(), startupTimeout: timeout },
-      "waiting for the first sync before listening",
-    );
-    // The timers behind the wait do not keep the process up, and nothing else may (objects files).
-    const alive = setInterval(() => {}, 60_000);
-    try {
-      if (await gate.synced()) await whenSettled;
-      else {
-        const serving =
-          store.servingFrom === "snapshot" ? "the snapshot" : "SERVFAIL for the cluster's names";
-        log.warn(
-          { startupTimeout: timeout },
-          `listening with the Kubernetes API not synced: ${serving} until it is`,
-        );
-      }
-    } finally {
-      clearInterval(alive);
-    }
-  });
+  // The DNS sockets open once the store can answer, as CoreDNS starts its servers only then.
+  ctx.holdListeners(() =>
+    settled ? Promise.resolve() : holdUntilSynced({ gate, store, whenSettled, log, c, source }),
+  );
   ctx.onShutdown(() => {
     untrack();
     return source.stop();
@@ -117,6 +96,39 @@ export const setup: Setup = async (d, ctx) => {
     lookup: (name, qtype, depth) => ctx.lookup(name, qtype, depth),
   });
 };
+
+/** The wait before the DNS sockets open: the first sync and the compaction after it (whose pause must
+ * not fall on queries either), or startup_timeout, from then on serving the snapshot, or SERVFAIL for
+ * the cluster's names. */
+async function holdUntilSynced(o: {
+  gate: StartupGate;
+  store: Store;
+  whenSettled: Promise<void>;
+  log: Logger;
+  c: KubernetesConfig;
+  source: ConfiguredSource["source"];
+}): Promise<void> {
+  const timeout = o.c.startupTimeoutMs / 1000;
+  o.log.info(
+    { source: o.source.describe(), startupTimeout: timeout },
+    "waiting for the first sync before listening",
+  );
+  // The timers behind the wait do not keep the process up, and nothing else may (objects files).
+  const alive = setInterval(() => {}, 60_000);
+  try {
+    if (await o.gate.synced()) await o.whenSettled;
+    else {
+      const serving =
+        o.store.servingFrom === "snapshot" ? "the snapshot" : "SERVFAIL for the cluster's names";
+      o.log.warn(
+        { startupTimeout: timeout },
+        `listening with the Kubernetes API not synced: ${serving} until it is`,
+      );
+    }
+  } finally {
+    clearInterval(alive);
+  }
+}
 
 /** The store of `c` and the answers over it; a change to the store drops the answers it altered from
  * the answer cache. */

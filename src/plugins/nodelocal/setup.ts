@@ -33,6 +33,50 @@ export const setup: Setup = (d, ctx) => {
     );
   }
   claimed.set(ctx.instance, d);
+  const config = parseNodeLocal(d, ctx.block.bind);
+  const log = ctx.log("nodelocal");
+  const key = JSON.stringify(config);
+  let node: NodeLocal | undefined;
+  const fail = (err: unknown) => startError(d, "nodelocal", (err as Error).message);
+  ctx.onStartup(async () => {
+    const before = live;
+    if (before?.key === key) {
+      node = before.node;
+      before.users++;
+      return;
+    }
+    node = new NodeLocal(config, { log, reusePort: ctx.instance.reusePort ?? false });
+    try {
+      await node.setUpInterface();
+      // A reload that changed nodelocal keeps its listeners (no listening hook runs): the rules follow
+      // the new addresses on the port the old set-up served.
+      if (before && before.node.port !== 0) await node.setUpRules(before.node.port);
+    } catch (err) {
+      throw fail(err);
+    }
+    before?.node.stopChecks();
+    live = { node, key, users: 1 };
+  });
+  ctx.onListening(async (at) => {
+    try {
+      await node?.setUpRules(at.port);
+    } catch (err) {
+      throw fail(err);
+    }
+  });
+  ctx.onStopping(async () => node?.awaitSuccessor());
+  ctx.onShutdown(async () => {
+    if (!node || !live || live.node !== node) return;
+    if (--live.users > 0) return;
+    live = undefined;
+    await node.tearDown();
+  });
+  return undefined;
+};
+
+/** The node set-up a `nodelocal` directive asks for: its interface, the block's bind addresses and
+ * its options. */
+function parseNodeLocal(d: Directive, bind: readonly string[]): NodeConfig {
   const name = d.args[0]?.text ?? DEFAULT_INTERFACE;
   if (!/^[A-Za-z0-9_.-]{1,15}$/.test(name)) {
     throw configError(
@@ -41,7 +85,7 @@ export const setup: Setup = (d, ctx) => {
       `'${name}' is not an interface name (at most 15 letters, digits, '.', '-', '_')`,
     );
   }
-  const addresses = [...ctx.block.bind];
+  const addresses = [...bind];
   if (addresses.length === 0) {
     throw configError(
       d,
@@ -88,43 +132,5 @@ export const setup: Setup = (d, ctx) => {
       config.keep = true;
     },
   });
-
-  const log = ctx.log("nodelocal");
-  const key = JSON.stringify(config);
-  let node: NodeLocal | undefined;
-  const fail = (err: unknown) => startError(d, "nodelocal", (err as Error).message);
-  ctx.onStartup(async () => {
-    const before = live;
-    if (before?.key === key) {
-      node = before.node;
-      before.users++;
-      return;
-    }
-    node = new NodeLocal(config, { log, reusePort: ctx.instance.reusePort ?? false });
-    try {
-      await node.setUpInterface();
-      // A reload that changed nodelocal keeps its listeners (no listening hook runs): the rules follow
-      // the new addresses on the port the old set-up served.
-      if (before && before.node.port !== 0) await node.setUpRules(before.node.port);
-    } catch (err) {
-      throw fail(err);
-    }
-    before?.node.stopChecks();
-    live = { node, key, users: 1 };
-  });
-  ctx.onListening(async (at) => {
-    try {
-      await node?.setUpRules(at.port);
-    } catch (err) {
-      throw fail(err);
-    }
-  });
-  ctx.onStopping(async () => node?.awaitSuccessor());
-  ctx.onShutdown(async () => {
-    if (!node || !live || live.node !== node) return;
-    if (--live.users > 0) return;
-    live = undefined;
-    await node.tearDown();
-  });
-  return undefined;
-};
+  return config;
+}
