@@ -6,8 +6,8 @@
 //   node bench/store-churn.ts [--endpoints 1000,5000,20000] [--headless]
 
 import { parseArgs } from "node:util";
-import { Store } from "../src/plugins/kubernetes/store.ts";
-import type { Kind } from "../src/plugins/kubernetes/source.ts";
+import { Store } from "../src/plugins/kubernetes/store/store.ts";
+import type { Kind } from "../src/plugins/kubernetes/store/source.ts";
 import { endpointSlice, namespace, service } from "../test/k8s/objects.ts";
 
 const { values } = parseArgs({

@@ -75,7 +75,7 @@ function clusterText(): { text: Map<string, string>; counts: object } {
 }
 const { text, counts } = clusterText();
 
-const { Store } = (await import(resolve(values.root, "src/plugins/kubernetes/store.ts"))) as {
+const { Store } = (await import(resolve(values.root, "src/plugins/kubernetes/store/store.ts"))) as {
   Store: new (o: { zones: string[]; waitFor: string[] }) => {
     listStart(kind: string): void;
     apply(kind: string, type: string, obj: unknown): void;

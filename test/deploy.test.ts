@@ -22,7 +22,7 @@ import { plugins } from "../src/plugins/index.ts";
 import { blockKeys } from "../src/corefile/keys.ts";
 import type { Directive, ServerBlock } from "../src/corefile/types.ts";
 import { kindsFor, parseConfig } from "../src/plugins/kubernetes/config.ts";
-import { RESOURCE_PATHS } from "../src/plugins/kubernetes/reflector.ts";
+import { RESOURCE_PATHS } from "../src/plugins/kubernetes/api/reflector.ts";
 import { parseListenAddress } from "../src/http/listener.ts";
 import { DEFAULT_HEALTH_ADDRESS, setup as healthSetup } from "../src/plugins/health/setup.ts";
 import { DEFAULT_READY_ADDRESS, setup as readySetup } from "../src/plugins/ready/setup.ts";

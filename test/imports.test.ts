@@ -130,3 +130,31 @@ test("no file in src/ is over 600 lines", () => {
   }
   assert.deepEqual(long, []);
 });
+
+/** The kubernetes plugin's rooms: the store (the slim objects and their indexes) imports no other
+ * room; the API client fills the store and answers nothing; the answers read the store and never the
+ * API. The plugin's own folder (setup, config, the plugin) puts the three together. */
+const KUBERNETES = "src/plugins/kubernetes/";
+const ROOMS: Record<string, readonly string[]> = { store: [], api: ["store"], answers: ["store"] };
+
+test("the kubernetes plugin's rooms import only the rooms below them", () => {
+  const roomOf = (file: string) => {
+    const rest = file.slice(KUBERNETES.length);
+    return rest.includes("/") ? rest.slice(0, rest.indexOf("/")) : ".";
+  };
+  const wrong: string[] = [];
+  const seen = new Set<string>();
+  for (const [file, deps] of importGraph()) {
+    if (!file.startsWith(KUBERNETES)) continue;
+    const room = roomOf(file);
+    seen.add(room);
+    if (room === ".") continue;
+    assert.ok(room in ROOMS, `${file}: a room test/imports.test.ts does not know`);
+    for (const dep of deps.filter((d) => d.startsWith(KUBERNETES))) {
+      const to = roomOf(dep);
+      if (to !== room && !ROOMS[room].includes(to)) wrong.push(`${file} -> ${dep}`);
+    }
+  }
+  assert.deepEqual([...seen].sort(), [".", "answers", "api", "store"]);
+  assert.deepEqual(wrong, []);
+});

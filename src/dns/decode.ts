@@ -13,7 +13,7 @@
 
 import type { Edns, Msg, Question, RData, RR } from "./message.ts";
 import { Type } from "./constants.ts";
-import { skipName } from "./scan.ts";
+import { skipName } from "./walk.ts";
 import { labelText } from "./name.ts";
 
 /** A message that does not parse. `offset` is where the problem was found. */

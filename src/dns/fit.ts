@@ -7,7 +7,7 @@
 // backwards, and the OPT record (if any) last. Dropping a tail of records then leaves every pointer
 // of the records kept valid, and the OPT record (owner the root, no names inside) can move.
 
-import { skipName } from "./scan.ts";
+import { skipName } from "./walk.ts";
 import { PLAIN_UDP_SIZE, Type } from "./constants.ts";
 
 /** A reply that is not what encode.ts writes: a bug in whoever built it, never the client's fault. */

@@ -1,15 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import dns2 from "dns2";
-import {
-  errorReply,
-  scanQuery,
-  skipName,
-  spelledQname,
-  toQueryMsg,
-  type ScanError,
-  type Scanned,
-} from "./scan.ts";
+import { errorReply, scanQuery, spelledQname, toQueryMsg, type ScanError, type Scanned } from "./scan.ts";
+import { skipName } from "./walk.ts";
 import { decode } from "./decode.ts";
 import { encode } from "./encode.ts";
 import type { Edns } from "./message.ts";

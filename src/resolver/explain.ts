@@ -1,5 +1,5 @@
 // The server's own account of an answer: one query carrying the EDNS option the kubernetes plugin
-// answers with TXT lines naming the objects behind the name (src/plugins/kubernetes/explain.ts). It is
+// answers with TXT lines naming the objects behind the name (src/plugins/kubernetes/answers/explain.ts). It is
 // sent after the walk, so the walk itself stays exactly what glibc sends. Another server ignores the
 // option (RFC 6891) and there is nothing to print.
 

@@ -5,8 +5,8 @@
 // deleted object, never a difference in how objects are cut down.
 
 import { readFileSync } from "node:fs";
-import { Store, type StoreDump } from "../../src/plugins/kubernetes/store.ts";
-import type { Kind } from "../../src/plugins/kubernetes/source.ts";
+import { Store, type StoreDump } from "../../src/plugins/kubernetes/store/store.ts";
+import type { Kind } from "../../src/plugins/kubernetes/store/source.ts";
 import type { TestApiServer } from "./api-server.ts";
 
 const DUMP_KINDS = ["services", "endpointslices", "endpoints", "namespaces", "pods"] as const;

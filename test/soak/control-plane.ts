@@ -30,7 +30,7 @@ import { plugins } from "../../src/plugins/index.ts";
 import { NOT_SUPPORTED } from "../../src/plugins/not-supported.ts";
 import { DEFAULT_COREFILE } from "../../src/default-corefile.ts";
 import { parseZone } from "../../src/plugins/file/zone-parser.ts";
-import { loadObjects } from "../../src/plugins/kubernetes/objects-file.ts";
+import { loadObjects } from "../../src/plugins/kubernetes/api/objects-file.ts";
 import { Type } from "../../src/dns/constants.ts";
 
 const BIN = join(ROOT, "bin", "clusterdns");

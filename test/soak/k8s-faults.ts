@@ -25,8 +25,8 @@ import { encode } from "../../src/dns/encode.ts";
 import { decode } from "../../src/dns/decode.ts";
 import { newQuery } from "../../src/dns/message.ts";
 import { Type } from "../../src/dns/constants.ts";
-import type { Kind, KService } from "../../src/plugins/kubernetes/source.ts";
-import { SILENT_WATCH_MS } from "../../src/plugins/kubernetes/reflector.ts";
+import type { Kind, KService } from "../../src/plugins/kubernetes/store/source.ts";
+import { SILENT_WATCH_MS } from "../../src/plugins/kubernetes/api/reflector.ts";
 import { Report, runAlone, type PartOptions, type SoakPart } from "./part.ts";
 
 export interface FaultsOptions {

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import type { SetupContext } from "../../plugin.ts";
 import { setup } from "./setup.ts";
 import type { SearchPathSource } from "./search-path.ts";
-import { SEARCH_PATHS } from "../kubernetes/search-paths.ts";
+import { SEARCH_PATHS } from "../kubernetes/answers/search-paths.ts";
 import { offer } from "../offers.ts";
 import { directive, fakeContext } from "../../../test/helpers/setup-context.ts";
 import { assertConfigErrors, configErrorLike } from "../../../test/helpers/config-errors.ts";

@@ -13,7 +13,7 @@ import { canonical } from "../../dns/name.ts";
 import { parseResolvConf } from "../../resolver/resolv-conf.ts";
 import { autopath } from "./autopath.ts";
 import type { SearchPathSource } from "./search-path.ts";
-import { SEARCH_PATHS } from "../kubernetes/search-paths.ts";
+import { SEARCH_PATHS } from "../kubernetes/answers/search-paths.ts";
 import { offered, type OfferKey } from "../offers.ts";
 import "./metrics.ts";
 

@@ -5,7 +5,7 @@
 
 import type { Handler, Plugin } from "../../plugin.ts";
 import { Class } from "../../dns/constants.ts";
-import { serveFromStore, type StoreAnswers } from "../kubernetes/serve-from-store.ts";
+import { serveFromStore, type StoreAnswers } from "../kubernetes/answers/serve-from-store.ts";
 import type { ExternalRecords } from "./records.ts";
 
 export interface ExternalHandlerOptions {

@@ -15,11 +15,11 @@
 import type { RR } from "../../dns/message.ts";
 import { Class, Rcode, Type } from "../../dns/constants.ts";
 import { addressFromReverse, join } from "../../dns/name.ts";
-import type { Answer } from "../kubernetes/records.ts";
+import type { Answer } from "../kubernetes/answers/records.ts";
 import type { Externaler } from "../kubernetes/external-offer.ts";
-import { isReverseZone, Zones } from "../kubernetes/zones.ts";
-import type { Service, SvcPort } from "../kubernetes/slim-types.ts";
-import { addressRecords, srvSet, type SrvEntry } from "../kubernetes/record-sets.ts";
+import { isReverseZone, Zones } from "../kubernetes/store/zones.ts";
+import type { Service, SvcPort } from "../kubernetes/store/slim-types.ts";
+import { addressRecords, srvSet, type SrvEntry } from "../kubernetes/answers/record-sets.ts";
 
 export interface ExternalOptions {
   /** Every zone of the plugin, canonical: forward zones and reverse zones. */

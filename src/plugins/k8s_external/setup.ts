@@ -7,11 +7,11 @@ import { argCount, blockOptions, onceEach, zonesArg } from "../../corefile/args.
 import { ttlAndFallthrough } from "../kubernetes/config.ts";
 import type { Directive } from "../../corefile/types.ts";
 import { configError } from "../../corefile/errors.ts";
-import { NS_NAME } from "../kubernetes/store.ts";
-import { isReverseZone } from "../kubernetes/zones.ts";
+import { NS_NAME } from "../kubernetes/store/store.ts";
+import { isReverseZone } from "../kubernetes/store/zones.ts";
 import { EXTERNALER } from "../kubernetes/external-offer.ts";
 import { offered } from "../offers.ts";
-import type { StoreAnswers } from "../kubernetes/serve-from-store.ts";
+import type { StoreAnswers } from "../kubernetes/answers/serve-from-store.ts";
 import { ExternalRecords } from "./records.ts";
 import { k8sExternal } from "./external.ts";
 

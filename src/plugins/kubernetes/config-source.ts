@@ -3,10 +3,10 @@
 // the metrics.
 
 import type { Logger } from "pino";
-import type { Kind, Source } from "./source.ts";
+import type { Kind, Source } from "./store/source.ts";
 import type { KubernetesConfig } from "./config.ts";
-import { objectsSource } from "./objects-file.ts";
-import type { ApiSourceStats } from "./source-api.ts";
+import { objectsSource } from "./api/objects-file.ts";
+import type { ApiSourceStats } from "./api/source-api.ts";
 
 export interface ConfiguredSource {
   readonly source: Source;
@@ -39,7 +39,7 @@ export async function configuredSource(
     return { source: objectsSource({ files: [], kinds: [...kinds], namespaces: c.namespaces }) };
   }
   if (c.tls && c.endpoint === undefined) log.warn("tls is ignored without endpoint, as in CoreDNS");
-  const { apiSource } = await import("./source-api.ts");
+  const { apiSource } = await import("./api/source-api.ts");
   const source = apiSource({
     kubeconfig: c.kubeconfig,
     context: c.context,

@@ -18,12 +18,12 @@ import {
 } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
 import { canonical } from "../../dns/name.ts";
-import type { Kind } from "./source.ts";
-import { parseLabelSelector, type LabelSelector } from "./label-selector.ts";
-import { isReverseZone } from "./zones.ts";
-import type { PodMode } from "./records.ts";
-import type { SnapshotSettings } from "./snapshot.ts";
-import type { ApiLimits } from "./rate-limit.ts";
+import type { Kind } from "./store/source.ts";
+import { parseLabelSelector, type LabelSelector } from "./store/label-selector.ts";
+import { isReverseZone } from "./store/zones.ts";
+import type { PodMode } from "./answers/records.ts";
+import type { SnapshotSettings } from "./store/snapshot.ts";
+import type { ApiLimits } from "./api/rate-limit.ts";
 
 const NAME = "kubernetes";
 const DEFAULT_TTL = 5;

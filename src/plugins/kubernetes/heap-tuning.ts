@@ -3,7 +3,7 @@
 // the sync's tick has let go of the last page, and the serving limit set.
 
 import { collectGarbage, limitHeapGrowth } from "../../runtime/heap.ts";
-import type { Store } from "./store.ts";
+import type { Store } from "./store/store.ts";
 
 /** Tunes the heap for `store`'s first sync, and calls `settled` once that work is done, with the
  * collection's milliseconds. `takesOver`: a reload's new instance, whose old one is answering

@@ -1,4 +1,4 @@
-// The kubernetes handler: answers queries inside the stanza's zones from the store (records.ts) and
+// The kubernetes handler: answers queries inside the stanza's zones from the store (answers/records.ts) and
 // passes every other query on. Until the first sync it holds queries up to the startup deadline, then
 // answers SERVFAIL with the zone's SOA, as CoreDNS does; once synced it answers from what it knows,
 // also while the API is away.
@@ -8,12 +8,12 @@ import { LaneResult, failure } from "../../plugin.ts";
 import { isSubdomain } from "../../dns/name.ts";
 import type { Msg } from "../../dns/message.ts";
 import { Class, EXPLAIN_OPTION, Rcode, Type } from "../../dns/constants.ts";
-import type { Records } from "./records.ts";
-import type { Store } from "./store.ts";
-import { isReverseZone } from "./zones.ts";
-import { explain, explainRecords } from "./explain.ts";
-import type { StartupGate } from "./startup-gate.ts";
-import { serveFromStore, type StoreAnswers } from "./serve-from-store.ts";
+import type { Records } from "./answers/records.ts";
+import type { Store } from "./store/store.ts";
+import { isReverseZone } from "./store/zones.ts";
+import { explain, explainRecords } from "./answers/explain.ts";
+import type { StartupGate } from "./store/startup-gate.ts";
+import { serveFromStore, type StoreAnswers } from "./answers/serve-from-store.ts";
 
 export interface KubernetesOptions {
   store: Store;

@@ -6,7 +6,7 @@
 // record cannot carry an IPv6 scope) say nothing a client elsewhere could use, and are left out.
 
 import { networkInterfaces, type NetworkInterfaceInfo } from "node:os";
-import { normalIP } from "./slim.ts";
+import { normalIP } from "./store/slim.ts";
 
 const WILDCARD = new Set(["0.0.0.0", "::"]);
 

@@ -5,8 +5,8 @@
 import type { Gauge } from "prom-client";
 import { registry, scrapedGauge } from "../../metrics/registry.ts";
 import { PlainHistogram } from "../../metrics/plain.ts";
-import type { Store } from "./store.ts";
-import type { ApiSourceStats } from "./source-api.ts";
+import type { Store } from "./store/store.ts";
+import type { ApiSourceStats } from "./api/source-api.ts";
 
 interface Live {
   store: Store;

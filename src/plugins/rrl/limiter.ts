@@ -14,7 +14,8 @@
 //   any other rcode                one account per network (errors)
 
 import type { ReplyLimiter } from "../../plugin.ts";
-import { skipName, type Scanned } from "../../dns/scan.ts";
+import type { Scanned } from "../../dns/scan.ts";
+import { skipName } from "../../dns/walk.ts";
 import { EDNS_UDP_SIZE, Rcode, Type } from "../../dns/constants.ts";
 import { prefixKey } from "./prefix.ts";
 import { rrlStats } from "./stats.ts";

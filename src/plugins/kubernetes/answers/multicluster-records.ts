@@ -1,0 +1,43 @@
+// The answers below `svc.<zone>` of a multicluster zone (clusterset.local), from ServiceImports: what
+// a name holds is store/import-names.ts's. No PTR records (2.3.3, 2.4.3) and no pod records there.
+
+import type { RR } from "../../../dns/message.ts";
+import { join } from "../../../dns/name.ts";
+import type { Multicluster } from "../store/multicluster.ts";
+import { importNames } from "../store/import-names.ts";
+import { holdingRecords } from "./record-sets.ts";
+
+/** The schema version of the multicluster specification, for dns-version.<zone> (its section 2.2). */
+export const MCS_SCHEMA_VERSION = "1.0.0";
+
+/** What a name holds (records.ts's Node). */
+export interface McsNode {
+  rrs: RR[];
+  additional?: RR[];
+}
+
+/**
+ * The node of `qname`, labels `[..., service, namespace, "svc"]` below a multicluster zone;
+ * undefined when it does not exist. `exposed(ns)`: whether the namespace exists locally (it also
+ * exists in the zone when it has imports). `withSrv`: SRV records are wanted at the import's name;
+ * their targets keep `spelled`, the client's spelling of the zone, as in the cluster's zone.
+ */
+export function multiclusterNode(
+  mc: Multicluster,
+  qname: string,
+  labels: readonly string[],
+  withSrv: boolean,
+  spelled: string,
+  ttl: number,
+  exposed: (ns: string) => boolean,
+): McsNode | undefined {
+  const n = labels.length;
+  const ns = labels[n - 2];
+  if (n === 2) return exposed(ns) || mc.hasNamespace(ns) ? { rrs: [] } : undefined;
+  const imp = mc.import(ns, labels[n - 3]);
+  if (imp === undefined) return undefined;
+  const h = importNames.holding({ imp, groups: mc.endpoints(imp), withSrv }, labels.slice(0, n - 3));
+  if (h === undefined) return undefined;
+  const rel = `${imp.name}.${imp.ns}.svc`;
+  return holdingRecords(qname, h, (host) => join(host === undefined ? rel : `${host}.${rel}`, spelled), ttl);
+}

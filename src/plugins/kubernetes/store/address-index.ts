@@ -1,0 +1,108 @@
+// The store's indexes by address: which services publish an address (the kubernetes plugin's PTR
+// records), which publish it as an external address (k8s_external's), and the partial reverse names
+// above published addresses, which exist as empty non-terminals. Kept in step with each service's
+// footprint before and after a change, which also says which reverse names the change touched.
+
+import { parent, reverseName } from "../../../dns/name.ts";
+import type { Footprint } from "./footprint.ts";
+import { OneOrMany } from "./one-or-many.ts";
+import { ipKey, type IPKey } from "./packed.ts";
+
+export class AddressIndex {
+  /** Published address -> the keys of the services publishing it. The PTR targets are worked out
+   * when asked (PTR queries are rare; one stored entry per endpoint is not). */
+  readonly #byIP = new OneOrMany<IPKey>();
+  /** External address -> the keys of the services publishing it. */
+  readonly #byExternal = new OneOrMany<IPKey>();
+  /** Partial reverse names above published addresses ("10.in-addr.arpa."), counted. */
+  readonly #reverseParents = new Map<string, number>();
+
+  /** Published addresses. */
+  get size(): number {
+    return this.#byIP.size;
+  }
+
+  /** Keys of the services that publish `ip` (as a cluster IP or an endpoint). */
+  services(ip: string): readonly string[] {
+    return this.#byIP.get(ipKey(ip));
+  }
+
+  /** Keys of the services that publish `ip` as an external address. */
+  externalServices(ip: string): readonly string[] {
+    return this.#byExternal.get(ipKey(ip));
+  }
+
+  /** True when a published address lies below this partial reverse name ("244.10.in-addr.arpa."). */
+  reverseParentExists(name: string): boolean {
+    return this.#reverseParents.has(name);
+  }
+
+  /** Moves the service `key` from what it published (`before`) to what it publishes (`after`), and
+   * adds to `changed` the reverse names whose answers that changed. When the footprints are of a part
+   * of the service (one EndpointSlice), `kept` says which addresses the rest still publishes: those
+   * stay indexed. */
+  update(
+    key: string,
+    before: Footprint,
+    after: Footprint,
+    changed: string[],
+    kept?: (ip: string) => boolean,
+  ): void {
+    for (const [ip, targets] of before.ips) {
+      const now = after.ips.get(ip);
+      if (now === undefined && !kept?.(ip)) this.#unindex(ip, key, changed);
+      if (now === undefined || now.join() !== targets.join()) changed.push(reverseName(ip)!);
+    }
+    for (const ip of after.ips.keys()) {
+      if (!before.ips.has(ip)) changed.push(reverseName(ip)!);
+      this.#index(ip, key, changed);
+    }
+    for (const ip of before.external) {
+      if (after.external.includes(ip)) continue;
+      this.#byExternal.delete(ipKey(ip), key);
+      changed.push(reverseName(ip)!);
+    }
+    for (const ip of after.external) {
+      if (before.external.includes(ip)) continue;
+      this.#byExternal.add(ipKey(ip), key);
+      changed.push(reverseName(ip)!);
+    }
+  }
+
+  /** A rough estimate of the heap it takes. */
+  bytes(): number {
+    const keyBytes = (ip: IPKey) => (typeof ip === "string" ? 24 + ip.length : 0);
+    let b = this.#byIP.bytes(keyBytes) + this.#byExternal.bytes(keyBytes);
+    for (const k of this.#reverseParents.keys()) b += 40 + k.length;
+    return b;
+  }
+
+  #index(ip: string, key: string, changed: string[]): void {
+    if (!this.#byIP.add(ipKey(ip), key)) return;
+    for (const p of reverseParents(ip)) {
+      const n = this.#reverseParents.get(p) ?? 0;
+      this.#reverseParents.set(p, n + 1);
+      if (n === 0) changed.push(p);
+    }
+  }
+
+  #unindex(ip: string, key: string, changed: string[]): void {
+    if (!this.#byIP.delete(ipKey(ip), key)) return;
+    for (const p of reverseParents(ip)) {
+      const n = (this.#reverseParents.get(p) ?? 1) - 1;
+      if (n > 0) this.#reverseParents.set(p, n);
+      else {
+        this.#reverseParents.delete(p);
+        changed.push(p);
+      }
+    }
+  }
+}
+
+/** The partial reverse names strictly between an address's reverse name and in-addr.arpa./ip6.arpa. */
+function reverseParents(ip: string): string[] {
+  const out: string[] = [];
+  const top = ip.includes(":") ? "ip6.arpa." : "in-addr.arpa.";
+  for (let n = parent(reverseName(ip)!); n !== top; n = parent(n)) out.push(n);
+  return out;
+}

@@ -1,0 +1,68 @@
+// What one service publishes, from its slim record and its published endpoints: the owner names with
+// a signature of their answers (from service-names.ts, which answers/records.ts answers from too), and the
+// addresses with their PTR targets. The store takes it before and after each change; the names whose
+// signature differs are the answers the change altered.
+
+import type { EndpointGroup, Service } from "./slim-types.ts";
+import type { ServiceNames } from "./service-names.ts";
+
+export interface Footprint {
+  /** Relative owner name -> a signature of its answers. */
+  names: Map<string, string>;
+  /** Published address -> its PTR targets. */
+  ips: Map<string, readonly string[]>;
+  /** The external addresses k8s_external publishes (and answers PTR for). */
+  external: readonly string[];
+}
+
+/** The owner names a service publishes (service-names.ts; none without `names`), each with a
+ * signature of what it holds, and its addresses. k8s_external publishes the same names under its zones (SERVICE.NS for
+ * SERVICE.NS.svc) from the service's external addresses and ports too: they count in the signatures,
+ * and its SRV names are listed, so a change to them drops its names as well. */
+export function footprint(
+  names: ServiceNames | undefined,
+  svc: Service,
+  groups: readonly EndpointGroup[],
+): Footprint {
+  const signatures = new Map<string, string>();
+  const external = svc.external?.filter((a) => !a.endsWith(".")) ?? [];
+  if (names === undefined) return { names: signatures, ips: ptrTargets(svc, groups), external };
+  const view = svc.external === undefined ? "" : JSON.stringify([svc.external, svc.ports]);
+  for (const [name, h] of names.list(svc, groups)) signatures.set(name, JSON.stringify(h) + view);
+  if (svc.external !== undefined) {
+    const base = `${svc.name}.${svc.ns}.svc`;
+    const named = svc.ports.filter((p) => p.name !== "");
+    const viewNames = [
+      base,
+      ...named.flatMap((p) => [`_${p.proto}.${base}`, `_${p.name}._${p.proto}.${base}`]),
+    ];
+    for (const n of viewNames) if (!signatures.has(n)) signatures.set(n, view);
+  }
+  return { names: signatures, ips: ptrTargets(svc, groups), external };
+}
+
+/** Every address a service publishes, with its PTR targets relative to the zone: the service's
+ * name for a cluster IP, `endpoint.service.ns.svc` for an endpoint. */
+export function ptrTargets(svc: Service, groups: readonly EndpointGroup[]): Map<string, string[]> {
+  const base = `${svc.name}.${svc.ns}.svc`;
+  const targets = new Map<string, string[]>();
+  for (const ip of svc.clusterIPs) targets.set(ip, [base]);
+  for (const g of groups) {
+    for (const e of g.endpoints) {
+      const owner = `${e.name}.${base}`;
+      const t = targets.get(e.ip);
+      if (t === undefined) targets.set(e.ip, [owner]);
+      else if (!t.includes(owner)) t.push(owner);
+    }
+  }
+  return targets;
+}
+
+/** What a group publishes for `svc`: its ready endpoints (all with publishNotReadyAddresses), as a
+ * group of its own; nothing when none is left. */
+export function published(svc: Service, g: EndpointGroup | undefined): EndpointGroup[] {
+  if (g === undefined) return [];
+  const endpoints = svc.publishNotReadyAddresses ? g.endpoints : g.endpoints.filter((e) => e.ready);
+  if (endpoints.length === 0) return [];
+  return [endpoints === g.endpoints ? g : { ...g, endpoints }];
+}

@@ -1,0 +1,596 @@
+// The slim index of the cluster that the kubernetes plugin answers from. Objects arrive through the
+// Sink contract (source.ts) in API shape and are cut down at once to the few strings DNS needs; no raw
+// object is kept. Indexes: services by "namespace/name", endpoint groups by service, published
+// addresses by IP (for PTR, address-index.ts), pods by IP (pod-index.ts, only when `pods verified` asks
+// for them).
+//
+// Every change computes the owner names whose answers it changed (before and after, by content) and
+// hands them to `onChange`, so the answer cache drops exactly those; a namespace that appears or
+// vanishes, or a change too large to list, asks for a full invalidation instead.
+
+import type { EventType, Kind, KObject, KPod, KService, KEndpointSlice, KEndpoints } from "./source.ts";
+import { programmingSeconds } from "./programming-latency.ts";
+import type { KServiceImport } from "./source.ts";
+import type { Multicluster } from "./multicluster.ts";
+import { objectKey, sameJSON, serviceKey } from "./object-key.ts";
+import type { LabelSelector } from "./label-selector.ts";
+import type { EndpointGroup, PodRef, Service, SlimPod } from "./slim-types.ts";
+import { Slimmer, slimPod } from "./slim.ts";
+import { PodIndex } from "./pod-index.ts";
+import { Latch } from "./latch.ts";
+import { footprint, ptrTargets, published, type Footprint } from "./footprint.ts";
+import { AddressIndex } from "./address-index.ts";
+import { SliceIndex } from "./slice-index.ts";
+import { ServiceNames, type NameOptions } from "./service-names.ts";
+import { PendingChanges, type NameView } from "./pending-changes.ts";
+import { isReverseZone } from "./zones.ts";
+
+export interface StoreOptions {
+  /** The stanza's zones (canonical); forward zones turn relative names into owner names. */
+  zones: readonly string[];
+  /** Kinds whose first list must be done before the store counts as synced. `endpointslices` and
+   * `endpoints` stand in for each other (the API source falls back to Endpoints on old clusters). */
+  waitFor: readonly Kind[];
+  /** endpoint_pod_names: name endpoints without a hostname after their pod. */
+  endpointPodNames?: boolean;
+  /** Index pods by IP (`pods verified`). */
+  keepPods?: boolean;
+  /** namespace_labels: only namespaces whose labels match are exposed. */
+  namespaceSelector?: LabelSelector;
+  /** Called with the owner names whose answers changed, or "all"; `at` is Date.now() of the change. */
+  onChange?: (names: readonly string[] | "all", at: number) => void;
+  /** Past this many names in one change, ask for a full invalidation instead. */
+  maxNames?: number;
+  /** This server's own addresses (its pod's): the services whose endpoints include one are the name
+   * server's (`ns.dns.<zone>`), as in CoreDNS. */
+  localIPs?: readonly string[];
+  /** Called once a watched change of a headless service's endpoints is answered, with the seconds since
+   * the change that triggered it (the Kubernetes DNS programming latency SLI; see programmed()). */
+  onProgrammed?: (serviceKind: "headless_with_selector", seconds: number) => void;
+  /** `multicluster`: the index that takes the ServiceImports and the imported EndpointSlices. */
+  multicluster?: Multicluster;
+  /** Which names a service has (service-names.ts); the answers read them from the store's `names`. */
+  names?: NameOptions;
+}
+
+/** The store's slim state by kind, as [key, value] pairs: what a snapshot holds. */
+export interface StoreDump {
+  services: [string, Service][];
+  endpointslices: [string, EndpointGroup][];
+  endpoints: [string, readonly EndpointGroup[]][];
+  /** Namespace name -> whether its labels match namespace_labels. */
+  namespaces: [string, boolean][];
+  pods: [string, SlimPod][];
+}
+
+export interface StoreStats {
+  objects: Record<Kind, number>;
+  /** Published addresses in the reverse index. */
+  addresses: number;
+  /** A rough estimate of the heap the slim records take. */
+  bytes: number;
+  synced: boolean;
+  /** Date.now() of the last change that altered an answer. */
+  modified: number;
+}
+
+const KUBE_DNS = serviceKey("kube-system", "kube-dns");
+/** The name server's name, relative to the zone. */
+export const NS_NAME = "ns.dns";
+const DEFAULT_MAX_NAMES = 10_000;
+
+export class Store {
+  /** The names below services, which answers/records.ts answers and footprints list. */
+  readonly names: ServiceNames;
+  readonly #options: StoreOptions;
+  readonly #slim: Slimmer;
+  readonly #services = new Map<string, Service>();
+  /** EndpointSlices by "ns/name", and by service. */
+  readonly #slices = new SliceIndex<EndpointGroup>();
+  /** Legacy Endpoints by "ns/name": one group per subset. */
+  readonly #legacy = new Map<string, readonly EndpointGroup[]>();
+  /** Namespace objects: name -> labels match namespace_labels (true without it). */
+  readonly #namespaces = new Map<string, boolean>();
+  readonly #servicesPerNs = new Map<string, number>();
+  readonly #pods = new PodIndex();
+  readonly #addresses = new AddressIndex();
+  readonly #listing = new Map<Kind, Set<string>>();
+  readonly #listed = new Set<Kind>();
+  /** Kinds loaded from a snapshot and not listed from the API since. */
+  readonly #restored = new Set<Kind>();
+  readonly #pending: PendingChanges;
+  /** Open once every kind waited for was listed, from the API or a snapshot. */
+  readonly #synced = new Latch();
+  /** Open once every kind waited for was listed from the API. */
+  readonly #fromApi = new Latch();
+  #modified = Date.now();
+
+  constructor(o: StoreOptions) {
+    this.#options = o;
+    this.names = new ServiceNames(o.names);
+    const forward = o.zones.filter((z) => !isReverseZone(z));
+    this.#pending = new PendingChanges(o.zones, forward, o.maxNames ?? DEFAULT_MAX_NAMES);
+    this.#slim = new Slimmer(o);
+    if (this.#computeSynced()) this.#synced.open();
+    if (this.#computeSynced(false)) this.#fromApi.open();
+  }
+
+  // -------------------------------------------------------------------------------------------------
+  // Sink
+
+  listStart(kind: Kind): void {
+    this.#listing.set(kind, new Set());
+  }
+
+  apply(kind: Kind, type: EventType, obj: KObject): void {
+    const meta = obj?.metadata;
+    if (!meta || typeof meta.name !== "string") return;
+    const key = objectKey(kind, meta.name, meta.namespace);
+    const seen = this.#listing.get(kind);
+    if (type !== "DELETED") seen?.add(key);
+    const batch = seen !== undefined;
+    switch (kind) {
+      case "services":
+        this.#applyService(key, type === "DELETED" ? undefined : this.#slim.service(obj as KService));
+        break;
+      case "endpointslices":
+        this.#applySlice(key, type === "DELETED" ? undefined : this.#slim.slice(obj as KEndpointSlice));
+        this.#imported(
+          this.#options.multicluster?.applySlice(
+            key,
+            type === "DELETED" ? undefined : (obj as KEndpointSlice),
+          ),
+        );
+        break;
+      case "serviceimports":
+        this.#imported(
+          this.#options.multicluster?.applyImport(
+            key,
+            type === "DELETED" ? undefined : (obj as KServiceImport),
+          ),
+        );
+        break;
+      case "endpoints":
+        this.#applyLegacy(key, type === "DELETED" ? undefined : this.#slim.endpoints(obj as KEndpoints));
+        break;
+      case "namespaces":
+        this.#applyNamespace(meta.name, type !== "DELETED", meta.labels);
+        break;
+      case "pods":
+        if (this.#options.keepPods)
+          this.#applyPod(key, type === "DELETED" ? undefined : slimPod(obj as KPod));
+        break;
+    }
+    if (batch) return;
+    this.#flush();
+    if (kind === "endpointslices" || kind === "endpoints") this.#programmed(kind, type, obj);
+  }
+
+  listDone(kind: Kind): void {
+    const seen = this.#listing.get(kind);
+    if (!seen) return;
+    for (const key of this.#keysOf(kind)) {
+      if (seen.has(key)) continue;
+      switch (kind) {
+        case "services":
+          this.#applyService(key, undefined);
+          break;
+        case "endpointslices":
+          this.#applySlice(key, undefined);
+          break;
+        case "endpoints":
+          this.#applyLegacy(key, undefined);
+          break;
+        case "namespaces":
+          this.#applyNamespace(key, false, undefined);
+          break;
+        case "pods":
+          this.#applyPod(key, undefined);
+          break;
+      }
+    }
+    if (kind === "serviceimports" || kind === "endpointslices")
+      this.#imported(this.#options.multicluster?.sweep(kind, seen));
+    this.#listing.delete(kind);
+    this.#listed.add(kind);
+    this.#restored.delete(kind);
+    // The API serves endpoints as one of the two kinds: once it listed one, a snapshot's copy of the
+    // other is not coming back.
+    const other =
+      kind === "endpointslices" ? "endpoints" : kind === "endpoints" ? "endpointslices" : undefined;
+    if (other !== undefined && this.#restored.delete(other)) {
+      for (const key of this.#keysOf(other)) {
+        if (other === "endpoints") this.#applyLegacy(key, undefined);
+        else this.#applySlice(key, undefined);
+      }
+    }
+    if (!this.#synced.isOpen && this.#computeSynced()) {
+      this.#pending.all();
+      this.#synced.open();
+    }
+    if (this.#computeSynced(false)) this.#fromApi.open();
+    this.#flush();
+  }
+
+  // -------------------------------------------------------------------------------------------------
+  // Reads, for answers/records.ts
+
+  /** True once the first list of every kind waited for is done. */
+  get synced(): boolean {
+    return this.#synced.isOpen;
+  }
+
+  /** Where the answers come from: "api" once every kind waited for was listed from the API,
+   * "snapshot" while some still come from a snapshot, "none" before either. */
+  get servingFrom(): "api" | "snapshot" | "none" {
+    if (this.#fromApi.isOpen) return "api";
+    return this.#synced.isOpen ? "snapshot" : "none";
+  }
+
+  /** The slim state, for a snapshot file (snapshot.ts). Shares the stored objects: serialise it at
+   * once. */
+  dump(): StoreDump {
+    return {
+      services: [...this.#services],
+      endpointslices: [...this.#slices.entries()],
+      endpoints: [...this.#legacy],
+      namespaces: [...this.#namespaces],
+      pods: this.#pods.entries(),
+    };
+  }
+
+  /** Loads a snapshot's objects for every kind the API has not listed yet. Those kinds count as synced
+   * until the API lists them: that list's listDone drops whatever the API no longer has. Returns the
+   * kinds restored. */
+  restore(d: StoreDump): Kind[] {
+    const kinds: Kind[] = [];
+    const fresh = (k: Kind) => !this.#listed.has(k) && !this.#restored.has(k);
+    if (fresh("services")) for (const [k, v] of d.services) this.#applyService(k, v);
+    if (fresh("endpointslices"))
+      for (const [k, v] of d.endpointslices) this.#applySlice(k, this.#slim.pack(v));
+    const pack = (g: EndpointGroup) => this.#slim.pack(g);
+    if (fresh("endpoints")) for (const [k, v] of d.endpoints) this.#applyLegacy(k, v.map(pack));
+    if (fresh("namespaces")) for (const [k, v] of d.namespaces) this.#namespaces.set(k, v);
+    if (fresh("pods") && this.#options.keepPods) for (const [k, v] of d.pods) this.#applyPod(k, v);
+    for (const k of ["services", "endpointslices", "endpoints", "namespaces", "pods"] as const) {
+      if (fresh(k)) {
+        this.#restored.add(k);
+        kinds.push(k);
+      }
+    }
+    this.#pending.all();
+    if (this.#computeSynced()) this.#synced.open();
+    this.#flush();
+    return kinds;
+  }
+
+  /** Resolves once every kind waited for was listed from the API (not a snapshot). */
+  whenApi(): Promise<void> {
+    return this.#fromApi.wait();
+  }
+
+  whenSynced(): Promise<void> {
+    return this.#synced.wait();
+  }
+
+  /** Date.now() of the last change that altered an answer (the SOA serial). */
+  get modified(): number {
+    return this.#modified;
+  }
+
+  service(ns: string, name: string): Service | undefined {
+    return this.#services.get(serviceKey(ns, name));
+  }
+
+  /** Every service, in no particular order (a zone transfer sorts them). */
+  services(): IterableIterator<Service> {
+    return this.#services.values();
+  }
+
+  /** A namespace is exposed when it exists (a Namespace object, or a service in it) and, with
+   * namespace_labels, when its Namespace object's labels match. */
+  namespaceExposed(ns: string): boolean {
+    const matched = this.#namespaces.get(ns);
+    if (this.#options.namespaceSelector) return matched === true;
+    return matched !== undefined || (this.#servicesPerNs.get(ns) ?? 0) > 0;
+  }
+
+  /** Where a service's endpoints come from, for `explain`: its EndpointSlices, else its Endpoints
+   * object, each with all its endpoints (ready or not). */
+  endpointSources(svc: Service): { object: string; group: EndpointGroup }[] {
+    const key = serviceKey(svc.ns, svc.name);
+    const sliceKeys = this.#slices.keysOf(key);
+    if (sliceKeys.length > 0) {
+      return sliceKeys.map((k) => ({ object: `EndpointSlice ${k}`, group: this.#slices.get(k)! }));
+    }
+    // An Endpoints object is named after its service: its key is the service's.
+    return (this.#legacy.get(key) ?? []).map((group) => ({ object: `Endpoints ${key}`, group }));
+  }
+
+  /** The endpoints a service publishes: ready ones (every one with publishNotReadyAddresses), from its
+   * EndpointSlices, or from its Endpoints when it has no slice. Groups without an endpoint left are
+   * dropped. */
+  endpoints(svc: Service): EndpointGroup[] {
+    if (svc.externalName !== undefined) return [];
+    const key = serviceKey(svc.ns, svc.name);
+    const slices = this.#slices.of(key);
+    const groups = slices.length > 0 ? slices : (this.#legacy.get(key) ?? []);
+    return groups.flatMap((g) => published(svc, g));
+  }
+
+  /** PTR targets of an address, relative to the zone ("nginx.default.svc"), in exposed namespaces. */
+  ptr(ip: string): string[] {
+    const out: string[] = [];
+    for (const key of this.#addresses.services(ip)) {
+      const svc = this.#services.get(key);
+      if (svc && this.namespaceExposed(svc.ns))
+        out.push(...(ptrTargets(svc, this.endpoints(svc)).get(ip) ?? []));
+    }
+    return [...new Set(out)];
+  }
+
+  /** The services publishing this external address, in exposed namespaces (k8s_external's PTR). */
+  externalServices(ip: string): Service[] {
+    const out: Service[] = [];
+    for (const key of this.#addresses.externalServices(ip)) {
+      const svc = this.#services.get(key);
+      if (svc && this.namespaceExposed(svc.ns)) out.push(svc);
+    }
+    return out;
+  }
+
+  /** The services that select this server's own pod: those whose published endpoints include one of
+   * its addresses (StoreOptions.localIPs), in exposed namespaces. */
+  localServices(): Service[] {
+    const out: Service[] = [];
+    for (const ip of this.#options.localIPs ?? []) {
+      for (const key of this.#addresses.services(ip)) {
+        const svc = this.#services.get(key);
+        if (svc && !out.includes(svc) && this.namespaceExposed(svc.ns)) out.push(svc);
+      }
+    }
+    return out;
+  }
+
+  /** Names the store's changes also touch under other zones (k8s_external's): see PendingChanges. */
+  addView(view: NameView): void {
+    this.#pending.addView(view);
+  }
+
+  /** True when a published address lies below this partial reverse name ("244.10.in-addr.arpa."). */
+  reverseParentExists(name: string): boolean {
+    return this.#addresses.reverseParentExists(name);
+  }
+
+  podsByIP(ip: string): readonly PodRef[] {
+    return this.#pods.byIP(ip);
+  }
+
+  /** The namespace of the pod that owns `ip`, when that is certain (see PodIndex.clientNamespace). */
+  clientNamespace(ip: string): string | undefined {
+    return this.#pods.clientNamespace(ip);
+  }
+
+  stats(): StoreStats {
+    let bytes = 0;
+    for (const s of this.#services.values()) {
+      bytes += 120 + s.name.length + s.ns.length + s.type.length + (s.externalName?.length ?? 0);
+      for (const ip of s.clusterIPs) bytes += 24 + ip.length;
+      if (s.external) for (const a of s.external) bytes += 40 + a.length;
+      bytes += s.ports.length * 56;
+    }
+    const groupBytes = (g: EndpointGroup) => {
+      let b = 64 + g.ports.length * 56;
+      b += g.endpoints.length * 56;
+      return b;
+    };
+    for (const g of this.#slices.values()) bytes += groupBytes(g);
+    for (const gs of this.#legacy.values()) for (const g of gs) bytes += groupBytes(g);
+    bytes += this.#pods.bytes();
+    bytes += this.#addresses.bytes();
+    return {
+      objects: {
+        services: this.#services.size,
+        endpointslices: this.#slices.size,
+        endpoints: this.#legacy.size,
+        namespaces: this.#namespaces.size,
+        pods: this.#pods.size,
+        serviceimports: this.#options.multicluster?.size ?? 0,
+      },
+      addresses: this.#addresses.size,
+      bytes,
+      synced: this.#synced.isOpen,
+      modified: this.#modified,
+    };
+  }
+
+  // -------------------------------------------------------------------------------------------------
+  // Changes
+
+  #applyService(key: string, next: Service | undefined): void {
+    const prev = this.#services.get(key);
+    if (prev === next || (prev && next && sameJSON(prev, next))) return;
+    const ns = prev?.ns ?? next!.ns;
+    this.#change(key, [ns], () => {
+      if (next) this.#services.set(key, next);
+      else this.#services.delete(key);
+      const delta = (next ? 1 : 0) - (prev ? 1 : 0);
+      if (delta !== 0) {
+        const n = (this.#servicesPerNs.get(ns) ?? 0) + delta;
+        if (n > 0) this.#servicesPerNs.set(ns, n);
+        else this.#servicesPerNs.delete(ns);
+      }
+    });
+  }
+
+  #applySlice(key: string, next: EndpointGroup | undefined): void {
+    const prev = this.#slices.get(key);
+    if (prev === next || (prev && next && sameJSON(prev, next))) return;
+    const update = () => this.#slices.set(key, next);
+    if (prev && next && prev.service !== next.service) {
+      // A slice relabelled to another service: both services' answers change.
+      this.#change(prev.service, [], () => this.#change(next.service, [], update));
+    } else this.#changeSlice(key, (prev ?? next)!.service, prev, next, update);
+  }
+
+  /** One EndpointSlice of the service `svcKey` changed from `prev` to `next` (either may be absent):
+   * compares what this slice publishes, not the whole service. Comparing the whole service made a
+   * change cost the service's size: 21 ms for one endpoint of a service of 5,000 endpoints in 50
+   * slices, and that service's first list one second (quadratic in its slices). The whole service is
+   * compared when the slice is its first or its last, which switches it to or from its Endpoints
+   * object. */
+  #changeSlice(
+    key: string,
+    svcKey: string,
+    prev: EndpointGroup | undefined,
+    next: EndpointGroup | undefined,
+    update: () => void,
+  ): void {
+    const svc = this.#services.get(svcKey);
+    // Slices without a service, or of an ExternalName service, publish nothing.
+    if (svc === undefined || svc.externalName !== undefined) return update();
+    const count = this.#slices.keysOf(svcKey).length;
+    if (count === 0 || count - (prev ? 1 : 0) + (next ? 1 : 0) === 0) {
+      return this.#change(svcKey, [], update);
+    }
+    const before = footprint(this.#listedNames(), svc, published(svc, prev));
+    update();
+    const after = footprint(this.#listedNames(), svc, published(svc, next));
+    // An address this slice no longer publishes may still be another slice's.
+    let others: Set<string> | undefined;
+    const kept = (ip: string) => {
+      others ??= new Set(
+        this.#slices
+          .keysOf(svcKey)
+          .filter((k) => k !== key)
+          .flatMap((k) => published(svc, this.#slices.get(k)).flatMap((g) => g.endpoints.map((e) => e.ip))),
+      );
+      return others.has(ip);
+    };
+    this.#report(svcKey, before, after, kept);
+  }
+
+  #applyLegacy(key: string, next: readonly EndpointGroup[] | undefined): void {
+    const prev = this.#legacy.get(key);
+    if (prev === next || (prev && next && sameJSON(prev, next))) return;
+    // An Endpoints object is named after its service: its key is the service's.
+    this.#change(key, [], () => {
+      if (next) this.#legacy.set(key, next);
+      else this.#legacy.delete(key);
+    });
+  }
+
+  #applyNamespace(name: string, present: boolean, labels: Record<string, string> | undefined): void {
+    const prev = this.#namespaces.get(name);
+    const next = present ? (this.#options.namespaceSelector?.(labels) ?? true) : undefined;
+    if (prev === next) return;
+    const before = this.namespaceExposed(name);
+    if (next === undefined) this.#namespaces.delete(name);
+    else this.#namespaces.set(name, next);
+    if (this.namespaceExposed(name) !== before) this.#changedAll();
+  }
+
+  #applyPod(key: string, next: SlimPod | undefined): void {
+    this.#changed(this.#pods.apply(key, next), []);
+  }
+
+  /** Runs `update` between two footprints of the service `key` and records what differs. A namespace
+   * in `namespaces` whose exposure flips asks for a full invalidation (ns.svc names, pod names). */
+  #change(key: string, namespaces: readonly string[], update: () => void): void {
+    const exposedBefore = namespaces.map((ns) => this.namespaceExposed(ns));
+    const before = this.#footprint(key);
+    update();
+    const after = this.#footprint(key);
+    if (namespaces.some((ns, i) => this.namespaceExposed(ns) !== exposedBefore[i])) this.#changedAll();
+    this.#report(key, before, after);
+  }
+
+  /** Records what differs between two footprints of the service `key` (of all of it, or of one of its
+   * slices, with `kept` as for AddressIndex.update) and keeps the address index in step. */
+  #report(key: string, before: Footprint, after: Footprint, kept?: (ip: string) => boolean): void {
+    const rel: string[] = [];
+    for (const [name, sig] of before.names) if (after.names.get(name) !== sig) rel.push(name);
+    for (const name of after.names.keys()) if (!before.names.has(name)) rel.push(name);
+    const abs: string[] = [];
+    this.#addresses.update(key, before, after, abs, kept);
+    // The name server's addresses: kube-dns's, or those of the services that select this server.
+    const local = this.#options.localIPs ?? [];
+    if (key === KUBE_DNS || local.some((ip) => before.ips.has(ip) || after.ips.has(ip))) rel.push(NS_NAME);
+    // Before the sync the names are not listed; the change still moves the SOA serial.
+    if (!this.#synced.isOpen) this.#modified = Date.now();
+    this.#changed(rel, abs);
+  }
+
+  /** What the service `key` publishes now. */
+  #footprint(key: string): Footprint {
+    const svc = this.#services.get(key);
+    if (svc === undefined) return { names: new Map(), ips: new Map(), external: [] };
+    return footprint(this.#listedNames(), svc, this.endpoints(svc));
+  }
+
+  /** The names footprints list: none before the sync, which reports no change (it drops every
+   * answer), so the first list does not pay for them. */
+  #listedNames(): ServiceNames | undefined {
+    return this.#synced.isOpen ? this.names : undefined;
+  }
+
+  /** Records changed names: `relative` under every forward zone, `absolute` as they are. Before the
+   * sync nothing is recorded: the sync itself asks for a full invalidation. */
+  #changed(relative: readonly string[], absolute: readonly string[]): void {
+    if (relative.length === 0 && absolute.length === 0) return;
+    this.#modified = Date.now();
+    if (this.#synced.isOpen) this.#pending.add(relative, absolute);
+  }
+
+  /** Names a change of multi-cluster services touched (Multicluster's), relative to the zones. */
+  #imported(names: readonly string[] | undefined): void {
+    if (names !== undefined) this.#changed(names, []);
+  }
+
+  #changedAll(): void {
+    this.#modified = Date.now();
+    this.#pending.all();
+  }
+
+  /** Observes the DNS programming latency of a watched change (programming-latency.ts), now that it
+   * is answered. Objects a LIST delivers are left out: their trigger times can be hours old. */
+  #programmed(kind: Kind, type: EventType, obj: KObject): void {
+    if (this.#options.onProgrammed === undefined || type === "DELETED" || !this.#synced.isOpen) return;
+    const s = programmingSeconds(kind, obj, (key) => this.#services.get(key)?.headless === true);
+    if (s !== undefined) this.#options.onProgrammed("headless_with_selector", s);
+  }
+
+  /** Hands the pending change to onChange, once synced. */
+  #flush(): void {
+    if (!this.#synced.isOpen) return;
+    const names = this.#pending.take();
+    if (names !== undefined) this.#options.onChange?.(names, this.#modified);
+  }
+
+  #computeSynced(withRestored = true): boolean {
+    const has = (k: Kind) => this.#listed.has(k) || (withRestored && this.#restored.has(k));
+    return this.#options.waitFor.every(
+      (k) =>
+        has(k) ||
+        (k === "endpointslices" && has("endpoints")) ||
+        (k === "endpoints" && has("endpointslices")),
+    );
+  }
+
+  #keysOf(kind: Kind): string[] {
+    switch (kind) {
+      case "services":
+        return [...this.#services.keys()];
+      case "endpointslices":
+        return [...this.#slices.keys()];
+      case "endpoints":
+        return [...this.#legacy.keys()];
+      case "namespaces":
+        return [...this.#namespaces.keys()];
+      case "pods":
+        return this.#pods.keys();
+      case "serviceimports":
+        return [];
+    }
+  }
+}
