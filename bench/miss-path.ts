@@ -27,7 +27,8 @@ const distinct = new Set(lines).size;
 // As the batched engine drives it: replies written into one output buffer.
 const outBuf = Buffer.alloc(128 * 1024);
 async function pass(list: Buffer[]): Promise<void> {
-  for (const p of list) {
+  for (let i = 0; i < list.length; i++) {
+    const p = list[i];
     const out = pipeline.handleInto(p, p.length, peer, outBuf, 0);
     if (out instanceof Promise) await out;
   }
