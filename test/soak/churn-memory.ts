@@ -49,10 +49,7 @@ const corefile = (kubeconfig: string, metricsPort: number) => `. {
         ttl 30
     }
     prometheus 127.0.0.1:${metricsPort}
-    cache 30 {
-        disable success cluster.local
-        disable denial cluster.local
-    }
+    cache 30
     reload
     loadbalance
 }
