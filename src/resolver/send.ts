@@ -207,7 +207,7 @@ async function sendDg(x: Exchange, server: Server, seconds: number, o: SendOptio
 class DgSend {
   readonly #x: Exchange;
   readonly #server: Server;
-  readonly #o: SendOptions;
+  readonly #options: SendOptions;
   readonly #where: string;
   /** Sent queries waiting for a reply, by which (1|2). */
   readonly #pending = new Map<number, QueryEvent>();
@@ -222,7 +222,7 @@ class DgSend {
   constructor(x: Exchange, server: Server, o: SendOptions, link: DgramLink) {
     this.#x = x;
     this.#server = server;
-    this.#o = o;
+    this.#options = o;
     this.#where = serverText(server);
     this.#link = link;
     this.#saveGotsomewhere = x.gotsomewhere;
@@ -268,7 +268,7 @@ class DgSend {
     const ev = this.#pending.get(which);
     if (ev === undefined) return;
     this.#pending.delete(which);
-    this.#o.onEvent({ ...ev, ...e });
+    this.#options.onEvent({ ...ev, ...e });
   }
 
   #flush(note: string): void {
@@ -287,12 +287,12 @@ class DgSend {
     if (this.#resplen > 1 && (this.#recv1 || (x.q2 !== undefined && this.#recv2))) {
       // One reply came, the other did not: fall back to sending them one at a time.
       if (!this.#single) {
-        this.#single = this.#o.session.singleRequest = true;
+        this.#single = this.#options.session.singleRequest = true;
         x.gotsomewhere = this.#saveGotsomewhere;
         return RETRY;
       }
       if (!this.#reopen) {
-        this.#reopen = this.#o.session.singleRequestReopen = true;
+        this.#reopen = this.#options.session.singleRequestReopen = true;
         x.gotsomewhere = this.#saveGotsomewhere;
         await this.#reopenLink();
         return RETRY;

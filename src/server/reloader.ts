@@ -23,7 +23,7 @@ export interface ReloaderOptions {
 
 export class Reloader {
   current: Instance;
-  readonly #o: ReloaderOptions;
+  readonly #options: ReloaderOptions;
   #timer: NodeJS.Timeout | undefined;
   /** The check running now, so SIGUSR1 and the timer never overlap. */
   #busy: Promise<void> | undefined;
@@ -33,7 +33,7 @@ export class Reloader {
 
   constructor(current: Instance, o: ReloaderOptions) {
     this.current = current;
-    this.#o = o;
+    this.#options = o;
     reloadStats.hash = sha512(o.text);
     this.#schedule();
   }
@@ -64,7 +64,7 @@ export class Reloader {
   }
 
   async #check(): Promise<void> {
-    const { file, log } = this.#o;
+    const { file, log } = this.#options;
     let text: string;
     try {
       text = await readFile(file, "utf8");
@@ -79,7 +79,7 @@ export class Reloader {
     let next: Instance;
     try {
       next = await Instance.create({
-        ...this.#o.instance,
+        ...this.#options.instance,
         blocks: parseCorefile(text, file),
         takesOver: true,
       });

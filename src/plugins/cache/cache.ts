@@ -57,7 +57,7 @@ export class Cache implements CacheRules {
   readonly keepTtl: boolean;
   readonly staleMs: number;
   readonly prefetch: PrefetchRule | undefined;
-  readonly #o: CacheOptions;
+  readonly #options: CacheOptions;
   readonly #now: () => number;
   /** How many entries of each kind the stores hold for it (one pool per listener's store). */
   readonly #pools: Record<CacheKind, (() => number)[]> = { success: [], denial: [] };
@@ -66,7 +66,7 @@ export class Cache implements CacheRules {
   #stats: CacheStats | undefined;
 
   constructor(o: CacheOptions) {
-    this.#o = o;
+    this.#options = o;
     this.#now = o.now ?? cacheClock;
     this.keepTtl = o.keepTtl;
     this.staleMs = o.serveStale?.durationMs ?? 0;
@@ -88,7 +88,7 @@ export class Cache implements CacheRules {
   }
 
   capacity(kind: CacheKind): number {
-    return this.#o[kind].capacity;
+    return this.#options[kind].capacity;
   }
 
   pooled(kind: CacheKind, count: () => number): void {
@@ -109,9 +109,9 @@ export class Cache implements CacheRules {
   }
 
   ttlFor(qname: string, kind: CacheKind, rcode: number, said: number | undefined): number {
-    if (inZones(qname, this.#o.disable[kind])) return 0;
-    if (rcode === Rcode.SERVFAIL) return this.#o.servfailTtl;
-    const s = this.#o[kind];
+    if (inZones(qname, this.#options.disable[kind])) return 0;
+    if (rcode === Rcode.SERVFAIL) return this.#options.servfailTtl;
+    const s = this.#options[kind];
     // MINTTL raises short TTLs, and the maximum has the last word (`cache 3` keeps nothing past 3 s).
     return Math.min(s.maxTtl, Math.max(s.minTtl, said ?? s.minTtl));
   }
@@ -134,7 +134,7 @@ export class Cache implements CacheRules {
   }
 
   #applies(qname: string): boolean {
-    return inZones(qname, this.#o.zones);
+    return inZones(qname, this.#options.zones);
   }
 
   async #serve(req: Request, next: Handler): Promise<Msg> {
@@ -157,7 +157,7 @@ export class Cache implements CacheRules {
         }
         return this.#answer(req, e, this.keepTtl ? kept.ttl : left, now);
       }
-      const stale = this.#o.serveStale;
+      const stale = this.#options.serveStale;
       // A kept SERVFAIL is never worth serving past its few seconds.
       if (stale !== undefined && e.rcode !== Rcode.SERVFAIL && -left * 1000 <= stale.durationMs) {
         if (!stale.verify) {
@@ -221,7 +221,7 @@ export class Cache implements CacheRules {
    * serve_stale_policy prefer_positive, not a reply that leaves unanswered what `e` answered. */
   #replaces(e: StoredAnswer, req: Request, fresh: Msg): boolean {
     if (isFailureRcode(fresh.rcode)) return false;
-    if (!this.#o.serveStale?.preferPositive || !e.kept?.answers) return true;
+    if (!this.#options.serveStale?.preferPositive || !e.kept?.answers) return true;
     return answersQuestion(fresh, req.qname, req.qtype);
   }
 

@@ -118,7 +118,7 @@ function stamp(s: Stats | undefined): string {
  * a file it $INCLUDEs, touch the main file.
  */
 export class ZoneReloader {
-  readonly #o: ReloaderOptions;
+  readonly #options: ReloaderOptions;
   #stamp: string;
   #timer: NodeJS.Timeout | undefined;
   #busy = false;
@@ -126,13 +126,13 @@ export class ZoneReloader {
 
   /** `stamp` is the fileStamp taken before the zones in `o.zones` were read. */
   constructor(o: ReloaderOptions, stamp: string) {
-    this.#o = o;
+    this.#options = o;
     this.#stamp = stamp;
   }
 
   start(): void {
     if (this.#timer || this.#stopped) return;
-    this.#timer = setInterval(() => void this.check(), this.#o.intervalMs);
+    this.#timer = setInterval(() => void this.check(), this.#options.intervalMs);
     this.#timer.unref();
   }
 
@@ -147,29 +147,32 @@ export class ZoneReloader {
     if (this.#busy || this.#stopped) return false;
     this.#busy = true;
     try {
-      const stamp = await fileStamp(this.#o.path);
+      const stamp = await fileStamp(this.#options.path);
       if (stamp === this.#stamp) return false;
       // Remember the stamp even when the parse fails, so a broken file is reported once, not every poll.
       this.#stamp = stamp;
       if (stamp === "missing") {
-        this.#o.log.warn({ file: this.#o.path }, "zone file is gone; serving the zone loaded before");
+        this.#options.log.warn(
+          { file: this.#options.path },
+          "zone file is gone; serving the zone loaded before",
+        );
         return false;
       }
       let zones: Zone[];
       try {
-        zones = loadZones(this.#o.path, this.#o.origins);
+        zones = loadZones(this.#options.path, this.#options.origins);
       } catch (err) {
-        this.#o.log.error(
-          { file: this.#o.path, err: (err as Error).message },
+        this.#options.log.error(
+          { file: this.#options.path, err: (err as Error).message },
           "zone reload failed; serving the zone loaded before",
         );
         return false;
       }
       if (this.#stopped) return false;
-      this.#o.zones.replace(zones);
-      this.#o.invalidate();
+      this.#options.zones.replace(zones);
+      this.#options.invalidate();
       const serials = zones.map((z) => `${z.origin}=${(z.soa.data as { serial: number }).serial}`);
-      this.#o.log.info({ file: this.#o.path, zones: serials }, "zone reloaded");
+      this.#options.log.info({ file: this.#options.path, zones: serials }, "zone reloaded");
       return true;
     } finally {
       this.#busy = false;

@@ -50,7 +50,7 @@ class Account {
 }
 
 export class ResponseLimiter implements ReplyLimiter {
-  readonly #o: RrlOptions;
+  readonly #options: RrlOptions;
   readonly #accounts = new Map<string, Account>();
   /** The accounts oldest first, one walk kept across evictions (see AnswerCache.#oldest). */
   #oldest: MapIterator<string> = this.#accounts.keys();
@@ -60,7 +60,7 @@ export class ResponseLimiter implements ReplyLimiter {
   #lastNetwork: string | undefined = undefined;
 
   constructor(o: RrlOptions, inZones?: (qname: string) => boolean) {
-    this.#o = o;
+    this.#options = o;
     this.#inZones = o.zones.length > 0 ? inZones : undefined;
   }
 
@@ -70,7 +70,7 @@ export class ResponseLimiter implements ReplyLimiter {
 
   limit(reply: Buffer, q: Scanned, remoteAddress: string, now: number): Buffer | undefined {
     if (this.#inZones !== undefined && !this.#inZones(q.qname)) return reply;
-    const o = this.#o;
+    const o = this.#options;
     const { questionEnd, key } = q;
     const [rate, what] = this.#identity(reply, questionEnd, key);
     if (rate === 0) return reply;
@@ -107,7 +107,7 @@ export class ResponseLimiter implements ReplyLimiter {
   /** The category's allowance and what identifies the response within its network (from the
    * answer-cache key, whose first octets are the question's name in wire form, lowercased). */
   #identity(reply: Buffer, questionEnd: number, key: string): [number, string] {
-    const o = this.#o;
+    const o = this.#options;
     const rcode = reply[3] & 0x0f;
     if (rcode === Rcode.NOERROR) {
       if (((reply[6] << 8) | reply[7]) > 0) return [o.responses, "a" + key];
