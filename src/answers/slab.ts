@@ -43,7 +43,7 @@ class SizeClass {
 
 export class Slab {
   readonly #classes = SIZES.map((s) => new SizeClass(s));
-  /** Octets of chunks allocated (they are never given back: a full cache stays full). */
+  /** Octets of chunks allocated (given back only when the store rebuilds its slab: see store.ts). */
   #reserved = 0;
   /** Octets of the blocks handed out. */
   #used = 0;

@@ -253,3 +253,21 @@ test("rotation: address records of one name rotate by one place per replay, and 
   rotateRecords(moved, 2, 3, 2, 2);
   assert.deepEqual([...moved], [9, 9, 3, 3, 1, 1, 2, 2]);
 });
+
+test("entries past their dropAt go by the sweep, though nobody asks for them again and no pool is full", () => {
+  const c = new AnswerStore();
+  // A churn's NXDOMAIN answers, each asked once, of 1 KiB: 8 MiB of slab.
+  c.clock[0] = 0;
+  for (let i = 0; i < 8000; i++) put(c, key(`gone${i}`), { expires: 5_000, dropAt: 5_000, size: 1024 });
+  assert.equal(c.size, 8000);
+  const full = c.bytes().reserved;
+  assert.ok(full >= 8 * 1024 * 1024, `${full} octets reserved`);
+  // Later, a few other names are stored, one a second: each store may run a step of the sweep.
+  for (let i = 0; i < 120; i++) {
+    c.clock[0] = 60_000 + i * 1000;
+    put(c, key(`live${i}`), { expires: 10_000_000, dropAt: 10_000_000 });
+  }
+  assert.equal(c.size, 120, "only the live entries are held");
+  assert.notEqual(get(c, key("live0"), 200_000), NO_SLOT);
+  assert.ok(c.bytes().reserved < full / 4, `slab given back: ${c.bytes().reserved} of ${full} octets`);
+});

@@ -78,6 +78,16 @@ export interface StoreOptions {
 
 const EMPTY: Int32Array = new Int32Array(0);
 
+/** Entries past their time are let go by a sweep, not only when a full pool needs their slot: a
+ * cluster's churn stores answers asked once (the NXDOMAIN of each deleted Service), which would
+ * otherwise sit in pool 0 until it held 100k of them. A put starts a step at most every SWEEP_MS, and
+ * a step looks at SWEEP_SLOTS slots: 120k slots in about a minute, for a few microseconds a second. */
+const SWEEP_MS = 1000;
+const SWEEP_SLOTS = 2048;
+/** The slab is rebuilt, and its emptied chunks given back, when it reserves this much over twice what
+ * its entries use. */
+const GIVE_BACK = 4 * 1024 * 1024;
+
 /** Octets of typed arrays per slot (see #grow): ten Int32, five Uint16, three Uint8, four Float64. */
 const PER_SLOT = 10 * 4 + 5 * 2 + 3 + 4 * 8;
 
@@ -127,6 +137,9 @@ export class AnswerStore {
   readonly #changedAt = new Map<string, number>();
   /** Invalidations up to this generation are forgotten: replies older than it are refused. */
   #forgottenUpTo = 0;
+  /** The sweep's next slot, and the clock of its last step. */
+  #sweepHand = 0;
+  #sweptAt = 0;
 
   constructor(o: StoreOptions = {}) {
     this.#maxBytes = o.maxBytes ?? 64 * 1024 * 1024;
@@ -197,6 +210,7 @@ export class AnswerStore {
     }
     const old = this.find(key, keyFrom, keyLen, hash);
     if (old !== NO_SLOT) this.remove(old);
+    if (this.clock[0] - this.#sweptAt >= SWEEP_MS) this.#sweep();
     const pool = this.#pools[d.pool];
     const need = keyLen + replyLen;
     while (this.#slab.usedBytes + need > this.#maxBytes && pool.count > 0) this.#evictOne(pool);
@@ -445,8 +459,22 @@ export class AnswerStore {
     }
   }
 
+  /** One step of the sweep: drops the entries past their dropAt among the next SWEEP_SLOTS slots, then
+   * gives back the slab's chunks if the entries let go left most of them empty. */
+  #sweep(): void {
+    const now = this.clock[0];
+    this.#sweptAt = now;
+    let s = this.#sweepHand;
+    for (let i = Math.min(SWEEP_SLOTS, this.#slots); i > 0; i--) {
+      s = s >= this.#slots ? 1 : s + 1;
+      if (this.#live[s] !== 0 && this.#dropAt[s] <= now) this.remove(s);
+    }
+    this.#sweepHand = s;
+    if (this.#slab.reservedBytes > 2 * this.#slab.usedBytes + GIVE_BACK) this.#compact();
+  }
+
   /** Moves every entry into a new slab, when blocks freed in one size class left the chunks holding
-   * twice the budget: the old chunks go to the collector at once. */
+   * twice the budget, or the sweep emptied most of them: the old chunks go to the collector at once. */
   #compact(): void {
     const old = this.#slab;
     const fresh = new Slab();
