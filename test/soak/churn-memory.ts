@@ -107,18 +107,21 @@ export const churnMemory: SoakPart = {
     const load = setInterval(() => {
       for (let k = 0; k < 10; k++) ask(steadyNames[steady++ % steadyNames.length], Type.A);
     }, 100);
-    const heapMb = async () => {
+    const metric = async (name: string) => {
       try {
         const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-        return (sample(text, "nodejs_heap_size_used_bytes") ?? NaN) / 2 ** 20;
+        return sample(text, name) ?? NaN;
       } catch {
         return NaN;
       }
     };
+    const heapMb = async () => (await metric("nodejs_heap_size_used_bytes")) / 2 ** 20;
+    const entries = () => metric("clusterdns_answer_cache_entries");
     try {
       await sleep(warmMs);
       const baseline = rssMb(pid);
       const baseHeap = await heapMb();
+      const baseEntries = await entries();
       o.log(`${services} services; baseline RSS ${baseline.toFixed(1)} MB; churn for ${churnMs / 1000} s`);
       const fqdn = (name: string) => `${name}.team-0.svc.cluster.local.`;
       const live: { svc: KService; slice: KEndpointSlice }[] = [];
@@ -163,6 +166,7 @@ export const churnMemory: SoakPart = {
       await sleep(settleMs);
       const end = rssMb(pid);
       const endHeap = await heapMb();
+      const endEntries = await entries();
 
       report.note(
         "services; churn operations (creates and deletes of a Service and its slice)",
@@ -199,6 +203,7 @@ export const churnMemory: SoakPart = {
           `<= ${SLOPE_MB_MIN} MB/min`,
         );
       report.note("V8 heap in use, baseline -> end", `${baseHeap.toFixed(1)} -> ${endHeap.toFixed(1)} MB`);
+      report.note("replies held by the answer stores, baseline -> end", `${baseEntries} -> ${endEntries}`);
       report.note("queries asked / replies", `${asked} / ${answered}`);
       report.alive(srv.proc);
     } finally {
