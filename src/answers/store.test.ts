@@ -271,3 +271,16 @@ test("entries past their dropAt go by the sweep, though nobody asks for them aga
   assert.notEqual(get(c, key("live0"), 200_000), NO_SLOT);
   assert.ok(c.bytes().reserved < full / 4, `slab given back: ${c.bytes().reserved} of ${full} octets`);
 });
+
+test("a store's slots take memory when used, not when their pools are set up", () => {
+  const rss = () => process.memoryUsage().rss;
+  const before = rss();
+  // A million slots: 85 MB of per-slot arrays, and 8 MB of bucket heads.
+  const c = new AnswerStore({ capacity: 500_000 });
+  c.addPool(250_000);
+  c.addPool(250_000);
+  const grew = (rss() - before) / 2 ** 20;
+  assert.ok(grew < 20, `RSS grew ${grew.toFixed(1)} MB for an empty store`);
+  put(c, key("a"), { pool: 2 });
+  assert.notEqual(get(c, key("a")), NO_SLOT);
+});

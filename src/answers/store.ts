@@ -78,6 +78,18 @@ export interface StoreOptions {
 
 const EMPTY: Int32Array = new Int32Array(0);
 
+/** Zeroed memory of at least `octets` whose pages become resident only when written. A typed array's
+ * buffer comes from calloc, which zeroes it by writing when it reuses freed memory: glibc does so for
+ * anything below its mmap threshold, which rises as large blocks are freed, up to 32 MiB. A buffer
+ * over that is always mapped fresh, and its untouched pages cost nothing: so every buffer here is at
+ * least MAPPED octets (address space, not memory). Without it a store's arrays were resident from the
+ * start: 30 MB per store, against 85 octets per entry used. */
+function slotMemory(octets: number): ArrayBuffer {
+  return new ArrayBuffer(Math.max(octets, MAPPED));
+}
+
+const MAPPED = 33 * 1024 * 1024;
+
 /** Entries past their time are let go by a sweep, not only when a full pool needs their slot: a
  * cluster's churn stores answers asked once (the NXDOMAIN of each deleted Service), which would
  * otherwise sit in pool 0 until it held 100k of them. A put starts a step at most every SWEEP_MS, and
@@ -495,49 +507,60 @@ export class AnswerStore {
   }
 
   #grow(slots: number): void {
-    // Slot 0 is never used (NONE), so every array has slots + 1 elements.
-    const grown = <T extends Int32Array | Uint16Array | Uint8Array | Float64Array>(
-      a: T,
-      make: (n: number) => T,
-    ) => {
-      const b = make(slots + 1);
-      b.set(a);
+    // Slot 0 is never used (NONE), so every array has slots + 1 elements. The arrays are views of one
+    // buffer of fresh pages (slotMemory), which become resident only once written, so an entry costs
+    // its 85 octets when used, not when its pool is set up. They are copied only when a slot was ever
+    // used: pools are added at set-up, before any entry, and a copy would write every page.
+    const used = this.#pools.some((p) => p.carved > 0);
+    const n = slots + 1;
+    const region = slotMemory(n * PER_SLOT + 64);
+    let at = 0;
+    const view = <T extends Int32Array | Uint16Array | Uint8Array | Float64Array>(
+      old: T,
+      make: (buf: ArrayBuffer, offset: number, length: number) => T,
+      size: number,
+    ): T => {
+      at = Math.ceil(at / size) * size;
+      const b = make(region, at, n);
+      at += n * size;
+      if (used) b.set(old);
       return b;
     };
-    const i32 = (a: Int32Array) => grown(a, (n) => new Int32Array(n));
-    const u16 = (a: Uint16Array) => grown(a, (n) => new Uint16Array(n));
-    const u8 = (a: Uint8Array) => grown(a, (n) => new Uint8Array(n));
-    const f64 = (a: Float64Array) => grown(a, (n) => new Float64Array(n));
-    this.#live = u8(this.#live);
-    this.#ref = u8(this.#ref);
+    const f64 = (a: Float64Array) => view(a, (r, o, l) => new Float64Array(r, o, l), 8);
+    const i32 = (a: Int32Array) => view(a, (r, o, l) => new Int32Array(r, o, l), 4);
+    const u16 = (a: Uint16Array) => view(a, (r, o, l) => new Uint16Array(r, o, l), 2);
+    const u8 = (a: Uint8Array) => view(a, (r, o, l) => new Uint8Array(r, o, l), 1);
+    this.#expires = f64(this.#expires);
+    this.#dropAt = f64(this.#dropAt);
+    this.#stored = f64(this.#stored);
+    this.#lastHit = f64(this.#lastHit);
     this.#hash = i32(this.#hash);
     this.#next = i32(this.#next);
     this.#nameHash = i32(this.#nameHash);
     this.#nameNext = i32(this.#nameNext);
     this.#namePrev = i32(this.#namePrev);
     this.#block = i32(this.#block);
-    this.#keyLen = u16(this.#keyLen);
-    this.#replyLen = u16(this.#replyLen);
-    this.#meta = u16(this.#meta);
     this.#ttl = i32(this.#ttl);
     this.#hits = i32(this.#hits);
     this.#rotation = i32(this.#rotation);
-    this.#turn = u16(this.#turn);
-    this.#flags = u8(this.#flags);
-    this.#counters = u16(this.#counters);
     this.#serial = i32(this.#serial);
-    this.#expires = f64(this.#expires);
-    this.#dropAt = f64(this.#dropAt);
-    this.#stored = f64(this.#stored);
-    this.#lastHit = f64(this.#lastHit);
+    this.#keyLen = u16(this.#keyLen);
+    this.#replyLen = u16(this.#replyLen);
+    this.#meta = u16(this.#meta);
+    this.#turn = u16(this.#turn);
+    this.#counters = u16(this.#counters);
+    this.#live = u8(this.#live);
+    this.#ref = u8(this.#ref);
+    this.#flags = u8(this.#flags);
     this.#slots = slots;
     // Buckets: at least twice the slots, a power of two; rebuilt from the live entries.
     let size = 1024;
     while (size < 2 * slots) size *= 2;
     if (size - 1 !== this.#mask) {
       this.#mask = size - 1;
-      this.#buckets = new Int32Array(size);
-      this.#names = new Int32Array(size);
+      const heads = slotMemory(2 * 4 * size);
+      this.#buckets = new Int32Array(heads, 0, size);
+      this.#names = new Int32Array(heads, 4 * size, size);
       for (let s = 1; s <= slots; s++) {
         if (this.#live[s] === 0) continue;
         const b = this.#hash[s] & this.#mask;
