@@ -271,13 +271,6 @@ function writeOpt(edns: Edns, rcode: number): void {
   buf[lenAt + 1] = rdlen;
 }
 
-/** encode() for a message whose names do not come again soon (a zone transfer's). Names are no longer
- * prepared and kept (writeName works from the text each time), so this is encode(); it stays for the
- * callers that say what they encode. */
-export function encodeUncached(msg: Msg): Buffer {
-  return encode(msg);
-}
-
 /** Where each label of the name being written starts in buf. */
 const labelAt = new Int32Array(128);
 

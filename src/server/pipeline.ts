@@ -19,7 +19,7 @@ import { hashBytes, latin1Bytes } from "../dns/key.ts";
 import { answerCacheStats, serverStats } from "../metrics/server-stats.ts";
 import { ZoneMux } from "./mux.ts";
 import { ScannedQuery, scanQuery, errorReply, spelledQname, toQueryMsg, type Scanned } from "../dns/scan.ts";
-import { encode, encodeUncached } from "../dns/encode.ts";
+import { encode } from "../dns/encode.ts";
 import { fitReply } from "../dns/fit.ts";
 import { newQuery, replyTo, type RR } from "../dns/message.ts";
 import { decode } from "../dns/decode.ts";
@@ -318,7 +318,7 @@ export class Pipeline {
         write &&
         ((part) => {
           normalise(part, query);
-          const bytes = encodeUncached(part);
+          const bytes = encode(part);
           buf.copy(bytes, 12, 12, s.questionEnd);
           streamed.octets += bytes.length;
           return write(bytes);
