@@ -8,7 +8,7 @@
 import type { Edns, Msg } from "./message.ts";
 import { labelText } from "./name.ts";
 import { MAX_KEY, hashBytes } from "./key.ts";
-import { optRecord, optionsFit, skipName, tsigFits } from "./walk.ts";
+import { metaRecordBad, optRecord, skipName } from "./walk.ts";
 import { Class, EDNS_UDP_SIZE, EdnsOption, Opcode, PLAIN_UDP_SIZE, Rcode, Type } from "./constants.ts";
 
 /** A query that may be answered: what the fast path and the plugin chain need from it. */
@@ -162,16 +162,15 @@ export function scanQuery(buf: Buffer, into?: ScannedQuery, len = buf.length): S
     const rdlen = (buf[p + 8] << 8) | buf[p + 9];
     const end = p + 10 + rdlen;
     if (end > len) return failure(buf, len, opcode, rcode || Rcode.FORMERR, questionEnd);
-    if (type === Type.TSIG) {
-      if (i < additionalFrom || i !== records - 1 || !tsigFits(buf, p + 10, end, len)) tsigBad = true;
-      else tsig = start;
-    }
-    if (type === Type.OPT) {
-      optCount++;
-      if (i < additionalFrom || p !== start + 1 || buf[start] !== 0 || !optionsFit(buf, p + 10, end)) {
-        optBad = true;
-      } else if (opt < 0) {
-        opt = p;
+    if (type === Type.TSIG || type === Type.OPT) {
+      const bad = metaRecordBad(buf, start, p, end, i, records, additionalFrom, len);
+      if (type === Type.TSIG) {
+        if (bad) tsigBad = true;
+        else tsig = start;
+      } else {
+        optCount++;
+        if (bad) optBad = true;
+        else if (opt < 0) opt = p;
       }
     }
     p = end;

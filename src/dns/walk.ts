@@ -40,14 +40,11 @@ export function optRecord(buf: Buffer, len: number): { at: number; wellFormed: b
     const type = (buf[p] << 8) | buf[p + 1];
     const end = p + 10 + ((buf[p + 8] << 8) | buf[p + 9]);
     if (type === Type.OPT) {
-      if (at >= 0 || i < additionalFrom || p !== start + 1 || buf[start] !== 0) good = false;
-      if (at < 0) at = p;
+      if (at >= 0) good = false;
+      else at = p;
     }
     if (end > len) return { at, wellFormed: false };
-    if (type === Type.OPT && !optionsFit(buf, p + 10, end)) good = false;
-    if (type === Type.TSIG && (i !== records - 1 || i < additionalFrom || !tsigFits(buf, p + 10, end, len))) {
-      good = false;
-    }
+    if (metaRecordBad(buf, start, p, end, i, records, additionalFrom, len)) good = false;
     p = end;
   }
   return { at, wellFormed: good && at >= 0 && p === len };
@@ -66,9 +63,37 @@ function nameExtent(buf: Buffer, off: number, limit: number): number {
   return -1;
 }
 
+/**
+ * True when the record whose owner name starts at `start`, with its TYPE field at `p` and its rdata
+ * ending at `end` (inside the message), the i-th of `records` (the additional section from
+ * `additionalFrom`), is an OPT or TSIG record out of place or malformed: a TSIG record must be the
+ * last one, in the additional section, its rdata whole (RFC 8945 5.1); an OPT record in the
+ * additional section, owned by the root, with options that fill its rdata (RFC 6891 6.1.1). Whether
+ * there is more than one OPT record is the caller's to count.
+ */
+export function metaRecordBad(
+  buf: Buffer,
+  start: number,
+  p: number,
+  end: number,
+  i: number,
+  records: number,
+  additionalFrom: number,
+  msgEnd: number,
+): boolean {
+  const type = (buf[p] << 8) | buf[p + 1];
+  if (type === Type.TSIG) {
+    return i < additionalFrom || i !== records - 1 || !tsigFits(buf, p + 10, end, msgEnd);
+  }
+  if (type === Type.OPT) {
+    return i < additionalFrom || p !== start + 1 || buf[start] !== 0 || !optionsFit(buf, p + 10, end);
+  }
+  return false;
+}
+
 /** True when a TSIG rdata (RFC 8945 4.2) exactly fills from..end: algorithm name, time signed (48
  * bits), fudge, MAC size and MAC, original ID, error, other length and other data. */
-export function tsigFits(buf: Buffer, from: number, end: number, msgEnd: number): boolean {
+function tsigFits(buf: Buffer, from: number, end: number, msgEnd: number): boolean {
   let p = skipName(buf, from, end, msgEnd);
   if (p < 0 || p + 10 > end) return false;
   p += 10 + ((buf[p + 8] << 8) | buf[p + 9]);
@@ -77,7 +102,7 @@ export function tsigFits(buf: Buffer, from: number, end: number, msgEnd: number)
 }
 
 /** True when EDNS options (code, length, data)* exactly fill from..end. */
-export function optionsFit(buf: Buffer, from: number, end: number): boolean {
+function optionsFit(buf: Buffer, from: number, end: number): boolean {
   let o = from;
   while (o < end) {
     if (o + 4 > end) return false;
