@@ -102,6 +102,10 @@ export function fakeContext(o: FakeContextOptions = {}): FakeContext {
     onStopping: (fn) => void stopping.push(fn),
     onListening: (fn) => void listening.push(fn),
     holdListeners: (wait) => void holds.push(wait),
+    // Nothing to adopt from: what is kept stops with the shutdown hooks.
+    keep: (_key, _value, stop) => void shutdown.unshift(stop),
+    adopt: () => undefined,
+    peerServes: () => Promise.resolve(false),
     invalidate: () => void f.invalidations++,
     invalidateNames: (names) => void f.invalidatedNames.push(...names),
     onQueryDone: (fn) => void f.queryDone.push(fn),
