@@ -8,9 +8,9 @@ import { udpExchange } from "../client/udp-exchange.ts";
 import { newQuery } from "../dns/message.ts";
 import { Rcode, Type } from "../dns/constants.ts";
 
-/** Two tries of 300 ms: a peer under load still answers a query within that. */
-const TRIES = 2;
-const TIMEOUT_MS = 300;
+/** Three tries of a second: a peer under load answers within that, and a wrong "no" costs SERVFAIL. */
+const TRIES = 3;
+const TIMEOUT_MS = 1000;
 
 export async function peerServes(address: string, port: number, zone: string): Promise<boolean> {
   for (let i = 0; i < TRIES; i++) {
