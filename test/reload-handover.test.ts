@@ -9,12 +9,9 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pino } from "pino";
-import { parseCorefile } from "../src/corefile/parser.ts";
-import { Instance } from "../src/server/instance.ts";
-import { plugins } from "../src/plugins/index.ts";
+import type { Instance } from "../src/server/instance.ts";
 import { Type } from "../src/dns/constants.ts";
-import { readyInstance } from "./helpers/instance.ts";
+import { readyInstance, reloadedInstance } from "./helpers/instance.ts";
 import { namespace, service } from "./k8s/objects.ts";
 
 /** Writes `path` with a modification time of whole seconds, which utimes sets back exactly. */
@@ -33,20 +30,6 @@ function rewriteSameStamp(path: string, text: string): void {
 /** Rewrites `path` with a modification time a second later: a new stamp. */
 function rewriteNewStamp(path: string, text: string): void {
   writeStamped(path, text, statSync(path).mtimeMs / 1000 + 1);
-}
-
-async function reload(current: Instance, corefile: string, dir: string): Promise<Instance> {
-  const next = await Instance.create({
-    blocks: parseCorefile(corefile, join(dir, "Corefile")),
-    root: dir,
-    defaultPort: 0,
-    log: pino({ level: "silent" }),
-    plugins,
-    takesOver: true,
-    previous: current,
-  });
-  await next.takeOver(current, { readyWaitMs: 5000 });
-  return next;
 }
 
 /** The first A or TXT answer's data and TTL for `name`, through the instance's first listener. */
@@ -84,7 +67,7 @@ hosts.test {
     assert.match(await ask(inst, "www.example.org."), /192\.0\.2\.1/);
     rewriteSameStamp(db, zone("192.0.2.9"));
     rewriteSameStamp(hosts, "192.0.2.9 h.hosts.test\n");
-    inst = await reload(inst, corefile(61), dir);
+    inst = await reloadedInstance(inst, corefile(61), dir);
     assert.match(await ask(inst, "www.example.org."), /192\.0\.2\.1/, "the zone was not read again");
     const h = inst.pipelines.find((p) => p.mux.zones.includes("hosts.test."))!;
     assert.match(
@@ -95,7 +78,7 @@ hosts.test {
 
     rewriteNewStamp(db, zone("192.0.2.7"));
     rewriteNewStamp(hosts, "192.0.2.7 h.hosts.test\n");
-    inst = await reload(inst, corefile(62), dir);
+    inst = await reloadedInstance(inst, corefile(62), dir);
     assert.match(await ask(inst, "www.example.org."), /192\.0\.2\.7/, "a new stamp: read again");
     const h2 = inst.pipelines.find((p) => p.mux.zones.includes("hosts.test."))!;
     assert.match(JSON.stringify((await h2.lookup("h.hosts.test.", Type.A, 1)).answer[0]), /192\.0\.2\.7/);
@@ -129,10 +112,12 @@ ${bad}
     rewriteSameStamp(objects, cluster("10.96.0.12"));
 
     // A Corefile whose second block fails set-up: the store the first block adopted goes back.
-    await assert.rejects(reload(inst, corefile(7, "", "example.org {\n    file missing.db\n}"), dir));
+    await assert.rejects(
+      reloadedInstance(inst, corefile(7, "", "example.org {\n    file missing.db\n}"), dir),
+    );
     assert.match(await ask(inst, "web.default.svc.cluster.local."), /10\.96\.0\.11/, "still serving");
 
-    inst = await reload(inst, corefile(7), dir);
+    inst = await reloadedInstance(inst, corefile(7), dir);
     assert.equal(inst.adopted, 1);
     assert.match(
       await ask(inst, "web.default.svc.cluster.local."),
@@ -140,7 +125,7 @@ ${bad}
       "the running store, and the new ttl",
     );
 
-    inst = await reload(inst, corefile(7, "namespaces default"), dir);
+    inst = await reloadedInstance(inst, corefile(7, "namespaces default"), dir);
     assert.equal(inst.adopted, 0);
     assert.match(await ask(inst, "web.default.svc.cluster.local."), /10\.96\.0\.12/, "a new source: read");
   } finally {

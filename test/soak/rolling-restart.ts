@@ -17,7 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Report, runAlone, type PartOptions, type SoakPart } from "./part.ts";
-import { udpProbe } from "./udp-probe.ts";
+import { probeNames, udpProbe } from "./udp-probe.ts";
 import { kernelUdpDrops } from "./fuzz-udp.ts";
 import { startApiServer } from "../k8s/api-server.ts";
 import { writeKubeconfig } from "../k8s/kubeconfig.ts";
@@ -26,10 +26,8 @@ import { holdUdpTcpPort } from "../helpers/free-port.ts";
 import { generateCluster } from "../../bench/cluster-gen.ts";
 import { serveObjects } from "../../bench/cluster-api.ts";
 import { IMAGE_ENV, NODE_FLAGS } from "../../bench/processes.ts";
-import { Type } from "../../src/dns/constants.ts";
 
 const WORST_MS = 100;
-const TYPES: Record<string, number> = { A: Type.A, AAAA: Type.AAAA, SRV: Type.SRV, PTR: Type.PTR };
 
 /** kubeadm's Corefile without forward and loop (the load asks cluster names only). */
 const corefile = (kubeconfig: string, startupTimeout: string) => `. {
@@ -67,11 +65,7 @@ export const rollingRestart: SoakPart = {
     // the load's timeout (and passes the reduced run's startup_timeout: a peer serves, so it waits).
     const listDelayMs = o.reduced ? 1500 : 0;
     const cluster = generateCluster({ services });
-    const names = cluster.queries
-      .filter((_, i) => i % Math.max(1, Math.floor(cluster.queries.length / 400)) === 0)
-      .map((q) => q.split(" "))
-      .filter(([, type]) => TYPES[type] !== undefined)
-      .map(([name, type]) => `${name}/${TYPES[type]}`);
+    const names = probeNames(cluster.queries);
     const api = await startApiServer({ bookmarkIntervalMs: 0 });
     serveObjects(api, cluster.objects);
     const dir = mkdtempSync(join(tmpdir(), "clusterdns-rolling-"));
