@@ -26,5 +26,7 @@ export function tuneHeapAroundSync(
       settled(compactMs);
     }, 100).unref();
   });
-  if (!store.synced) limitHeapGrowth("list");
+  // A reload's new store lists beside the running one: collections bounded that tightly over twice
+  // the live heap would take the thread from the queries the running one answers.
+  if (!store.synced && !takesOver) limitHeapGrowth("list");
 }
