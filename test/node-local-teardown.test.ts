@@ -174,7 +174,7 @@ describe("node-local teardown: the transparent variant removed under load loses 
     rmSync(dir, { recursive: true, force: true });
   });
 
-  test("dnsperf at 2,000 a second to the Service IP while the node's clusterdns stops: sent = completed", async () => {
+  test("dnsperf at 2,000 a second to the Service IP while the node's clusterdns stops: sent = completed", async (t) => {
     const conf = join(dir, "Corefile");
     writeFileSync(
       conf,
@@ -200,6 +200,7 @@ describe("node-local teardown: the transparent variant removed under load loses 
       const num = (re: RegExp) => Number(re.exec(r.stdout)?.[1] ?? NaN);
       const sent = num(/Queries sent:\s+(\d+)/);
       const completed = num(/Queries completed:\s+(\d+)/);
+      t.diagnostic(`queries sent ${sent}, completed ${completed}`);
       assert.ok(sent > 0, r.stdout + r.stderr);
       assert.equal(completed, sent, `lost ${sent - completed} of ${sent}:\n${r.stdout}`);
       assert.deepEqual(await nodeSetUp(env), { link: false, rules: false });

@@ -164,8 +164,8 @@ export class NodeLocal {
   /** Removes the NOTRACK rules of queries and keeps those of replies, before the sockets close: a query
    * now passes connection tracking, so kube-proxy DNATs one for the Service IP to kube-dns, and one for
    * the link-local address still reaches this process; what the sockets hold is answered untracked.
-   * The addresses stay until the sockets close: a socket cannot send from an address the node no longer
-   * has (EINVAL), so removing them first would drop the replies still to come. */
+   * The addresses stay until the sockets close: the kernel refuses a send from an address the node no
+   * longer has, so removing them first would drop the replies still to come. */
   async #withdraw(): Promise<void> {
     this.stopChecks();
     await this.#checking;
