@@ -17,12 +17,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   addInterface,
+  connectedClient,
   createNodeAndPod,
   kubeProxyDnat,
   NODE_IP,
   type NodeAndPod,
 } from "./helpers/netns-node.ts";
-import { startClusterdnsInNetns, waitForLine, type NetnsServer } from "./helpers/netns-cluster.ts";
+import { startClusterdnsInNetns, type NetnsServer } from "./helpers/netns-cluster.ts";
 import { ROOT } from "./helpers/server.ts";
 import { parseDig } from "./helpers/dig.ts";
 
@@ -61,20 +62,6 @@ async function nodeSetUp(env: NodeAndPod): Promise<{ link: boolean; rules: boole
 async function bareNode(env: NodeAndPod): Promise<void> {
   await env.node.exec("ip", ["link", "del", "nodelocaldns"]);
   await env.node.exec("nft", ["delete", "table", "inet", "clusterdns_nodelocal"]);
-}
-
-/** A hostNetwork client: a process in the node holding a UDP socket connected to each address:53. */
-async function connectedClient(env: NodeAndPod, addresses: string[]): Promise<ChildProcess> {
-  const code = addresses
-    .map(
-      (a) =>
-        `{ const s = require("node:dgram").createSocket("udp4"); s.connect(53, "${a}", () => console.log("connected ${a}")); }`,
-    )
-    .join("\n");
-  const client = env.node.spawn(process.execPath, ["-e", `${code}\nsetInterval(() => {}, 60000);`]);
-  const lines: string[] = [];
-  for (const a of addresses) await waitForLine(client, new RegExp(`^connected ${a}$`), "the client", lines);
-  return client;
 }
 
 /** The node's chaos TXT answer for version.bind at `server`, asked from the pod. */
@@ -116,7 +103,7 @@ describe("node-local teardown: a hostNetwork client's socket is no other cluster
       const server = await startClusterdnsInNetns(env.node, conf, {}, { ready: /NOTRACK rules ready/ });
       let client: ChildProcess | undefined;
       try {
-        client = await connectedClient(env, [...bind]);
+        client = await connectedClient(env.node, [...bind]);
         assert.match(await chaosFrom(env, LINK_LOCAL), /^NOERROR "node-local"$/);
         await server.stop();
         assert.equal(server.proc.exitCode, 0);
@@ -136,7 +123,7 @@ describe("node-local teardown: a hostNetwork client's socket is no other cluster
   test("a client connected to an interface left behind does not stop the next start (not 'another DNS server')", async () => {
     // What a crash leaves: the interface with its address; a hostNetwork process still asks it.
     await addInterface(env.node, "nodelocaldns", `${LINK_LOCAL}/32`);
-    const client = await connectedClient(env, [LINK_LOCAL]);
+    const client = await connectedClient(env.node, [LINK_LOCAL]);
     const conf = join(dir, "Corefile-left");
     writeFileSync(conf, corefile({ bind: LINK_LOCAL, extra: "nodelocal", chaos: "node-local" }));
     try {

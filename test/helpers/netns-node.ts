@@ -4,9 +4,10 @@
 // Also what a node holds before clusterdns comes: kube-proxy's DNAT of a Service IP, an interface
 // another program (or a crash) left with an address on it.
 
-import { execFile } from "node:child_process";
+import { execFile, type ChildProcess } from "node:child_process";
 import { promisify } from "node:util";
 import { createNetns, NetnsError, type Netns } from "./netns.ts";
+import { waitForLine } from "./netns-cluster.ts";
 
 const run = promisify(execFile);
 
@@ -89,4 +90,18 @@ export async function addInterface(node: Netns, name: string, cidr: string, kind
     const r = await node.exec("ip", args);
     if (r.code !== 0) throw new NetnsError(`ip ${args.join(" ")}: ${r.stderr.trim()}`);
   }
+}
+
+/** A hostNetwork client: a process in `node` holding a UDP socket connected to each address:53 (its
+ * local address is then that address too), until it is killed. */
+export async function connectedClient(node: Netns, addresses: string[]): Promise<ChildProcess> {
+  const script = `const dgram = require("node:dgram");
+let left = ${addresses.length};
+for (const a of ${JSON.stringify(addresses)}) {
+  dgram.createSocket("udp4").connect(53, a, () => --left === 0 && console.log("connected"));
+}
+setInterval(() => {}, 60000);`;
+  const client = node.spawn(process.execPath, ["-e", script]);
+  await waitForLine(client, /^connected$/, "the client");
+  return client;
 }
