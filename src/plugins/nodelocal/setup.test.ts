@@ -112,3 +112,16 @@ test("the nftables table: NOTRACK for queries and replies, UDP and TCP, per addr
   assert.match(text, /ip6 daddr fd00::10 tcp dport 53 notrack/);
   assert.equal(text.match(/notrack/g)?.length, 12);
 });
+
+test("a stop with no successor keeps only the replies' rules: queries pass conntrack, replies do not", () => {
+  const endpoints = [{ address: "10.96.0.10", port: 53 }];
+  const text = tableScript(wantedRules(endpoints, false, { queries: false }));
+  assert.doesNotMatch(text, /daddr/);
+  assert.match(text, /ip saddr 10\.96\.0\.10 udp sport 53 notrack/);
+  const iptables = wantedRules(endpoints, true, { queries: false });
+  assert.deepEqual(
+    iptables.filter((r) => r.table === "raw").map((r) => `${r.chain} ${r.match}`),
+    ["OUTPUT saddr", "OUTPUT saddr"],
+  );
+  assert.equal(iptables.filter((r) => r.table === "filter").length, 4, "the ACCEPT rules stay");
+});
