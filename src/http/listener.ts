@@ -114,7 +114,11 @@ export function serveWhileRunning(
         retry();
         return;
       }
-      throw startError(at, directive, `cannot listen on ${addr.text}: ${listenErrorText(err, addr.port)}`);
+      throw startError(
+        at,
+        directive,
+        `cannot listen on ${addr.text}: ${listenErrorText(err, addr.port, `or give ${directive} a port from 1024 up`)}`,
+      );
     }
   });
   ctx.onShutdown(() => {
