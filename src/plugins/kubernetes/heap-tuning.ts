@@ -26,7 +26,5 @@ export function tuneHeapAroundSync(
       settled(compactMs);
     }, 100).unref();
   });
-  // A reload's new store lists beside the running one: collections bounded that tightly over twice
-  // the live heap would take the thread from the queries the running one answers.
-  if (!store.synced && !takesOver) limitHeapGrowth("list");
+  if (!store.synced) limitHeapGrowth("list");
 }
