@@ -110,8 +110,9 @@ export class Instance implements InstanceHooks {
     try {
       for (const b of opts.blocks) await inst.#setupBlock(b);
     } catch (err) {
-      // What a block set up before the bad one adopted goes back to the running instance.
-      await inst.#runShutdown();
+      // Nothing started: what the blocks before the bad one adopted goes back to the running
+      // instance, and what they built is stopped.
+      await inst.#handover.abort((e) => inst.#log.error({ err: e }, "shutdown hook failed"));
       throw err;
     }
     return inst;
