@@ -103,7 +103,7 @@ test("migrate kube-dns on CoreDNS's ConfigMap, or on no ConfigMap, says what to 
   );
 });
 
-test("migrate coredns: the ConfigMap's lines, as in the file, and exit 1 when a line differs", async (t) => {
+test("migrate coredns: the ConfigMap's lines, as in the file, and exit 1 when a line does not run", async (t) => {
   const dir = mkdtempSync(join(tmpdir(), "clusterdns-migrate-"));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const file = join(dir, "coredns.yaml");
@@ -120,6 +120,17 @@ test("migrate coredns: the ConfigMap's lines, as in the file, and exit 1 when a 
     r.stdout,
     /clusterdns would not start on this Corefile: of its 19 lines, 1 not served \(missing\), 2 served differently/,
   );
+  // Without it, the Corefile runs: exit 0 with the two differences as notes; --strict fails them.
+  const runs = join(dir, "runs.yaml");
+  writeFileSync(runs, readFileSync(join(ROOT, "deploy", "configmap.yaml"), "utf8"));
+  const ok = await clusterdns(["migrate", "coredns", runs]);
+  assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+  assert.match(
+    ok.stdout,
+    /clusterdns runs this Corefile: of its 18 lines, 16 served the same, 2 differently/,
+  );
+  const strict = await clusterdns(["migrate", "coredns", "--strict", runs]);
+  assert.equal(strict.code, 1);
 
   // The same from stdin, as `kubectl get cm coredns -o yaml | clusterdns migrate coredns -`.
   const piped = await clusterdns(["migrate", "coredns", "-"], cm);
@@ -131,7 +142,8 @@ test("migrate: a wrong command line is a usage error (exit 2); -help is not", as
   for (const args of [
     ["migrate", "bind"],
     ["migrate", "coredns"],
-    ["migrate", "coredns", "a", "b"],
+    ["migrate", "kube-dns", "a", "b"],
+    ["migrate", "kube-dns", "--strict", "a"],
     ["migrate", "coredns", "--domain", "x", "f"],
   ]) {
     const r = await clusterdns(args);
