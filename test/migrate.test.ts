@@ -45,7 +45,8 @@ test("migrate kube-dns: the stub domain's block forwards to its server, upstream
     ["192.0.2.53", "[2001:db8::53]:5353"]
 `);
   const r = await clusterdns(["migrate", "kube-dns", "-"], cm);
-  assert.equal(r.code, 0, r.stderr);
+  // The hostname is not carried over: exit 1, with the Corefile printed all the same.
+  assert.equal(r.code, 1, r.stderr);
   assert.equal(
     r.stderr,
     "clusterdns migrate: stdin:7: stubDomains: corp.example: ns1.corp.example is a hostname: left out (forward takes IP addresses only)\n",
@@ -72,6 +73,34 @@ test("migrate kube-dns: the stub domain's block forwards to its server, upstream
     seen.some((q) => q.name.toLowerCase().startsWith("www.corp.example") && q.type === "A"),
     "asked the stub domain's server",
   );
+});
+
+test("migrate kube-dns: a placeholder server exits 1 with the rest printed; typographic quotes get one line", async () => {
+  const placeholder = await clusterdns(
+    ["migrate", "kube-dns", "-"],
+    kubeDnsConfigMap(
+      `  stubDomains: |\n    {"consul.local": ["CUSTOM_DNS_POD_IP"], "corp.example": ["192.0.2.9"]}\n`,
+    ),
+  );
+  assert.equal(placeholder.code, 1);
+  assert.match(placeholder.stdout, /^corp\.example:53 \{$/m, "the rest is printed");
+  assert.doesNotMatch(placeholder.stdout, /consul\.local/);
+  assert.match(
+    placeholder.stderr,
+    /^clusterdns migrate: stdin:7: stubDomains: consul\.local: CUSTOM_DNS_POD_IP is a placeholder/,
+  );
+
+  const quotes = await clusterdns(
+    ["migrate", "kube-dns", "-"],
+    kubeDnsConfigMap(`  stubDomains: |\n    {\n      \u201ccorp.example\u201d: ["192.0.2.9"]\n    }\n`),
+  );
+  assert.equal(quotes.code, 1);
+  assert.equal(quotes.stdout, "");
+  assert.match(
+    quotes.stderr,
+    /^clusterdns migrate: stdin:9: stubDomains is not JSON \(it stops at '\u201c' in column 3\): it holds typographic quotes/,
+  );
+  assert.equal(quotes.stderr.split("\n").length, 2, `one line: ${quotes.stderr}`);
 });
 
 test("migrate kube-dns: federations are refused, and nothing is printed to apply", async () => {

@@ -90,7 +90,7 @@ function kubeDns(input: Input, domain: string): number {
   const t = translateKubeDns(cm, input.name, domain);
   for (const w of t.warnings) process.stderr.write(`clusterdns migrate: ${w}\n`);
   process.stdout.write(t.corefile);
-  return 0;
+  return t.lossy ? 1 : 0;
 }
 
 async function coreDns(inputs: Input[], strict: boolean): Promise<number> {

@@ -3,33 +3,36 @@
 //   stubDomains          {"DOMAIN": ["IP[:PORT]", ...]}  -> a block `DOMAIN:53` forwarding everything
 //   upstreamNameservers  ["IP[:PORT]", ...]              -> `forward .` of the main block
 //   federations          {"NAME": "DOMAIN"}              -> refused: CoreDNS dropped federation in 1.7
-// Hostnames among the servers are left out with a warning (forward takes addresses only); a stub domain
-// left with none is left out. kube-dns's defaults (no stub domains, the node's resolv.conf) give
-// kubeadm's Corefile unchanged.
+// Hostnames and placeholders among the servers are left out with a warning (forward takes addresses
+// only), and a stub domain left with none is left out: the translation is then `lossy` (exit 1), so a
+// script that writes the output to a Corefile does not lose them unnoticed. kube-dns's defaults (no
+// stub domains, the node's resolv.conf) give kubeadm's Corefile unchanged.
 
 import { isIP } from "node:net";
 import { hostPort } from "../plugins/forward/upstream-address.ts";
 import { kubeadmCorefile, type StubDomain } from "./kubeadm-corefile.ts";
 import { MigrateError, type ConfigMapData } from "./input.ts";
+import { jsonValue } from "./json-value.ts";
 
 export interface Translation {
   corefile: string;
   /** One line each: what was left out, and why. */
   warnings: string[];
+  /** A server or stub domain the ConfigMap configures is not in the Corefile. */
+  lossy: boolean;
 }
 
 const KEYS = ["stubDomains", "upstreamNameservers", "federations"];
 
 export function translateKubeDns(cm: ConfigMapData, name: string, domain: string): Translation {
   const warnings: string[] = [];
-  const at = (key: string) => `${name}:${cm.lineOf(key)}: ${key}`;
-  const json = (key: string): unknown => {
-    try {
-      return JSON.parse(cm.data.get(key)!);
-    } catch (err) {
-      throw new MigrateError(`${at(key)} is not JSON: ${(err as Error).message}`);
-    }
+  let lossy = false;
+  const lost = (warning: string) => {
+    warnings.push(warning);
+    lossy = true;
   };
+  const at = (key: string) => `${name}:${cm.lineOf(key)}: ${key}`;
+  const json = (key: string): unknown => jsonValue(cm, name, key);
   for (const key of cm.data.keys())
     if (!KEYS.includes(key))
       warnings.push(`${at(key)} is not a kube-dns setting (${KEYS.join(", ")}): left out`);
@@ -51,10 +54,12 @@ export function translateKubeDns(cm: ConfigMapData, name: string, domain: string
       const addr = hostPort(entry);
       if (typeof addr === "string") throw new MigrateError(`${at(key)}: ${what}: '${entry}': ${addr}`);
       if (addr) out.push(entry);
-      else if (isHostname(entry.replace(/:\d+$/, "")))
-        warnings.push(
-          `${at(key)}: ${what}: ${entry} is a hostname: left out (forward takes IP addresses only)`,
+      else if (/^[A-Z][A-Z0-9]*_[A-Z0-9_]*$/.test(entry) || /^<.*>$|\$\{.*\}/.test(entry))
+        lost(
+          `${at(key)}: ${what}: ${entry} is a placeholder, not an address: left out (put the server's IP address there)`,
         );
+      else if (isHostname(entry.replace(/:\d+$/, "")))
+        lost(`${at(key)}: ${what}: ${entry} is a hostname: left out (forward takes IP addresses only)`);
       else
         throw new MigrateError(
           `${at(key)}: ${what}: '${entry}' is not an IP address, IP:PORT or [IPv6]:PORT`,
@@ -84,10 +89,10 @@ export function translateKubeDns(cm: ConfigMapData, name: string, domain: string
         throw new MigrateError(`${at("stubDomains")}: '${stub}' is not a domain`);
       const servers = addresses("stubDomains", stub, list);
       if (servers.length > 0) stubs.push({ domain: stub, servers });
-      else warnings.push(`${at("stubDomains")}: ${stub} has no server left: the domain is left out`);
+      else lost(`${at("stubDomains")}: ${stub} has no server left: the domain is left out`);
     }
   }
-  return { corefile: kubeadmCorefile({ domain, upstreams, stubs }), warnings };
+  return { corefile: kubeadmCorefile({ domain, upstreams, stubs }), warnings, lossy };
 }
 
 function isHostname(s: string): boolean {
