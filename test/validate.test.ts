@@ -223,6 +223,20 @@ test("a ConfigMap is validated as the pod mounts it: its keys and coredns-custom
   );
 });
 
+test("a List of ConfigMaps, as kubectl get cm coredns coredns-custom -o yaml prints it, is read the same", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "clusterdns-validate-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const item = (cm: string) => cm.replace(/^(?=.)/gm, "    ").replace(/^ {4}/, "  - ");
+  const list = `apiVersion: v1\nkind: List\nitems:\n${item(K3S)}${item(CUSTOM("frobnicate"))}`;
+  const r = await validateArgs(dir, ["-conf", "-"], list);
+  assert.equal(r.code, 1);
+  // The mistake in coredns-custom's key, and nothing about imports that match nothing.
+  assert.equal(
+    r.stderr,
+    "clusterdns: /etc/coredns/custom/log.override:1 - Error during parsing: Unknown directive 'frobnicate'\n",
+  );
+});
+
 test("every mistake of one block is reported, options and second lines included", async (t) => {
   const corefile = [
     ". {", // 1

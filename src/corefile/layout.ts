@@ -8,7 +8,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { configMapData, InputError, type ConfigMapData, type Input } from "./configmap.ts";
+import { configMaps, InputError, type ConfigMapData, type Input } from "./configmap.ts";
 import type { ParseOptions } from "./parser.ts";
 
 /** Where the coredns ConfigMap is mounted in CoreDNS's pod, and coredns-custom below it. */
@@ -30,7 +30,11 @@ export interface Layout {
 }
 
 export function layOut(inputs: Input[]): Layout {
-  const read = inputs.map((input) => ({ input, cm: configMapData(input) }));
+  // A List (kubectl get cm coredns coredns-custom -o yaml) is its ConfigMaps, one by one.
+  const read = inputs.flatMap((input): { input: Input; cm?: ConfigMapData }[] => {
+    const found = configMaps(input);
+    return found.length > 0 ? found.map(({ cm }) => ({ input, cm })) : [{ input, cm: undefined }];
+  });
   const main = read.filter((r) => !r.cm || r.cm.data.has("Corefile"));
   if (main.length !== 1)
     throw new InputError(
