@@ -21,15 +21,22 @@ test("a plugin CoreDNS takes once per block is refused at its second line; every
       "    errors", // 6
       "    log", // 7
       "    log", // 8: log may be given twice
-      "}", // 9
-      "example.org {", // 10
-      "    errors", // 11: another block
+      "    hosts", // 9
+      "    cache", // 10
+      "    hosts", // 11
       "}", // 12
+      "example.org {", // 13
+      "    errors", // 14: another block
+      "}", // 15
     ].join("\n"),
   );
+  const once = (line: number, plugin: string, first: number) =>
+    `Corefile:${line} - Error during parsing: ${plugin}: this plugin can only be used once per server block (first at Corefile:${first})`;
   assert.deepEqual(got, [
-    "Corefile:5 - Error during parsing: kubernetes: this plugin can only be used once per server block (first at Corefile:3)",
-    "Corefile:6 - Error during parsing: errors: this plugin can only be used once per server block (first at Corefile:2)",
+    once(5, "kubernetes", 3),
+    once(6, "errors", 2),
+    once(10, "cache", 4),
+    once(11, "hosts", 9),
   ]);
 });
 
