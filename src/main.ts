@@ -72,6 +72,12 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`clusterdns: ${source}\n`);
     return 1;
   }
+  if (/^(apiVersion|kind):/m.test(source.text) && (await isConfigMap(source))) {
+    process.stderr.write(
+      `clusterdns: ${source.file} is a Kubernetes ConfigMap, not a Corefile: a server reads its Corefile key as the pod mounts it (kubectl get cm NAME -o jsonpath='{.data.Corefile}' prints it); -validate -conf ${source.file} checks the ConfigMap as it is\n`,
+    );
+    return 1;
+  }
 
   // Signals are caught from here on: one that arrives during start-up stops the server once it is up.
   const signals = new Signals();
@@ -113,6 +119,12 @@ export async function main(argv: string[]): Promise<number> {
   if (reloader) process.on("SIGUSR1", () => void reloader.check());
   const current = () => (reloader ? reloader.stop().then(() => reloader.current) : Promise.resolve(instance));
   return signals.stopOnSignal(current, log);
+}
+
+/** A ConfigMap given as the Corefile (the YAML parser is loaded only for text that may be one). */
+async function isConfigMap(source: Source): Promise<boolean> {
+  const { configMaps } = await import("./corefile/configmap.ts");
+  return configMaps({ name: source.file, text: source.text }).length > 0;
 }
 
 /** -help, -version and -plugins: printed, nothing started. */

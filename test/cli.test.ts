@@ -4,7 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { cpSync, mkdtempSync, writeFileSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, writeFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createServer } from "node:net";
@@ -202,6 +202,15 @@ test("start-up: a second forward ., a refused second plugin and a template place
   assert.match(
     proxy.stderr,
     /Corefile:2 - Error during parsing: plugin proxy was removed from CoreDNS in 1\.5\.0: use forward/,
+  );
+});
+
+test("start-up on a ConfigMap says it is one, and what reads it", async () => {
+  const r = await startFailure(readFileSync(join(ROOT, "deploy", "configmap.yaml"), "utf8"));
+  assert.equal(r.code, 1);
+  assert.match(
+    r.stderr,
+    /^clusterdns: \S*Corefile is a Kubernetes ConfigMap, not a Corefile: .*-validate -conf \S*Corefile checks the ConfigMap as it is\n$/,
   );
 });
 
