@@ -2,7 +2,7 @@
 // runs today to clusterdns, without touching the cluster (FILE is what kubectl prints, or `-`).
 
 import { layOut } from "../corefile/layout.ts";
-import { configMapData, MigrateError, readInput, type Input } from "./input.ts";
+import { configMapData, InputError, readInput, type Input } from "../corefile/configmap.ts";
 import { translateKubeDns } from "./kube-dns.ts";
 import { checkCoreDns, printReport } from "./coredns.ts";
 
@@ -37,7 +37,7 @@ export async function migrateMain(argv: string[]): Promise<number> {
       process.stderr.write(`clusterdns migrate: ${err.message}\n${MIGRATE_USAGE}`);
       return 2;
     }
-    if (err instanceof MigrateError || (err as { code?: string }).code === "CDNS_ERR_CONFIG") {
+    if (err instanceof InputError || (err as { code?: string }).code === "CDNS_ERR_CONFIG") {
       process.stderr.write(`clusterdns migrate: ${(err as Error).message}\n`);
       return 1;
     }
@@ -80,11 +80,11 @@ function parseArgs(argv: string[]): Args {
 function kubeDns(input: Input, domain: string): number {
   const cm = configMapData(input);
   if (!cm)
-    throw new MigrateError(
+    throw new InputError(
       `${input.name} is not a ConfigMap: give the kube-dns ConfigMap as kubectl prints it (kubectl -n kube-system get configmap kube-dns -o yaml)`,
     );
   if (cm.data.has("Corefile"))
-    throw new MigrateError(
+    throw new InputError(
       `${input.name} holds a Corefile: it is CoreDNS's ConfigMap, so run clusterdns migrate coredns ${input.name}`,
     );
   const t = translateKubeDns(cm, input.name, domain);
@@ -96,7 +96,7 @@ function kubeDns(input: Input, domain: string): number {
 async function coreDns(inputs: Input[], strict: boolean): Promise<number> {
   const only = inputs.length === 1 ? configMapData(inputs[0]) : undefined;
   if (only && !only.data.has("Corefile"))
-    throw new MigrateError(
+    throw new InputError(
       `${inputs[0].name} is a ConfigMap without data.Corefile${only.data.has("stubDomains") || only.data.has("upstreamNameservers") ? ": it is kube-dns's, so run clusterdns migrate kube-dns " + inputs[0].name : ""}`,
     );
   const source = layOut(inputs);

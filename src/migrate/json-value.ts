@@ -3,7 +3,7 @@
 // stopped, and the likely cause. Values are often pasted from a document or a chat, which bring
 // typographic quotes.
 
-import { MigrateError, type ConfigMapData } from "./input.ts";
+import { InputError, type ConfigMapData } from "../corefile/configmap.ts";
 
 const TYPOGRAPHIC = /[\u201c\u201d\u201e\u201f\u2018\u2019\u00ab\u00bb]/;
 
@@ -28,7 +28,7 @@ export function jsonValue(cm: ConfigMapData, name: string, key: string): unknown
       HINTS.find((h) => h.test.test(text))?.hint ?? 'write it as JSON, e.g. {"corp.example": ["10.150.0.1"]}';
     const col = offset === undefined ? "" : ` in column ${offset - text.lastIndexOf("\n", offset - 1)}`;
     const ch = offset === undefined || offset >= text.length ? "" : ` at '${text[offset]}'`;
-    throw new MigrateError(
+    throw new InputError(
       `${name}:${lineOf(cm, key, text, offset)}: ${key} is not JSON (it stops${ch}${col}): ${hint}`,
     );
   }

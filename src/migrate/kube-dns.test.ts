@@ -6,7 +6,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { configMapData, MigrateError } from "./input.ts";
+import { configMapData, InputError } from "../corefile/configmap.ts";
 import { translateKubeDns } from "./kube-dns.ts";
 import { kubeadmCorefile } from "./kubeadm-corefile.ts";
 import { parseCorefile } from "../corefile/parser.ts";
@@ -145,7 +145,7 @@ describe("migrate kube-dns: upstreamNameservers", () => {
     assert.throws(
       () => translate({ upstreamNameservers: '["service.consul", "ns.foo.com"]' }),
       (err: Error) =>
-        err instanceof MigrateError &&
+        err instanceof InputError &&
         /^kube-dns\.yaml:3: upstreamNameservers: every server is a hostname, .*list their addresses/.test(
           err.message,
         ),
@@ -167,7 +167,7 @@ describe("migrate kube-dns: what it refuses", () => {
   const refuses = (data: Record<string, string>, message: RegExp) =>
     assert.throws(
       () => translate(data),
-      (err: Error) => err instanceof MigrateError && message.test(err.message),
+      (err: Error) => err instanceof InputError && message.test(err.message),
     );
 
   it("federations: not supported, said so with the line and what stops resolving", () => {
@@ -229,7 +229,7 @@ describe("migrate kube-dns: what it refuses", () => {
     assert.throws(
       () => translateKubeDns(cm, "kube-dns.yaml", "cluster.local"),
       (err: Error) => {
-        assert.ok(err instanceof MigrateError);
+        assert.ok(err instanceof InputError);
         assert.equal(
           err.message,
           "kube-dns.yaml:9: stubDomains is not JSON (it stops at '\u201c' in column 3): it holds typographic quotes (\u201c \u201d \u2018 \u2019), as word processors and chat tools write them; JSON takes only plain double quotes (\")",

@@ -11,7 +11,7 @@
 import { isIP } from "node:net";
 import { hostPort } from "../plugins/forward/upstream-address.ts";
 import { kubeadmCorefile, type StubDomain } from "./kubeadm-corefile.ts";
-import { MigrateError, type ConfigMapData } from "./input.ts";
+import { InputError, type ConfigMapData } from "../corefile/configmap.ts";
 import { jsonValue } from "./json-value.ts";
 
 export interface Translation {
@@ -40,7 +40,7 @@ export function translateKubeDns(cm: ConfigMapData, name: string, domain: string
   if (cm.data.has("federations")) {
     const fed = json("federations");
     if (fed !== null && typeof fed === "object" && Object.keys(fed).length > 0)
-      throw new MigrateError(
+      throw new InputError(
         `${at("federations")}: kube-dns federations are not supported by clusterdns (CoreDNS dropped them in 1.7): remove the key; names under FEDERATION.NAMESPACE.svc.${domain} will not resolve`,
       );
   }
@@ -48,11 +48,11 @@ export function translateKubeDns(cm: ConfigMapData, name: string, domain: string
   /** The entries forward can take, warning about the hostnames left out. */
   const addresses = (key: string, what: string, list: unknown): string[] => {
     if (!Array.isArray(list) || !list.every((s) => typeof s === "string"))
-      throw new MigrateError(`${at(key)}: ${what} must be a list of "IP" or "IP:PORT" strings`);
+      throw new InputError(`${at(key)}: ${what} must be a list of "IP" or "IP:PORT" strings`);
     const out: string[] = [];
     for (const entry of list) {
       const addr = hostPort(entry);
-      if (typeof addr === "string") throw new MigrateError(`${at(key)}: ${what}: '${entry}': ${addr}`);
+      if (typeof addr === "string") throw new InputError(`${at(key)}: ${what}: '${entry}': ${addr}`);
       if (addr) out.push(entry);
       else if (/^[A-Z][A-Z0-9]*_[A-Z0-9_]*$/.test(entry) || /^<.*>$|\$\{.*\}/.test(entry))
         lost(
@@ -61,9 +61,7 @@ export function translateKubeDns(cm: ConfigMapData, name: string, domain: string
       else if (isHostname(entry.replace(/:\d+$/, "")))
         lost(`${at(key)}: ${what}: ${entry} is a hostname: left out (forward takes IP addresses only)`);
       else
-        throw new MigrateError(
-          `${at(key)}: ${what}: '${entry}' is not an IP address, IP:PORT or [IPv6]:PORT`,
-        );
+        throw new InputError(`${at(key)}: ${what}: '${entry}' is not an IP address, IP:PORT or [IPv6]:PORT`);
     }
     return out;
   };
@@ -74,7 +72,7 @@ export function translateKubeDns(cm: ConfigMapData, name: string, domain: string
     const kept = addresses("upstreamNameservers", "upstreamNameservers", listed);
     if (kept.length > 0) upstreams = kept;
     else if (Array.isArray(listed) && listed.length > 0)
-      throw new MigrateError(
+      throw new InputError(
         `${at("upstreamNameservers")}: every server is a hostname, and forward takes IP addresses only: list their addresses instead`,
       );
   }
@@ -83,10 +81,10 @@ export function translateKubeDns(cm: ConfigMapData, name: string, domain: string
   if (cm.data.has("stubDomains")) {
     const map = json("stubDomains");
     if (map === null || typeof map !== "object" || Array.isArray(map))
-      throw new MigrateError(`${at("stubDomains")} must be a map of domain to servers`);
+      throw new InputError(`${at("stubDomains")} must be a map of domain to servers`);
     for (const [stub, list] of Object.entries(map)) {
       if (!isHostname(stub) || isIP(stub))
-        throw new MigrateError(`${at("stubDomains")}: '${stub}' is not a domain`);
+        throw new InputError(`${at("stubDomains")}: '${stub}' is not a domain`);
       const servers = addresses("stubDomains", stub, list);
       if (servers.length > 0) stubs.push({ domain: stub, servers });
       else lost(`${at("stubDomains")}: ${stub} has no server left: the domain is left out`);
