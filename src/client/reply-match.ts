@@ -1,32 +1,49 @@
 // Which packet answers which query. A reply is taken only when its ID, QR bit and question all match
 // the query in flight (RFC 5452 9.1): a random 16-bit ID alone is guessable by an off-path attacker,
-// and a late reply to an earlier query on a pooled connection must not answer a later one.
+// and a late reply to an earlier query on a pooled connection must not answer a later one. With 0x20
+// (draft-vixie-dnsext-dns0x20) the query's name went out in random case, and the reply must echo that
+// case exactly: each letter is one more bit an attacker has to guess.
 
 import type { Msg } from "../dns/message.ts";
 import { decode } from "../dns/decode.ts";
 
-/** What the reply to one query must echo. `name` is lowercase. */
+/** What the reply to one query must echo. `name` is the name as sent. */
 export interface Expect {
   id: number;
   name: string;
   type: number;
   class: number;
+  /** The name was sent in 0x20 case: the reply must spell it the same, octet for octet. */
+  exactCase?: boolean;
 }
 
-/** The decoded reply when `pkt` answers `e`, else undefined (malformed packets included). */
-export function matchReply(pkt: Buffer, e: Expect): Msg | undefined {
-  // The cheap checks first: most strays fail on the ID before anything is decoded.
-  if (pkt.length < 12 || ((pkt[0] << 8) | pkt[1]) !== e.id || (pkt[2] & 0x80) === 0) return undefined;
+/** Why a packet was not taken as the reply: the `reason` label of the rejected-replies metric. */
+export type Mismatch = "malformed" | "id" | "qr" | "question" | "case";
+
+/** The decoded reply when `pkt` answers `e`, else why not. */
+export function checkReply(pkt: Buffer, e: Expect): Msg | Mismatch {
+  // The cheap checks first: most strays (and a flood of guessed IDs) fail on the ID before any decoding.
+  if (pkt.length < 12) return "malformed";
+  if (((pkt[0] << 8) | pkt[1]) !== e.id) return "id";
+  if ((pkt[2] & 0x80) === 0) return "qr";
   let m: Msg;
   try {
     m = decode(pkt);
   } catch {
-    return undefined;
+    return "malformed";
   }
-  if (m.question.length !== 1) return undefined;
+  if (m.question.length !== 1) return "question";
   const q = m.question[0];
-  if (q.type !== e.type || q.class !== e.class || asciiLower(q.name) !== e.name) return undefined;
-  return m;
+  if (q.type !== e.type || q.class !== e.class) return "question";
+  if (q.name === e.name) return m;
+  if (asciiLower(q.name) !== asciiLower(e.name)) return "question";
+  return e.exactCase ? "case" : m;
+}
+
+/** The decoded reply when `pkt` answers `e`, else undefined (malformed packets included). */
+export function matchReply(pkt: Buffer, e: Expect): Msg | undefined {
+  const m = checkReply(pkt, e);
+  return typeof m === "string" ? undefined : m;
 }
 
 /** DNS compares names ASCII-case-insensitively (RFC 4343); other octets stay as they are. */
@@ -44,4 +61,20 @@ export function randomId(): number {
     nextId = 0;
   }
   return ids[nextId++];
+}
+
+const caseBits = new Uint8Array(64);
+
+/** `name` with each ASCII letter's case drawn from the CSPRNG (0x20): a name of n letters carries n
+ * bits an off-path attacker must guess, on top of the ID and the source port. Other octets (digits,
+ * hyphens, escapes) are left as they are. */
+export function randomCase(name: string): string {
+  let out = "";
+  for (let i = 0; i < name.length; i++) {
+    if (i % caseBits.length === 0) crypto.getRandomValues(caseBits);
+    const c = name.charCodeAt(i);
+    const letter = (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
+    out += letter && caseBits[i % caseBits.length] & 1 ? String.fromCharCode(c ^ 0x20) : name[i];
+  }
+  return out;
 }
