@@ -62,7 +62,7 @@ perUpstream(
   },
 );
 perUpstream(
-  "clusterdns_forward_0x20_fallbacks_total",
+  "clusterdns_forward_case_fallbacks_total",
   "Queries asked again without 0x20 because the upstream's replies failed the case check.",
   ["to"],
   (c, s) => c.inc({ to: s.to }, s.caseFallbacks),

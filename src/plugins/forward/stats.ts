@@ -27,7 +27,7 @@ export interface UpstreamStats {
    * port that were not taken as a reply, by the check they failed: late or spoofed. Packets from any
    * other address or port never reach the connected socket (the kernel drops them). */
   readonly rejected: Record<Mismatch, number>;
-  /** clusterdns_forward_0x20_fallbacks_total{to}: queries asked once more without 0x20 because the
+  /** clusterdns_forward_case_fallbacks_total{to}: queries asked once more without 0x20 because the
    * replies failed the case check. */
   caseFallbacks: number;
 }
