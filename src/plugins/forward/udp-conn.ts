@@ -20,6 +20,12 @@ export class UdpSocketCap {
   }
 }
 
+/** dgram's lookup for an upstream, whose address is always an IP literal (upstream-address.ts): it
+ * spares connect() a dns.lookup call and its tick, a quarter of what a socket per query costs. */
+function literal(address: string, family: unknown, cb: (err: null, a: string, f: number) => void): void {
+  cb(null, address, family === 6 ? 6 : 4);
+}
+
 export class UdpConn extends Conn {
   readonly proto = "udp";
   readonly #socket: dgram.Socket;
@@ -45,7 +51,7 @@ export class UdpConn extends Conn {
       return Promise.reject(new ExchangeError(ExchangeCode.SOCKETS, why));
     }
     cap.open++;
-    const socket = dgram.createSocket(isIPv6(to.host) ? "udp6" : "udp4");
+    const socket = dgram.createSocket({ type: isIPv6(to.host) ? "udp6" : "udp4", lookup: literal });
     return new Promise((resolve, reject) => {
       const onError = (err: Error) => {
         cap.open--;
