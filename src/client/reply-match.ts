@@ -2,7 +2,8 @@
 // the query in flight (RFC 5452 9.1): a random 16-bit ID alone is guessable by an off-path attacker,
 // and a late reply to an earlier query on a pooled connection must not answer a later one. With 0x20
 // (draft-vixie-dnsext-dns0x20) the query's name went out in random case, and the reply must echo that
-// case exactly: each letter is one more bit an attacker has to guess.
+// case exactly: each letter is one more bit an attacker has to guess. Beyond that check, names are
+// compared case-insensitively (RFC 4343).
 
 import type { Msg } from "../dns/message.ts";
 import { decode } from "../dns/decode.ts";
@@ -13,19 +14,27 @@ export interface Expect {
   name: string;
   type: number;
   class: number;
-  /** The name was sent in 0x20 case: the reply must spell it the same, octet for octet. */
-  exactCase?: boolean;
+  /** The name's octets as sent in 0x20 case (queryName of the query): the reply's question must
+   * hold the same octets, case included. Unset: any case will do. */
+  wire?: Uint8Array;
 }
 
 /** Why a packet was not taken as the reply: the `reason` label of the rejected-replies metric. */
 export type Mismatch = "malformed" | "id" | "qr" | "question" | "case";
 
-/** The decoded reply when `pkt` answers `e`, else why not. */
+/**
+ * The decoded reply when `pkt` answers `e`, else why not. With `e.wire`, the reply's question octets
+ * are compared before decoding and then lowercased in `pkt`, so that the reply decodes as if asked in
+ * the server's own spelling: names the upstream compressed against the question (a CNAME's target
+ * under the same zone) do not come back in the random case.
+ */
 export function checkReply(pkt: Buffer, e: Expect): Msg | Mismatch {
   // The cheap checks first: most strays (and a flood of guessed IDs) fail on the ID before any decoding.
   if (pkt.length < 12) return "malformed";
   if (((pkt[0] << 8) | pkt[1]) !== e.id) return "id";
   if ((pkt[2] & 0x80) === 0) return "qr";
+  const octets = e.wire ? questionOctets(pkt, e.wire) : "same";
+  if (octets === "same" && e.wire) lowerAt(pkt, 12, e.wire.length);
   let m: Msg;
   try {
     m = decode(pkt);
@@ -35,9 +44,36 @@ export function checkReply(pkt: Buffer, e: Expect): Msg | Mismatch {
   if (m.question.length !== 1) return "question";
   const q = m.question[0];
   if (q.type !== e.type || q.class !== e.class) return "question";
-  if (q.name === e.name) return m;
-  if (asciiLower(q.name) !== asciiLower(e.name)) return "question";
-  return e.exactCase ? "case" : m;
+  if (q.name !== e.name && asciiLower(q.name) !== asciiLower(e.name)) return "question";
+  return octets === "case" ? "case" : m;
+}
+
+/** How the name at the start of the question (offset 12: never compressed, nothing precedes it)
+ * compares with `wire`: the same octets, the same but for the case of letters, or other octets. */
+function questionOctets(pkt: Buffer, wire: Uint8Array): "same" | "case" | "other" {
+  if (pkt.length < 12 + wire.length) return "other";
+  let verdict: "same" | "case" = "same";
+  for (let i = 0; i < wire.length; i++) {
+    const a = pkt[12 + i];
+    const b = wire[i];
+    if (a === b) continue;
+    // Length octets are below 64, so they never pass for letters.
+    if ((a | 0x20) !== (b | 0x20) || (a | 0x20) < 0x61 || (a | 0x20) > 0x7a) return "other";
+    verdict = "case";
+  }
+  return verdict;
+}
+
+/** ASCII uppercase letters in pkt[from, from+length) lowered in place (length octets are below 64). */
+function lowerAt(pkt: Buffer, from: number, length: number): void {
+  for (let i = from; i < from + length; i++) if (pkt[i] >= 0x41 && pkt[i] <= 0x5a) pkt[i] |= 0x20;
+}
+
+/** The first question's name octets in an encoded query (from offset 12 to its root label). */
+export function queryName(query: Uint8Array): Uint8Array {
+  let i = 12;
+  while (i < query.length && query[i] !== 0) i += query[i] + 1;
+  return query.subarray(12, i + 1);
 }
 
 /** The decoded reply when `pkt` answers `e`, else undefined (malformed packets included). */

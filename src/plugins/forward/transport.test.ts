@@ -85,6 +85,23 @@ test("every UDP query goes out from a port of its own, its name in random case",
   for (const s of up.seen) assert.equal(s.name.toLowerCase(), `${NAME}.`);
 });
 
+test("names the upstream compressed against the 0x20 question come back in the server's spelling", async () => {
+  const target = "www.spoof-target.example.org.";
+  const up = await upstream((q) => {
+    const name = q.question[0].name;
+    // The encoder points the target's "spoof-target.example.org." at the question's octets.
+    const cname = { type: Type.CNAME, target };
+    return [{ ...replyTo(q), answer: [{ name, type: Type.CNAME, class: 1, ttl: 60, data: cname }] }];
+  });
+  const { h } = make(up.port);
+  const reply = await h.serve(makeRequest("alias.spoof-target.example.org", Type.A));
+  assert.notEqual(up.seen[0].name, "alias.spoof-target.example.org.", "sent in random case");
+  assert.deepEqual(
+    reply.answer.map((rr) => [rr.name, (rr.data as { target: string }).target]),
+    [["alias.spoof-target.example.org.", target]],
+  );
+});
+
 test("a reply that does not echo the case is refused; an upstream that never does is asked without 0x20", async () => {
   const up = await upstream((q) => [lowered(q)]);
   const { f, h } = make(up.port);
