@@ -115,12 +115,9 @@ describe("forward: forged replies from the upstream's address never answer a for
     assert.deepEqual(addresses, [REAL], "the client got the upstream's address");
     // The flood reached the socket while it waited: forgeries with wrong IDs were dropped and counted.
     assert.ok(got.id > 0, `no forged reply was counted: ${JSON.stringify(got)}`);
-    if (learnedMs + f.seconds * 1000 < DELAY_MS) {
-      // The whole flood came before the real reply, so the one with the right ID came too: it failed
-      // the 0x20 case check, and the query was asked again on a new port (which the upstream answered
-      // when its recursion completed).
-      assert.equal(got.case, 1, JSON.stringify(got));
-    }
+    // The one with the right ID, when it was not dropped by the socket's full buffer, failed the 0x20
+    // case check (`case`), and the query went out again on a new port.
+    assert.ok(got.case <= 1, JSON.stringify(got));
   });
 
   test("the next query goes out from another port: a flood at the one learned before reaches nothing", async () => {
@@ -133,6 +130,7 @@ describe("forward: forged replies from the upstream's address never answer a for
     assert.deepEqual(await answer, [REAL]);
     assert.notEqual(port, firstPort);
     // Nothing listens on the old port any more: no forgery reached a socket of clusterdns.
-    assert.deepEqual(await rejected(), was);
+    const now = await rejected();
+    assert.deepEqual(now, was, `port ${port}, flooded ${firstPort}`);
   });
 });
