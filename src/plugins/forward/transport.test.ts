@@ -57,9 +57,9 @@ function lowered(q: Msg): Msg {
   return answered(lower);
 }
 
-function make(port: number, over: Partial<ForwardOptions> = {}) {
+function make(port: number, over: Partial<ForwardOptions> = {}, log = silent) {
   const d = parseCorefile(`. {\nforward . 127.0.0.1:${port}\n}\n`, "Corefile")[0].directives[0];
-  const f = new Forward({ ...parseForward(d, "/"), ...over }, silent);
+  const f = new Forward({ ...parseForward(d, "/"), ...over }, log);
   closers.push(() => f.close());
   return { f, h: f.handler(recordingNext()) };
 }
@@ -140,6 +140,26 @@ test("an upstream that echoes case keeps 0x20 after one forged-looking reply", a
   assert.notEqual(up.seen[1].port, up.seen[0].port);
   assert.notEqual(up.seen[1].name, up.seen[0].name, "asked again in another case");
   assert.equal(f.upstreams[0].caseRandomized, true);
+});
+
+test("forgeries are counted by reason, and logged once a minute per upstream, not once each", async () => {
+  const forged = (q: Msg, id: number): Msg => ({ ...lowered(q), id, answer: [] });
+  const up = await upstream((q) => [
+    forged(q, q.id ^ 1),
+    { ...answered(q), qr: false },
+    { ...answered(q), question: [{ ...q.question[0], name: "other.example.org." }] },
+    answered(q),
+  ]);
+  const lines: Record<string, unknown>[] = [];
+  const log = pino({ level: "warn" }, { write: (s: string) => void lines.push(JSON.parse(s)) });
+  const { f, h } = make(up.port, {}, log);
+  const s = f.upstreams[0].stats;
+  for (let i = 0; i < 5; i++) assert.equal((await h.serve(makeRequest(NAME, Type.A))).rcode, Rcode.NOERROR);
+  assert.deepEqual(s.rejected, { malformed: 0, id: 5, qr: 5, question: 5, case: 0 });
+  const warned = lines.filter((l) => String(l.msg).startsWith("dropped packets"));
+  assert.equal(warned.length, 1, JSON.stringify(lines));
+  assert.deepEqual(warned[0].rejected, { id: 1 });
+  assert.equal(warned[0].to, `127.0.0.1:${up.port}`);
 });
 
 test("at the cap on open UDP sockets a query is not sent, and the socket count comes back down", async () => {
