@@ -164,7 +164,9 @@ test("forgeries are counted by reason, and logged once a minute per upstream, no
 
 test("at the cap on open UDP sockets a query is not sent, and the socket count comes back down", async () => {
   const silentUp = await upstream(() => []);
-  const { h } = make(silentUp.port, { maxUdpSockets: 2, readTimeoutMs: 300, maxFails: 0 });
+  const lines: Record<string, unknown>[] = [];
+  const log = pino({ level: "warn" }, { write: (s: string) => void lines.push(JSON.parse(s)) });
+  const { h } = make(silentUp.port, { maxUdpSockets: 2, readTimeoutMs: 300, maxFails: 0 }, log);
   const refused = forwardStats.udpSocketCapRefused;
   const held = [h.serve(makeRequest("a.example.org", Type.A)), h.serve(makeRequest("b.example.org", Type.A))];
   let heldOver = false;
@@ -174,6 +176,7 @@ test("at the cap on open UDP sockets a query is not sent, and the socket count c
   assert.equal(third.rcode, Rcode.SERVFAIL);
   assert.equal(heldOver, false, "refused without waiting for a socket");
   assert.equal(forwardStats.udpSocketCapRefused - refused, 1);
+  assert.equal(lines.filter((l) => String(l.msg).startsWith("UDP sockets to upstreams")).length, 1);
   for (const r of await Promise.all(held)) assert.equal(r.rcode, Rcode.SERVFAIL);
   assert.equal(silentUp.seen.length, 2);
   // The timed-out queries closed their sockets: two more go out.

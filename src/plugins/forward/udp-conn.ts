@@ -15,6 +15,8 @@ import { Conn, ExchangeCode, ExchangeError } from "./conn.ts";
 export class UdpSocketCap {
   readonly max: number;
   open = 0;
+  /** Date.now() of the last log line about the cap. */
+  warnedAt = -Infinity;
   constructor(max: number) {
     this.max = max;
   }

@@ -181,6 +181,20 @@ export class Upstream {
     );
   }
 
+  /** Counts a query not sent for the cap on open UDP sockets; says so at most once a minute. */
+  #atCap(): void {
+    forwardStats.udpSocketCapRefused++;
+    const cap = this.#opts.udpSockets;
+    const now = Date.now();
+    if (now - cap.warnedAt < REJECT_LOG_MS) return;
+    cap.warnedAt = now;
+    this.#log.warn(
+      { to: this.to, max: cap.max },
+      "UDP sockets to upstreams are all in use (one per query in flight): queries past the cap are not " +
+        "sent (clusterdns_forward_udp_socket_cap_total); at most one such line a minute",
+    );
+  }
+
   /** Counts a packet that was not the reply, and logs the counts at most once a minute. */
   #rejected(why: Mismatch): void {
     this.stats.rejected[why]++;
@@ -224,7 +238,7 @@ export class Upstream {
       return reply;
     } catch (err) {
       const code = (err as ExchangeError).code;
-      if (code === ExchangeCode.SOCKETS) forwardStats.udpSocketCapRefused++;
+      if (code === ExchangeCode.SOCKETS) this.#atCap();
       else if (code !== ExchangeCode.CASE) this.stats.failures++;
       throw err instanceof ExchangeError
         ? err
