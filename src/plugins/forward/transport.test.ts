@@ -29,9 +29,12 @@ interface Seen {
 }
 
 /** A UDP upstream on loopback: `answer` makes the replies to each query (none: stay silent). */
-async function upstream(answer: (q: Msg) => Msg[]): Promise<{ port: number; seen: Seen[] }> {
-  const sock = dgram.createSocket("udp4");
-  await new Promise<void>((r) => sock.bind(0, "127.0.0.1", r));
+async function upstream(
+  answer: (q: Msg) => Msg[],
+  host = "127.0.0.1",
+): Promise<{ port: number; seen: Seen[] }> {
+  const sock = dgram.createSocket(host.includes(":") ? "udp6" : "udp4");
+  await new Promise<void>((r) => sock.bind(0, host, r));
   const seen: Seen[] = [];
   sock.on("message", (pkt, rinfo) => {
     const q = decode(pkt);
@@ -57,8 +60,9 @@ function lowered(q: Msg): Msg {
   return answered(lower);
 }
 
-function make(port: number, over: Partial<ForwardOptions> = {}, log = silent) {
-  const d = parseCorefile(`. {\nforward . 127.0.0.1:${port}\n}\n`, "Corefile")[0].directives[0];
+function make(port: number, over: Partial<ForwardOptions> = {}, log = silent, host = "127.0.0.1") {
+  const to = host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
+  const d = parseCorefile(`. {\nforward . ${to}\n}\n`, "Corefile")[0].directives[0];
   const f = new Forward({ ...parseForward(d, "/"), ...over }, log);
   closers.push(() => f.close());
   return { f, h: f.handler(recordingNext()) };
@@ -83,6 +87,14 @@ test("every UDP query goes out from a port of its own, its name in random case",
   const names = new Set(up.seen.map((s) => s.name));
   assert.ok(names.size >= n * 0.9, `${names.size} spellings for ${n} queries`);
   for (const s of up.seen) assert.equal(s.name.toLowerCase(), `${NAME}.`);
+});
+
+test("an IPv6 upstream gets the same: a port of its own per query, 0x20 case", async () => {
+  const up = await upstream((q) => [answered(q)], "::1");
+  const { h } = make(up.port, {}, silent, "::1");
+  for (let i = 0; i < 20; i++) assert.equal((await h.serve(makeRequest(NAME, Type.A))).rcode, Rcode.NOERROR);
+  assert.ok(new Set(up.seen.map((s) => s.port)).size >= 18);
+  assert.ok(new Set(up.seen.map((s) => s.name)).size >= 18);
 });
 
 test("names the upstream compressed against the 0x20 question come back in the server's spelling", async () => {
