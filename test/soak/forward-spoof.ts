@@ -36,15 +36,15 @@ const PYTHON = existsSync("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
 const REASONS = ["id", "qr", "question", "case", "malformed"] as const;
 type Counts = Record<(typeof REASONS)[number], number>;
 
-/** The local port of clusterdns's first UDP socket to the upstream (not one of `not`), polled for 3 s. */
-async function learnPort(node: Netns, not: number[] = []): Promise<number> {
+/** The local port of clusterdns's first UDP socket to the upstream, polled for 3 s. */
+async function learnPort(node: Netns): Promise<number> {
   const socket = new RegExp(
     `${NODE_IP.replaceAll(".", "\\.")}:(\\d+)\\s+${POD_IP.replaceAll(".", "\\.")}:53`,
     "g",
   );
   for (const end = Date.now() + 3000; Date.now() < end; await sleep(5)) {
     const r = await node.exec("ss", ["-Hnu", "dst", UPSTREAM]);
-    const ports = [...r.stdout.matchAll(socket)].map((m) => Number(m[1])).filter((p) => !not.includes(p));
+    const ports = [...r.stdout.matchAll(socket)].map((m) => Number(m[1]));
     if (ports.length > 0) return ports[0];
   }
   throw new Error("no UDP socket to the upstream appeared within 3 s");
@@ -124,13 +124,17 @@ export const forwardSpoof: SoakPart = {
         // The next query, while the port of the one before is flooded.
         was = await rejected(env.node);
         answer = ask(env.node);
-        await learnPort(env.node, [port]);
+        // Wait until it is in flight (a server that reuses its socket is still on `port`).
+        const next = await learnPort(env.node);
         await flood(env.pod, port);
         got = await answer;
         const after = minus(await rejected(env.node), was);
         forged += got.includes(FORGED) ? 1 : 0;
         real += got.length === 1 && got[0] === REAL ? 1 : 0;
         reachedOld += REASONS.reduce((n, k) => n + after[k], 0);
+        o.log(
+          `  next query: port ${next}, flood at ${port}, answer ${got.join(" ")}, rejected ${JSON.stringify(after)}`,
+        );
         await sleep(1500);
       }
       const queries = 2 * rounds;
