@@ -22,4 +22,5 @@ export const PARTS: PartEntry[] = [
   { name: "k8s-scale", file: "k8s-scale.ts" },
   { name: "k8s-reload", file: "k8s-reload.ts" },
   { name: "node-local-restart", file: "node-local-restart.ts" },
+  { name: "forward-spoof", file: "forward-spoof.ts" },
 ];
