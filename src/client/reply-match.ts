@@ -3,7 +3,7 @@
 // and a late reply to an earlier query on a pooled connection must not answer a later one.
 
 import type { Msg } from "../dns/message.ts";
-import { decode } from "../dns/decode.ts";
+import { readMessage } from "../dns/wire-msg.ts";
 
 /** What the reply to one query must echo. `name` is lowercase. */
 export interface Expect {
@@ -13,13 +13,14 @@ export interface Expect {
   class: number;
 }
 
-/** The decoded reply when `pkt` answers `e`, else undefined (malformed packets included). */
+/** The reply when `pkt` answers `e`, else undefined (malformed packets included). Its records decode
+ * when first read (dns/wire-msg.ts): a reply relayed as it came is never decoded. */
 export function matchReply(pkt: Buffer, e: Expect): Msg | undefined {
   // The cheap checks first: most strays fail on the ID before anything is decoded.
   if (pkt.length < 12 || ((pkt[0] << 8) | pkt[1]) !== e.id || (pkt[2] & 0x80) === 0) return undefined;
   let m: Msg;
   try {
-    m = decode(pkt);
+    m = readMessage(pkt);
   } catch {
     return undefined;
   }
