@@ -146,6 +146,7 @@ export class Forward {
     if (reply === undefined) return failure(req, Rcode.SERVFAIL);
     if (next.name === NAME && this.#passOn(reply)) return next.serve(req);
     req.cache.limit(FORWARD_MAX_AGE);
+    req.cache.outside = true;
     return forClient(reply, req.msg);
   }
 
