@@ -4,7 +4,7 @@
 
 import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import { PlainCounter } from "./plain.ts";
-import { answerCacheStats, reloadStats, serverStats } from "./server-stats.ts";
+import { answerCacheStats, clientCostStats, reloadStats, serverStats } from "./server-stats.ts";
 import { VERSION } from "../version.ts";
 
 export const registry = new Registry();
@@ -72,6 +72,17 @@ scrapedCounter(
   (c) => {
     c.inc({ how: "answered" }, answerCacheStats.lane - answerCacheStats.refills);
     c.inc({ how: "refilled" }, answerCacheStats.refills);
+  },
+);
+
+scrapedCounter(
+  "clusterdns_client_limited_total",
+  "Queries of a client (source address) past its share of the server's CPU: deferred until its credit " +
+    "was back, or refused (REFUSED) when the wait would be too long.",
+  ["action"],
+  (c) => {
+    c.inc({ action: "deferred" }, clientCostStats.deferred);
+    c.inc({ action: "refused" }, clientCostStats.refused);
   },
 );
 

@@ -25,3 +25,7 @@ export const answerCacheStats = {
   lane: 0,
   refills: 0,
 };
+
+/** Queries of clients past their share of the server's CPU (src/server/client-costs.ts): deferred until
+ * the client's credit was back, or refused (REFUSED) past the wait's bound. */
+export const clientCostStats = { deferred: 0, refused: 0 };
