@@ -11,14 +11,15 @@ import type { Request } from "../plugin.ts";
 import { FinishedQuery } from "./finished-query.ts";
 import { AnswerPolicy, TIME_ORIGIN, cacheClock, type StoredAnswer } from "../answers/policy.ts";
 import type { Msg } from "../dns/message.ts";
-import { Answers, Filing, SLOW } from "../answers/answers.ts";
+import { Answers, BIG_REPLY_OCTETS, Filing, SLOW } from "../answers/answers.ts";
 import { NO_SLOT } from "../answers/store.ts";
 import { replayInto } from "../answers/replay.ts";
 import { Lane } from "../answers/lane.ts";
 import { hashBytes, latin1Bytes } from "../dns/key.ts";
-import { answerCacheStats, serverStats } from "../metrics/server-stats.ts";
+import { answerCacheStats, memoryStats, serverStats } from "../metrics/server-stats.ts";
 import { ZoneMux } from "./mux.ts";
 import { ClientCosts, REFUSE } from "./client-costs.ts";
+import { memoryBudget } from "./memory-budget.ts";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ScannedQuery, scanQuery, errorReply, spelledQname, toQueryMsg, type Scanned } from "../dns/scan.ts";
 import { encode } from "../dns/encode.ts";
@@ -274,6 +275,10 @@ export class Pipeline {
     if (req.noReply) return undefined;
     const full = this.#encode(reply, req);
     this.costs.chargeChain(peer.remoteAddress, full.length + streamed.octets, start);
+    if (memoryBudget.shedding && full.length > BIG_REPLY_OCTETS) {
+      memoryStats.refused++;
+      return this.#simple(buf, s, query, Rcode.REFUSED);
+    }
     const out = fitReply(full, s.questionEnd, maxSize);
     buf.copy(out, 12, 12, s.questionEnd);
 
