@@ -88,6 +88,13 @@ test("reading the records decodes them once; a change to them is what gets encod
   assert.equal(got.authority.length, 1);
 });
 
+test("a copy made with a spread has every section, decoded", () => {
+  const m = readMessage(encode(upstreamReply()));
+  const copy = { ...m, answer: [...m.answer] };
+  assert.deepEqual([copy.answer.length, copy.authority.length, copy.additional.length], [50, 1, 1]);
+  assert.equal(decode(encode(copy)).additional.length, 1);
+});
+
 test("an OPT record before the last record is read the plain way (decode's verdict)", () => {
   const m = upstreamReply();
   const wire = encode(m);

@@ -24,6 +24,8 @@ export interface WireRecords {
   readonly counts: readonly [number, number, number];
 }
 
+const SECTIONS = ["answer", "authority", "additional"] as const;
+
 interface Sections {
   answer: RR[];
   authority: RR[];
@@ -43,6 +45,11 @@ export class WireMsg implements Msg {
   rcode: number;
   question: Question[];
   edns?: Edns;
+  // Own enumerable accessors (set in the constructor), so that a copy made with a spread decodes them
+  // rather than leaving them out.
+  answer!: RR[];
+  authority!: RR[];
+  additional!: RR[];
   #records: WireRecords | undefined;
   #sections: Sections | undefined;
 
@@ -60,31 +67,19 @@ export class WireMsg implements Msg {
     this.question = head.question;
     this.edns = head.edns;
     this.#records = records;
+    for (const name of SECTIONS) {
+      Object.defineProperty(this, name, {
+        enumerable: true,
+        get: () => this.#decoded()[name],
+        set: (rrs: RR[]) => (this.#decoded()[name] = rrs),
+      });
+    }
   }
 
   /** The records as octets while nobody has read them as objects; undefined after. The octets are this
    * message's own: a reader may rewrite TTLs or reorder records in place. */
   get records(): WireRecords | undefined {
     return this.#records;
-  }
-
-  get answer(): RR[] {
-    return this.#decoded().answer;
-  }
-  set answer(rrs: RR[]) {
-    this.#decoded().answer = rrs;
-  }
-  get authority(): RR[] {
-    return this.#decoded().authority;
-  }
-  set authority(rrs: RR[]) {
-    this.#decoded().authority = rrs;
-  }
-  get additional(): RR[] {
-    return this.#decoded().additional;
-  }
-  set additional(rrs: RR[]) {
-    this.#decoded().additional = rrs;
   }
 
   #decoded(): Sections {
