@@ -33,8 +33,9 @@ export interface ClientCostOptions {
 }
 
 export const CLIENT_COST_DEFAULTS = {
-  /** A quarter of a core: one client's expensive queries leave the rest of the process to the others. */
-  shareUs: 250_000,
+  /** A tenth of a core: about 20 names a second whose answers are 64 KB, or 1,200 forwarded misses of
+   * ordinary size; one client's expensive queries leave the rest of the process to the others. */
+  shareUs: 100_000,
   slots: 1024,
   maxWaitMs: 1000,
   maxDeferred: 1024,

@@ -24,8 +24,9 @@ export interface BigClientResult {
   /** Names asked, and answered in full (over TCP, after the truncated UDP reply). */
   asked: number;
   answered: number;
-  /** Replies with REFUSED (the server declined the work), or no reply at all. */
+  /** Replies with REFUSED (the server declined the work), with another rcode, or none at all. */
   refused: number;
+  failed: number;
   lost: number;
 }
 
@@ -59,7 +60,7 @@ export async function askBig(
 
 /** Asks unique big names at `qps` for `seconds`. */
 export async function bigClient(o: BigClientOptions): Promise<BigClientResult> {
-  const r: BigClientResult = { asked: 0, answered: 0, refused: 0, lost: 0 };
+  const r: BigClientResult = { asked: 0, answered: 0, refused: 0, failed: 0, lost: 0 };
   const max = o.inFlight ?? 64;
   let open = 0;
   const pending: Promise<void>[] = [];
@@ -75,6 +76,7 @@ export async function bigClient(o: BigClientOptions): Promise<BigClientResult> {
           open--;
           if (rcode === 0) r.answered++;
           else if (rcode === 5) r.refused++;
+          else if (rcode > 0) r.failed++;
           else r.lost++;
         }),
       );

@@ -77,6 +77,27 @@ async function costs(server: RunningServer, count: number, log: (line: string) =
   return out;
 }
 
+/** A server whose memory budget (1 MiB) is always exceeded: it sheds, so a big forwarded name is
+ * REFUSED while cluster names and small forwarded ones are answered, and it says so in one line. */
+async function overBudget(knot: Knot, report: Report): Promise<void> {
+  const server = await startServer(costlyCorefile(knot), { args: ["-memory.budget", "1"] });
+  try {
+    await sleep(1500);
+    const big = await askBig(server.port, uniqueName(`r4000.${ZONE}`));
+    const small = await askBig(server.port, "nginx.default.svc.cluster.local.");
+    const said = server.logs.some((l) => String(l.msg).startsWith("memory over budget"));
+    const ok = big === 5 && small === 0 && said;
+    report.check(
+      "over its memory budget: big reply REFUSED, cluster name answered, a log line",
+      `${big}, ${small}, ${said}`,
+      ok,
+      "5, 0, true",
+    );
+  } finally {
+    await server.stop();
+  }
+}
+
 export const costlyClient: SoakPart = {
   name: "costly-client",
   what: "unique forwarded names of 4,000 records from one client: the others' p99, the server's RSS",
@@ -90,6 +111,10 @@ export const costlyClient: SoakPart = {
 
       const qps = o.reduced ? 80 : 100;
       const seconds = o.reduced ? 6 : 30;
+      // The probe alone first, in the same run: the machine's own p99 to compare with.
+      const alone = await udpProbe(server.port, { qps: 200, seconds: o.reduced ? 3 : 10, names: PROBE_NAMES })
+        .done;
+      report.note("cluster-name probe p99, no other client (same run)", alone.p99Ms, "ms");
       const rssBefore = rssMb(server.proc.pid!);
       let rssMax = rssBefore;
       const sampler = setInterval(() => (rssMax = Math.max(rssMax, rssMb(server.proc.pid!))), 100);
@@ -109,25 +134,34 @@ export const costlyClient: SoakPart = {
       });
       const p = await probe.done;
       clearInterval(sampler);
-      o.log(`big client: ${JSON.stringify(big)}; probe: ${JSON.stringify(p)}`);
+      o.log(
+        `big client: ${JSON.stringify(big)}; probe: ${JSON.stringify(p)}; alone: ${JSON.stringify(alone)}`,
+      );
+      o.log(`server RSS ${rssBefore.toFixed(1)} MiB before, ${rssMax.toFixed(1)} MiB at most under the load`);
       report.note(
-        "big client: names asked, answered, refused, lost",
-        `${big.asked}, ${big.answered}, ${big.refused}, ${big.lost}`,
+        `big client (${qps} QPS of 4,000-record names): asked, answered, refused, failed, no reply`,
+        `${big.asked}, ${big.answered}, ${big.refused}, ${big.failed}, ${big.lost}`,
       );
-      report.note(`cluster-name probe p50 (200 QPS beside ${qps} QPS of big names)`, p.p50Ms, "ms");
-      report.check("cluster-name probe p99", p.p99Ms, p.p99Ms <= 10, "<= 10 ms", "ms");
-      report.check("cluster-name probe lost (2 s)", p.lost, p.lost === 0, "0");
+      report.note("cluster-name probe p50 beside it", p.p50Ms, "ms");
+      report.check("cluster-name probe lost (2 s) beside it", p.lost, p.lost === 0, "0");
       report.note("server RSS before the load", rssBefore, "MiB");
-      report.check(
-        "server RSS, highest under the load",
-        rssMax,
-        rssMax < REQUEST_MIB,
-        `< ${REQUEST_MIB} MiB (the request)`,
-        "MiB",
-      );
+      if (o.reduced) {
+        // npm test holds no timing target, and runs the server from source (about 30 MiB more than
+        // the image's build): both are reported only.
+        report.note("cluster-name probe p99 beside it", p.p99Ms, "ms");
+        report.note("server RSS, highest under the load", rssMax, "MiB");
+      } else {
+        report.check("cluster-name probe p99 beside it", p.p99Ms, p.p99Ms <= 10, "<= 10 ms", "ms");
+        const request = `< ${REQUEST_MIB} MiB (the request)`;
+        report.check("server RSS, highest under the load", rssMax, rssMax < REQUEST_MIB, request, "MiB");
+      }
       report.alive(server.proc);
     } finally {
       await server.stop();
+    }
+    try {
+      await overBudget(knot, report);
+    } finally {
       await knot.stop();
     }
     return report;
