@@ -7,7 +7,7 @@ import { clientCostStats } from "../metrics/server-stats.ts";
 const BIG = 64_000;
 
 test("a client past its share waits; another client does not", () => {
-  const c = new ClientCosts({ shareUs: 100_000 });
+  const c = new ClientCosts({ shareUs: 100_000, always: true });
   let now = 1000;
   // 100 ms of credit: 24 big replies (4.05 ms each) spend it, the 25th query waits.
   for (let i = 0; i < 25; i++) {
@@ -23,7 +23,7 @@ test("a client past its share waits; another client does not", () => {
 });
 
 test("a wait past the bound, or past the deferred queries' bound, is refused", () => {
-  const c = new ClientCosts({ shareUs: 100_000, maxWaitMs: 50, maxDeferred: 1 });
+  const c = new ClientCosts({ shareUs: 100_000, maxWaitMs: 50, maxDeferred: 1, always: true });
   const refused = clientCostStats.refused;
   for (let i = 0; i < 25; i++) c.chargeChain("10.0.0.1", BIG, 0);
   assert.ok(c.admit("10.0.0.1", 0) > 0);
@@ -36,20 +36,27 @@ test("a wait past the bound, or past the deferred queries' bound, is refused", (
 });
 
 test("replays of large stored replies count; a share of 0 limits nothing", () => {
-  const c = new ClientCosts({ shareUs: 10_000 });
+  const c = new ClientCosts({ shareUs: 10_000, always: true });
   for (let i = 0; i < 20; i++) c.chargeReplay("10.0.0.1", BIG, 0);
   assert.ok(c.admit("10.0.0.1", 0) > 0);
-  const off = new ClientCosts({ shareUs: 0 });
+  const off = new ClientCosts({ shareUs: 0, always: true });
   for (let i = 0; i < 100; i++) off.chargeChain("10.0.0.1", BIG, 0);
   assert.equal(off.admit("10.0.0.1", 0), 0);
 });
 
 test("a small table: a bucket whose client went quiet is taken by a new one, full", () => {
-  const c = new ClientCosts({ shareUs: 100_000, slots: 1 });
+  const c = new ClientCosts({ shareUs: 100_000, slots: 1, always: true });
   for (let i = 0; i < 30; i++) c.chargeChain("10.0.0.1", BIG, 0);
   // Sharing the one bucket while it is in debt: the other address waits too (the table is too small).
   assert.ok(c.admit("10.0.0.2", 0) > 0);
   // Once it has refilled, a new address starts with a full bucket.
   assert.equal(c.admit("10.0.0.3", 5000), 0);
   assert.equal(c.credit("10.0.0.3", 5000), 100_000);
+});
+
+test("an idle server limits no one: a client past its share goes on while the loop is not busy", () => {
+  const c = new ClientCosts({ shareUs: 10_000 });
+  for (let i = 0; i < 50; i++) c.chargeChain("10.0.0.1", BIG, 0);
+  assert.ok(c.credit("10.0.0.1", 0) < 0, "charged all the same");
+  assert.equal(c.admit("10.0.0.1", 0), 0);
 });

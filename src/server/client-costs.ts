@@ -12,6 +12,11 @@
 // beyond that, or with MAX_DEFERRED queries already waiting, it is answered REFUSED). The buckets live in
 // a small table of typed arrays indexed by a hash of the address (no allocation per query); two clients
 // that hash alike share a bucket, and a bucket idle long enough to be full is taken by a new address.
+//
+// Shares are enforced only while the event loop is busy (over BUSY_UTILIZATION of the last sample):
+// an idle server has CPU for everyone, and a client that legitimately asks much (a node's forwarder, a
+// crawler, dnsperf) must not be slowed for nothing. Costs are charged all the time, so a client already
+// past its share waits from the first busy moment on.
 
 import { clientCostStats } from "../metrics/server-stats.ts";
 
@@ -20,6 +25,9 @@ const CHAIN_US = 50;
 /** Microseconds per octet of a reply that took the chain, and of a replay. */
 const CHAIN_US_PER_OCTET = 1 / 16;
 const REPLAY_US_PER_OCTET = 1 / 64;
+/** Event loop utilization over which the server counts as busy, and how often it is sampled (ms). */
+const BUSY_UTILIZATION = 0.8;
+const SAMPLE_MS = 250;
 
 export interface ClientCostOptions {
   /** Microseconds of CPU per second a client may cost before its queries wait; 0 turns limiting off. */
@@ -30,6 +38,8 @@ export interface ClientCostOptions {
   maxWaitMs?: number;
   /** Queries deferred at once, at most; past it a query that would wait is REFUSED. */
   maxDeferred?: number;
+  /** Enforce shares even when the event loop is not busy (tests). */
+  always?: boolean;
 }
 
 export const CLIENT_COST_DEFAULTS = {
@@ -53,6 +63,11 @@ export class ClientCosts {
   readonly #tag: Int32Array;
   readonly #credit: Float64Array;
   readonly #at: Float64Array;
+  readonly #always: boolean;
+  /** Whether the event loop was busy at the last sample, when that was, and its utilization then. */
+  #busy = false;
+  #sampledAt = 0;
+  #elu = performance.eventLoopUtilization();
   /** Queries waiting now. */
   deferred = 0;
 
@@ -63,6 +78,7 @@ export class ClientCosts {
     this.#mask = slots - 1;
     this.#maxWaitMs = o.maxWaitMs ?? CLIENT_COST_DEFAULTS.maxWaitMs;
     this.#maxDeferred = o.maxDeferred ?? CLIENT_COST_DEFAULTS.maxDeferred;
+    this.#always = o.always ?? false;
     this.#tag = new Int32Array(slots);
     this.#credit = new Float64Array(slots).fill(this.shareUs);
     this.#at = new Float64Array(slots);
@@ -70,7 +86,7 @@ export class ClientCosts {
 
   /** What a query of `address` that takes the chain must do at `now` (ms): 0, a wait in ms, or REFUSE. */
   admit(address: string, now: number): number {
-    if (this.shareUs === 0) return 0;
+    if (this.shareUs === 0 || !this.#pressed(now)) return 0;
     const b = this.#bucket(address, now);
     const credit = this.#credit[b];
     if (credit >= 0) return 0;
@@ -97,6 +113,18 @@ export class ClientCosts {
   /** The credit of `address`'s bucket now, in us (tests, metrics). */
   credit(address: string, now: number): number {
     return this.#credit[this.#bucket(address, now)];
+  }
+
+  /** Whether shares apply now: always, or while the event loop was busy over the last sample. */
+  #pressed(now: number): boolean {
+    if (this.#always) return true;
+    if (now - this.#sampledAt >= SAMPLE_MS) {
+      const elu = performance.eventLoopUtilization();
+      this.#busy = performance.eventLoopUtilization(elu, this.#elu).utilization > BUSY_UTILIZATION;
+      this.#elu = elu;
+      this.#sampledAt = now;
+    }
+    return this.#busy;
   }
 
   /** The bucket of `address`, refilled up to `now`: its own, or one it shares, or a full one it takes. */

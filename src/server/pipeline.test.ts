@@ -176,7 +176,7 @@ test("a client past its share of the CPU is deferred, then refused; another clie
     },
   };
   const p = pipelineWith(big);
-  p.costs = new ClientCosts({ shareUs: 5_000, maxWaitMs: 1000 });
+  p.costs = new ClientCosts({ shareUs: 5_000, maxWaitMs: 1000, always: true });
   const peer = (remoteAddress: string) => ({
     proto: "tcp" as const,
     remoteAddress,
