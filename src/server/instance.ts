@@ -18,6 +18,7 @@ import type {
 import { endOfChain } from "../plugin.ts";
 import { parseKey } from "../corefile/keys.ts";
 import { checkDirectives, checkKeys } from "../corefile/check.ts";
+import { memoryBudget } from "./memory-budget.ts";
 import { Pipeline } from "./pipeline.ts";
 import type { UdpListener } from "./udp.ts";
 import { dgramEngine, type UdpEngine } from "./udp-engine.ts";
@@ -96,7 +97,11 @@ export class Instance implements InstanceHooks {
     this.takesOver = opts.takesOver ?? false;
     this.checkOnly = opts.checkOnly ?? false;
     this.#rank = new Map([...opts.plugins.keys()].map((name, i) => [name, i]));
+    // Over the process's memory budget, the cached answers go first (they are rebuilt on demand).
+    this.#unshed = memoryBudget.onShed(() => this.invalidate());
   }
+
+  readonly #unshed: () => void;
 
   get reusePort(): boolean {
     return this.#opts.reusePort ?? false;
@@ -223,6 +228,7 @@ export class Instance implements InstanceHooks {
   /** Drops every cached answer of every listener. */
   invalidate(): void {
     for (const g of this.#groups.values()) g.pipeline.answers.invalidate();
+    this.#unshed();
   }
 
   /** Drops the cached answers for these owner names, in every listener. */
@@ -363,6 +369,7 @@ export class Instance implements InstanceHooks {
     await this.#runShutdown();
     // Its replies are no longer served: out of clusterdns_answer_cache_entries, and out of memory.
     for (const g of this.#groups.values()) g.pipeline.answers.invalidate();
+    this.#unshed();
   }
 
   async #drain(): Promise<void> {

@@ -23,4 +23,5 @@ export const PARTS: PartEntry[] = [
   { name: "k8s-reload", file: "k8s-reload.ts" },
   { name: "node-local-restart", file: "node-local-restart.ts" },
   { name: "forward-spoof", file: "forward-spoof.ts" },
+  { name: "costly-client", file: "costly-client.ts" },
 ];
