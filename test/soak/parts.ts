@@ -20,5 +20,6 @@ export const PARTS: PartEntry[] = [
   { name: "amplification", file: "amplification.ts" },
   { name: "k8s-faults", file: "k8s-faults.ts" },
   { name: "k8s-scale", file: "k8s-scale.ts" },
+  { name: "watch-storm", file: "watch-storm.ts" },
   { name: "node-local-restart", file: "node-local-restart.ts" },
 ];
