@@ -145,8 +145,14 @@ export class AnswerStore {
   #generation = 0;
   /** The generation of the last invalidate(). */
   #clearedAt = 0;
-  /** Lowercased wire name -> the generation of its last invalidation, oldest first, bounded. */
+  /** Lowercased wire name -> the generation of its last invalidation, bounded. */
   readonly #changedAt = new Map<string, number>();
+  /** The invalidations in generation order, [wire, generation] pairs from #orderHead on; one whose
+   * name was invalidated again since is stale. Forgetting walks it from the front: a Map walked from
+   * its start skips every entry deleted since its last rehash, up to its capacity, and that cost
+   * 70-120 us per watch event at 10k services. */
+  #order: (string | number)[] = [];
+  #orderHead = 0;
   /** Invalidations up to this generation are forgotten: replies older than it are refused. */
   #forgottenUpTo = 0;
   /** The sweep's next slot, and the clock of its last step. */
@@ -298,6 +304,8 @@ export class AnswerStore {
   invalidate(): void {
     this.#clearedAt = ++this.#generation;
     this.#changedAt.clear();
+    this.#order = [];
+    this.#orderHead = 0;
     for (let s = 1; s <= this.#slots; s++) if (this.#live[s] !== 0) this.remove(s);
   }
 
@@ -306,9 +314,8 @@ export class AnswerStore {
     const generation = ++this.#generation;
     for (const name of names) {
       const wire = wireKey(name);
-      // Moved to the end: #changedAt stays in generation order, so the oldest go first.
-      this.#changedAt.delete(wire);
       this.#changedAt.set(wire, generation);
+      this.#order.push(wire, generation);
       const bytes = latin1Bytes(wire);
       const nh = hashBytes(bytes, 0, bytes.length);
       for (let s = this.#names[nh & this.#mask]; s !== NONE;) {
@@ -317,11 +324,30 @@ export class AnswerStore {
         s = next;
       }
     }
-    for (const [wire, at] of this.#changedAt) {
-      if (this.#changedAt.size <= this.#rememberNames) break;
+    this.#forget();
+  }
+
+  /** Forgets the oldest invalidations past rememberNames names (and drops stale order entries past
+   * twice as many). */
+  #forget(): void {
+    const order = this.#order;
+    let head = this.#orderHead;
+    while (
+      head < order.length &&
+      (this.#changedAt.size > this.#rememberNames || order.length - head > 4 * this.#rememberNames)
+    ) {
+      const wire = order[head] as string;
+      const at = order[head + 1] as number;
+      head += 2;
+      if (this.#changedAt.get(wire) !== at) continue;
       this.#changedAt.delete(wire);
       this.#forgottenUpTo = at;
     }
+    if (head > 4096 && head * 2 > order.length) {
+      this.#order = order.slice(head);
+      head = 0;
+    }
+    this.#orderHead = head;
   }
 
   // Reading an entry.

@@ -196,7 +196,8 @@ async function settled(api: TestApiServer, file: string): Promise<Comparison> {
   return last;
 }
 
-const ms = (x: number) => `${x.toFixed(1)} ms`;
+/** A latency; a phase with no answer at all has none (NaN, null once through JSON). */
+const ms = (x: number | null) => (x === null || !Number.isFinite(x) ? "none answered" : `${x.toFixed(1)} ms`);
 
 export function stormLine(r: StormRun): string {
   return (
