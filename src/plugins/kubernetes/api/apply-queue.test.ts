@@ -43,14 +43,13 @@ function units(
   };
 }
 
-test("a slice ends once its budget is spent, between steps; the next one goes on in order", () => {
+test("into an empty queue work starts at once; a slice ends once its budget is spent, between steps; the next one goes on in order", () => {
   const m = manual({ sliceMs: 1 });
   const log: string[] = [];
   m.q.push(units(log, "a", 5, 0.4, m.advance));
+  assert.deepEqual(log, ["a:0", "a:1", "a:2"], "the first slice runs inside push");
   m.q.push(units(log, "b", 2, 0.4, m.advance));
-  assert.deepEqual(log, [], "nothing runs inside push");
-  assert.ok(m.slice());
-  assert.deepEqual(log, ["a:0", "a:1", "a:2"]);
+  assert.equal(log.length, 3, "work behind other work waits for its slice");
   assert.ok(m.slice());
   assert.deepEqual(log.slice(3), ["a:3", "a:4", "b:0"]);
   assert.ok(m.slice());
@@ -59,11 +58,29 @@ test("a slice ends once its budget is spent, between steps; the next one goes on
   assert.equal(m.q.stats().queued, 0);
 });
 
+test("lone events pushed one after another in one turn of the loop: at once only until the turn's budget is spent", () => {
+  const m = manual({ sliceMs: 1 });
+  const log: string[] = [];
+  // As a socket read of many small chunks gives them, each into a queue that the last one emptied.
+  for (let i = 0; i < 10; i++) m.q.push(units(log, `e${i}`, 1, 0.3, m.advance));
+  assert.deepEqual(
+    log,
+    ["e0", "e1", "e2", "e3"].map((e) => `${e}:0`),
+    "1 ms of them at once",
+  );
+  assert.ok(m.slice());
+  assert.deepEqual(
+    log.slice(4),
+    ["e4", "e5", "e6", "e7"].map((e) => `${e}:0`),
+  );
+  assert.ok(m.slice());
+  assert.equal(log.length, 10);
+});
+
 test("a step longer than the budget still runs whole, alone in its slice", () => {
   const m = manual({ sliceMs: 1 });
   const log: string[] = [];
   m.q.push(units(log, "big", 2, 5, m.advance));
-  m.slice();
   assert.deepEqual(log, ["big:0"]);
   m.slice();
   assert.deepEqual(log, ["big:0", "big:1"]);
@@ -73,7 +90,9 @@ test("a step longer than the budget still runs whole, alone in its slice", () =>
 test("full past maxBytes; whenRoom calls back once half is left, not before", () => {
   const m = manual({ sliceMs: 1, maxBytes: 100 });
   const log: string[] = [];
-  for (let i = 0; i < 4; i++) m.q.push(units(log, `w${i}`, 1, 1, m.advance, 30));
+  m.q.push(units(log, "first", 2, 1, m.advance, 30));
+  for (let i = 0; i < 3; i++) m.q.push(units(log, `w${i}`, 1, 1, m.advance, 30));
+  assert.equal(m.q.stats().bytes, 120);
   assert.equal(m.q.full, true);
   let room = 0;
   m.q.whenRoom(() => room++);
@@ -110,19 +129,19 @@ test("idle() resolves once the queue is empty, with setImmediate between slices"
   const log: string[] = [];
   let turns = 0;
   const tick = setInterval(() => turns++, 0);
-  for (let i = 0; i < 20; i++)
-    q.push({
-      bytes: 1,
-      step() {
-        log.push(String(i));
-        return true;
-      },
-    });
+  let i = 0;
+  q.push({
+    bytes: 1,
+    step() {
+      log.push(String(i++));
+      return i === 20;
+    },
+  });
   await q.idle();
   clearInterval(tick);
   assert.deepEqual(
     log,
-    Array.from({ length: 20 }, (_, i) => String(i)),
+    Array.from({ length: 20 }, (_, n) => String(n)),
   );
   assert.equal(q.stats().slices, 20, "a budget of 0: one step a slice");
   assert.ok(turns > 0, "timers ran between slices");

@@ -1,7 +1,7 @@
 // Where watch events wait between the socket and the store, so that applying them never holds up
-// answering. A watch stream's bytes are queued as they arrive (no parsing in the socket's callback);
-// the queue works through them in slices of at most `sliceMs` and yields to the event loop between
-// slices (setImmediate, which runs after the loop's poll phase: a batch of UDP queries is answered
+// answering. A watch stream's bytes are queued as they arrive; the queue works through them in
+// slices of at most `sliceMs` (the first at once when the queue was empty) and yields to the event
+// loop between slices (setImmediate, which runs after the loop's poll phase: a batch of UDP queries is answered
 // between two slices). The unit of work is one event, parsed and applied whole with the answer-store
 // invalidations it causes, so a query sees the store before an event or after it, never halfway.
 //
@@ -56,10 +56,19 @@ export class ApplyQueue {
   #head = 0;
   #bytes = 0;
   #scheduled = false;
+  /** A slice is running (a step that pushes does not start another inside it). */
+  #inSlice = false;
   #roomWaiters: (() => void)[] = [];
   #idleWaiters: (() => void)[] = [];
   #stats = { slices: 0, longestSliceMs: 0, fulls: 0 };
-  readonly #run = () => this.#slice();
+  /** Time applied since the event loop last came round to a deferred slice, ms: what work started
+   * at once may still take in this turn of the loop. */
+  #spent = 0;
+  readonly #run = () => {
+    this.#scheduled = false;
+    this.#spent = 0;
+    if (this.#head < this.#items.length) this.#slice();
+  };
 
   constructor(o: ApplyQueueOptions = {}) {
     this.#sliceMs = o.sliceMs ?? DEFAULT_SLICE_MS;
@@ -73,11 +82,15 @@ export class ApplyQueue {
     return this.#bytes >= this.#maxBytes;
   }
 
-  /** Queues work; it runs in a later slice, after the work queued before it. */
+  /** Queues work behind the work queued before it. Into an empty queue it starts at once, within
+   * what is left of this turn's budget: a lone event is applied before the queries that came with it
+   * are answered, as it would be without a queue, and only a burst waits for later slices. */
   push(work: Work): void {
     this.#items.push(work);
     this.#bytes += work.bytes;
     if (this.full && this.#roomWaiters.length === 0) this.#stats.fulls++;
+    if (this.#items.length - this.#head === 1 && !this.#inSlice && this.#spent < this.#sliceMs) this.#slice();
+    // Also after a slice run at once: the next turn of the loop resets the budget.
     this.#schedule();
   }
 
@@ -104,10 +117,10 @@ export class ApplyQueue {
   }
 
   #slice(): void {
-    this.#scheduled = false;
     const start = this.#now();
-    const end = start + this.#sliceMs;
+    const end = start + this.#sliceMs - this.#spent;
     const items = this.#items;
+    this.#inSlice = true;
     do {
       const work = items[this.#head];
       let done = true;
@@ -122,7 +135,9 @@ export class ApplyQueue {
         this.#bytes -= work.bytes;
       }
     } while (this.#head < items.length && this.#now() < end);
+    this.#inSlice = false;
     const took = this.#now() - start;
+    this.#spent += took;
     this.#stats.slices++;
     if (took > this.#stats.longestSliceMs) this.#stats.longestSliceMs = took;
     if (this.#head === items.length) {
