@@ -1,9 +1,8 @@
 // The HTTP client against the test API server (and, where a test needs to see headers or shape the
 // bytes on the wire, a small server of its own): LIST with paging and errors, discovery, WATCH events,
 // events split across chunks, a burst applied in slices with backpressure, ERROR 410, inactivity,
-// abort, bearer and basic auth, impersonation,
-// client certificates over HTTPS, the token file re-read, in-cluster settings end to end, and the
-// client library loaded only for exec users.
+// abort, bearer and basic auth, impersonation, client certificates over HTTPS, the token file re-read,
+// in-cluster settings end to end, and the client library loaded only for exec users.
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
