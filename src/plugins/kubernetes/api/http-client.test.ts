@@ -745,7 +745,7 @@ describe("exec users and the client library", () => {
       });
       const { createClient } = await import(${JSON.stringify(new URL("./client.ts", import.meta.url).href)});
       const client = createClient({ kubeconfig: process.env.KC });
-      const list = await client.list("/api/v1/services", {}, AbortSignal.timeout(5000));
+      const list = await client.list("/api/v1/services", {}, AbortSignal.timeout(30_000));
       client.close();
       console.log(JSON.stringify({ loaded, items: list.items.length }));`;
     const run = (kubeconfig: string) => {
@@ -754,7 +754,7 @@ describe("exec users and the client library", () => {
         execFile(
           process.execPath,
           ["--input-type=module", "-e", probe],
-          { env: { ...process.env, KC: kubeconfig }, timeout: 20_000 },
+          { env: { ...process.env, KC: kubeconfig }, timeout: 45_000 },
           (err, stdout, stderr) =>
             err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(JSON.parse(stdout)),
         );
