@@ -20,14 +20,16 @@ import type { Directive } from "../src/corefile/types.ts";
 
 const DEPLOY = join(ROOT, "deploy");
 const DIR = join(DEPLOY, "node-local");
+// The objects, in base/: node-local/ and node-local/transparent/ both build on it.
+const BASE = join(DIR, "base");
 const LINK_LOCAL = "169.254.20.10";
 
 const read = (dir: string) =>
   readdirSync(dir)
     .filter((f) => f.endsWith(".yaml") && f !== "kustomization.yaml")
     .sort();
-const files = read(DIR);
-const objects = files.flatMap((f) => parseYaml(readFileSync(join(DIR, f), "utf8"), f));
+const files = read(BASE);
+const objects = files.flatMap((f) => parseYaml(readFileSync(join(BASE, f), "utf8"), f));
 const one = <T>(list: KObject[], kind: string): T => {
   const found = list.filter((o) => o.kind === kind);
   assert.equal(found.length, 1, `one ${kind}`);
@@ -35,8 +37,9 @@ const one = <T>(list: KObject[], kind: string): T => {
 };
 const kustomization = (dir: string) =>
   parseYaml(readFileSync(join(dir, "kustomization.yaml"), "utf8"), dir)[0] as KObject & {
-    resources: string[];
-    patches?: { path: string }[];
+    resources?: string[];
+    bases?: string[];
+    patchesStrategicMerge?: string[];
     images?: unknown[];
   };
 
@@ -65,8 +68,9 @@ test("deploy/node-local/ holds real objects of their kinds, all in its kustomiza
     assert.equal(o.metadata.labels?.["app.kubernetes.io/name"], "clusterdns-node-local", `${o.kind} label`);
     assert.deepEqual(schemaErrors(o, model, `${o.kind} ${o.metadata.name}`), []);
   }
-  assert.deepEqual([...kustomization(DIR).resources].sort(), files);
-  assert.deepEqual(kustomization(DIR).images, kustomization(DEPLOY).images, "the same image as deploy/");
+  assert.deepEqual([...kustomization(BASE).resources!].sort(), files);
+  assert.deepEqual(kustomization(DIR).bases, ["base"]);
+  assert.deepEqual(kustomization(BASE).images, kustomization(DEPLOY).images, "the same image as deploy/");
   assert.deepEqual(schemaErrors(transparentMap, "V1ConfigMap", "transparent ConfigMap"), []);
 });
 
@@ -150,8 +154,8 @@ for (const [name, map] of [
 
 test("transparent/ is node-local/ with the kube-dns Service IP bound too, and nothing else changed", () => {
   const k = kustomization(join(DIR, "transparent"));
-  assert.deepEqual(k.resources, ["../"]);
-  assert.deepEqual(k.patches, [{ path: "configmap.yaml" }]);
+  assert.deepEqual(k.bases, ["../base"]);
+  assert.deepEqual(k.patchesStrategicMerge, ["configmap.yaml"]);
   assert.equal(transparentMap.metadata!.name, configMap.metadata!.name);
   const bind = (text: string) => directives(text, "bind")[0].args.map((t) => t.text);
   assert.deepEqual(bind(configMap.data!.Corefile), [LINK_LOCAL]);
