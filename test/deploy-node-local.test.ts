@@ -52,7 +52,7 @@ const transparentMap = parseYaml(
   "transparent",
 )[0] as k8s.V1ConfigMap;
 const service = parseYaml(
-  readFileSync(join(DEPLOY, "service.yaml"), "utf8"),
+  readFileSync(join(DEPLOY, "base", "service.yaml"), "utf8"),
   "service.yaml",
 )[0] as k8s.V1Service;
 
@@ -70,7 +70,11 @@ test("deploy/node-local/ holds real objects of their kinds, all in its kustomiza
   }
   assert.deepEqual([...kustomization(BASE).resources!].sort(), files);
   assert.deepEqual(kustomization(DIR).bases, ["base"]);
-  assert.deepEqual(kustomization(BASE).images, kustomization(DEPLOY).images, "the same image as deploy/");
+  assert.deepEqual(
+    kustomization(BASE).images,
+    kustomization(join(DEPLOY, "base")).images,
+    "the same image as deploy/",
+  );
   assert.deepEqual(schemaErrors(transparentMap, "V1ConfigMap", "transparent ConfigMap"), []);
 });
 
@@ -167,7 +171,7 @@ test("transparent/ is node-local/ with the kube-dns Service IP bound too, and no
 test("the node-local ClusterRole grants what deploy/'s does, for the same kubernetes block", () => {
   const role = one<k8s.V1ClusterRole>(objects, "ClusterRole");
   const central = parseYaml(
-    readFileSync(join(DEPLOY, "cluster-role.yaml"), "utf8"),
+    readFileSync(join(DEPLOY, "base", "cluster-role.yaml"), "utf8"),
     "",
   )[0] as k8s.V1ClusterRole;
   assert.deepEqual(role.rules, central.rules);
@@ -177,7 +181,10 @@ test("the node-local ClusterRole grants what deploy/'s does, for the same kubern
         [d.args, d.block].map((x) => JSON.stringify(x, ["text", "name", "args"])),
       ),
     );
-  const deployMap = parseYaml(readFileSync(join(DEPLOY, "configmap.yaml"), "utf8"), "")[0] as k8s.V1ConfigMap;
+  const deployMap = parseYaml(
+    readFileSync(join(DEPLOY, "base", "configmap.yaml"), "utf8"),
+    "",
+  )[0] as k8s.V1ConfigMap;
   assert.equal(kube(configMap.data!.Corefile), kube(deployMap.data!.Corefile));
   const binding = one<k8s.V1ClusterRoleBinding>(objects, "ClusterRoleBinding");
   const account = one<k8s.V1ServiceAccount>(objects, "ServiceAccount");

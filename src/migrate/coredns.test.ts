@@ -96,7 +96,7 @@ describe("migrate coredns", () => {
   });
 
   it("in a ConfigMap, a | block keeps the file's line numbers", () => {
-    const name = join(ROOT, "deploy", "configmap.yaml");
+    const name = join(ROOT, "deploy", "base", "configmap.yaml");
     const text = readFileSync(name, "utf8");
     const cm = configMapData({ name, text })!;
     const { firstLine, literal } = cm.placed("Corefile");
