@@ -52,7 +52,7 @@ const transparentMap = parseYaml(
   "transparent",
 )[0] as k8s.V1ConfigMap;
 const service = parseYaml(
-  readFileSync(join(DEPLOY, "base", "service.yaml"), "utf8"),
+  readFileSync(join(DEPLOY, "service", "service.yaml"), "utf8"),
   "service.yaml",
 )[0] as k8s.V1Service;
 

@@ -41,11 +41,17 @@ const run = promisify(execFile);
 
 // ---- the manifests, read as kubectl reads them (YAML 1.1) ----
 
-const manifestFiles = readdirSync(BASE)
-  .filter((f) => /\.ya?ml$/.test(f) && f !== "kustomization.yaml")
-  .sort();
-const manifests = manifestFiles.flatMap((f) =>
-  parseYaml(readFileSync(join(BASE, f), "utf8"), f).map((obj) => ({ file: f, obj })),
+const SERVICE = join(DEPLOY, "service");
+const yamlIn = (dir: string) =>
+  readdirSync(dir)
+    .filter((f) => /\.ya?ml$/.test(f) && f !== "kustomization.yaml")
+    .sort();
+const manifestFiles = yamlIn(BASE);
+const manifests = [
+  ...manifestFiles.map((f) => join(BASE, f)),
+  ...yamlIn(SERVICE).map((f) => join(SERVICE, f)),
+].flatMap((path) =>
+  parseYaml(readFileSync(path, "utf8"), path).map((obj) => ({ file: relative(DEPLOY, path), obj })),
 );
 
 function one<T>(kind: string): T {
