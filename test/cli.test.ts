@@ -4,13 +4,14 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, writeFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import { startServer, startFailure, ROOT } from "./helpers/server.ts";
-import { dig } from "./helpers/dig.ts";
+import { dig, parseDig } from "./helpers/dig.ts";
+import { createNetns } from "./helpers/netns.ts";
 import { freePort } from "./helpers/free-port.ts";
 import { UDP_ENGINES, engineArgs } from "./helpers/engines.ts";
 
@@ -33,6 +34,67 @@ test("a Node older than package.json's engines gets one line saying what to do",
     (err: { code: number; stderr: string }) => {
       assert.equal(err.code, 1);
       assert.equal(err.stderr, "clusterdns: needs Node >= 22.19, this is 22.18.0; ./dev start installs it\n");
+      return true;
+    },
+  );
+});
+
+/** Runs clusterdns without the capability to bind ports below 1024 (root keeps its file access, so no
+ * other user needs to read Node and the worktree), with `corefile` and `args`; resolves when it exits. */
+async function startUnprivileged(corefile: string, args: string[]) {
+  const dir = mkdtempSync(join(tmpdir(), "clusterdns-test-"));
+  try {
+    writeFileSync(join(dir, "Corefile"), corefile);
+    const drop = ["--bounding-set=-net_bind_service", "--inh-caps=-net_bind_service"];
+    const cmd = [...drop, process.execPath, BIN, "-conf", join(dir, "Corefile"), ...args];
+    return await run("setpriv", cmd, { cwd: dir, timeout: 30_000 }).then(
+      () => ({ code: 0, stderr: "", dir }),
+      (e: { code: number; stderr: string }) => ({ code: e.code, stderr: e.stderr, dir }),
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test("port 53 without the capability: the hint names the Corefile key that set the port, else -dns.port", async () => {
+  // A Corefile's own port (`.:53`, as every real one says): -dns.port would change nothing.
+  const keyed = await startUnprivileged(
+    "example.org {\n    whoami\n}\n.:53 {\n    bind 127.0.0.1\n    whoami\n}\n",
+    ["-dns.port", "0"],
+  );
+  assert.equal(keyed.code, 1);
+  assert.equal(
+    keyed.stderr,
+    `clusterdns: cannot listen on port 53 (udp and tcp on 127.0.0.1): permission denied (ports below 1024 need root or the NET_BIND_SERVICE capability; or change the port of '.:53' at ${keyed.dir}/Corefile:4)\n`,
+  );
+  // The port is the default: the flag is what to change.
+  const flagged = await startUnprivileged(". {\n    bind 127.0.0.1\n    whoami\n}\n", []);
+  assert.equal(flagged.code, 1);
+  assert.match(flagged.stderr, /permission denied .*; try -dns\.port 1053\)\n$/);
+  assert.doesNotMatch(flagged.stderr, /change the port/);
+  // An HTTP endpoint on a low port: its directive, at its line.
+  const http = await startUnprivileged(". {\n    whoami\n    health 127.0.0.1:80\n}\n", ["-dns.port", "0"]);
+  assert.equal(http.code, 1);
+  assert.match(
+    http.stderr,
+    /Corefile:3 - health: cannot listen on 127\.0\.0\.1:80: permission denied .*; or give health a port from 1024 up\)\n$/,
+  );
+});
+
+test("a clone where npm ci has not run gets one line saying to run it, not a stack trace", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "clusterdns-clone-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  for (const part of ["bin", "src", "package.json"])
+    cpSync(join(ROOT, part), join(dir, part), { recursive: true });
+  await assert.rejects(
+    run(process.execPath, [join(dir, "bin", "clusterdns"), "-version"], { cwd: dir }),
+    (err: { code: number; stderr: string }) => {
+      assert.equal(err.code, 1);
+      assert.match(
+        err.stderr,
+        /^clusterdns: its dependencies are not installed \(no package '[^']+'\): run npm ci in \S+ \(or \.\/dev start there\)\n$/,
+      );
+      assert.ok(err.stderr.includes(dir), "names the folder to run it in");
       return true;
     },
   );
@@ -161,8 +223,19 @@ test("without -conf, ./Corefile is used when present", async () => {
   }
 });
 
-test("with no Corefile at all, the built-in demo serves example.org and the demo cluster", async () => {
-  const s = await startServer(undefined);
+test("with no Corefile at all, the built-in demo serves example.org and the demo cluster", async (t) => {
+  // The demo's health and ready listen on the fixed ports 8080 and 8181, which anything on this machine
+  // may hold (as this test does, to prove it does not matter): it runs in a network namespace of its own.
+  const held = await Promise.all([8080, 8181].map(holdPort));
+  t.after(() => held.forEach((h) => h?.close()));
+  const ns = await createNetns(undefined, "nameserver 127.0.0.1\n");
+  t.after(() => ns.destroy());
+  const s = await startServer(undefined, { netns: ns.name });
+  t.after(() => s.stop());
+  const dig = async (port: number, name: string, type: string) =>
+    parseDig(
+      (await ns.exec("dig", ["@127.0.0.1", "-p", String(port), name, type, "+tries=1", "+time=3"])).stdout,
+    );
   const r = await dig(s.port, "example.org", "SOA");
   assert.equal(r.status, "NOERROR");
   assert.ok(r.flags.includes("aa"));
@@ -176,8 +249,26 @@ test("with no Corefile at all, the built-in demo serves example.org and the demo
     s.stderr(),
     `clusterdns: answering on 127.0.0.1:${s.port} (udp, tcp); try: dig @127.0.0.1 -p ${s.port} nginx.default.svc.cluster.local\n`,
   );
+  const ready = await ns.exec("curl", [
+    "-s",
+    "-w",
+    " %{http_code}",
+    "http://127.0.0.1:8080/health",
+    "http://127.0.0.1:8181/ready",
+  ]);
+  assert.equal(ready.stdout, "OK 200OK 200", "health and ready on the demo's own ports, in the namespace");
   assert.equal(await s.stop(), 0);
 });
+
+/** Listens on `port` on every address, so that nothing else may; undefined when something already
+ * does (it is taken either way). */
+async function holdPort(port: number) {
+  const server = createServer();
+  return new Promise<ReturnType<typeof createServer> | undefined>((resolve) => {
+    server.once("error", () => resolve(undefined));
+    server.listen(port, () => resolve(server));
+  });
+}
 
 for (const engine of UDP_ENGINES) {
   test(`-reuseport: two processes share one port for UDP and TCP, and both answer (${engine})`, async () => {

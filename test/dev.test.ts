@@ -75,6 +75,7 @@ const tools = (o: { root?: boolean; nodeOk?: boolean; dig?: boolean } = {}) => (
       "openssl",
       "musl-gcc",
       "curl",
+      "dnsperf",
       ...(o.dig === false ? [] : ["dig"]),
     ].map((t) => [t, "exit 0"]),
   ),
@@ -210,4 +211,24 @@ test("./dev: npm ci that fails is followed by what to try", async (t) => {
   assert.ok(r.stderr.includes(NPM_ERROR), r.stderr);
   assert.match(r.stderr, /npm ci failed/);
   assert.match(r.stderr, /NODE_EXTRA_CA_CERTS/);
+});
+
+test("./dev without npm says in one line that npm is missing and how to get it, with no proxy advice", async (t) => {
+  const line =
+    "./dev: npm (Node.js's package manager) is not installed: on Debian/Ubuntu apt-get install -y nodejs npm (Fedora: dnf install -y nodejs npm), elsewhere https://nodejs.org/en/download\n";
+  // A Node new enough but no npm (Debian's nodejs package alone), and no Node at all.
+  const { npm: _npm, ...withNode } = tools();
+  const { npm: _npm2, node: _node, ...nothing } = tools();
+  for (const [what, set] of [
+    ["node without npm", withNode],
+    ["neither", nothing],
+  ] as const) {
+    for (const cmd of ["start", "test"]) {
+      const s = sandbox(t, set);
+      const r = await runDev(s.dir, s.bin, [cmd]);
+      assert.equal(r.code, 1, `${what}, ${cmd}`);
+      assert.equal(r.stderr, line, `${what}, ${cmd}`);
+      assert.deepEqual(steps(s.calls()), [], "nothing installed or run");
+    }
+  }
 });

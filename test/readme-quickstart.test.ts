@@ -59,3 +59,22 @@ test("every Quick start command prints exactly what the README shows", async (t)
     assert.equal(stdout, moved(step.output), `$ ${step.command}`);
   }
 });
+
+test("the Quick start says what ./dev needs, that start stays in the foreground, and what clusterdns is before using it", () => {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const quick = /^## Quick start\n([\s\S]*?)^## /m.exec(readme)![1];
+  // What ./dev installs for the native engine (its build_tools line) and npm, which it cannot install.
+  const dev = readFileSync(join(ROOT, "dev"), "utf8");
+  const tools = /^build_tools\(\) \{\n.*apt_need (.*);/m
+    .exec(dev)?.[1]
+    .split(" ")
+    .map((p) => p.split(":")[0]);
+  assert.ok(tools && tools.length >= 3, "dev's build_tools names its compiler");
+  for (const need of ["npm", ...tools]) assert.ok(quick.includes(need), `the Quick start names ${need}`);
+  assert.match(quick, /`\.\/dev start` stays in the foreground/);
+  // The first command line that runs `clusterdns` comes after bin/clusterdns is introduced.
+  const firstUse = readme.search(/^(\$ )?(.*\| )?clusterdns (-|migrate|resolve)/m);
+  assert.ok(firstUse > 0, "the README runs clusterdns somewhere");
+  const intro = readme.indexOf("`bin/clusterdns`");
+  assert.ok(intro >= 0 && intro < firstUse, "bin/clusterdns is introduced before its first use");
+});

@@ -82,7 +82,11 @@ export function serveWhileRunning(
     try {
       lease = await acquire(addr, path, route, ctx.instance.reusePort ?? false);
     } catch (err) {
-      throw startError(at, directive, `cannot listen on ${addr.text}: ${listenErrorText(err, addr.port)}`);
+      throw startError(
+        at,
+        directive,
+        `cannot listen on ${addr.text}: ${listenErrorText(err, addr.port, `or give ${directive} a port from 1024 up`)}`,
+      );
     }
   });
   ctx.onShutdown(() => lease?.release());

@@ -41,6 +41,14 @@ test("permission denied and a missing address say what to do", () => {
     listenErrorText(Object.assign(new Error("x"), { code: "EACCES" })),
     /NET_BIND_SERVICE.*-dns\.port 1053/,
   );
+  assert.match(
+    listenErrorText(
+      Object.assign(new Error("x"), { code: "EACCES" }),
+      53,
+      "or change the port of '.:53' at Corefile:1",
+    ),
+    /NET_BIND_SERVICE capability; or change the port of '\.:53' at Corefile:1\)$/,
+  );
   assert.equal(
     listenErrorText(Object.assign(new Error("x"), { code: "EADDRNOTAVAIL" })),
     "this machine has no such address",

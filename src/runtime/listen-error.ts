@@ -11,8 +11,10 @@ const HOLDERS: Readonly<Record<number, string>> = {
 };
 
 /** The reason a listen or bind failed, with what to do about it. `port` is the port asked for; without
- * it, the one the error names (Node's socket errors carry it). */
-export function listenErrorText(err: unknown, port?: number): string {
+ * it, the one the error names (Node's socket errors carry it). `otherPort` says where another port is
+ * set, for permission denied: the Corefile line that names the port, or the -dns.port flag when the
+ * port is the default. */
+export function listenErrorText(err: unknown, port?: number, otherPort = "try -dns.port 1053"): string {
   const e = err as NodeJS.ErrnoException & { port?: number };
   switch (e.code) {
     case "EADDRINUSE": {
@@ -22,7 +24,7 @@ export function listenErrorText(err: unknown, port?: number): string {
       return `the address is in use: usually ${holder} holds port ${p} (see which: ss -lntup 'sport = :${p}')`;
     }
     case "EACCES":
-      return "permission denied (ports below 1024 need root or the NET_BIND_SERVICE capability; try -dns.port 1053)";
+      return `permission denied (ports below 1024 need root or the NET_BIND_SERVICE capability; ${otherPort})`;
     case "EADDRNOTAVAIL":
       return "this machine has no such address";
     default:

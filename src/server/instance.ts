@@ -3,7 +3,7 @@
 
 import type { Logger } from "pino";
 import type { Block } from "./block.ts";
-import type { ServerBlock, ServerKey } from "../corefile/types.ts";
+import type { ServerBlock, ServerKey, Token } from "../corefile/types.ts";
 import type {
   Handler,
   InstanceHooks,
@@ -16,7 +16,7 @@ import type {
   TcpTimeoutSettings,
 } from "../plugin.ts";
 import { endOfChain } from "../plugin.ts";
-import { blockKeys } from "../corefile/keys.ts";
+import { parseKey } from "../corefile/keys.ts";
 import { checkDirectives, checkKeys } from "../corefile/check.ts";
 import { Pipeline } from "./pipeline.ts";
 import type { UdpListener } from "./udp.ts";
@@ -56,6 +56,9 @@ interface Group {
   timeouts: TcpTimeoutSettings;
   udp: UdpListener[];
   tcp: TcpListener[];
+  /** The first key that names this group's port (`.:53` at Corefile:1), when one does; else the port
+   * is the default (53 or -dns.port). Where to change the port when it cannot be opened. */
+  portKey?: Token;
 }
 
 const WILDCARD = ["0.0.0.0", "::"];
@@ -100,7 +103,8 @@ export class Instance implements InstanceHooks {
   }
 
   async #setupBlock(b: ServerBlock): Promise<void> {
-    const keys = blockKeys(b);
+    const keyed = b.keys.flatMap((t) => parseKey(t).map((key) => ({ key, token: t })));
+    const keys = keyed.map((k) => k.key);
     const zones = [...new Set(keys.map((k) => k.zone))];
     // Handlers run in the registry's order; directives of one name keep file order (a stable sort).
     const ordered = [...b.directives].sort((x, y) => this.#rank.get(x.name)! - this.#rank.get(y.name)!);
@@ -155,8 +159,9 @@ export class Instance implements InstanceHooks {
       return h;
     }, endOfChain);
     if (handlers.length > 0 && handlers[0].lane !== undefined) block.lane = handlers.map((h) => h.lane);
-    for (const k of keys) {
+    for (const { key: k, token } of keyed) {
       const g = this.#group(k, block);
+      if (k.port !== undefined) g.portKey ??= token;
       g.pipeline.mux.add(k.zone, block);
       for (const h of handlers) if (h.lane?.kind === "keep") g.pipeline.answers.reserve(h.lane.rules);
       withTimeouts(g, block.timeouts);
@@ -239,7 +244,13 @@ export class Instance implements InstanceHooks {
         // With port 0, the port UDP picked may be taken for TCP: try another.
         if (g.port !== 0 || attempt >= 5 || (err as NodeJS.ErrnoException).code !== "EADDRINUSE") {
           const on = `port ${g.port} (udp and tcp on ${g.bind.join(", ")})`;
-          throw new Error(`cannot listen on ${on}: ${listenErrorText(err)}`, { cause: err });
+          const key = g.portKey;
+          const otherPort = key
+            ? `or change the port of '${key.text}' at ${key.file}:${key.line}`
+            : "try -dns.port 1053";
+          throw new Error(`cannot listen on ${on}: ${listenErrorText(err, undefined, otherPort)}`, {
+            cause: err,
+          });
         }
       }
     }

@@ -32,6 +32,8 @@ export interface StartOptions {
   /** Working directory (default: the temporary folder). */
   cwd?: string;
   timeoutMs?: number;
+  /** A network namespace to run in (`ip netns exec NAME`): its own ports, so fixed ones are free. */
+  netns?: string;
   /** The server's open-file limit (`ulimit -n` in its spawn only), for tests with many connections. */
   nofile?: number;
 }
@@ -49,10 +51,11 @@ export async function startServer(
     args.push("-conf", join(dir, "Corefile"));
   }
   if (!args.includes("-dns.port")) args.push("-dns.port", "0");
-  const [cmd, cmdArgs] =
+  let [cmd, cmdArgs] =
     o.nofile === undefined
       ? [process.execPath, args]
       : ["sh", ["-c", `ulimit -n ${o.nofile} && exec "$@"`, "sh", process.execPath, ...args]];
+  if (o.netns !== undefined) [cmd, cmdArgs] = ["ip", ["netns", "exec", o.netns, cmd, ...cmdArgs]];
   const proc = spawn(cmd, cmdArgs, {
     cwd: o.cwd ?? dir,
     env: { ...process.env, ...o.env },
