@@ -23,7 +23,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { createNetns, type Netns } from "./helpers/netns.ts";
-import { readObjects, startApiInNetns, startClusterdnsInNetns } from "./helpers/netns-cluster.ts";
+import { joinNetns, readObjects, startApiInNetns, startClusterdnsInNetns } from "./helpers/netns-cluster.ts";
 import { parseDig } from "./helpers/dig.ts";
 import { parseYaml } from "./helpers/manifests.ts";
 import { ROOT } from "./helpers/server.ts";
@@ -193,28 +193,10 @@ describe("a real start-up answers for each configuration that runs", () => {
     dir = mkdtempSync(join(tmpdir(), "clusterdns-corpus-"));
     pod = await createNetns(undefined, `nameserver ${UPSTREAM}\n`);
     upstream = await createNetns(undefined, "nameserver 127.0.0.1\n");
-    const ok = async (ns: Netns, args: string[]) => {
-      const r = await ns.exec("ip", args);
-      assert.equal(r.code, 0, `ip ${args.join(" ")}: ${r.stderr}`);
-    };
-    await ok(pod, [
-      "link",
-      "add",
-      "veth-pod",
-      "type",
-      "veth",
-      "peer",
-      "name",
-      "veth-up",
-      "netns",
-      upstream.name,
-    ]);
-    await pod.addAddress(`${POD}/24`, "veth-pod");
-    await upstream.addAddress(`${UPSTREAM}/24`, "veth-up");
-    for (const a of UPSTREAMS) await upstream.addAddress(`${a}/32`, "veth-up");
-    await ok(pod, ["link", "set", "veth-pod", "up"]);
-    await ok(upstream, ["link", "set", "veth-up", "up"]);
-    await ok(pod, ["route", "add", "default", "via", UPSTREAM]);
+    await joinNetns(pod, upstream, POD, UPSTREAM);
+    for (const a of UPSTREAMS) await upstream.addAddress(`${a}/32`, "veth-b");
+    const route = await pod.exec("ip", ["route", "add", "default", "via", UPSTREAM]);
+    assert.equal(route.code, 0, route.stderr);
     knot = await startKnot({ netns: upstream.name, address: "0.0.0.0", port: 53 });
     kubeconfig = await startApiInNetns(pod, readObjects(join(ROOT, "zones", "demo-cluster.yaml")), dir);
   });
