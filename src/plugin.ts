@@ -288,6 +288,9 @@ export interface ListenAddress {
 export interface BlockSettings {
   /** Addresses to listen on; empty means all (0.0.0.0 and ::). Filled by `bind`. */
   bind: string[];
+  /** The DNS port of the block's first key as configured: its own, else 53 or -dns.port (0: a free
+   * one, picked when the listener opens). Unset outside a server (tests). */
+  readonly port?: number;
   /** Largest UDP reply this block sends, whatever the client's EDNS size (`bufsize`); undefined for
    * the client's size up to EDNS_UDP_SIZE. */
   udpSize?: number;

@@ -1,7 +1,8 @@
 // deploy/node-local/, the DaemonSet of node-local mode, and its transparent variant, checked without a
 // cluster: real fields of each kind, the shape a node-local DNS needs (hostNetwork, system-node-critical,
 // a surge with no hostPorts, NET_ADMIN on the one container that sets the node up and nothing more), a
-// Corefile that sets up, probes where health and ready listen, and RBAC equal to deploy/'s.
+// Corefile that sets up, probes where health and ready listen, a metrics Service on prometheus's port,
+// and RBAC equal to deploy/'s.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -166,6 +167,34 @@ test("transparent/ is node-local/ with the kube-dns Service IP bound too, and no
   assert.deepEqual(bind(transparentMap.data!.Corefile), [LINK_LOCAL, service.spec!.clusterIP]);
   const rest = (text: string) => text.replace(/^ *bind .*$/m, "");
   assert.equal(rest(transparentMap.data!.Corefile), rest(configMap.data!.Corefile));
+});
+
+test("metrics: a headless Service on the port prometheus listens on, on every address, annotated for scraping", () => {
+  const metrics = one<k8s.V1Service>(objects, "Service");
+  assert.equal(metrics.spec!.clusterIP, "None", "headless: one endpoint per node, nothing load-balanced");
+  const labels = daemonSet.spec!.template.metadata!.labels!;
+  for (const [k, v] of Object.entries(metrics.spec!.selector!)) assert.equal(labels[k], v, `selector ${k}`);
+  const [port] = metrics.spec!.ports!;
+  assert.deepEqual([port.name, port.port, port.targetPort], ["metrics", 9253, 9253]);
+  assert.deepEqual(metrics.metadata!.annotations, {
+    "prometheus.io/port": String(port.port),
+    "prometheus.io/scrape": "true",
+  });
+  assert.equal(
+    daemonSet.spec!.template.metadata!.annotations?.["prometheus.io/scrape"],
+    undefined,
+    "no per-pod target: during a surge two pods of a node would read its one metrics port twice",
+  );
+  for (const map of [configMap, transparentMap]) {
+    const [prometheus] = directives(map.data!.Corefile, "prometheus");
+    const at = parseListenAddress(prometheus.args[0].text);
+    assert.ok(typeof at !== "string");
+    assert.deepEqual(
+      [at.host, at.port],
+      [undefined, port.port],
+      "every address: Prometheus reaches the node's",
+    );
+  }
 });
 
 test("the node-local ClusterRole grants what deploy/'s does, for the same kubernetes block", () => {

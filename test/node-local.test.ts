@@ -11,7 +11,13 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createNodeAndPod, NODE_IP, type NodeAndPod } from "./helpers/netns-node.ts";
+import {
+  addInterface,
+  createNodeAndPod,
+  kubeProxyDnat,
+  NODE_IP,
+  type NodeAndPod,
+} from "./helpers/netns-node.ts";
 import { startClusterdnsInNetns, waitForLine, type NetnsServer } from "./helpers/netns-cluster.ts";
 import { ROOT } from "./helpers/server.ts";
 import { parseDig } from "./helpers/dig.ts";
@@ -61,15 +67,7 @@ describe("node-local: a pod resolves through the node's link-local address", () 
     const centralConf = join(dir, "Central");
     writeFileSync(centralConf, `.:5353 {\n    bind ${NODE_IP}\n    chaos kube-dns\n}\n`);
     central = await startClusterdnsInNetns(env.node, centralConf, {}, { ready: /"msg":"started"/ });
-    const dnat = `table ip kube-proxy {
-  chain dns { type nat hook prerouting priority dstnat; policy accept;
-    ip daddr ${KUBE_DNS} udp dport 53 dnat to ${NODE_IP}:5353
-    ip daddr ${KUBE_DNS} tcp dport 53 dnat to ${NODE_IP}:5353
-  }
-}
-`;
-    const r = await env.node.exec("nft", ["-f", "-"], { input: dnat });
-    assert.equal(r.code, 0, r.stderr);
+    await kubeProxyDnat(env.node, KUBE_DNS, `${NODE_IP}:5353`);
     const conf = join(dir, "Corefile");
     writeFileSync(conf, nodeLocalCorefile("nodelocal {\n        check 1s\n    }"));
     local = await startClusterdnsInNetns(env.node, conf, {}, { ready: /NOTRACK rules ready/ });
@@ -182,14 +180,7 @@ describe("node-local: iptables, and what refuses to start", () => {
 
   test("node-local-dns on the address: one line naming it, exit 1, the node left as it was", async () => {
     // node-local-dns's set-up: its interface, its NOTRACK rule (no comment) and a server on :53.
-    for (const args of [
-      ["link", "add", "nodelocaldns", "type", "bridge"],
-      ["addr", "add", `${LINK_LOCAL}/32`, "dev", "nodelocaldns"],
-      ["link", "set", "nodelocaldns", "up"],
-    ]) {
-      const r = await env.node.exec("ip", args);
-      assert.equal(r.code, 0, r.stderr);
-    }
+    await addInterface(env.node, "nodelocaldns", `${LINK_LOCAL}/32`);
     const rule = [
       "-t",
       "raw",

@@ -67,21 +67,53 @@ export function listenArgument(d: Directive, fallback: string): ListenArgument {
   return { directive: d.name, at, addr };
 }
 
+export interface ServeOptions {
+  /** Under -reuseport, hold the port alone instead of sharing it: a process that finds it taken starts
+   * anyway and opens it once the holder lets go (checked every second). prometheus: a scrape then
+   * reads one process's counters, never those of whichever process the kernel picked. */
+  alone?: boolean;
+}
+
 /** Serves `route` at `path` on the address `listen` names from the instance's start to its
  * shutdown. An address that cannot be opened stops the start with one line: file:line, directive,
- * why. */
+ * why; with `alone`, one another process holds is waited for instead. */
 export function serveWhileRunning(
   ctx: SetupContext,
   listen: ListenArgument,
   path: string,
   route: Route,
+  o: ServeOptions = {},
 ): void {
   const { at, directive, addr } = listen;
+  const shared = ctx.instance.reusePort ?? false;
+  const wait = o.alone === true && shared;
   let lease: Lease | undefined;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const retry = () => {
+    timer = setTimeout(() => {
+      acquire(addr, path, route, false).then(
+        async (l) => {
+          if (stopped) return l.release();
+          lease = l;
+          ctx.log(directive).info({ address: addr.text }, "listening on the port it waited for");
+        },
+        () => !stopped && retry(),
+      );
+    }, 1000);
+    timer.unref();
+  };
   ctx.onStartup(async () => {
     try {
-      lease = await acquire(addr, path, route, ctx.instance.reusePort ?? false);
+      lease = await acquire(addr, path, route, shared && !wait);
     } catch (err) {
+      if (wait && (err as NodeJS.ErrnoException).code === "EADDRINUSE") {
+        ctx
+          .log(directive)
+          .info({ address: addr.text }, "another process holds the port: taking it once it lets go");
+        retry();
+        return;
+      }
       throw startError(
         at,
         directive,
@@ -89,7 +121,11 @@ export function serveWhileRunning(
       );
     }
   });
-  ctx.onShutdown(() => lease?.release());
+  ctx.onShutdown(() => {
+    stopped = true;
+    clearTimeout(timer);
+    return lease?.release();
+  });
 }
 
 /** Serves `route` at `path` on `addr`, opening the listener if this is its first user. Rejects with

@@ -13,6 +13,8 @@ export interface Block {
   readonly hooks: ((q: QueryDone) => void)[];
   /** Addresses from `bind`; empty means every address. */
   readonly bind: string[];
+  /** The port of its first key as configured (BlockSettings.port). */
+  readonly port?: number;
   /** Largest UDP reply, from `bufsize`; undefined for the client's own size (up to 1232). */
   udpSize?: number;
   /** TCP time limits from `timeouts`. */

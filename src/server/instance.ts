@@ -115,6 +115,7 @@ export class Instance implements InstanceHooks {
       chain: endOfChain,
       hooks: [],
       bind: [],
+      port: keys[0].port ?? this.#opts.defaultPort,
       udpSize: undefined,
       rrl: undefined,
       directives,

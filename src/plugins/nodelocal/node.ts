@@ -1,6 +1,9 @@
 // The node's set-up, one per process whatever the number of blocks or reloads: the interface holding
 // the node-local addresses, the NOTRACK rules, a check that puts back what someone removed, and the
-// teardown at exit unless another clusterdns has taken the addresses over (a restart).
+// teardown at exit unless another clusterdns has taken the addresses over (a restart). A stop with no
+// successor takes the queries' NOTRACK rules away first, while the sockets still answer: from then on a
+// query to an address kube-proxy also serves (the kube-dns Service IP of the transparent variant) is
+// DNATed to kube-dns, and none meets a closed port between the sockets' close and the teardown.
 
 import type { Logger } from "pino";
 import { NodeSetupError, runCommand, type Run } from "./command.ts";
@@ -39,6 +42,10 @@ export class NodeLocal {
   #endpoints: Endpoint[] = [];
   /** The DNS port the rules are for, once set (0 before). */
   port = 0;
+  /** The DNS port the block serves, as configured: where another clusterdns would serve. */
+  #served = 53;
+  /** The queries' rules were taken away at a stop with no successor (withdraw). */
+  #withdrawn = false;
   #timer: NodeJS.Timeout | undefined;
   #checking: Promise<void> | undefined;
   /** Set-up errors a check met since the last good one, and how many checks put something back. */
@@ -50,12 +57,13 @@ export class NodeLocal {
     this.#deps = { run: runCommand, reader: procReader, reusePort: false, ...deps };
   }
 
-  /** Before the listeners open: refuse a node another DNS server holds, then the interface. */
-  async setUpInterface(): Promise<void> {
+  /** Before the listeners open on `port`: refuse a node another DNS server holds, then the interface. */
+  async setUpInterface(port: number): Promise<void> {
     const { run, reader, log, reusePort } = this.#deps;
     const { addresses } = this.config;
+    this.#served = port;
     this.#writer ??= await this.#pickWriter();
-    const others = [...othersServing(addresses, reader)].filter(([, n]) => n > 0).map(([a]) => a);
+    const others = [...othersServing(addresses, port, reader)].filter(([, n]) => n > 0).map(([a]) => a);
     if (others.length > 0) {
       const ours = this.#writer !== undefined && (await this.#writer.present());
       if (!ours) {
@@ -92,6 +100,7 @@ export class NodeLocal {
   /** Once the listeners are open on `port`: the rules, then the periodic check. */
   async setUpRules(port: number): Promise<void> {
     this.port = port;
+    this.#served = port;
     this.#endpoints = this.config.addresses.map((address) => ({ address, port }));
     if (this.#writer) {
       const changes = await this.#writer.ensure(this.#endpoints);
@@ -132,18 +141,45 @@ export class NodeLocal {
     }
   }
 
-  /** At stop, before lameduck: waits (up to handover) for another process to serve every address. */
+  /** At stop, before lameduck: waits (up to handover) for another process to serve every address;
+   * with none, withdraws the queries' rules. */
   async awaitSuccessor(): Promise<void> {
-    if (this.config.handoverMs <= 0) return;
-    const deadline = Date.now() + this.config.handoverMs;
-    while (!this.#allServedByOthers() && Date.now() < deadline) await sleep(100);
-    const served = this.#allServedByOthers();
-    this.#deps.log.info(
-      { served },
-      served
-        ? "another clusterdns serves the node-local addresses: leaving"
-        : "no other clusterdns took over in time: leaving",
-    );
+    let served = this.#allServedByOthers();
+    if (this.config.handoverMs > 0) {
+      const deadline = Date.now() + this.config.handoverMs;
+      while (!served && Date.now() < deadline) {
+        await sleep(100);
+        served = this.#allServedByOthers();
+      }
+      this.#deps.log.info(
+        { served },
+        served
+          ? "another clusterdns serves the node-local addresses: leaving"
+          : "no other clusterdns took over in time: leaving",
+      );
+    }
+    if (!served && !this.config.keep) await this.#withdraw();
+  }
+
+  /** Removes the NOTRACK rules of queries and keeps those of replies, before the sockets close: a query
+   * now passes connection tracking, so kube-proxy DNATs one for the Service IP to kube-dns, and one for
+   * the link-local address still reaches this process; what the sockets hold is answered untracked.
+   * The addresses stay until the sockets close: the kernel refuses a send from an address the node no
+   * longer has, so removing them first would drop the replies still to come. */
+  async #withdraw(): Promise<void> {
+    this.stopChecks();
+    await this.#checking;
+    if (!this.#writer || this.#endpoints.length === 0) return;
+    try {
+      await this.#writer.ensure(this.#endpoints, { queries: false });
+      this.#withdrawn = true;
+      this.#deps.log.info(
+        { rules: this.#writer.name },
+        "no successor: the queries' NOTRACK rules are gone, so kube-proxy's DNAT takes the Service IP back",
+      );
+    } catch (err) {
+      this.#deps.log.error({ err: (err as Error).message }, "removing the queries' NOTRACK rules failed");
+    }
   }
 
   /** Stops the periodic check (a reload handed the node to a new set-up). */
@@ -161,7 +197,10 @@ export class NodeLocal {
       log.info("keep: the interface and rules stay on the node");
       return;
     }
-    if ([...othersServing(this.config.addresses, this.#deps.reader).values()].some((n) => n > 0)) {
+    const others = othersServing(this.config.addresses, this.#served, this.#deps.reader);
+    if ([...others.values()].some((n) => n > 0)) {
+      // A successor came after the stop withdrew the queries' rules: they are its again.
+      if (this.#withdrawn && this.#writer) await this.#writer.ensure(this.#endpoints);
       log.info("another clusterdns serves the node-local addresses: leaving the interface and rules to it");
       return;
     }
@@ -171,7 +210,7 @@ export class NodeLocal {
   }
 
   #allServedByOthers(): boolean {
-    return allServedByOthers(this.config.addresses, this.#deps.reader);
+    return allServedByOthers(this.config.addresses, this.#served, this.#deps.reader);
   }
 
   async #pickWriter(): Promise<RuleWriter | undefined> {

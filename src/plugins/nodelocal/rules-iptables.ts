@@ -3,7 +3,7 @@
 
 import { isIPv6 } from "node:net";
 import { mustRun, type Run } from "./command.ts";
-import { MARK, wantedRules, type Endpoint, type Rule, type RuleWriter } from "./rules.ts";
+import { MARK, wantedRules, type Endpoint, type Rule, type RuleSet, type RuleWriter } from "./rules.ts";
 
 /** `binary` is iptables, iptables-legacy or iptables-nft; the ip6tables one is named alike. */
 export function iptablesWriter(run: Run, binary: string): RuleWriter {
@@ -28,8 +28,8 @@ export function iptablesWriter(run: Run, binary: string): RuleWriter {
 
   return {
     name: binary,
-    async ensure(endpoints: readonly Endpoint[]) {
-      const wanted = wantedRules(endpoints, true);
+    async ensure(endpoints: readonly Endpoint[], set?: RuleSet) {
+      const wanted = wantedRules(endpoints, true, set);
       const keys = new Set(wanted.map(key));
       let changes = 0;
       for (const r of await ours()) {

@@ -5,7 +5,7 @@
 
 import { isIPv6 } from "node:net";
 import { mustRun, type Run } from "./command.ts";
-import { NFT_TABLE, wantedRules, type Endpoint, type Rule, type RuleWriter } from "./rules.ts";
+import { NFT_TABLE, wantedRules, type Endpoint, type Rule, type RuleSet, type RuleWriter } from "./rules.ts";
 
 export function nftablesWriter(run: Run): RuleWriter {
   /** `nft list table` as it was after our last write: a different listing means it was changed. */
@@ -17,8 +17,8 @@ export function nftablesWriter(run: Run): RuleWriter {
   };
   return {
     name: "nftables",
-    async ensure(endpoints: readonly Endpoint[]) {
-      const script = tableScript(wantedRules(endpoints, false));
+    async ensure(endpoints: readonly Endpoint[], set?: RuleSet) {
+      const script = tableScript(wantedRules(endpoints, false, set));
       const now = await list();
       if (now !== undefined && now === written && script === lastScript) return 0;
       // Creating the table first makes the delete valid whether or not it was there.

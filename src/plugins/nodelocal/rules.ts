@@ -22,16 +22,23 @@ export interface Endpoint {
   port: number;
 }
 
+/** Which of the rules: `queries: false` leaves out the NOTRACK rules of queries (a stop with no
+ * successor, node.ts). */
+export interface RuleSet {
+  queries?: boolean;
+}
+
 /** Every rule for these endpoints; `accept` adds the filter table's ACCEPT rules (iptables). */
-export function wantedRules(endpoints: readonly Endpoint[], accept: boolean): Rule[] {
+export function wantedRules(endpoints: readonly Endpoint[], accept: boolean, set: RuleSet = {}): Rule[] {
+  const queries = set.queries ?? true;
   const out: Rule[] = [];
   for (const { address, port } of endpoints) {
     for (const proto of ["udp", "tcp"] as const) {
       const r = { address, port, proto };
       // Queries from pods, replies to them, and queries from the node itself (hostNetwork pods).
-      out.push({ ...r, table: "raw", chain: "PREROUTING", match: "daddr" });
+      if (queries) out.push({ ...r, table: "raw", chain: "PREROUTING", match: "daddr" });
       out.push({ ...r, table: "raw", chain: "OUTPUT", match: "saddr" });
-      out.push({ ...r, table: "raw", chain: "OUTPUT", match: "daddr" });
+      if (queries) out.push({ ...r, table: "raw", chain: "OUTPUT", match: "daddr" });
       if (accept) {
         out.push({ ...r, table: "filter", chain: "INPUT", match: "daddr" });
         out.push({ ...r, table: "filter", chain: "OUTPUT", match: "saddr" });
@@ -45,8 +52,9 @@ export function wantedRules(endpoints: readonly Endpoint[], accept: boolean): Ru
 export interface RuleWriter {
   /** "nftables", "iptables-legacy", ...: what the logs say. */
   readonly name: string;
-  /** Makes the node hold exactly these rules of ours; resolves with how many it added or removed. */
-  ensure(endpoints: readonly Endpoint[]): Promise<number>;
+  /** Makes the node hold exactly these rules of ours (all of them unless `set` says otherwise);
+   * resolves with how many it added or removed. */
+  ensure(endpoints: readonly Endpoint[], set?: RuleSet): Promise<number>;
   /** Removes every rule of ours; resolves with how many there were. */
   remove(): Promise<number>;
   /** True when rules of ours are on the node (left by another clusterdns, running or not). */

@@ -66,24 +66,33 @@ test("/proc/net/udp's addresses: IPv4 and IPv6 words in host order", () => {
   assert.equal(procAddress("fd00::10", "LE"), "000000FD000000000000000010000000");
 });
 
-test("othersServing counts other processes' sockets on the addresses, any port, not our own", () => {
+test("othersServing counts other processes' unconnected sockets on the addresses and the served port", () => {
   const udp = [
     "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode",
+    // another clusterdns serving 169.254.20.10:53, and our own socket there
     "  1: 0A14FEA9:0035 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 111 2",
     "  2: 0A14FEA9:0035 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 222 2",
-    "  3: 0100007F:0035 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 333 2",
+    // a hostNetwork client connected to 10.96.0.10:53 (its local address is the Service IP)
+    "  3: 0A00600A:A1B2 0A00600A:0035 01 00000000:00000000 00:00000000 00000000     0        0 333 2",
+    // an unconnected socket on 10.96.0.10, another port; one on 127.0.0.1:53
+    "  4: 0A00600A:1389 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 444 2",
+    "  5: 0100007F:0035 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 555 2",
+    // a closing clusterdns's socket, connected to its own address to leave the port's group
+    "  6: 0A00600A:0035 0A00600A:0035 01 00000000:00000000 00:00000000 00000000     0        0 666 2",
   ].join("\n");
   const reader = {
     read: (p: string) => (p === "/proc/net/udp" ? udp : undefined),
     ownInodes: () => new Set(["222"]),
   };
+  const addresses = ["169.254.20.10", "10.96.0.10"];
   assert.deepEqual(
-    [...othersServing(["169.254.20.10", "10.96.0.10"], reader)],
+    [...othersServing(addresses, 53, reader)],
     [
       ["169.254.20.10", 1],
       ["10.96.0.10", 0],
     ],
   );
+  assert.deepEqual([...othersServing(addresses, 5001, reader)][1], ["10.96.0.10", 1]);
 });
 
 test("the nftables table: NOTRACK for queries and replies, UDP and TCP, per address", () => {
@@ -102,4 +111,17 @@ test("the nftables table: NOTRACK for queries and replies, UDP and TCP, per addr
   assert.match(text, /ip saddr 169\.254\.20\.10 tcp sport 53 notrack/);
   assert.match(text, /ip6 daddr fd00::10 tcp dport 53 notrack/);
   assert.equal(text.match(/notrack/g)?.length, 12);
+});
+
+test("a stop with no successor keeps only the replies' rules: queries pass conntrack, replies do not", () => {
+  const endpoints = [{ address: "10.96.0.10", port: 53 }];
+  const text = tableScript(wantedRules(endpoints, false, { queries: false }));
+  assert.doesNotMatch(text, /daddr/);
+  assert.match(text, /ip saddr 10\.96\.0\.10 udp sport 53 notrack/);
+  const iptables = wantedRules(endpoints, true, { queries: false });
+  assert.deepEqual(
+    iptables.filter((r) => r.table === "raw").map((r) => `${r.chain} ${r.match}`),
+    ["OUTPUT saddr", "OUTPUT saddr"],
+  );
+  assert.equal(iptables.filter((r) => r.table === "filter").length, 4, "the ACCEPT rules stay");
 });

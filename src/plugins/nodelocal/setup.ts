@@ -47,7 +47,7 @@ export const setup: Setup = (d, ctx) => {
     }
     node = new NodeLocal(config, { log, reusePort: ctx.instance.reusePort ?? false });
     try {
-      await node.setUpInterface();
+      await node.setUpInterface(ctx.block.port ?? 53);
       // A reload that changed nodelocal keeps its listeners (no listening hook runs): the rules follow
       // the new addresses on the port the old set-up served.
       if (before && before.node.port !== 0) await node.setUpRules(before.node.port);

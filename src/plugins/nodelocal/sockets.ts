@@ -1,7 +1,11 @@
-// Who else serves the node-local addresses: the UDP sockets of this network namespace bound to one of
-// them (from /proc/net/udp and udp6, which list every process's), less this process's own (its file
-// descriptors name their socket inodes). This tells a second clusterdns taking over (a restart), a
-// node-local-dns still running, and whether the node may be torn down when this one stops.
+// Who else serves the node-local addresses: the UDP sockets of this network namespace that serve DNS
+// on one of them (from /proc/net/udp and udp6, which list every process's), less this process's own
+// (its file descriptors name their socket inodes). This tells a second clusterdns taking over (a
+// restart), a node-local-dns still running, and whether the node may be torn down when this one stops.
+// A socket serves when it is bound to the address and the served port and connected to nothing: a
+// client's socket connected to the address (a hostNetwork process asking 10.96.0.10) has the address
+// as its local one too, on a port of its own, and a closing clusterdns connects its sockets to its own
+// address to leave the port's group; neither answers a query.
 
 import { readFileSync, readdirSync, readlinkSync } from "node:fs";
 import { endianness } from "node:os";
@@ -41,9 +45,10 @@ export const procReader: Reader = {
   },
 };
 
-/** How many UDP sockets of other processes are bound to each address, on any port. */
+/** How many unconnected UDP sockets of other processes are bound to each address on `port`. */
 export function othersServing(
   addresses: readonly string[],
+  port: number,
   reader: Reader = procReader,
 ): Map<string, number> {
   const wanted = new Map(addresses.map((a) => [procAddress(a), a]));
@@ -56,17 +61,23 @@ export function othersServing(
       const f = line.trim().split(/\s+/);
       // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
       if (f.length < 10) continue;
-      const address = wanted.get(f[1].split(":")[0].toUpperCase());
-      if (address === undefined || own.has(f[9])) continue;
+      const [local, localPort] = f[1].split(":");
+      const address = wanted.get(local.toUpperCase());
+      if (address === undefined || parseInt(localPort, 16) !== port) continue;
+      if (!/^0+:0000$/.test(f[2]) || own.has(f[9])) continue;
       counts.set(address, counts.get(address)! + 1);
     }
   }
   return counts;
 }
 
-/** True when another process serves every one of the addresses. */
-export function allServedByOthers(addresses: readonly string[], reader: Reader = procReader): boolean {
-  return [...othersServing(addresses, reader).values()].every((n) => n > 0);
+/** True when another process serves every one of the addresses on `port`. */
+export function allServedByOthers(
+  addresses: readonly string[],
+  port: number,
+  reader: Reader = procReader,
+): boolean {
+  return [...othersServing(addresses, port, reader).values()].every((n) => n > 0);
 }
 
 /** The address part of /proc/net/udp's local_address: the kernel's 32-bit words printed in host

@@ -18,14 +18,22 @@ export const setup: Setup = (d, ctx) => {
 
   ctx.onQueryDone(queryRecorder(ctx.block.directives));
 
-  serveWhileRunning(ctx, listen, METRICS_PATH, (_req, res) => {
-    registry.metrics().then(
-      (text) => {
-        res.writeHead(200, { "Content-Type": registry.contentType });
-        res.end(text);
-      },
-      (err: unknown) => reply(res, 500, `${(err as Error).message}\n`),
-    );
-  });
+  // Alone: with -reuseport (a node-local surge) the new process waits for the old one's metrics port
+  // instead of sharing it, so a scrape never lands on either process at random.
+  serveWhileRunning(
+    ctx,
+    listen,
+    METRICS_PATH,
+    (_req, res) => {
+      registry.metrics().then(
+        (text) => {
+          res.writeHead(200, { "Content-Type": registry.contentType });
+          res.end(text);
+        },
+        (err: unknown) => reply(res, 500, `${(err as Error).message}\n`),
+      );
+    },
+    { alone: true },
+  );
   return undefined;
 };
