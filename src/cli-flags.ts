@@ -6,6 +6,8 @@ export type UdpEngineName = (typeof UDP_ENGINES)[number];
 
 export interface Flags {
   conf?: string;
+  /** Every -conf, in order: -validate takes several (the coredns ConfigMap, then coredns-custom). */
+  confs?: string[];
   dnsPort?: number;
   version: boolean;
   plugins: boolean;
@@ -43,8 +45,10 @@ export function parseFlags(argv: string[]): Flags {
     if (!valued.has(name)) throw new FlagError(`unknown flag '${arg}' (see -help)`);
     const value = inline ?? argv[++i];
     if (value === undefined) throw new FlagError(`flag -${name} needs a value`);
-    if (name === "conf") f.conf = value;
-    else if (name === "udp.engine") {
+    if (name === "conf") {
+      f.conf ??= value;
+      (f.confs ??= []).push(value);
+    } else if (name === "udp.engine") {
       if (!(UDP_ENGINES as readonly string[]).includes(value))
         throw new FlagError(`-udp.engine: '${value}' is not one of ${UDP_ENGINES.join(", ")}`);
       f.udpEngine = value as UdpEngineName;
@@ -62,7 +66,8 @@ export const USAGE = `Usage: clusterdns [flags]
        clusterdns migrate kube-dns|coredns FILE   (from kube-dns or CoreDNS; migrate -help)
   -conf FILE      Corefile to load (default: ./Corefile, else the built-in demo)
   -validate       check the Corefile and every file it names, then exit (0: valid, 1: not);
-                  no port is opened and no API asked
+                  no port is opened and no API asked. -conf may be a ConfigMap (or - for stdin),
+                  and be given again for ConfigMaps mounted beside it (coredns-custom)
   -dns.port N     port for server blocks that name none (default 53)
   -reuseport      share the DNS port with other clusterdns processes (one core each)
   -udp.engine E   batched (recvmmsg/sendmmsg, the default where built) or dgram (Node's own)

@@ -5,6 +5,7 @@ import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseFlags, USAGE, FlagError, type Flags } from "./cli-flags.ts";
 import { parseCorefile } from "./corefile/parser.ts";
+import type { ConfigWarning } from "./corefile/errors.ts";
 import { plugins } from "./plugins/index.ts";
 import { NOT_SUPPORTED } from "./plugins/not-supported.ts";
 import { DEFAULT_COREFILE } from "./default-corefile.ts";
@@ -55,14 +56,27 @@ export async function main(argv: string[]): Promise<number> {
   process.on("uncaughtException", (err) => log.fatal({ err }, "uncaught exception: still serving"));
   process.on("unhandledRejection", (err) => log.fatal({ err }, "unhandled rejection: still serving"));
 
+  if (flags.validate) {
+    const options = { plugins, notSupported: NOT_SUPPORTED, defaultPort: flags.dnsPort ?? 53 };
+    const { validateMain } = await import("./validate.ts");
+    if (flags.confs || existsSync("Corefile")) return validateMain(flags.confs ?? ["Corefile"], options);
+    const demo = readSource(flags) as Source;
+    return validateMain({ ...demo, parse: {}, shown: (m) => m, close: () => {} }, options);
+  }
+  if ((flags.confs?.length ?? 0) > 1) {
+    process.stderr.write("clusterdns: -conf is given more than once: only -validate takes several\n");
+    return 2;
+  }
   const source = readSource(flags);
   if (typeof source === "string") {
     process.stderr.write(`clusterdns: ${source}\n`);
     return 1;
   }
-  if (flags.validate) {
-    const options = { plugins, notSupported: NOT_SUPPORTED, defaultPort: flags.dnsPort ?? 53 };
-    return (await import("./validate.ts")).validateMain(source, options);
+  if (/^(apiVersion|kind):/m.test(source.text) && (await isConfigMap(source))) {
+    process.stderr.write(
+      `clusterdns: ${source.file} is a Kubernetes ConfigMap, not a Corefile: a server reads its Corefile key as the pod mounts it (kubectl get cm NAME -o jsonpath='{.data.Corefile}' prints it); -validate -conf ${source.file} checks the ConfigMap as it is\n`,
+    );
+    return 1;
   }
 
   // Signals are caught from here on: one that arrives during start-up stops the server once it is up.
@@ -87,7 +101,8 @@ export async function main(argv: string[]): Promise<number> {
   };
   let instance: Instance;
   try {
-    const blocks = parseCorefile(source.text, source.file);
+    const warn = (w: ConfigWarning) => log.warn({ at: `${w.file}:${w.line}` }, w.message);
+    const blocks = parseCorefile(source.text, source.file, { warn });
     instance = await Instance.create({ ...instanceOptions, blocks });
     await instance.start();
   } catch (err) {
@@ -104,6 +119,12 @@ export async function main(argv: string[]): Promise<number> {
   if (reloader) process.on("SIGUSR1", () => void reloader.check());
   const current = () => (reloader ? reloader.stop().then(() => reloader.current) : Promise.resolve(instance));
   return signals.stopOnSignal(current, log);
+}
+
+/** A ConfigMap given as the Corefile (the YAML parser is loaded only for text that may be one). */
+async function isConfigMap(source: Source): Promise<boolean> {
+  const { configMaps } = await import("./corefile/configmap.ts");
+  return configMaps({ name: source.file, text: source.text }).length > 0;
 }
 
 /** -help, -version and -plugins: printed, nothing started. */

@@ -1,16 +1,21 @@
-// `clusterdns -validate -conf FILE`: the checks of a start-up without starting, for the CI of a
-// repository of Corefiles. Every block is parsed and set up with every file it names (zone files, hosts
+// `clusterdns -validate -conf FILE [-conf FILE]...`: the checks of a start-up without starting, for the
+// CI of a repository of Corefiles. FILE is a Corefile, or the coredns ConfigMap as kubectl prints it
+// (`-` for stdin), with more ConfigMaps beside it (coredns-custom) laid out as the pod mounts them
+// (corefile/layout.ts). Every block is parsed and set up with every file it names (zone files, hosts
 // files, objects files, a named kubeconfig and its certificates), and no port is opened and no API
-// asked. Where the API is when nothing names it (a pod's service account) is not checked: the machine
-// running the check need not be in the cluster. Each mistake is one line with file:line; exit 0 or 1.
+// asked (server/dry-run.ts, the check `migrate coredns` makes too). Where the API is when nothing names
+// it (a pod's service account) is not checked: the machine running the check need not be in the
+// cluster. Each mistake is one line with file:line; exit 0 or 1.
 
 import { Writable } from "node:stream";
 import { pino, type Logger } from "pino";
+import { layOut, type Layout } from "./corefile/layout.ts";
+import { readInput } from "./corefile/configmap.ts";
 import { parseBlocks } from "./corefile/parser.ts";
-import { checkDirectives, checkKeys } from "./corefile/check.ts";
+import { ConfigErrors, type ConfigWarning } from "./corefile/errors.ts";
 import type { ServerBlock } from "./corefile/types.ts";
 import type { Registry } from "./plugin.ts";
-import { Instance } from "./server/instance.ts";
+import { dryRun } from "./server/dry-run.ts";
 
 export interface ValidateOptions {
   plugins: Registry;
@@ -20,80 +25,47 @@ export interface ValidateOptions {
 }
 
 /** The mistakes of a Corefile, one message each (empty: it would start). Warnings go to `log`. */
-export async function validateCorefile(
-  source: { text: string; file: string; root: string },
-  o: ValidateOptions,
-  log: Logger,
-): Promise<string[]> {
+export async function validateCorefile(source: Layout, o: ValidateOptions, log: Logger): Promise<string[]> {
+  const warn = (w: ConfigWarning) => log.warn({ at: `${w.file}:${w.line}` }, w.message);
   let blocks: ServerBlock[];
   try {
-    blocks = parseBlocks(source.text, source.file);
+    blocks = parseBlocks(source.text, source.file, { ...source.parse, warn });
   } catch (err) {
-    return [(err as Error).message];
+    return err instanceof ConfigErrors ? err.all.map((e) => e.message) : [(err as Error).message];
   }
-  const errors: { line: number; message: string }[] = [];
-  const failed = (err: unknown) =>
-    errors.push({ line: (err as { line?: number }).line ?? Infinity, message: (err as Error).message });
-  // Each block alone first, so one mistake does not hide the others'.
-  for (const b of blocks) {
-    try {
-      checkKeys([b], o.defaultPort);
-    } catch (err) {
-      failed(err);
-      continue;
-    }
-    // A directive that is not known is reported; the block's other directives are still set up.
-    const known = b.directives.filter((d) => {
-      try {
-        checkDirectives([{ ...b, directives: [d] }], o.plugins, o.notSupported);
-        return true;
-      } catch (err) {
-        failed(err);
-        return false;
-      }
-    });
-    try {
-      await setUp([{ ...b, directives: known }], source.root, o, log);
-    } catch (err) {
-      failed(err);
-    }
-  }
-  // In the file's order (an error in an imported file sorts by the line it has there).
-  const sorted = () => errors.sort((a, b) => a.line - b.line).map((e) => e.message);
-  if (errors.length > 0 || blocks.length < 2) return sorted();
-  // Then together: a zone twice on one port, settings blocks share (health, ready, prometheus).
+  return (await dryRun(blocks, { ...o, root: source.root, log })).map((m) => m.message);
+}
+
+/** Runs the check on the files -conf names (or on a Corefile already read: the built-in demo) and
+ * prints its result: the mistakes and warnings on stderr, one line each. */
+export async function validateMain(files: string[] | Layout, o: ValidateOptions): Promise<number> {
+  let source: Layout;
   try {
-    checkKeys(blocks, o.defaultPort);
-    await setUp(blocks, source.root, o, log);
+    source = Array.isArray(files) ? layOut(files.map(readInput)) : files;
   } catch (err) {
-    failed(err);
+    process.stderr.write(`clusterdns: ${(err as Error).message}\n`);
+    return 1;
   }
-  return sorted();
-}
-
-function setUp(blocks: ServerBlock[], root: string, o: ValidateOptions, log: Logger): Promise<Instance> {
-  return Instance.create({ ...o, blocks, root, log, checkOnly: true });
-}
-
-/** Runs the check and prints its result: the mistakes and warnings on stderr, one line each. */
-export async function validateMain(
-  source: { text: string; file: string; root: string },
-  o: ValidateOptions,
-): Promise<number> {
+  const name = Array.isArray(files) ? files.map((f) => (f === "-" ? "stdin" : f)).join(", ") : files.file;
   const log = pino(
     { level: "warn", base: undefined },
     new Writable({
       write(chunk: Buffer, _enc, done) {
         const rec = JSON.parse(chunk.toString()) as { msg?: string; plugin?: string; at?: string };
         const where = [rec.at, rec.plugin].filter(Boolean).join(" ");
-        process.stderr.write(`clusterdns: warning: ${where ? `${where}: ` : ""}${rec.msg ?? ""}\n`);
+        const line = `${where ? `${where}: ` : ""}${rec.msg ?? ""}`;
+        process.stderr.write(`clusterdns: warning: ${source.shown(line)}\n`);
         done();
       },
     }),
   );
-  const errors = await validateCorefile(source, o, log);
-  for (const e of errors) process.stderr.write(`clusterdns: ${e}\n`);
-  if (errors.length > 0) return 1;
-  process.stdout.write(`clusterdns: ${source.file}: valid\n`);
-  return 0;
+  try {
+    const errors = await validateCorefile(source, o, log);
+    for (const e of errors) process.stderr.write(`clusterdns: ${source.shown(e)}\n`);
+    if (errors.length > 0) return 1;
+    process.stdout.write(`clusterdns: ${name}: valid\n`);
+    return 0;
+  } finally {
+    source.close();
+  }
 }

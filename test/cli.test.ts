@@ -4,7 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { cpSync, mkdtempSync, writeFileSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, writeFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createServer } from "node:net";
@@ -175,6 +175,53 @@ test("a bad Corefile stops start-up with file:line and the directive", async () 
   const unsupported = await startFailure(". {\n    forward . https://dns.quad9.net/dns-query\n}\n");
   assert.equal(unsupported.code, 1);
   assert.match(unsupported.stderr, /Corefile:2 .*forward.*DNS-over-HTTPS .*not supported/);
+});
+
+test("start-up: a second forward ., a refused second plugin and a template placeholder stop it at their line", async () => {
+  const forward = await startFailure(". {\n    forward . 192.0.2.1\n    forward . 192.0.2.2\n}\n");
+  assert.equal(forward.code, 1);
+  assert.match(
+    forward.stderr,
+    /^clusterdns: \S*Corefile:3 - Error during parsing: forward: never reached: 'forward \.' at \S*Corefile:2 already takes every name in \.[^\n]*\n$/,
+  );
+  const hosts = await startFailure(
+    ". {\n    hosts {\n        fallthrough\n    }\n    whoami\n    hosts\n}\n",
+  );
+  assert.equal(hosts.code, 1);
+  assert.match(
+    hosts.stderr,
+    /Corefile:6 - Error during parsing: hosts: this plugin can only be used once per server block/,
+  );
+  const k3s = await startFailure(".:53 {\n    kubernetes %{CLUSTER_DOMAIN}% in-addr.arpa ip6.arpa\n}\n");
+  assert.equal(k3s.code, 1);
+  assert.match(
+    k3s.stderr,
+    /^clusterdns: \S*Corefile:2 - Error during parsing: '%\{CLUSTER_DOMAIN\}%' is a template placeholder \(k3s\)/,
+  );
+  const proxy = await startFailure(". {\n    proxy . /etc/resolv.conf\n}\n");
+  assert.match(
+    proxy.stderr,
+    /Corefile:2 - Error during parsing: plugin proxy was removed from CoreDNS in 1\.5\.0: use forward/,
+  );
+});
+
+test("start-up on a ConfigMap says it is one, and what reads it", async () => {
+  const r = await startFailure(readFileSync(join(ROOT, "deploy", "base", "configmap.yaml"), "utf8"));
+  assert.equal(r.code, 1);
+  assert.match(
+    r.stderr,
+    /^clusterdns: \S*Corefile is a Kubernetes ConfigMap, not a Corefile: .*-validate -conf \S*Corefile checks the ConfigMap as it is\n$/,
+  );
+});
+
+test("start-up: an import glob that matches nothing is a warning in the log, as CoreDNS gives", async (t) => {
+  const s = await startServer(". {\n    import custom/*.override\n    whoami\n}\n");
+  t.after(() => s.stop());
+  const warning = s.logs.find((l) => typeof l.msg === "string" && l.msg.startsWith("No files matching"));
+  assert.ok(warning, JSON.stringify(s.logs));
+  assert.equal(warning.msg, "No files matching import glob pattern: custom/*.override");
+  assert.match(String(warning.at), /Corefile:2$/);
+  assert.equal((await dig(s.port, "example.org", "A")).status, "NOERROR");
 });
 
 test("a kubeconfig that is missing is no Corefile mistake: file:line, the file, what to do", async () => {

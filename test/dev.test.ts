@@ -72,6 +72,7 @@ const tools = (o: { root?: boolean; nodeOk?: boolean; dig?: boolean } = {}) => (
       "python3",
       "knotd",
       "ip",
+      "ss",
       "openssl",
       "musl-gcc",
       "curl",

@@ -45,7 +45,8 @@ test("migrate kube-dns: the stub domain's block forwards to its server, upstream
     ["192.0.2.53", "[2001:db8::53]:5353"]
 `);
   const r = await clusterdns(["migrate", "kube-dns", "-"], cm);
-  assert.equal(r.code, 0, r.stderr);
+  // The hostname is not carried over: exit 1, with the Corefile printed all the same.
+  assert.equal(r.code, 1, r.stderr);
   assert.equal(
     r.stderr,
     "clusterdns migrate: stdin:7: stubDomains: corp.example: ns1.corp.example is a hostname: left out (forward takes IP addresses only)\n",
@@ -72,6 +73,34 @@ test("migrate kube-dns: the stub domain's block forwards to its server, upstream
     seen.some((q) => q.name.toLowerCase().startsWith("www.corp.example") && q.type === "A"),
     "asked the stub domain's server",
   );
+});
+
+test("migrate kube-dns: a placeholder server exits 1 with the rest printed; typographic quotes get one line", async () => {
+  const placeholder = await clusterdns(
+    ["migrate", "kube-dns", "-"],
+    kubeDnsConfigMap(
+      `  stubDomains: |\n    {"consul.local": ["CUSTOM_DNS_POD_IP"], "corp.example": ["192.0.2.9"]}\n`,
+    ),
+  );
+  assert.equal(placeholder.code, 1);
+  assert.match(placeholder.stdout, /^corp\.example:53 \{$/m, "the rest is printed");
+  assert.doesNotMatch(placeholder.stdout, /consul\.local/);
+  assert.match(
+    placeholder.stderr,
+    /^clusterdns migrate: stdin:7: stubDomains: consul\.local: CUSTOM_DNS_POD_IP is a placeholder/,
+  );
+
+  const quotes = await clusterdns(
+    ["migrate", "kube-dns", "-"],
+    kubeDnsConfigMap(`  stubDomains: |\n    {\n      \u201ccorp.example\u201d: ["192.0.2.9"]\n    }\n`),
+  );
+  assert.equal(quotes.code, 1);
+  assert.equal(quotes.stdout, "");
+  assert.match(
+    quotes.stderr,
+    /^clusterdns migrate: stdin:9: stubDomains is not JSON \(it stops at '\u201c' in column 3\): it holds typographic quotes/,
+  );
+  assert.equal(quotes.stderr.split("\n").length, 2, `one line: ${quotes.stderr}`);
 });
 
 test("migrate kube-dns: federations are refused, and nothing is printed to apply", async () => {
@@ -103,7 +132,7 @@ test("migrate kube-dns on CoreDNS's ConfigMap, or on no ConfigMap, says what to 
   );
 });
 
-test("migrate coredns: the ConfigMap's lines, as in the file, and exit 1 when a line differs", async (t) => {
+test("migrate coredns: the ConfigMap's lines, as in the file, and exit 1 when a line does not run", async (t) => {
   const dir = mkdtempSync(join(tmpdir(), "clusterdns-migrate-"));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const file = join(dir, "coredns.yaml");
@@ -120,6 +149,17 @@ test("migrate coredns: the ConfigMap's lines, as in the file, and exit 1 when a 
     r.stdout,
     /clusterdns would not start on this Corefile: of its 19 lines, 1 not served \(missing\), 2 served differently/,
   );
+  // Without it, the Corefile runs: exit 0 with the two differences as notes; --strict fails them.
+  const runs = join(dir, "runs.yaml");
+  writeFileSync(runs, readFileSync(join(ROOT, "deploy", "base", "configmap.yaml"), "utf8"));
+  const ok = await clusterdns(["migrate", "coredns", runs]);
+  assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+  assert.match(
+    ok.stdout,
+    /clusterdns runs this Corefile: of its 18 lines, 16 served the same, 2 differently/,
+  );
+  const strict = await clusterdns(["migrate", "coredns", "--strict", runs]);
+  assert.equal(strict.code, 1);
 
   // The same from stdin, as `kubectl get cm coredns -o yaml | clusterdns migrate coredns -`.
   const piped = await clusterdns(["migrate", "coredns", "-"], cm);
@@ -131,7 +171,8 @@ test("migrate: a wrong command line is a usage error (exit 2); -help is not", as
   for (const args of [
     ["migrate", "bind"],
     ["migrate", "coredns"],
-    ["migrate", "coredns", "a", "b"],
+    ["migrate", "kube-dns", "a", "b"],
+    ["migrate", "kube-dns", "--strict", "a"],
     ["migrate", "coredns", "--domain", "x", "f"],
   ]) {
     const r = await clusterdns(args);

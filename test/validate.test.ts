@@ -123,3 +123,168 @@ test("blocks are checked together too: a zone twice on one port", async (t) => {
     /Corefile:4 - Error during parsing: cannot serve 'example\.org:53': zone example\.org\. on port 53 is already defined at .*Corefile:1\n$/,
   );
 });
+
+/** Runs `clusterdns -validate` with `args` in `dir`, `stdin` piped in. */
+function validateArgs(
+  dir: string,
+  args: string[],
+  stdin = "",
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      process.execPath,
+      [BIN, "-validate", ...args],
+      { cwd: dir, env: { PATH: process.env.PATH, HOME: dir }, timeout: 30_000 },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? ((err as { code?: number }).code ?? -1) : 0, stdout, stderr }),
+    );
+    child.stdin!.end(stdin);
+  });
+}
+
+/** k3s's coredns ConfigMap, rendered: NodeHosts is mounted at /etc/coredns/NodeHosts, coredns-custom's
+ * keys at /etc/coredns/custom/. */
+const K3S = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: coredns
+  namespace: kube-system
+data:
+  Corefile: |
+    .:53 {
+        errors
+        health
+        ready
+        kubernetes cluster.local in-addr.arpa ip6.arpa {
+          pods insecure
+          fallthrough in-addr.arpa ip6.arpa
+        }
+        hosts /etc/coredns/NodeHosts {
+          ttl 60
+          reload 15s
+          fallthrough
+        }
+        prometheus :9153
+        forward . /etc/resolv.conf
+        cache 30
+        loop
+        reload
+        loadbalance
+        import /etc/coredns/custom/*.override
+    }
+    import /etc/coredns/custom/*.server
+  NodeHosts: |
+    192.0.2.10 node-a
+`;
+
+const CUSTOM = (override: string) => `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: coredns-custom
+  namespace: kube-system
+data:
+  log.override: |
+    ${override}
+  example.server: |
+    example.org:53 {
+        whoami
+    }
+`;
+
+test("a ConfigMap is validated as the pod mounts it: its keys and coredns-custom's, from files or stdin", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "clusterdns-validate-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, "coredns.yaml"), K3S);
+  writeFileSync(join(dir, "custom.yaml"), CUSTOM("log"));
+
+  // Alone: NodeHosts is found where k3s mounts it; the custom imports match nothing, as CoreDNS warns.
+  const alone = await validateArgs(dir, ["-conf", "-"], K3S);
+  assert.equal(alone.code, 0, alone.stderr);
+  assert.equal(
+    alone.stderr,
+    [
+      "clusterdns: warning: stdin:27: No files matching import glob pattern: /etc/coredns/custom/*.override",
+      "clusterdns: warning: stdin:29: No files matching import glob pattern: /etc/coredns/custom/*.server",
+      "",
+    ].join("\n"),
+  );
+  assert.equal(alone.stdout, "clusterdns: stdin: valid\n");
+
+  // With coredns-custom: its keys are imported, and a mistake in one is named at its mounted path.
+  const both = await validateArgs(dir, ["-conf", "coredns.yaml", "-conf", "custom.yaml"]);
+  assert.equal(both.stderr, "");
+  assert.equal(both.code, 0);
+  writeFileSync(join(dir, "custom.yaml"), CUSTOM("frobnicate"));
+  const bad = await validateArgs(dir, ["-conf", "coredns.yaml", "-conf", "custom.yaml"]);
+  assert.equal(bad.code, 1);
+  assert.equal(
+    bad.stderr,
+    "clusterdns: /etc/coredns/custom/log.override:1 - Error during parsing: Unknown directive 'frobnicate'\n",
+  );
+});
+
+test("a List of ConfigMaps, as kubectl get cm coredns coredns-custom -o yaml prints it, is read the same", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "clusterdns-validate-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const item = (cm: string) => cm.replace(/^(?=.)/gm, "    ").replace(/^ {4}/, "  - ");
+  const list = `apiVersion: v1\nkind: List\nitems:\n${item(K3S)}${item(CUSTOM("frobnicate"))}`;
+  const r = await validateArgs(dir, ["-conf", "-"], list);
+  assert.equal(r.code, 1);
+  // The mistake in coredns-custom's key, and nothing about imports that match nothing.
+  assert.equal(
+    r.stderr,
+    "clusterdns: /etc/coredns/custom/log.override:1 - Error during parsing: Unknown directive 'frobnicate'\n",
+  );
+});
+
+test("every mistake of one block is reported, options and second lines included", async (t) => {
+  const corefile = [
+    ". {", // 1
+    "    cache 30 {", // 2
+    "        success nonsense", // 3
+    "    }", // 4
+    "    kubernetes cluster.local {", // 5
+    "        resyncperiod 30s", // 6
+    "        upstream", // 7
+    "    }", // 8
+    "    proxy . 192.0.2.1", // 9
+    "    forward . 192.0.2.1", // 10
+    "    forward . 192.0.2.2", // 11
+    "    cache", // 12
+    "}", // 13
+  ].join("\n");
+  const r = await validate(t, { Corefile: corefile });
+  assert.equal(r.code, 1);
+  const lines = r.stderr.trimEnd().split("\n");
+  const want: [number, RegExp][] = [
+    [3, /cache: /],
+    [
+      6,
+      /'resyncperiod' is not supported: deprecated in CoreDNS 1\.5\.0, removed in 1\.7\.0: delete the line/,
+    ],
+    [7, /'upstream' is not supported: removed in CoreDNS 1\.7\.0/],
+    [9, /plugin proxy was removed from CoreDNS in 1\.5\.0: use forward/],
+    [11, /forward: never reached: 'forward \.' at .*Corefile:10/],
+    [12, /cache: this plugin can only be used once per server block/],
+  ];
+  assert.equal(lines.length, want.length, r.stderr);
+  for (const [i, [line, what]] of want.entries()) {
+    assert.match(lines[i], new RegExp(`^clusterdns: ${join(r.dir, "Corefile")}:${line} - `), lines[i]);
+    assert.match(lines[i], what);
+  }
+});
+
+test("an unrendered template is named as one, every placeholder at its line", async (t) => {
+  const r = await validate(t, {
+    Corefile:
+      ".:53 {\n    kubernetes %{CLUSTER_DOMAIN}% in-addr.arpa {\n    }\n    forward . {{ .Values.upstream }}\n}\n",
+  });
+  assert.equal(r.code, 1);
+  const lines = r.stderr.trimEnd().split("\n");
+  assert.equal(lines.length, 2, r.stderr);
+  assert.match(
+    lines[0],
+    /Corefile:2 - .*'%\{CLUSTER_DOMAIN\}%' is a template placeholder \(k3s\) that was never filled in: render the template first/,
+  );
+  assert.match(lines[1], /Corefile:4 - .*'\{\{ \.Values\.upstream \}\}' is a template placeholder/);
+});

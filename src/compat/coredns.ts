@@ -29,13 +29,29 @@ export interface PluginCompat {
   /** Why it is missing, how it differs, or what to know when it is the same. */
   note: string;
   parts?: PartCompat[];
+  /** What CoreDNS does with a second line of the plugin in one server block: refuses it ("this plugin
+   * can only be used once per Server Block", its setup's ErrOnce), or, for forward, never reaches a line
+   * whose FROM an earlier one already takes. clusterdns refuses both at the second line. */
+  twice?: "refused" | "shadowed";
+  /** With "shadowed": options of the earlier line that let a query on to the next (`except`, `next`). */
+  passesOn?: string[];
 }
 
-const missing = (plugin: string, note: string): PluginCompat => ({
+/** A plugin CoreDNS once had and has removed: a Corefile from before still names it. */
+export interface RemovedPlugin {
+  plugin: string;
+  /** The CoreDNS release that dropped it. */
+  removedIn: string;
+  /** What to write instead. */
+  instead: string;
+}
+
+const missing = (plugin: string, note: string, once = false): PluginCompat => ({
   plugin,
   options: "",
   verdict: "missing",
   note,
+  ...(once ? { twice: "refused" as const } : {}),
 });
 
 /** Every plugin of CoreDNS's plugin.cfg, in its order. */
@@ -54,7 +70,7 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
   },
   missing("multisocket", "run one process per core with `-reuseport` instead"),
   { plugin: "reload", options: "INTERVAL, JITTER", verdict: "same", note: "" },
-  { plugin: "nsid", options: "DATA", verdict: "same", note: "" },
+  { plugin: "nsid", options: "DATA", verdict: "same", note: "", twice: "refused" },
   {
     plugin: "bufsize",
     options: "SIZE",
@@ -86,16 +102,23 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
   },
   missing("debug", "a failing plugin is logged and answered SERVFAIL, and the server keeps serving"),
   missing("trace", "no OpenTracing or Zipkin exporter"),
-  { plugin: "ready", options: "ADDRESS, `monitor`", verdict: "same", note: "" },
+  { plugin: "ready", options: "ADDRESS, `monitor`", verdict: "same", note: "", twice: "refused" },
   { plugin: "health", options: "ADDRESS, `lameduck`", verdict: "same", note: "" },
-  missing("pprof", "Go's profiler; Node has `--cpu-prof` and `--inspect`"),
+  missing("pprof", "Go's profiler; Node has `--cpu-prof` and `--inspect`", true),
   {
     plugin: "prometheus",
     options: "ADDRESS",
     verdict: "same",
     note: "CoreDNS's series names, `view` always empty",
+    twice: "refused",
   },
-  { plugin: "errors", options: "`stdout`, `consolidate`, `stacktrace`", verdict: "same", note: "" },
+  {
+    plugin: "errors",
+    options: "`stdout`, `consolidate`, `stacktrace`",
+    verdict: "same",
+    note: "",
+    twice: "refused",
+  },
   {
     plugin: "log",
     options: "NAMES, FORMAT, `class`",
@@ -126,14 +149,15 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     plugin: "loadbalance",
     options: "`round_robin`, `weighted`, `reload`, `prefer`, `limit_answers`",
     verdict: "differs",
-    note: "round-robin orders are rotated by the answer cache, and a reply with another order to change may be replayed for up to 1 s; a weighted draw is made anew for every query (see its README)",
+    note: "a cached reply may be replayed in the same order for up to 1 s before it is rotated again",
   },
-  missing("tsig", "no signed transactions"),
+  missing("tsig", "no signed transactions", true),
   {
     plugin: "cache",
     options: "every option",
     verdict: "same",
-    note: "replies live in the answer cache as wire bytes (see its README)",
+    note: "replies live in the answer cache as wire bytes; what is served from it is the same",
+    twice: "refused",
   },
   {
     plugin: "rewrite",
@@ -166,7 +190,7 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
       },
     ],
   },
-  missing("dnssec", "no online signing"),
+  missing("dnssec", "no online signing", true),
   { plugin: "autopath", options: "ZONES, RESOLV-CONF, `@kubernetes`", verdict: "same", note: "" },
   { plugin: "minimal", options: "", verdict: "same", note: "" },
   {
@@ -181,7 +205,7 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     verdict: "differs",
     note: "AXFR and IXFR of the *kubernetes* and *file* zones; IXFR without a change history (a full transfer, as RFC 1995 allows); no NOTIFY",
   },
-  { plugin: "hosts", options: "every option", verdict: "same", note: "" },
+  { plugin: "hosts", options: "every option", verdict: "same", note: "", twice: "refused" },
   missing("route53", "no cloud DNS backends"),
   missing("azure", "no cloud DNS backends"),
   missing("clouddns", "no cloud DNS backends"),
@@ -196,26 +220,27 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     options: "see its README",
     verdict: "same",
     note: "wildcard queries are not answered, as in CoreDNS since 1.9",
+    twice: "refused",
     parts: [
       {
         option: "resyncperiod",
         what: "`resyncperiod`",
         verdict: "missing",
-        note: "removed from CoreDNS; there is no periodic resync",
+        note: "deprecated in CoreDNS 1.5.0, removed in 1.7.0: delete the line (the watch keeps the data current; there is no periodic resync)",
         example: "cluster.local {\n    kubernetes cluster.local {\n        resyncperiod 30s\n    }\n}\n",
       },
       {
         option: "upstream",
         what: "`upstream`",
         verdict: "missing",
-        note: "removed from CoreDNS; ExternalName targets resolve through the server itself",
+        note: "removed in CoreDNS 1.7.0: delete the line (ExternalName targets resolve through the server itself)",
         example: "cluster.local {\n    kubernetes cluster.local {\n        upstream\n    }\n}\n",
       },
       {
         option: "federation",
         what: "`federation`",
         verdict: "missing",
-        note: "kube-dns federations are not supported (CoreDNS dropped them in 1.7)",
+        note: "moved to the federation plugin in CoreDNS 0.11, which 1.7.0 removed: kube-dns federations are gone; delete the line",
         example:
           "cluster.local {\n    kubernetes cluster.local {\n        federation prod prod.example.com\n    }\n}\n",
       },
@@ -246,12 +271,20 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
   missing("secondary", "no inbound zone transfers"),
   missing("etcd", "no etcd backend"),
   missing("nomad", "no Nomad backend"),
-  { plugin: "loop", options: "", verdict: "differs", note: "probes at start-up only, not after a reload" },
+  {
+    plugin: "loop",
+    options: "",
+    verdict: "differs",
+    note: "it probes once at start-up, so a loop that a reload brings in goes unnoticed",
+    twice: "refused",
+  },
   {
     plugin: "forward",
     options: "every option but `doh_method`",
     verdict: "same",
     note: "",
+    twice: "shadowed",
+    passesOn: ["except", "next", "next_on_nodata"],
     parts: [
       {
         args: /(^|\s)(https|grpc|quic):\/\//,
@@ -269,18 +302,44 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
       },
     ],
   },
-  missing("grpc", "no DNS-over-gRPC upstreams"),
+  missing("grpc", "no DNS-over-gRPC upstreams", true),
   missing("erratic", "a fault injector for testing CoreDNS"),
   { plugin: "whoami", options: "", verdict: "same", note: "" },
   missing("on", "no commands run on server events"),
   missing("sign", "no zone signing"),
-  missing("view", "every server block answers every client (`acl` can refuse by network)"),
+  missing("view", "every server block answers every client (`acl` can refuse by network)", true),
+];
+
+/** Plugins CoreDNS removed (from its release notes); each is refused at its line with what replaces it. */
+export const REMOVED_PLUGINS: readonly RemovedPlugin[] = [
+  {
+    plugin: "proxy",
+    removedIn: "1.5.0",
+    instead:
+      "use forward, which takes the same FROM TO... line (`policy`, `health_check` and `except` too; `protocol` has no equivalent)",
+  },
+  {
+    plugin: "federation",
+    removedIn: "1.7.0",
+    instead: "kube-dns federations are gone from CoreDNS and clusterdns; delete the line",
+  },
+  {
+    plugin: "reverse",
+    removedIn: "1.1.4",
+    instead: "answer PTR queries from the kubernetes plugin, or synthesize them with template",
+  },
+  { plugin: "httpproxy", removedIn: "0.0.5", instead: "use forward" },
 ];
 
 /** The plugins of CoreDNS that clusterdns does not have. */
 export const MISSING_PLUGINS: ReadonlySet<string> = new Set(
   COREDNS_PLUGINS.filter((p) => p.verdict === "missing").map((p) => p.plugin),
 );
+
+/** A plugin CoreDNS removed, by name. */
+export function removedPlugin(name: string): RemovedPlugin | undefined {
+  return REMOVED_PLUGINS.find((p) => p.plugin === name);
+}
 
 /** The row of a plugin, by name. */
 export function pluginCompat(name: string): PluginCompat | undefined {

@@ -4,7 +4,7 @@
 
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { COREDNS_PLUGINS, type Verdict } from "./coredns.ts";
+import { COREDNS_PLUGINS, REMOVED_PLUGINS, type Verdict } from "./coredns.ts";
 
 export const BEGIN = "<!-- compatibility tables: generated from src/compat/coredns.ts -->";
 export const END = "<!-- end of the generated tables -->";
@@ -27,6 +27,14 @@ export function renderTables(): string {
   for (const p of COREDNS_PLUGINS)
     for (const part of p.parts ?? [])
       lines.push(`| \`${p.plugin}\` | ${part.what} | ${status(part.verdict, part.note)} |`);
+  const once = COREDNS_PLUGINS.filter((p) => p.twice === "refused").map((p) => `\`${p.plugin}\``);
+  lines.push(
+    "",
+    `Given twice in one server block, these are refused at the second line, as CoreDNS refuses them: ${once.join(", ")}. A \`forward\` whose FROM an earlier \`forward\` of the block already takes (a second \`forward .\`), with no \`except\` or \`next\` there to let queries on, is refused too: it would never run.`,
+  );
+  lines.push("", "Plugins CoreDNS removed, refused at their line with what to use instead:", "");
+  lines.push("| plugin | removed in CoreDNS | instead |", "|---|---|---|");
+  for (const r of REMOVED_PLUGINS) lines.push(`| \`${r.plugin}\` | ${r.removedIn} | ${r.instead} |`);
   return lines.join("\n");
 }
 

@@ -2,26 +2,65 @@
 
 import { ConfigError } from "./errors.ts";
 import { parseKey } from "./keys.ts";
-import { pluginCompat } from "../compat/coredns.ts";
-import type { ServerBlock } from "./types.ts";
+import { pluginCompat, removedPlugin } from "../compat/coredns.ts";
+import { canonical, isSubdomain } from "../dns/name.ts";
+import type { Directive, ServerBlock } from "./types.ts";
 
-/** Every directive of every server block must be one of `known` (the plugin registry). One that is a
- * plugin of CoreDNS clusterdns does not have (`notSupported`) gets a message that says so, and why. */
+/** Every directive of every server block must be one of `known` (the plugin registry), and given no
+ * more often than CoreDNS allows: the first mistake, thrown. */
 export function checkDirectives(
   blocks: ServerBlock[],
   known: ReadonlyMap<string, unknown>,
   notSupported: ReadonlySet<string> = new Set(),
 ): void {
+  const [first] = directiveErrors(blocks, known, notSupported);
+  if (first) throw first;
+}
+
+/** Every directive that cannot be set up for its name alone, one error each, in the file's order. A
+ * plugin of CoreDNS clusterdns does not have (`notSupported`), or one CoreDNS removed, is named as
+ * such; a second line of a plugin CoreDNS takes once per block (compat data's `twice`) is refused. */
+export function directiveErrors(
+  blocks: ServerBlock[],
+  known: ReadonlyMap<string, unknown>,
+  notSupported: ReadonlySet<string> = new Set(),
+): ConfigError[] {
+  const out: ConfigError[] = [];
   for (const b of blocks) {
+    const earlier: Directive[] = [];
     for (const d of b.directives) {
-      if (known.has(d.name)) continue;
-      const why = pluginCompat(d.name)?.note;
-      const message = notSupported.has(d.name)
-        ? `plugin ${d.name} of CoreDNS is not supported by clusterdns${why ? `: ${why}` : ""} (see docs/compatibility.md)`
-        : `Unknown directive '${d.name}'`;
-      throw new ConfigError(d.file, d.line, message);
+      const problem = known.has(d.name) ? secondLine(d, earlier) : unknownDirective(d.name, notSupported);
+      if (problem) out.push(new ConfigError(d.file, d.line, problem));
+      earlier.push(d);
     }
   }
+  return out;
+}
+
+function unknownDirective(name: string, notSupported: ReadonlySet<string>): string {
+  const removed = removedPlugin(name);
+  if (removed) return `plugin ${name} was removed from CoreDNS in ${removed.removedIn}: ${removed.instead}`;
+  if (!notSupported.has(name)) return `Unknown directive '${name}'`;
+  const why = pluginCompat(name)?.note;
+  return `plugin ${name} of CoreDNS is not supported by clusterdns${why ? `: ${why}` : ""} (see docs/compatibility.md)`;
+}
+
+/** Why `d` cannot follow the block's `earlier` lines, if it cannot. */
+function secondLine(d: Directive, earlier: readonly Directive[]): string | undefined {
+  const row = pluginCompat(d.name);
+  const twice = row?.twice;
+  const same = earlier.filter((e) => e.name === d.name);
+  if (!twice || same.length === 0) return undefined;
+  const at = (e: Directive) => `${e.file}:${e.line}`;
+  if (twice === "refused")
+    return `${d.name}: this plugin can only be used once per server block (first at ${at(same[0])})`;
+  // forward FROM: the first line whose FROM holds the name takes the query, so a later FROM inside an
+  // earlier one is never reached, unless the earlier one lets queries on (except, next).
+  const from = (e: Directive) => canonical(e.args[0]?.text ?? ".");
+  const passes = (e: Directive) => e.block?.some((o) => row?.passesOn?.includes(o.name));
+  const covering = same.find((e) => !passes(e) && isSubdomain(from(d), from(e)));
+  if (!covering) return undefined;
+  return `${d.name}: never reached: '${d.name} ${from(covering)}' at ${at(covering)} already takes every name in ${from(d)} (CoreDNS refused a second ${d.name} before 1.9.4, and never reaches it since)`;
 }
 
 /** Every key parses, and no zone is served twice on one port. Keys that name no port count as

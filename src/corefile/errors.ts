@@ -24,3 +24,21 @@ export function configError(at: Directive | Token, directive: string, message: s
 export function startError(at: Directive | Token, directive: string, message: string): ConfigError {
   return new ConfigError(at.file, at.line, `${directive}: ${message}`, { parsing: false });
 }
+
+/** Several mistakes found at once (every placeholder of a file, say): the message is the first's, so a
+ * start-up names one line; -validate and migrate list `all`. */
+export class ConfigErrors extends ConfigError {
+  readonly all: readonly ConfigError[];
+  constructor(all: readonly ConfigError[]) {
+    super(all[0].file, all[0].line, "");
+    this.message = all[0].message;
+    this.all = all;
+  }
+}
+
+/** Something a Corefile asks for that runs, but not as its writer may think: one line with file:line. */
+export interface ConfigWarning {
+  file: string;
+  line: number;
+  message: string;
+}

@@ -41,7 +41,7 @@ const shape = (d: Directive): Shape => {
   return s;
 };
 const parse = (text: string, env: Record<string, string | undefined> = {}) =>
-  parseCorefile(text, "Corefile", env);
+  parseCorefile(text, "Corefile", { env });
 
 /** Asserts a ConfigError at file:line whose message matches. */
 function fails(fn: () => unknown, where: string, why: RegExp): void {
@@ -239,7 +239,12 @@ test("file imports: relative to the importing file, globs, nested folders, symli
   });
   mkdirSync(join(dir, "servers", "sub.server")); // a folder that matches the pattern is skipped
   symlinkSync(join(dir, "data", "two.server"), join(dir, "servers", "two.server"));
-  const blocks = loadCorefile(join(dir, "Corefile"), {});
+  const warnings: string[] = [];
+  const warn = (w: { file: string; line: number; message: string }) =>
+    warnings.push(`${w.file.slice(dir.length + 1)}:${w.line} ${w.message}`);
+  const blocks = loadCorefile(join(dir, "Corefile"), { env: {}, warn });
+  // As CoreDNS warns: the pattern runs, and imports nothing.
+  assert.deepEqual(warnings, ["Corefile:6 No files matching import glob pattern: missing/*.server"]);
   assert.deepEqual(
     blocks.map((b) => b.keys[0].text),
     [".", "one.org", "two.org"],
@@ -268,7 +273,7 @@ test("import errors: missing file or snippet, cycles, unbalanced imported files"
     args: ". {\n  import b extra\n}\n",
     bare: ". {\n  import\n}\n",
   });
-  const load = (name: string) => () => loadCorefile(join(dir, name), {});
+  const load = (name: string) => () => loadCorefile(join(dir, name), { env: {} });
   fails(load("missing"), `${join(dir, "missing")}:3`, /no snippet or file named 'nothing-here'/);
   fails(load("self"), `${join(dir, "self")}:2`, /import cycle/);
   fails(
@@ -337,4 +342,22 @@ test("keys are checked while parsing: bad keys and duplicates", () => {
     /zone \. on port 53 is already defined at Corefile:1/,
   );
   assert.equal(parse(".:53 {\n}\n.:1053 {\n}").length, 2);
+});
+
+test("a mounted folder: paths under it, in imports and arguments, are read from the folder laid out like it", (t) => {
+  const dir = folder(t, { "custom/a.override": "log\n", NodeHosts: "192.0.2.1 node1\n" });
+  const blocks = parseCorefile(
+    ". {\n  import custom/*.override\n  import /etc/coredns/custom/*.override\n  hosts /etc/coredns/NodeHosts\n}\n",
+    "coredns.yaml",
+    { env: {}, dir, mount: { at: "/etc/coredns", dir } },
+  );
+  const d = blocks[0].directives;
+  assert.deepEqual(
+    d.map((x) => [x.name, x.file, x.args.map((a) => a.text)]),
+    [
+      ["log", join(dir, "custom", "a.override"), []],
+      ["log", join(dir, "custom", "a.override"), []],
+      ["hosts", "coredns.yaml", [join(dir, "NodeHosts")]],
+    ],
+  );
 });

@@ -8,41 +8,64 @@
 // A file with one server block may leave out its braces. `import NAME` splices a snippet, or files
 // matched by a pattern relative to the importing file, in place of its line, wherever a line may start.
 // Imported words keep their own file:line. `{$NAME}` and `{%NAME%}` are replaced from the environment.
+// A pattern that matches no file is a warning, as in CoreDNS; a template placeholder is an error.
 
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { checkKeys } from "./check.ts";
-import { ConfigError } from "./errors.ts";
+import { ConfigError, ConfigErrors, type ConfigWarning } from "./errors.ts";
 import { tokenize, type Lexeme } from "./lexer.ts";
+import { placeholderErrors } from "./placeholders.ts";
 import type { Directive, ServerBlock, Token } from "./types.ts";
 
 type Env = Record<string, string | undefined>;
 
-/** A word in the parser: `via` lists the files and snippets it was imported through, for cycles. */
+export interface ParseOptions {
+  /** Where `{$NAME}` comes from (process.env). */
+  env?: Env;
+  /** Told what runs but may surprise (an import that matches nothing). */
+  warn?: (w: ConfigWarning) => void;
+  /** Folder the Corefile stands for: its relative imports start there (the file's own folder). */
+  dir?: string;
+  /** A folder laid out as another, mounted one: a path under `at` (`/etc/coredns`, in an import or an
+   * argument) is read from `dir` instead. How -validate reads a ConfigMap's keys where the pod has them. */
+  mount?: { at: string; dir: string };
+}
+
+/** A word in the parser: `via` lists the files and snippets it was imported through, for cycles;
+ * `dir`, where its relative imports start when that is not its file's folder. */
 interface Tok extends Lexeme {
   via: readonly string[];
+  dir?: string;
 }
 
 /** Parses a Corefile; also checks its keys (see checkKeys). Whether its directives are known is for
  * the server that sets them up (Instance.create, with the plugin registry). */
-export function parseCorefile(text: string, file: string, env: Env = process.env): ServerBlock[] {
-  const blocks = parseBlocks(text, file, env);
+export function parseCorefile(text: string, file: string, o: ParseOptions = {}): ServerBlock[] {
+  const blocks = parseBlocks(text, file, o);
   checkKeys(blocks);
   return blocks;
 }
 
 /** The blocks of a Corefile, keys unchecked: for tools that report on each key themselves. */
-export function parseBlocks(text: string, file: string, env: Env = process.env): ServerBlock[] {
+export function parseBlocks(text: string, file: string, o: ParseOptions = {}): ServerBlock[] {
   const via = [resolve(file)];
   return new Parser(
-    tokenize(text, file).map((t) => ({ ...t, via })),
-    env,
+    checked(tokenize(text, file)).map((t) => ({ ...t, via, dir: o.dir })),
+    o,
   ).parse();
 }
 
+/** The words of a file, refused whole when it is an unrendered template. */
+function checked(words: Lexeme[]): Lexeme[] {
+  const errors = placeholderErrors(words);
+  if (errors.length > 0) throw new ConfigErrors(errors);
+  return words;
+}
+
 /** Reads and parses a Corefile; a file that cannot be read throws the fs error. */
-export function loadCorefile(path: string, env: Env = process.env): ServerBlock[] {
-  return parseCorefile(readFileSync(path, "utf8"), path, env);
+export function loadCorefile(path: string, o: ParseOptions = {}): ServerBlock[] {
+  return parseCorefile(readFileSync(path, "utf8"), path, o);
 }
 
 const isOpen = (t: Tok) => !t.quoted && t.text === "{";
@@ -54,12 +77,14 @@ const ENV_REF = /\{\$([^{}]+)\}|\{%([^{}%]+)%\}/g;
 class Parser {
   readonly #toks: Tok[];
   readonly #env: Env;
+  readonly #o: ParseOptions;
   readonly #snippets = new Map<string, Tok[]>();
   #i = 0;
 
-  constructor(toks: Tok[], env: Env) {
+  constructor(toks: Tok[], o: ParseOptions) {
     this.#toks = toks;
-    this.#env = env;
+    this.#env = o.env ?? process.env;
+    this.#o = o;
   }
 
   parse(): ServerBlock[] {
@@ -184,7 +209,9 @@ class Parser {
       const via = enter(t, `(${what})`);
       content = snippet.map((s) => ({ ...s, via }));
     } else {
-      content = importFiles(t, what).flatMap((file) => readImport(t, file, what));
+      content = importFiles(t, this.#mounted(what), what, this.#o.warn).flatMap((file) =>
+        readImport(t, file, what),
+      );
     }
     if (content.length > 0) content[0] = { ...content[0], lineStart: true };
     this.#toks.splice(at, this.#i - at, ...content);
@@ -198,7 +225,12 @@ class Parser {
   }
 
   #token(t: Tok): Token {
-    return { text: this.#expand(t.text), file: t.file, line: t.line, quoted: t.quoted };
+    return { text: this.#mounted(this.#expand(t.text)), file: t.file, line: t.line, quoted: t.quoted };
+  }
+
+  #mounted(path: string): string {
+    const m = this.#o.mount;
+    return m && (path === m.at || path.startsWith(`${m.at}/`)) ? m.dir + path.slice(m.at.length) : path;
   }
 }
 
@@ -223,7 +255,7 @@ function readImport(t: Tok, file: string, what: string): Tok[] {
       missing ? `import: no snippet or file named '${what}'` : `import '${what}': ${(e as Error).message}`,
     );
   }
-  const toks = tokenize(text, file).map((l) => ({ ...l, via }));
+  const toks = checked(tokenize(text, file)).map((l) => ({ ...l, via }));
   const open: Tok[] = [];
   for (const b of toks) {
     if (isOpen(b)) open.push(b);
@@ -235,23 +267,26 @@ function readImport(t: Tok, file: string, what: string): Tok[] {
 
 /** Files an import pattern names, relative to the importing file's folder. A plain name must exist
  * (reading it reports a missing one); a pattern with * or ? in its last element may match nothing. */
-function importFiles(t: Tok, pattern: string): string[] {
-  const full = isAbsolute(pattern) ? pattern : join(dirname(t.file), pattern);
+function importFiles(t: Tok, pattern: string, written: string, warn: ParseOptions["warn"]): string[] {
+  const full = isAbsolute(pattern) ? pattern : join(t.dir ?? dirname(t.file), pattern);
   if (!/[*?]/.test(pattern)) return [full];
   if (/[*?]/.test(dirname(pattern)))
     throw err(t, `import '${pattern}': wildcards may appear only in the file name`);
   const glob = basename(full).replace(/[.+^${}()|[\]\\]/g, "\\$&");
   const re = new RegExp(`^${glob.replaceAll("*", ".*").replaceAll("?", ".")}$`);
-  let names: string[];
+  let names: string[] = [];
   try {
     names = readdirSync(dirname(full));
   } catch {
-    return [];
+    // No folder: no files, as CoreDNS sees it.
   }
   // stat follows symlinks: a mounted ConfigMap's files are links into its ..data folder.
-  return names
+  const files = names
     .filter((n) => re.test(n))
     .sort()
     .map((n) => join(dirname(full), n))
     .filter((f) => statSync(f, { throwIfNoEntry: false })?.isFile());
+  if (files.length === 0)
+    warn?.({ file: t.file, line: t.line, message: `No files matching import glob pattern: ${written}` });
+  return files;
 }

@@ -1,38 +1,62 @@
-import { describe, it } from "node:test";
+import { describe, it, type TestContext } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseBlocks } from "../corefile/parser.ts";
-import { configMapData } from "./input.ts";
-import { printReport, reportCorefile, type ReportLine } from "./coredns.ts";
+import { readInput } from "../corefile/configmap.ts";
+import { layOut } from "../corefile/layout.ts";
+import { checkCoreDns, printReport, type ReportLine } from "./coredns.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
-const report = (text: string) => reportCorefile(parseBlocks(text, "Corefile"));
+
+/** The report of `text`, written as Corefile in a fresh folder beside `files`. */
+async function report(
+  t: TestContext,
+  text: string,
+  files: Record<string, string> = {},
+): Promise<ReportLine[]> {
+  const dir = mkdtempSync(join(tmpdir(), "migrate-coredns-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  for (const [name, body] of Object.entries({ Corefile: text, ...files }))
+    writeFileSync(join(dir, name), body);
+  const checked = await checkCoreDns(layOut([readInput(join(dir, "Corefile"))]));
+  assert.ok("lines" in checked, JSON.stringify(checked));
+  return checked.lines.map((l) => ({ ...l, file: l.file.replace(dir, "DIR") }));
+}
+
 /** "LINE VERDICT" for each line that is not the same. */
 const notSame = (lines: ReportLine[]) =>
   lines.filter((l) => l.verdict !== "same").map((l) => `${l.line} ${l.verdict}`);
 
 describe("migrate coredns", () => {
-  it("kubeadm's Corefile: everything the same but loop and loadbalance, which say how they differ", () => {
-    const lines = report(readFileSync(join(ROOT, "Corefile.example"), "utf8"));
+  it("kubeadm's Corefile runs: exit 0, and loop and loadbalance say in one sentence how they differ", async (t) => {
+    const lines = await report(t, readFileSync(join(ROOT, "Corefile.example"), "utf8"));
     const differs = lines.filter((l) => l.verdict !== "same");
     assert.deepEqual(
       differs.map((l) => l.text),
       ["loop", "loadbalance"],
     );
-    assert.match(differs[0].note!, /at start-up only/);
-    assert.match(differs[1].note!, /answer cache/);
+    assert.equal(
+      differs[0].note,
+      "it probes once at start-up, so a loop that a reload brings in goes unnoticed",
+    );
+    assert.equal(
+      differs[1].note,
+      "a cached reply may be replayed in the same order for up to 1 s before it is rotated again",
+    );
+    for (const l of differs) assert.doesNotMatch(l.note!, /README/);
     // One line per key line, directive and option: 4 + 14 lines of the file hold something.
     assert.equal(lines.length, 18);
     const printed = printReport(lines);
-    assert.equal(printed.status, 1);
+    assert.equal(printed.status, 0);
     assert.match(
       printed.text,
       /clusterdns runs this Corefile: of its 18 lines, 16 served the same, 2 differently/,
     );
+    assert.equal(printReport(lines, { strict: true }).status, 1, "--strict: any difference fails");
   });
 
-  it("each thing clusterdns does not serve is missing at its line, with why", () => {
+  it("each line that does not run is missing at its line, with the line -validate prints", async (t) => {
     const text = [
       "tls://.:853 {", // 1
       "    whoami", // 2
@@ -49,9 +73,10 @@ describe("migrate coredns", () => {
       "    }", // 13
       "    forward . https://dns.quad9.net/dns-query", // 14
       "    k8s_gateway example.com", // 15
-      "}", // 16
+      "    proxy . 192.0.2.1", // 16
+      "}", // 17
     ].join("\n");
-    const lines = report(text);
+    const lines = await report(t, text);
     assert.deepEqual(notSame(lines), [
       "1 missing",
       "5 missing",
@@ -60,58 +85,99 @@ describe("migrate coredns", () => {
       "11 missing",
       "14 missing",
       "15 missing",
+      "16 missing",
     ]);
     const note = (line: number) => lines.find((l) => l.line === line)!.note;
     assert.match(note(1)!, /tls:\/\/ is not supported/);
-    assert.equal(note(5), "no dnstap output");
-    assert.match(note(6)!, /metadata placeholders/);
+    assert.match(note(5)!, /^plugin dnstap of CoreDNS is not supported by clusterdns: no dnstap output/);
+    assert.match(note(6)!, /metadata/);
     assert.match(note(8)!, /rd and cd always echo the query's/);
-    assert.match(note(11)!, /^`resyncperiod`: removed from CoreDNS/);
-    assert.match(note(14)!, /`dns:\/\/` and `tls:\/\/` upstreams only/);
-    assert.match(note(15)!, /neither a plugin of CoreDNS .* nor of clusterdns/);
+    assert.match(
+      note(11)!,
+      /'resyncperiod' is not supported: deprecated in CoreDNS 1\.5\.0, removed in 1\.7\.0/,
+    );
+    assert.match(note(14)!, /https/);
+    assert.equal(note(15), "Unknown directive 'k8s_gateway'");
+    assert.match(note(16)!, /^plugin proxy was removed from CoreDNS in 1\.5\.0: use forward/);
+    assert.match(
+      lines.find((l) => l.line === 16)!.error!,
+      /\/Corefile:16 - Error during parsing: plugin proxy/,
+    );
     const printed = printReport(lines);
     assert.equal(printed.status, 1);
     assert.match(
       printed.text,
-      /clusterdns would not start on this Corefile: of its 12 lines, 6 not served \(missing\), 1 served differently/,
+      /clusterdns would not start on this Corefile: of its 13 lines, 7 not served \(missing\), 1 served differently/,
     );
   });
 
-  it("a plugin clusterdns does not have takes its block's lines with it", () => {
-    const lines = report(". {\n    etcd skydns.local {\n        endpoint http://localhost:2379\n    }\n}\n");
+  it("a plugin clusterdns does not have takes its block's lines with it", async (t) => {
+    const lines = await report(
+      t,
+      ". {\n    etcd skydns.local {\n        endpoint http://localhost:2379\n    }\n}\n",
+    );
     assert.deepEqual(notSame(lines), ["2 missing", "3 missing"]);
+    assert.equal(lines[2].error, undefined, "the option goes with its plugin");
   });
 
-  it("a Corefile served the same exits 0", () => {
-    const printed = printReport(
-      report("example.org {\n    file db.example.org\n}\n.:1053 {\n    whoami\n    cache 30\n}\n"),
+  it("an import that matches no file would lose what is mounted there: exit 1", async (t) => {
+    const lines = await report(
+      t,
+      ". {\n    whoami\n    import custom/*.override\n}\nimport custom/*.server\n",
     );
-    // file differs (no DNSSEC): only whoami and cache here are the same.
+    assert.deepEqual(notSame(lines), ["3 lost", "5 lost"]);
+    assert.equal(lines[2].text, "import custom/*.override");
+    assert.match(
+      lines[2].note!,
+      /^No files matching import glob pattern: custom\/\*\.override: what is mounted there/,
+    );
+    const printed = printReport(lines);
     assert.equal(printed.status, 1);
+    assert.match(
+      printed.text,
+      /But 2 imports match no file: what the distribution mounts there would be lost/,
+    );
+  });
+
+  it("a Corefile that runs the same or differently exits 0; --strict fails a difference", async (t) => {
+    const zone = readFileSync(join(ROOT, "zones", "example.org.zone"), "utf8");
+    const file = await report(t, "example.org {\n    file db.example.org\n}\n.:1053 {\n    whoami\n}\n", {
+      "db.example.org": zone,
+    });
+    assert.deepEqual(notSame(file), ["2 differs"]);
+    assert.equal(printReport(file).status, 0);
+    assert.equal(printReport(file, { strict: true }).status, 1);
     const same = printReport(
-      report(".:1053 {\n    errors\n    whoami\n    cache 30 {\n        success 1000\n    }\n}\n"),
+      await report(t, ".:1053 {\n    errors\n    whoami\n    cache 30 {\n        success 1000\n    }\n}\n"),
     );
     assert.equal(same.status, 0);
     assert.match(same.text, /clusterdns serves all 5 lines of this Corefile as CoreDNS does\.\n$/);
   });
 
-  it("in a ConfigMap, a | block keeps the file's line numbers", () => {
+  it("in a ConfigMap, a | block keeps the file's line numbers", async () => {
     const name = join(ROOT, "deploy", "base", "configmap.yaml");
     const text = readFileSync(name, "utf8");
-    const cm = configMapData({ name, text })!;
-    const { firstLine, literal } = cm.placed("Corefile");
-    assert.equal(literal, true);
-    const lines = reportCorefile(parseBlocks("\n".repeat(firstLine - 1) + cm.data.get("Corefile")!, name));
-    const loop = lines.find((l) => l.text === "loop")!;
-    assert.equal(text.split("\n")[loop.line - 1].trim(), "loop");
+    const source = layOut([readInput(name)]);
+    try {
+      const checked = await checkCoreDns(source);
+      assert.ok("lines" in checked);
+      const loop = checked.lines.find((l) => l.text === "loop")!;
+      assert.equal(loop.file, name);
+      assert.equal(text.split("\n")[loop.line - 1].trim(), "loop");
+    } finally {
+      source.close();
+    }
   });
 
-  it("prints FILE:LINE, the verdict, the line as written, and the note below it", () => {
-    const { text } = printReport(report(". {\n    loop\n    dnstap /x full\n}\n"));
+  it("prints FILE:LINE, the verdict, the line as written, and the note below it", async (t) => {
+    const { text } = printReport(await report(t, ". {\n    loop\n    dnstap /x full\n}\n"));
     const out = text.split("\n");
-    assert.equal(out[0], "Corefile:1  same     . {");
-    assert.equal(out[1], "Corefile:2  differs      loop");
-    assert.equal(out[2], "                           probes at start-up only, not after a reload");
-    assert.equal(out[3], "Corefile:3  missing      dnstap /x full");
+    assert.equal(out[0], "DIR/Corefile:1  same     . {");
+    assert.equal(out[1], "DIR/Corefile:2  differs      loop");
+    assert.equal(
+      out[2],
+      "                               it probes once at start-up, so a loop that a reload brings in goes unnoticed",
+    );
+    assert.equal(out[3], "DIR/Corefile:3  missing      dnstap /x full");
   });
 });

@@ -6,7 +6,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { configMapData, MigrateError } from "./input.ts";
+import { configMapData, InputError } from "../corefile/configmap.ts";
 import { translateKubeDns } from "./kube-dns.ts";
 import { kubeadmCorefile } from "./kubeadm-corefile.ts";
 import { parseCorefile } from "../corefile/parser.ts";
@@ -82,10 +82,20 @@ describe("migrate kube-dns: stubDomains", () => {
       upstreamNameservers: upstream,
     });
     assert.deepEqual(stubs(t.corefile), ["bar.com:53 . 1.2.3.4:5300", "my.cluster.local:53 . 2.3.4.5"]);
+    assert.equal(t.lossy, true, "a server and a domain are not carried over");
     assert.deepEqual(t.warnings, [
       "kube-dns.yaml:3: stubDomains: bar.com: service.consul is a hostname: left out (forward takes IP addresses only)",
       "kube-dns.yaml:3: stubDomains: foo.com: service.consul is a hostname: left out (forward takes IP addresses only)",
       "kube-dns.yaml:3: stubDomains: foo.com has no server left: the domain is left out",
+    ]);
+  });
+
+  it("a placeholder for a server is named as one, and is not carried over", () => {
+    const t = translate({ stubDomains: '{"consul.local": ["CUSTOM_DNS_POD_IP"]}' });
+    assert.equal(t.lossy, true);
+    assert.deepEqual(t.warnings, [
+      "kube-dns.yaml:3: stubDomains: consul.local: CUSTOM_DNS_POD_IP is a placeholder, not an address: left out (put the server's IP address there)",
+      "kube-dns.yaml:3: stubDomains: consul.local has no server left: the domain is left out",
     ]);
   });
 
@@ -135,7 +145,7 @@ describe("migrate kube-dns: upstreamNameservers", () => {
     assert.throws(
       () => translate({ upstreamNameservers: '["service.consul", "ns.foo.com"]' }),
       (err: Error) =>
-        err instanceof MigrateError &&
+        err instanceof InputError &&
         /^kube-dns\.yaml:3: upstreamNameservers: every server is a hostname, .*list their addresses/.test(
           err.message,
         ),
@@ -157,7 +167,7 @@ describe("migrate kube-dns: what it refuses", () => {
   const refuses = (data: Record<string, string>, message: RegExp) =>
     assert.throws(
       () => translate(data),
-      (err: Error) => err instanceof MigrateError && message.test(err.message),
+      (err: Error) => err instanceof InputError && message.test(err.message),
     );
 
   it("federations: not supported, said so with the line and what stops resolving", () => {
@@ -173,7 +183,14 @@ describe("migrate kube-dns: what it refuses", () => {
   });
 
   it("values that are not JSON, or not the shape kube-dns reads, name the key's line", () => {
-    refuses({ stubDomains: "{foo.com: [1.2.3.4]}" }, /^kube-dns\.yaml:3: stubDomains is not JSON: /);
+    refuses(
+      { stubDomains: "{foo.com: [1.2.3.4]}" },
+      /^kube-dns\.yaml:3: stubDomains is not JSON \(it stops at 'f' in column 2\): JSON keys are quoted/,
+    );
+    refuses(
+      { upstreamNameservers: '["8.8.8.8",]' },
+      /upstreamNameservers is not JSON .*no comma before a closing/,
+    );
     refuses(
       { upstreamNameservers: '"8.8.8.8"' },
       /upstreamNameservers must be a list of "IP" or "IP:PORT" strings/,
@@ -186,10 +203,40 @@ describe("migrate kube-dns: what it refuses", () => {
     );
   });
 
-  it("a key kube-dns does not read is named, not silently dropped", () => {
-    assert.deepEqual(translate({ logLevel: "2" }).warnings, [
+  it("a key kube-dns does not read is named, not silently dropped (and nothing is lost)", () => {
+    const t = translate({ logLevel: "2" });
+    assert.deepEqual(t.warnings, [
       "kube-dns.yaml:3: logLevel is not a kube-dns setting (stubDomains, upstreamNameservers, federations): left out",
     ]);
+    assert.equal(t.lossy, false);
+  });
+
+  it("typographic quotes: one line, with the file's line where parsing stops and what to do", () => {
+    const text = [
+      "apiVersion: v1", // 1
+      "kind: ConfigMap", // 2
+      "metadata:", // 3
+      "  name: kube-dns", // 4
+      "data:", // 5
+      "  stubDomains: |", // 6
+      "    {", // 7
+      '      "acme.local": ["1.2.3.4"],', // 8
+      '      \u201ccorp.example\u201d: ["10.150.0.1"]', // 9
+      "    }", // 10
+      "",
+    ].join("\n");
+    const cm = configMapData({ name: "kube-dns.yaml", text })!;
+    assert.throws(
+      () => translateKubeDns(cm, "kube-dns.yaml", "cluster.local"),
+      (err: Error) => {
+        assert.ok(err instanceof InputError);
+        assert.equal(
+          err.message,
+          "kube-dns.yaml:9: stubDomains is not JSON (it stops at '\u201c' in column 3): it holds typographic quotes (\u201c \u201d \u2018 \u2019), as word processors and chat tools write them; JSON takes only plain double quotes (\")",
+        );
+        return true;
+      },
+    );
   });
 });
 

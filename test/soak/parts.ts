@@ -21,4 +21,5 @@ export const PARTS: PartEntry[] = [
   { name: "k8s-faults", file: "k8s-faults.ts" },
   { name: "k8s-scale", file: "k8s-scale.ts" },
   { name: "node-local-restart", file: "node-local-restart.ts" },
+  { name: "forward-spoof", file: "forward-spoof.ts" },
 ];

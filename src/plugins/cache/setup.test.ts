@@ -109,12 +109,6 @@ test("cache: every bad input names its file and line", () => {
   }
 });
 
-test("cache: one per server block", async () => {
-  const f = fakeContext({ zones: ["."] });
-  await setup(cacheDirective("cache"), f.ctx);
-  await assert.rejects(async () => setup(cacheDirective("cache"), f.ctx), configErrorLike(/only one cache/));
-});
-
 test("cache: ZONES default to the server block's; the instance shows its entries from start to stop", async () => {
   const zones = ["example.org.", "0.0.10.in-addr.arpa."];
   assert.deepEqual(parseCache(cacheDirective("cache 30"), zones).zones, zones);

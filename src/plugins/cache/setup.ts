@@ -161,8 +161,6 @@ function positiveDuration(t: Token): number {
 }
 
 export const setup: Setup = (d, ctx) => {
-  if (ctx.block.shared.has(NAME)) throw configError(d, NAME, "only one cache per server block");
-  ctx.block.shared.set(NAME, true);
   const cache = new Cache(parseCache(d, ctx.zones));
   ctx.onStartup(() => cache.start());
   ctx.onShutdown(() => cache.stop());

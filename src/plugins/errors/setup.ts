@@ -18,12 +18,7 @@ const LEVELS: Record<string, ConsolidateLevel> = {
   debug: "debug",
 };
 
-/** Server blocks that already have an errors directive: CoreDNS allows one per block. */
-const seen = new WeakSet<object>();
-
 export const setup: Setup = (d, ctx) => {
-  if (seen.has(ctx.block)) throw configError(d, "errors", "can only be used once per server block");
-  seen.add(ctx.block);
   argCount(d, "errors", 0, 1);
   // CoreDNS accepts "stdout" as the only log destination; clusterdns always logs through pino.
   if (d.args.length === 1 && d.args[0].text !== "stdout") {

@@ -1,12 +1,14 @@
-// Idle connections to one upstream, per transport, reused for later queries and closed once idle for
+// Idle TCP and TLS connections to one upstream, reused for later queries and closed once idle for
 // `expireMs` (CoreDNS's `expire`, 10s by default). A connection carries one query at a time, so
 // concurrent queries each take their own; the most recently used is taken first, which lets the
-// others age out when traffic drops.
+// others age out when traffic drops. UDP is never reused: each query opens a socket on a new random
+// port and closes it after (udp-conn.ts), where CoreDNS keeps one for up to `expire`.
 
 import type { Conn, Proto } from "./conn.ts";
+import type { Mismatch } from "../../client/reply-match.ts";
 import type { UpstreamStats } from "./stats.ts";
 import { tcpConn, tlsConn, type TlsSettings } from "./tcp-conn.ts";
-import { UdpConn } from "./udp-conn.ts";
+import { UdpConn, type UdpSocketCap } from "./udp-conn.ts";
 
 export interface PoolOptions {
   expireMs: number;
@@ -16,6 +18,8 @@ export interface PoolOptions {
   maxAgeMs: number;
   /** Set for a DNS-over-TLS upstream: its connections are all "tcp-tls". */
   tls?: TlsSettings;
+  /** The cap on UDP sockets open at once, shared by the forward block's upstreams. */
+  udpSockets: UdpSocketCap;
 }
 
 export class ConnPool {
@@ -23,17 +27,25 @@ export class ConnPool {
   readonly #port: number;
   readonly #opts: PoolOptions;
   readonly #stats: UpstreamStats;
+  readonly #onReject: (why: Mismatch) => void;
   readonly #idle: Record<Proto, Conn[]> = { udp: [], tcp: [], "tcp-tls": [] };
   /** The last TLS session the upstream gave us, to resume on the next connection. */
   #session: Buffer | undefined;
   #sweeper: NodeJS.Timeout | undefined;
   #closed = false;
 
-  constructor(host: string, port: number, opts: PoolOptions, stats: UpstreamStats) {
-    this.#host = host;
-    this.#port = port;
+  /** `onReject` hears of every packet a connection did not take as its reply, and why. */
+  constructor(
+    to: { host: string; port: number },
+    opts: PoolOptions,
+    stats: UpstreamStats,
+    onReject: (why: Mismatch) => void,
+  ) {
+    this.#host = to.host;
+    this.#port = to.port;
     this.#opts = opts;
     this.#stats = stats;
+    this.#onReject = onReject;
   }
 
   /** A connection for one exchange; `reused` tells whether it was idle in the pool (and may have been
@@ -41,6 +53,7 @@ export class ConnPool {
   async take(proto: Proto): Promise<{ conn: Conn; reused: boolean }> {
     const idle = this.#idle[proto];
     const now = Date.now();
+    // An idle UDP socket is never there to take (give closes them), so UDP always opens one.
     for (let c = idle.pop(); c; c = idle.pop()) {
       if (this.#usable(c, now)) {
         this.#stats.connCacheHits[proto]++;
@@ -54,20 +67,21 @@ export class ConnPool {
 
   /** A new connection, not counted as a cache miss: for a retry after a stale one, or a health check. */
   open(proto: Proto): Promise<Conn> {
-    const onMismatch = () => void this.#stats.mismatched++;
-    if (proto === "udp") return UdpConn.open(this.#host, this.#port, onMismatch);
+    const onReject = this.#onReject;
+    if (proto === "udp")
+      return UdpConn.open({ host: this.#host, port: this.#port }, this.#opts.udpSockets, onReject);
     const t = this.#opts.tls;
-    if (proto === "tcp") return Promise.resolve(tcpConn(this.#host, this.#port, onMismatch));
+    if (proto === "tcp") return Promise.resolve(tcpConn(this.#host, this.#port, onReject));
     if (t === undefined)
       throw new Error("forward: a DNS-over-TLS connection to an upstream without TLS settings");
     const keep = (session: Buffer) => void (this.#session = session);
-    return Promise.resolve(tlsConn(this.#host, this.#port, t, this.#session, keep, onMismatch));
+    return Promise.resolve(tlsConn(this.#host, this.#port, t, this.#session, keep, onReject));
   }
 
-  /** Hands back a connection whose exchange succeeded. */
+  /** Hands back a connection whose exchange succeeded: kept for reuse, or closed (UDP always). */
   give(conn: Conn): void {
     const idle = this.#idle[conn.proto];
-    if (this.#closed || !this.#usable(conn, Date.now()) || this.#full(idle)) {
+    if (conn.proto === "udp" || this.#closed || !this.#usable(conn, Date.now()) || this.#full(idle)) {
       conn.close();
       return;
     }

@@ -1,9 +1,10 @@
 // What UDP and TCP connections to an upstream share: one query in flight at a time, a reply taken only
-// when it matches (reply-match.ts), a timeout, and errors with stable codes.
+// when it matches (reply-match.ts), every other packet counted by why it was not, a timeout, and errors
+// with stable codes.
 
 import type { Msg } from "../../dns/message.ts";
-import type { Expect } from "../../client/reply-match.ts";
-import { matchReply } from "../../client/reply-match.ts";
+import type { Expect, Mismatch } from "../../client/reply-match.ts";
+import { checkReply } from "../../client/reply-match.ts";
 
 /** How a query goes upstream: plain UDP or TCP, or TCP inside TLS (CoreDNS's name for DoT). */
 export type Proto = "udp" | "tcp" | "tcp-tls";
@@ -15,6 +16,10 @@ export const ExchangeCode = {
   CLOSED: "CDNS_ERR_FORWARD_CLOSED",
   /** The socket reported an error: refused, reset, unreachable. */
   NETWORK: "CDNS_ERR_FORWARD_NETWORK",
+  /** A reply matched all but the 0x20 case of the name: spoofed, or an upstream that does not echo case. */
+  CASE: "CDNS_ERR_FORWARD_CASE",
+  /** The cap on open UDP sockets to upstreams was reached: the query was not sent. */
+  SOCKETS: "CDNS_ERR_FORWARD_SOCKETS",
 } as const;
 
 /** An exchange with an upstream that got no reply. */
@@ -42,10 +47,11 @@ export abstract class Conn {
   readonly openedAt = Date.now();
   #closed = false;
   #pending: Pending | undefined;
-  readonly #onMismatch: () => void;
+  readonly #onReject: (why: Mismatch) => void;
 
-  constructor(onMismatch: () => void) {
-    this.#onMismatch = onMismatch;
+  /** `onReject` hears of every packet that is not the reply, and why. */
+  constructor(onReject: (why: Mismatch) => void) {
+    this.#onReject = onReject;
   }
 
   get closed(): boolean {
@@ -66,12 +72,21 @@ export abstract class Conn {
     });
   }
 
-  /** One packet from the upstream: the reply when it matches, else dropped and counted. */
+  /** One packet from the upstream: the reply when it matches, else dropped and counted. A wrong case
+   * ends the exchange: the upstream retries on a new socket (upstream.ts), since what came is either a
+   * forgery whose sender knows this port, or the real reply of an upstream that does not echo case. */
   protected deliver(pkt: Buffer): void {
     const p = this.#pending;
-    const m = p ? matchReply(pkt, p.e) : undefined;
-    if (!p || !m) {
-      this.#onMismatch();
+    if (!p) {
+      // No query in flight: a late reply (its query timed out) or a forgery.
+      this.#onReject("id");
+      return;
+    }
+    const m = checkReply(pkt, p.e);
+    if (typeof m === "string") {
+      this.#onReject(m);
+      if (m === "case")
+        this.fail(new ExchangeError(ExchangeCode.CASE, "the reply's name is not in the query's case"));
       return;
     }
     clearTimeout(p.timer);

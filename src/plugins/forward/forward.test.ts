@@ -9,7 +9,7 @@ import type { Msg } from "../../dns/message.ts";
 import type { ForwardOptions } from "./forward.ts";
 import { Forward, FORWARD_MAX_AGE } from "./forward.ts";
 import { parseForward } from "./setup.ts";
-import { forwardStats } from "./stats.ts";
+import { forwardStats, type UpstreamStats } from "./stats.ts";
 import { parseCorefile } from "../../corefile/parser.ts";
 import { replyTo } from "../../dns/message.ts";
 import { encode } from "../../dns/encode.ts";
@@ -54,6 +54,11 @@ async function who(h: Handler): Promise<string> {
   const { reply } = await ask(h, "who.example.org", Type.TXT);
   assert.equal(reply.rcode, Rcode.NOERROR);
   return (reply.answer[0].data as { strings: string[] }).strings[0];
+}
+
+/** Packets from an upstream not taken as a reply, whatever the reason. */
+function rejectedCount(s: UpstreamStats): number {
+  return Object.values(s.rejected).reduce((a, b) => a + b, 0);
 }
 
 function addresses(m: Msg): string[] {
@@ -210,7 +215,7 @@ test("the upstream gets our EDNS record with the client's DO bit, not the client
     assert.equal(withDo.edns?.do, true);
     assert.equal(plain.edns?.udpSize, 1232, "EDNS towards the upstream even for a client without it");
     assert.equal(plain.edns?.do, false);
-    assert.equal(plain.question[0].name, "y.example.org.");
+    assert.equal(plain.question[0].name.toLowerCase(), "y.example.org.");
   } finally {
     await up.close();
   }
@@ -254,26 +259,26 @@ test("a reply with the wrong ID or question is not taken", async () => {
       ...replyTo(q),
       answer: [{ name, type: Type.A, class: 1, ttl: 60, data: { type: Type.A, address: "192.0.2.7" } }],
     };
-    if (name.startsWith("spoofed-only")) return [evil(q, q.id ^ 1, name)];
+    if (name.toLowerCase().startsWith("spoofed-only")) return [evil(q, q.id ^ 1, name)];
     return [evil(q, q.id ^ 0x8000, name), evil(q, q.id, "other.example.org."), good];
   });
   try {
     for (const proto of ["udp", "tcp"] as const) {
       const { f, h } = make(`forward . 127.0.0.1:${up.port}`);
       const s = f.upstreams[0].stats;
-      const mismatched = s.mismatched;
+      const mismatched = rejectedCount(s);
       const { reply } = await ask(h, "victim.example.org", Type.A, { proto });
       assert.deepEqual(addresses(reply), ["192.0.2.7"], proto);
-      assert.equal(s.mismatched - mismatched, 2, proto);
+      assert.equal(rejectedCount(s) - mismatched, 2, proto);
     }
     // Only a wrong reply comes: the query times out (SERVFAIL) rather than take it.
     const { f, h } = make(`forward . 127.0.0.1:${up.port}`, { readTimeoutMs: 200 });
     const s = f.upstreams[0].stats;
-    const before = { mismatched: s.mismatched, failures: s.failures };
+    const before = { mismatched: rejectedCount(s), failures: s.failures };
     const { reply } = await ask(h, "spoofed-only.example.org", Type.A);
     assert.equal(reply.rcode, Rcode.SERVFAIL);
     assert.equal(reply.answer.length, 0);
-    assert.equal(s.mismatched - before.mismatched, 1);
+    assert.equal(rejectedCount(s) - before.mismatched, 1);
     assert.equal(s.failures - before.failures, 1);
   } finally {
     await up.close();

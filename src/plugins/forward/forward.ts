@@ -18,6 +18,7 @@ import { makePolicy, shuffled } from "./policy.ts";
 import { asciiLower } from "../../client/reply-match.ts";
 import { forwardStats } from "./stats.ts";
 import { Upstream } from "./upstream.ts";
+import { UdpSocketCap } from "./udp-conn.ts";
 
 export const NAME = "forward";
 
@@ -66,6 +67,9 @@ export interface ForwardOptions {
   deadlineMs: number;
   /** Longest wait for the reply to one health check. */
   healthCheckTimeoutMs: number;
+  /** Most UDP sockets to upstreams open at once (one per query in flight); queries past it are not
+   * sent (SERVFAIL unless another upstream can take them). Not a CoreDNS option. */
+  maxUdpSockets: number;
 }
 
 export const FORWARD_DEFAULTS = {
@@ -79,6 +83,7 @@ export const FORWARD_DEFAULTS = {
   readTimeoutMs: 2000,
   deadlineMs: 5000,
   healthCheckTimeoutMs: 1000,
+  maxUdpSockets: 4096,
 } as const;
 
 export class Forward {
@@ -97,6 +102,7 @@ export class Forward {
       proto: opts.forceTcp ? "tcp" : "udp",
       timeoutMs: opts.healthCheckTimeoutMs,
     };
+    const udpSockets = new UdpSocketCap(opts.maxUdpSockets);
     this.upstreams = opts.to.map(
       (addr) =>
         new Upstream(
@@ -109,6 +115,7 @@ export class Forward {
             maxFails: opts.maxFails,
             healthCheck: hc,
             readTimeoutMs: opts.readTimeoutMs,
+            udpSockets,
           },
           log,
         ),

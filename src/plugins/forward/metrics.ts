@@ -52,6 +52,26 @@ perUpstream(
       c.inc({ to: s.to, proxy_name: "forward", type }, s.connCacheMisses[type]);
   },
 );
+perUpstream(
+  "clusterdns_forward_rejected_replies_total",
+  "Packets from each upstream's address and port not taken as the reply, by the check they failed " +
+    "(id, qr, question, case, malformed): late replies or forgeries.",
+  ["to", "reason"],
+  (c, s) => {
+    for (const [reason, n] of Object.entries(s.rejected)) c.inc({ to: s.to, reason }, n);
+  },
+);
+perUpstream(
+  "clusterdns_forward_case_fallbacks_total",
+  "Queries asked again without 0x20 because the upstream's replies failed the case check.",
+  ["to"],
+  (c, s) => c.inc({ to: s.to }, s.caseFallbacks),
+);
+total(
+  "clusterdns_forward_udp_socket_cap_total",
+  "Upstream queries not sent because the cap on open UDP sockets was reached.",
+  () => forwardStats.udpSocketCapRefused,
+);
 total(
   "coredns_forward_healthcheck_broken_total",
   "Queries sent to a random upstream because every upstream was marked down.",

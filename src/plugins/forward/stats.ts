@@ -3,6 +3,7 @@
 // them as in the comments (CoreDNS's coredns_forward_* series).
 
 import type { Proto } from "./conn.ts";
+import type { Mismatch } from "../../client/reply-match.ts";
 import { HistogramSeries, TIME_BUCKETS } from "../../metrics/plain.ts";
 
 export interface UpstreamStats {
@@ -22,9 +23,13 @@ export interface UpstreamStats {
   readonly connCacheMisses: Record<Proto, number>;
   /** Exchanges that got no usable reply (timeout, refused, reset). Not a CoreDNS series. */
   failures: number;
-  /** Packets dropped because their ID or question matched no query in flight: late or spoofed.
-   * Not a CoreDNS series. */
-  mismatched: number;
+  /** clusterdns_forward_rejected_replies_total{to, reason}: packets from the upstream's address and
+   * port that were not taken as a reply, by the check they failed: late or spoofed. Packets from any
+   * other address or port never reach the connected socket (the kernel drops them). */
+  readonly rejected: Record<Mismatch, number>;
+  /** clusterdns_forward_case_fallbacks_total{to}: queries asked once more without 0x20 because the
+   * replies failed the case check. */
+  caseFallbacks: number;
 }
 
 export const forwardStats = {
@@ -32,6 +37,9 @@ export const forwardStats = {
   healthcheckBroken: 0,
   /** coredns_forward_max_concurrent_rejects_total: queries answered REFUSED by max_concurrent. */
   maxConcurrentRejects: 0,
+  /** clusterdns_forward_udp_socket_cap_total: upstream queries not sent because the cap on open UDP
+   * sockets was reached. */
+  udpSocketCapRefused: 0,
   /** Per upstream, keyed by `to`. An upstream keeps its entry after a reload drops it. */
   upstreams: new Map<string, UpstreamStats>(),
 };
@@ -49,7 +57,8 @@ export function upstreamStats(to: string): UpstreamStats {
       connCacheHits: { udp: 0, tcp: 0, "tcp-tls": 0 },
       connCacheMisses: { udp: 0, tcp: 0, "tcp-tls": 0 },
       failures: 0,
-      mismatched: 0,
+      rejected: { malformed: 0, id: 0, qr: 0, question: 0, case: 0 },
+      caseFallbacks: 0,
     };
     forwardStats.upstreams.set(to, s);
   }

@@ -6,6 +6,7 @@
 
 import net from "node:net";
 import tls from "node:tls";
+import type { Mismatch } from "../../client/reply-match.ts";
 import { Conn, ExchangeCode, ExchangeError } from "./conn.ts";
 import { FrameReader, tcpFrame } from "../../dns/tcp-frames.ts";
 
@@ -14,8 +15,8 @@ export class StreamConn extends Conn {
   readonly #socket: net.Socket;
   readonly #frames = new FrameReader();
 
-  constructor(socket: net.Socket, proto: "tcp" | "tcp-tls", onMismatch: () => void) {
-    super(onMismatch);
+  constructor(socket: net.Socket, proto: "tcp" | "tcp-tls", onReject: (why: Mismatch) => void) {
+    super(onReject);
     this.proto = proto;
     this.#socket = socket;
     socket.setNoDelay(true);
@@ -44,8 +45,8 @@ export class StreamConn extends Conn {
   }
 }
 
-export function tcpConn(host: string, port: number, onMismatch: () => void): StreamConn {
-  return new StreamConn(net.connect({ host, port }), "tcp", onMismatch);
+export function tcpConn(host: string, port: number, onReject: (why: Mismatch) => void): StreamConn {
+  return new StreamConn(net.connect({ host, port }), "tcp", onReject);
 }
 
 /** What a DNS-over-TLS connection needs besides the address: the forward's `tls` files and name. */
@@ -66,7 +67,7 @@ export function tlsConn(
   s: TlsSettings,
   session: Buffer | undefined,
   onSession: (session: Buffer) => void,
-  onMismatch: () => void,
+  onReject: (why: Mismatch) => void,
 ): StreamConn {
   const socket = tls.connect({
     host,
@@ -78,5 +79,5 @@ export function tlsConn(
     session,
   });
   socket.on("session", onSession);
-  return new StreamConn(socket, "tcp-tls", onMismatch);
+  return new StreamConn(socket, "tcp-tls", onReject);
 }

@@ -1,34 +1,70 @@
-// A connected UDP socket to one upstream: the kernel drops datagrams from any other address, and an
-// ICMP "port unreachable" comes back as ECONNREFUSED at once instead of a timeout.
+// A connected UDP socket to one upstream, for one query: the kernel drops datagrams from any other
+// address or port, and an ICMP "port unreachable" comes back as ECONNREFUSED at once instead of a
+// timeout. Each query gets a socket of its own, bound by the kernel to a fresh random ephemeral port
+// (RFC 5452 9.2), and closed once the query is over: an attacker who learned one query's port (or
+// floods one) learns nothing about the next. The number open at once is capped (UdpSocketCap).
 
 import dgram from "node:dgram";
 import { isIPv6 } from "node:net";
+import type { Mismatch } from "../../client/reply-match.ts";
 import { Conn, ExchangeCode, ExchangeError } from "./conn.ts";
+
+/** At most `max` upstream UDP sockets open at once (one forward block's), so that a flood of unique
+ * names to a silent upstream, each query holding its socket for the read timeout, cannot use up the
+ * process's file descriptors. A query that finds the cap reached is not sent (ExchangeCode.SOCKETS). */
+export class UdpSocketCap {
+  readonly max: number;
+  open = 0;
+  /** Date.now() of the last log line about the cap. */
+  warnedAt = -Infinity;
+  constructor(max: number) {
+    this.max = max;
+  }
+}
+
+/** dgram's lookup for an upstream, whose address is always an IP literal (upstream-address.ts): it
+ * spares connect() a dns.lookup call and its tick, a quarter of what a socket per query costs. */
+function literal(address: string, family: unknown, cb: (err: null, a: string, f: number) => void): void {
+  cb(null, address, family === 6 ? 6 : 4);
+}
 
 export class UdpConn extends Conn {
   readonly proto = "udp";
   readonly #socket: dgram.Socket;
+  readonly #cap: UdpSocketCap;
 
-  private constructor(socket: dgram.Socket, onMismatch: () => void) {
-    super(onMismatch);
+  private constructor(socket: dgram.Socket, cap: UdpSocketCap, onReject: (why: Mismatch) => void) {
+    super(onReject);
     this.#socket = socket;
+    this.#cap = cap;
     socket.on("message", (pkt) => this.deliver(pkt));
     socket.on("error", (err) =>
       this.fail(new ExchangeError(ExchangeCode.NETWORK, err.message, { cause: err })),
     );
   }
 
-  static open(host: string, port: number, onMismatch: () => void): Promise<UdpConn> {
-    const socket = dgram.createSocket(isIPv6(host) ? "udp6" : "udp4");
+  static open(
+    to: { host: string; port: number },
+    cap: UdpSocketCap,
+    onReject: (why: Mismatch) => void,
+  ): Promise<UdpConn> {
+    if (cap.open >= cap.max) {
+      const why = `${cap.max} UDP sockets to upstreams are open, the most allowed: query not sent`;
+      return Promise.reject(new ExchangeError(ExchangeCode.SOCKETS, why));
+    }
+    cap.open++;
+    const socket = dgram.createSocket({ type: isIPv6(to.host) ? "udp6" : "udp4", lookup: literal });
     return new Promise((resolve, reject) => {
       const onError = (err: Error) => {
+        cap.open--;
         socket.close();
         reject(new ExchangeError(ExchangeCode.NETWORK, err.message, { cause: err }));
       };
       socket.once("error", onError);
-      socket.connect(port, host, () => {
+      // Connecting binds the socket first, to port 0: the kernel picks a random free ephemeral port.
+      socket.connect(to.port, to.host, () => {
         socket.off("error", onError);
-        resolve(new UdpConn(socket, onMismatch));
+        resolve(new UdpConn(socket, cap, onReject));
       });
     });
   }
@@ -39,6 +75,7 @@ export class UdpConn extends Conn {
   }
 
   protected destroy(): void {
+    this.#cap.open--;
     this.#socket.close();
   }
 }

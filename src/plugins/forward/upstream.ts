@@ -3,19 +3,34 @@
 // (`NAME IN NS`, default `. IN NS`) every interval; each check that gets no reply counts a failure,
 // `maxFails` of them in a row mark the upstream down, and the first check that gets any reply at all
 // (REFUSED and SERVFAIL included) marks it up and stops the checks.
-
+//
+// Against forged replies, a UDP query goes out on a socket of its own (a random source port), with a
+// random ID and its name in random case (0x20), and only a reply that echoes all three is taken
+// (reply-match.ts). A reply that fails only the case check ends that try: the query is asked again on a
+// new socket, in new case; when that fails the same way it is asked without 0x20 (an upstream that
+// does not echo case), and after CASE_STRIKES such queries in a row 0x20 stays off for that upstream
+// for CASE_OFF_MS. The other checks' failures are dropped and waited past. All are counted, and logged
+// at most once a minute per upstream.
 import type { Logger } from "pino";
 import type { Msg } from "../../dns/message.ts";
 import type { Conn, Proto } from "./conn.ts";
+import type { Mismatch } from "../../client/reply-match.ts";
 import type { PoolOptions } from "./conn-pool.ts";
 import type { UpstreamStats } from "./stats.ts";
 import { ConnPool } from "./conn-pool.ts";
 import { ExchangeCode, ExchangeError } from "./conn.ts";
-import { asciiLower, randomId } from "../../client/reply-match.ts";
-import { recordReply, upstreamStats } from "./stats.ts";
+import { queryName, randomCase, randomId } from "../../client/reply-match.ts";
+import { forwardStats, recordReply, upstreamStats } from "./stats.ts";
 import { encode } from "../../dns/encode.ts";
 import { newQuery } from "../../dns/message.ts";
 import { Class, Type, rcodeName } from "../../dns/constants.ts";
+
+/** Queries in a row whose replies failed the case check, in 0x20 case twice, before 0x20 goes off. */
+const CASE_STRIKES = 3;
+/** How long 0x20 stays off for an upstream that does not echo case before it is tried again. */
+const CASE_OFF_MS = 10 * 60_000;
+/** At most one log line about rejected replies per upstream this often. */
+const REJECT_LOG_MS = 60_000;
 
 export interface UpstreamAddress {
   host: string;
@@ -62,6 +77,13 @@ export class Upstream {
   #wake: (() => void) | undefined;
   /** The connection of the health check in progress, closed by close(). */
   #checking: Conn | undefined;
+  /** Queries in a row whose 0x20 tries all failed the case check. */
+  #caseStrikes = 0;
+  /** Date.now() until which queries go without 0x20. */
+  #caseOffUntil = 0;
+  /** Rejected packets by reason since the last log line about them, and when that was. */
+  #rejectedSince: Partial<Record<Mismatch, number>> = {};
+  #rejectLoggedAt = -Infinity;
 
   constructor(addr: UpstreamAddress, opts: UpstreamOptions, log: Logger) {
     this.host = addr.host;
@@ -72,7 +94,7 @@ export class Upstream {
     this.#opts = this.#tls ? { ...opts, healthCheck: { ...opts.healthCheck, proto: "tcp-tls" } } : opts;
     this.#log = log;
     this.stats = upstreamStats(addr.to);
-    this.#pool = new ConnPool(addr.host, addr.port, this.#opts, this.stats);
+    this.#pool = new ConnPool(addr, this.#opts, this.stats, (why) => this.#rejected(why));
   }
 
   /** Failed health checks in a row. */
@@ -82,6 +104,11 @@ export class Upstream {
 
   get down(): boolean {
     return this.#opts.maxFails > 0 && this.#fails >= this.#opts.maxFails;
+  }
+
+  /** Whether UDP queries go out in 0x20 case now (off for a while after the upstream did not echo it). */
+  get caseRandomized(): boolean {
+    return Date.now() >= this.#caseOffUntil;
   }
 
   /** Idle pooled connections of one transport. */
@@ -99,14 +126,16 @@ export class Upstream {
     const proto = this.#tls ? "tcp-tls" : asked;
     let reply: Msg;
     try {
-      reply = await this.#send(query, proto, deadline);
+      reply = await this.#ask(query, proto, deadline);
     } catch (err) {
-      this.#suspect();
+      const code = (err as ExchangeError).code;
+      // Neither a reached socket cap nor a forgery says anything about the upstream's health.
+      if (code !== ExchangeCode.SOCKETS && code !== ExchangeCode.CASE) this.#suspect();
       throw err;
     }
     if (proto === "udp" && reply.tc && Date.now() < deadline) {
       try {
-        return await this.#send(query, "tcp", deadline);
+        return await this.#send(query, "tcp", deadline, false);
       } catch (err) {
         this.#log.debug({ err, to: this.to }, "TCP retry of a truncated reply failed");
       }
@@ -123,11 +152,71 @@ export class Upstream {
     this.#pool.close();
   }
 
-  async #send(query: Msg, proto: Proto, deadline: number): Promise<Msg> {
+  /** One query's tries over `proto`: in 0x20 case over UDP (twice at most), then without it. */
+  async #ask(query: Msg, proto: Proto, deadline: number): Promise<Msg> {
+    // TCP needs no 0x20: an off-path attacker cannot inject into a connection it cannot see.
+    const caps = proto === "udp" && this.caseRandomized;
+    for (let attempt = 0; ; attempt++) {
+      const exact = caps && attempt < 2;
+      if (caps && !exact) this.stats.caseFallbacks++;
+      try {
+        const reply = await this.#send(query, proto, deadline, exact);
+        if (exact) this.#caseStrikes = 0;
+        return reply;
+      } catch (err) {
+        if ((err as ExchangeError).code !== ExchangeCode.CASE || Date.now() >= deadline) throw err;
+        if (attempt === 1) this.#caseFailed();
+      }
+    }
+  }
+
+  /** A query whose two 0x20 tries both came back in another case: the upstream may not echo case. */
+  #caseFailed(): void {
+    if (++this.#caseStrikes < CASE_STRIKES) return;
+    this.#caseStrikes = 0;
+    this.#caseOffUntil = Date.now() + CASE_OFF_MS;
+    this.#log.warn(
+      { to: this.to, queries: CASE_STRIKES, offMinutes: CASE_OFF_MS / 60_000 },
+      "upstream does not echo the query name's case (0x20): queries to it go without 0x20 for a while",
+    );
+  }
+
+  /** Counts a query not sent for the cap on open UDP sockets; says so at most once a minute. */
+  #atCap(): void {
+    forwardStats.udpSocketCapRefused++;
+    const cap = this.#opts.udpSockets;
+    const now = Date.now();
+    if (now - cap.warnedAt < REJECT_LOG_MS) return;
+    cap.warnedAt = now;
+    this.#log.warn(
+      { to: this.to, max: cap.max },
+      "UDP sockets to upstreams are all in use (one per query in flight): queries past the cap are not " +
+        "sent (clusterdns_forward_udp_socket_cap_total); at most one such line a minute",
+    );
+  }
+
+  /** Counts a packet that was not the reply, and logs the counts at most once a minute. */
+  #rejected(why: Mismatch): void {
+    this.stats.rejected[why]++;
+    this.#rejectedSince[why] = (this.#rejectedSince[why] ?? 0) + 1;
+    const now = Date.now();
+    if (now - this.#rejectLoggedAt < REJECT_LOG_MS) return;
+    this.#rejectLoggedAt = now;
+    this.#log.warn(
+      { to: this.to, rejected: this.#rejectedSince },
+      "dropped packets from the upstream that failed the reply checks (late or forged); " +
+        "counts since the last such line, at most one a minute",
+    );
+    this.#rejectedSince = {};
+  }
+
+  async #send(query: Msg, proto: Proto, deadline: number, exactCase: boolean): Promise<Msg> {
     const id = randomId();
     const q = query.question[0];
-    const expect = { id, name: asciiLower(q.name), type: q.type, class: q.class };
-    const bytes = encode({ ...query, id });
+    const name = exactCase ? randomCase(q.name) : q.name;
+    const bytes = encode({ ...query, id, question: [{ ...q, name }] });
+    const wire = exactCase ? queryName(bytes) : undefined;
+    const expect = { id, name, type: q.type, class: q.class, wire };
     const timeout = Math.max(1, Math.min(this.#opts.readTimeoutMs, deadline - Date.now()));
     this.stats.requests++;
     const start = performance.now();
@@ -148,7 +237,9 @@ export class Upstream {
       recordReply(this.stats, rcodeName(reply.rcode), (performance.now() - start) / 1000);
       return reply;
     } catch (err) {
-      this.stats.failures++;
+      const code = (err as ExchangeError).code;
+      if (code === ExchangeCode.SOCKETS) this.#atCap();
+      else if (code !== ExchangeCode.CASE) this.stats.failures++;
       throw err instanceof ExchangeError
         ? err
         : new ExchangeError(ExchangeCode.NETWORK, (err as Error).message, { cause: err });

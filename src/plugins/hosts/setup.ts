@@ -22,12 +22,7 @@ const DEFAULT_FILE = "/etc/hosts";
 const DEFAULT_TTL = 3600;
 const DEFAULT_RELOAD_MS = 5000;
 
-/** Server blocks that already have a hosts directive: CoreDNS allows one per block. */
-const seen = new WeakSet<object>();
-
 export const setup: Setup = async (d, ctx) => {
-  if (seen.has(ctx.block)) throw configError(d, "hosts", "can only be used once per server block");
-  seen.add(ctx.block);
   const file = d.args[0]?.text ?? DEFAULT_FILE;
   const path = resolve(ctx.root, file);
   const opts: HostsOptions = {

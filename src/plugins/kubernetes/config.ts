@@ -18,6 +18,7 @@ import {
 } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
 import { canonical } from "../../dns/name.ts";
+import { pluginCompat } from "../../compat/coredns.ts";
 import type { Kind } from "./store/source.ts";
 import { parseLabelSelector, type LabelSelector } from "./store/label-selector.ts";
 import { isReverseZone } from "./store/zones.ts";
@@ -36,13 +37,17 @@ const CLUSTERSET_ZONE = "clusterset.local.";
 /** How often a changed store is written to the snapshot by default. */
 const DEFAULT_SNAPSHOT_INTERVAL_MS = 60_000;
 
-/** Options CoreDNS knows that clusterdns does not implement: named, so the error says so. */
+/** What the compatibility data says of an option CoreDNS removed (when, and what to write instead). */
+const removed = (option: string) =>
+  pluginCompat(NAME)?.parts?.find((p) => p.option === option)?.note ?? "removed from CoreDNS";
+
+/** Options CoreDNS knows, or knew, that clusterdns does not implement: named, so the error says so. */
 const UNSUPPORTED: Readonly<Record<string, string>> = {
   transfer: "zone transfers are the transfer plugin's (transfer { to ... })",
-  resyncperiod: "removed from CoreDNS; there is no periodic resync",
-  upstream: "removed from CoreDNS; ExternalName targets resolve through the server itself",
+  resyncperiod: removed("resyncperiod"),
+  upstream: removed("upstream"),
   autopath: "use the autopath plugin",
-  federation: "federation is not supported",
+  federation: removed("federation"),
 };
 
 export interface KubernetesConfig {

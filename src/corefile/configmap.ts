@@ -1,12 +1,12 @@
-// What the migrate commands read: a file or stdin (`-`), holding a ConfigMap as `kubectl get cm -o yaml`
-// (or `-o json`) prints it, or for `migrate coredns` a Corefile as it is.
+// What -validate and the migrate commands read: a file or stdin (`-`), holding a ConfigMap as
+// `kubectl get cm -o yaml` (or `-o json`) prints it, or a Corefile as it is.
 
 import { readFileSync } from "node:fs";
-import { LineCounter, isMap, isScalar, parseDocument, Scalar } from "yaml";
+import { LineCounter, isMap, isScalar, isSeq, parseDocument, Scalar, type YAMLMap } from "yaml";
 
-/** A mistake in what the migrate commands were given: one line, exit 1. */
-export class MigrateError extends Error {
-  readonly code = "CDNS_ERR_MIGRATE";
+/** A mistake in what -validate or a migrate command was given (a file, a ConfigMap): one line, exit 1. */
+export class InputError extends Error {
+  readonly code = "CDNS_ERR_INPUT";
 }
 
 export interface Input {
@@ -20,7 +20,7 @@ export function readInput(path: string): Input {
   try {
     return { name, text: readFileSync(path === "-" ? 0 : path, "utf8") };
   } catch (err) {
-    throw new MigrateError(`cannot read ${name}: ${(err as Error).message}`);
+    throw new InputError(`cannot read ${name}: ${(err as Error).message}`);
   }
 }
 
@@ -44,23 +44,41 @@ export interface ConfigMapData {
 
 /** The data of a ConfigMap, or undefined when the text is not one (for `migrate coredns`: a Corefile). */
 export function configMapData(input: Input): ConfigMapData | undefined {
+  const all = configMaps(input);
+  return all.length === 1 && all[0].list === false ? all[0].cm : undefined;
+}
+
+/** The ConfigMaps of a file: one, or the items of the List that `kubectl get cm A B -o yaml` prints
+ * (each with the file's line numbers); empty when the text is neither. */
+export function configMaps(input: Input): { cm: ConfigMapData; list: boolean }[] {
   const counter = new LineCounter();
   const doc = parseDocument(input.text, { lineCounter: counter, uniqueKeys: false });
   const root = doc.contents;
-  if (doc.errors.length > 0 || !isMap(root) || (doc.toJS() as { kind?: unknown }).kind !== "ConfigMap")
-    return undefined;
+  if (doc.errors.length > 0 || !isMap(root)) return [];
   const lineAt = (offset: number | undefined) => (offset === undefined ? 1 : counter.linePos(offset).line);
+  const kind = (node: unknown) => (isMap(node) ? (node.get("kind") as unknown) : undefined);
+  if (kind(root) === "ConfigMap") return [{ cm: fromNode(root, input.name, lineAt), list: false }];
+  const items = root.get("items", true);
+  if (kind(root) !== "List" || !isSeq(items) || !items.items.every((i) => kind(i) === "ConfigMap")) return [];
+  return items.items.map((i) => ({ cm: fromNode(i as YAMLMap, input.name, lineAt), list: true }));
+}
+
+function fromNode(
+  root: YAMLMap,
+  name: string,
+  lineAt: (offset: number | undefined) => number,
+): ConfigMapData {
   const data = new Map<string, string>();
   const places = new Map<string, Place>();
   const node = root.get("data", true);
   if (node !== undefined && node !== null) {
-    if (!isMap(node)) throw new MigrateError(`${input.name}: data is not a map of strings`);
+    if (!isMap(node)) throw new InputError(`${name}: data is not a map of strings`);
     for (const pair of node.items) {
       const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
       const line = lineAt(isScalar(pair.key) ? pair.key.range?.[0] : undefined);
       const value = pair.value;
       if (!isScalar(value) || typeof value.value !== "string")
-        throw new MigrateError(`${input.name}:${line}: data.${key} is not a string`);
+        throw new InputError(`${name}:${line}: data.${key} is not a string`);
       data.set(key, value.value);
       const literal = value.type === Scalar.BLOCK_LITERAL;
       // A block scalar's content starts on the line after its `|` header.
