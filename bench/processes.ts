@@ -134,7 +134,7 @@ export function listeningTcpPorts(pid: number): number[] {
 }
 
 /** sysconf(_SC_CLK_TCK): 100 on every Linux this runs on. */
-const CLOCK_TICKS = 100;
+export const CLOCK_TICKS = 100;
 
 /** The pid of the server itself: with taskset, the child execs the command, so the pid is the same. */
 export const pidOf = (s: Started) => s.proc.pid;

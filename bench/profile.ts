@@ -5,9 +5,10 @@
 //   BENCH_MIX=over node bench/profile.ts
 // Prints the functions with the most self time and leaves the .cpuprofile (for Chrome DevTools).
 
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { printSelfTime } from "./cpu-profile.ts";
 import { dnsperf } from "./dnsperf.ts";
 import { generateCluster } from "./cluster-gen.ts";
 import { serveWithCorefile, startClusterdns, untilSynced } from "./clusterdns-run.ts";
@@ -17,12 +18,6 @@ import { mixChoice, mixQueries } from "./mixes.ts";
 const services = Number(process.env.BENCH_SERVICES ?? 10_000);
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const dir = mkdtempSync(join(tmpdir(), "clusterdns-profile-"));
-
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  hitCount?: number;
-}
 
 const cluster = generateCluster({ services });
 const queryFile = join(dir, "queries.txt");
@@ -35,19 +30,4 @@ console.log(`QPS ${r.qps.toFixed(0)}`);
 await stop(cd.proc, 30_000); // the profile is written on exit, after kubeadm's 5 s of lameduck
 await api.close();
 
-const file = readdirSync(dir).find((f) => f.endsWith(".cpuprofile"));
-if (!file) throw new Error(`no profile in ${dir}`);
-const profile = JSON.parse(readFileSync(join(dir, file), "utf8")) as { nodes: ProfileNode[] };
-const self = new Map<string, number>();
-let total = 0;
-for (const n of profile.nodes) {
-  const hits = n.hitCount ?? 0;
-  total += hits;
-  const f = n.callFrame;
-  const key = `${f.functionName || "(anonymous)"} ${f.url.replace(/^.*\/(src|node_modules)\//, "$1/")}:${f.lineNumber + 1}`;
-  self.set(key, (self.get(key) ?? 0) + hits);
-}
-for (const [key, hits] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 30)) {
-  console.log(`${((100 * hits) / total).toFixed(1).padStart(5)}%  ${key}`);
-}
-console.log(`profile: ${join(dir, file)}`);
+printSelfTime(dir, 30);

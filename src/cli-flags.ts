@@ -16,6 +16,8 @@ export interface Flags {
   validate: boolean;
   /** -udp.engine: how UDP is read and sent; unset: batched where it was built, else dgram. */
   udpEngine?: UdpEngineName;
+  /** -memory.budget: MiB of resident memory to keep under (0: none); unset: 3/4 of the cgroup's limit. */
+  memoryBudgetMiB?: number;
   help: boolean;
 }
 
@@ -23,7 +25,7 @@ export class FlagError extends Error {
   readonly code = "CDNS_ERR_FLAG";
 }
 
-const valued = new Set(["conf", "dns.port", "udp.engine"]);
+const valued = new Set(["conf", "dns.port", "udp.engine", "memory.budget"]);
 const boolean = new Set(["version", "plugins", "reuseport", "validate", "help", "h"]);
 
 export function parseFlags(argv: string[]): Flags {
@@ -52,6 +54,9 @@ export function parseFlags(argv: string[]): Flags {
       if (!(UDP_ENGINES as readonly string[]).includes(value))
         throw new FlagError(`-udp.engine: '${value}' is not one of ${UDP_ENGINES.join(", ")}`);
       f.udpEngine = value as UdpEngineName;
+    } else if (name === "memory.budget") {
+      if (!/^\d+$/.test(value)) throw new FlagError(`-memory.budget: '${value}' is not a number of MiB`);
+      f.memoryBudgetMiB = Number(value);
     } else {
       if (!/^\d+$/.test(value) || Number(value) > 65535)
         throw new FlagError(`-dns.port: '${value}' is not a port`);
@@ -71,6 +76,8 @@ export const USAGE = `Usage: clusterdns [flags]
   -dns.port N     port for server blocks that name none (default 53)
   -reuseport      share the DNS port with other clusterdns processes (one core each)
   -udp.engine E   batched (recvmmsg/sendmmsg, the default where built) or dgram (Node's own)
+  -memory.budget N  MiB of resident memory to stay under by dropping cached answers and refusing
+                  large replies (0: none; default 3/4 of the container's memory limit)
   -plugins        list the plugins this build has
   -version        print the version
 `;

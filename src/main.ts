@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseFlags, USAGE, FlagError, type Flags } from "./cli-flags.ts";
+import { BUDGET_SHARE, cgroupLimit, memoryBudget } from "./server/memory-budget.ts";
 import { parseCorefile } from "./corefile/parser.ts";
 import type { ConfigWarning } from "./corefile/errors.ts";
 import { plugins } from "./plugins/index.ts";
@@ -109,6 +110,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`clusterdns: ${(err as Error).message}\n`);
     return 1;
   }
+  startMemoryBudget(flags, log);
   log.info({ version: VERSION, corefile: source.file, ports: instance.ports }, "started");
   // The logs are JSON for machines; a person at a terminal, or trying the demo, also gets one line.
   if (process.stderr.isTTY || source.demo) process.stderr.write(`${welcome(instance, source.demo)}\n`);
@@ -119,6 +121,22 @@ export async function main(argv: string[]): Promise<number> {
   if (reloader) process.on("SIGUSR1", () => void reloader.check());
   const current = () => (reloader ? reloader.stop().then(() => reloader.current) : Promise.resolve(instance));
   return signals.stopOnSignal(current, log);
+}
+
+/** The memory budget: -memory.budget, else BUDGET_SHARE of the cgroup's limit, else none. */
+function startMemoryBudget(flags: Flags, log: Logger): void {
+  const limit = cgroupLimit();
+  const budget =
+    flags.memoryBudgetMiB !== undefined
+      ? flags.memoryBudgetMiB * 1048576
+      : limit === undefined
+        ? 0
+        : Math.floor(limit * BUDGET_SHARE);
+  log.info(
+    { budgetMiB: Math.round(budget / 1048576), limitMiB: limit && Math.round(limit / 1048576) },
+    "memory budget",
+  );
+  memoryBudget.start(budget, log);
 }
 
 /** A ConfigMap given as the Corefile (the YAML parser is loaded only for text that may be one). */

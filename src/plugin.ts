@@ -244,6 +244,18 @@ export interface SetupContext {
   /** Runs when a stop begins (SIGTERM), before lameduck; the stop waits for it. Not at a reload.
    * nodelocal waits here for the clusterdns that takes its addresses over. */
   onStopping(fn: () => Promise<void>): void;
+  /** Keeps a live resource for a reload (src/server/handover.ts): the next instance's setup that asks
+   * for the same `key` with adopt() gets `value` instead of building it again. The key must spell out
+   * everything the resource depends on. `stop` runs when this instance stops (after the onShutdown
+   * hooks) unless a next instance adopted it. */
+  keep(key: string, value: unknown, stop: () => void | Promise<void>): void;
+  /** In a reload's new instance, the value the running instance keeps under `key` (see keep), now
+   * this instance's to stop; undefined when there is none (at start-up, always). */
+  adopt<T>(key: string): T | undefined;
+  /** With -reuseport, before this process listens: whether another process answers `zone` on the
+   * block's port (it is already serving it); false without -reuseport. kubernetes waits for its sync
+   * past startup_timeout while one does, instead of taking a share of the port to answer SERVFAIL. */
+  peerServes(zone: string): Promise<boolean>;
   /** Drops every entry of the answer cache: call whenever the data behind answers changes. */
   invalidate(): void;
   /** Drops the answer-cache entries of these canonical owner names only (every type): for plugins that

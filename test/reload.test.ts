@@ -1,14 +1,19 @@
 // reload end to end: a running server's Corefile is edited under a steady query load. A valid edit
 // takes effect (by the interval and by SIGUSR1), an invalid one is logged and the old configuration
-// keeps answering, and no query of the load fails throughout.
+// keeps answering, a kubernetes source that changed is waited for as long as its sync takes, and no
+// query of the load fails throughout.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { startServer } from "./helpers/server.ts";
 import { startLoad } from "./helpers/load.ts";
+import { startApiServer } from "./k8s/api-server.ts";
+import { writeKubeconfig } from "./k8s/kubeconfig.ts";
+import { namespace, service } from "./k8s/objects.ts";
 import type { Msg } from "../src/dns/message.ts";
 import { Type } from "../src/dns/constants.ts";
 
@@ -87,5 +92,52 @@ test("a reload that removes `reload` stops watching; SIGUSR1 still reloads", asy
     const r = await load.stop();
     assert.deepEqual(r.failures, []);
     assert.equal(await srv.stop(), 0);
+  }
+});
+
+test("a kubernetes source that changed: the running configuration serves until the new store syncs, past 5 s; a newer edit replaces the wait", async () => {
+  const api = await startApiServer({ bookmarkIntervalMs: 0 });
+  api.create("namespaces", namespace("default"));
+  api.create("services", service("default", "web", { clusterIP: "10.96.5.1" }));
+  const dir = mkdtempSync(join(tmpdir(), "clusterdns-reload-k8s-"));
+  const kubeconfig = writeKubeconfig(dir, api.url);
+  const k8s = (ttl: number, extra = "") => `cluster.local {
+    kubernetes {
+        kubeconfig ${kubeconfig}
+        ttl ${ttl}
+        ${extra}
+    }
+}
+`;
+  const srv = await startServer(k8s(5));
+  const file = join(srv.dir, "Corefile");
+  const load = startLoad(srv.port, "web.default.svc.cluster.local.", Type.A, { intervalMs: 10 });
+  const logged = (msg: string) => srv.logs.some((l) => typeof l.msg === "string" && l.msg.startsWith(msg));
+  let release = () => {};
+  try {
+    await until("the first answer", () => addressOf(load.last()) === "10.96.5.1");
+    // The new source's LISTs hang (bounded) until released.
+    const held = new Promise<void>((r) => (release = r));
+    api.onList(() => Promise.race([held, sleep(30_000, undefined, { ref: false })]));
+    writeFileSync(file, k8s(5, "labels !clusterdns.test/none"));
+    srv.proc.kill("SIGUSR1");
+    await sleep(6500);
+    assert.ok(!logged("reloaded"), "no take-over before the new store synced, 5 s or not");
+    assert.equal(load.last()?.answer[0]?.ttl, 5, "the running configuration answers");
+
+    // The same source as the running one, with another ttl: the wait ends, the running store is kept.
+    writeFileSync(file, k8s(9));
+    srv.proc.kill("SIGUSR1");
+    await until("the newer edit to be served", () => load.last()?.answer[0]?.ttl === 9);
+    assert.ok(logged("reload: the Corefile changed again"));
+    assert.equal(srv.logs.find((l) => l.msg === "reloaded")?.adopted, 1);
+  } finally {
+    release();
+    api.onList(undefined);
+    const r = await load.stop();
+    assert.deepEqual(r.failures, [], `${r.failures.length} of ${r.sent} queries failed`);
+    assert.equal(await srv.stop(), 0);
+    await api.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 });

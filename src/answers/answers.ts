@@ -32,6 +32,11 @@ import {
 import { answerCacheStats } from "../metrics/server-stats.ts";
 import { Rcode } from "../dns/constants.ts";
 
+/** Forwarded replies larger than this (about 1,000 A records) are not kept by `cache`, only replayed for
+ * BIG_REPLAY_SECONDS; CoreDNS's cache keeps replies of any size. */
+export const BIG_REPLY_OCTETS = 16 * 1024;
+export const BIG_REPLAY_SECONDS = 1;
+
 /** What replies of one block with the same rcode and answering plugin share. */
 export interface Meta {
   /** What the finish hooks report for a hit. */
@@ -160,14 +165,22 @@ export class Answers {
   file(f: Filing): number {
     const policy = f.policy;
     if (policy.private || f.tc) return NO_SLOT;
-    const kept = policy.kept;
+    // A forwarded reply over BIG_REPLY_OCTETS is never kept by `cache`: replayed for a second (the
+    // client's retry over TCP after a truncated UDP reply), so that a client asking unique names with
+    // huge answers cannot fill the store's octets with them and push everyone's answers out.
+    const big = policy.outside && f.replyLength > BIG_REPLY_OCTETS;
+    const kept = big ? undefined : policy.kept;
     if (kept === undefined && f.rcode !== Rcode.NOERROR && f.rcode !== Rcode.NXDOMAIN) return NO_SLOT;
     const d = this.#draft;
     const t = d.times;
     const now = this.store.clock[0];
     const rotation = policy.rotate ? rotationOf(f.reply, f.questionEnd, f.replyLength, f.replyFrom) : 0;
     // A rotation asked for and not possible: this order is replayed for a short while only.
-    const replay = policy.rotate && rotation === 0 ? SHUFFLED_REPLAY_SECONDS : policy.maxAge;
+    const replay = big
+      ? Math.min(policy.maxAge, BIG_REPLAY_SECONDS)
+      : policy.rotate && rotation === 0
+        ? SHUFFLED_REPLAY_SECONDS
+        : policy.maxAge;
     d.rotation = rotation;
     d.flags = 0;
     d.counters = this.#counterId(policy.countedBy);

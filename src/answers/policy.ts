@@ -39,6 +39,9 @@ export class AnswerPolicy<Req = unknown> {
    * of one order for as long as it keeps the reply. A reply asked to rotate that the store finds it
    * cannot is replayed for SHUFFLED_REPLAY_SECONDS at most. */
   rotate = false;
+  /** The reply came from outside the server (forward): its size is whatever the names asked for bring,
+   * so one over the store's BIG_REPLY_OCTETS is replayed for a second only, never kept by `cache`. */
+  outside = false;
   /** Set by `cache` when it keeps the reply: the entry then follows the cache's rules (TTLs counting
    * down from `ttl` since `stored`, prefetch, serve_stale) instead of the ones above. */
   kept: KeepTerms | undefined = undefined;

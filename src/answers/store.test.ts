@@ -126,6 +126,27 @@ test("changed names are remembered for a bounded count; older requests are then 
   assert.notEqual(put(c, key("www"), { generation: recent }), NO_SLOT);
 });
 
+test("a name changed again is remembered at its last change, not forgotten with its first; many changes stay bounded", () => {
+  const c = new AnswerStore({ rememberNames: 2 });
+  c.invalidateNames(["a."]);
+  c.invalidateNames(["b."]);
+  const beforeA = c.generation;
+  c.invalidateNames(["a."]);
+  c.invalidateNames(["c."]);
+  // b. is forgotten (the oldest remembered); a.'s first change is stale, its second still counts.
+  assert.equal(put(c, key("a"), { generation: beforeA }), NO_SLOT, "a. changed after the reply was computed");
+  assert.notEqual(put(c, key("a"), { generation: c.generation }), NO_SLOT);
+  assert.notEqual(
+    put(c, key("x"), { generation: beforeA }),
+    NO_SLOT,
+    "only b. is forgotten, at its generation",
+  );
+  for (let i = 0; i < 10_000; i++) c.invalidateNames(["a.", `n${i % 7}.`]);
+  const recent = c.generation;
+  c.invalidateNames(["z."]);
+  assert.notEqual(put(c, key("y"), { generation: recent }), NO_SLOT);
+});
+
 test("at capacity the CLOCK makes room: an entry hit since the hand passed gets another round", () => {
   const c = new AnswerStore({ capacity: 3 });
   for (const k of ["1", "2", "3"]) put(c, key(k));

@@ -13,6 +13,7 @@
 // changed since (or everything did), so a slow answer never overwrites a newer truth.
 
 import { Slab } from "./slab.ts";
+import { ChangedNames } from "./changed-names.ts";
 import { KEY_TAIL, hashBytes, latin1Bytes } from "../dns/key.ts";
 import { wireKey } from "../dns/name.ts";
 
@@ -110,7 +111,6 @@ export class AnswerStore {
   #slab = new Slab();
   readonly #pools: Pool[] = [];
   readonly #maxBytes: number;
-  readonly #rememberNames: number;
   /** Slot numbers in use: 1..#slots. */
   #slots = 0;
   // Per slot.
@@ -145,17 +145,15 @@ export class AnswerStore {
   #generation = 0;
   /** The generation of the last invalidate(). */
   #clearedAt = 0;
-  /** Lowercased wire name -> the generation of its last invalidation, oldest first, bounded. */
-  readonly #changedAt = new Map<string, number>();
-  /** Invalidations up to this generation are forgotten: replies older than it are refused. */
-  #forgottenUpTo = 0;
+  /** The names invalidated lately, with when (changed-names.ts). */
+  readonly #changed: ChangedNames;
   /** The sweep's next slot, and the clock of its last step. */
   #sweepHand = 0;
   #sweptAt = 0;
 
   constructor(o: StoreOptions = {}) {
     this.#maxBytes = o.maxBytes ?? 64 * 1024 * 1024;
-    this.#rememberNames = o.rememberNames ?? 10_000;
+    this.#changed = new ChangedNames(o.rememberNames ?? 10_000);
     this.addPool(o.capacity ?? 100_000);
   }
 
@@ -297,7 +295,7 @@ export class AnswerStore {
   /** Drops every entry. */
   invalidate(): void {
     this.#clearedAt = ++this.#generation;
-    this.#changedAt.clear();
+    this.#changed.clear();
     for (let s = 1; s <= this.#slots; s++) if (this.#live[s] !== 0) this.remove(s);
   }
 
@@ -306,9 +304,7 @@ export class AnswerStore {
     const generation = ++this.#generation;
     for (const name of names) {
       const wire = wireKey(name);
-      // Moved to the end: #changedAt stays in generation order, so the oldest go first.
-      this.#changedAt.delete(wire);
-      this.#changedAt.set(wire, generation);
+      this.#changed.changed(wire, generation);
       const bytes = latin1Bytes(wire);
       const nh = hashBytes(bytes, 0, bytes.length);
       for (let s = this.#names[nh & this.#mask]; s !== NONE;) {
@@ -317,11 +313,7 @@ export class AnswerStore {
         s = next;
       }
     }
-    for (const [wire, at] of this.#changedAt) {
-      if (this.#changedAt.size <= this.#rememberNames) break;
-      this.#changedAt.delete(wire);
-      this.#forgottenUpTo = at;
-    }
+    this.#changed.trim();
   }
 
   // Reading an entry.
@@ -437,10 +429,10 @@ export class AnswerStore {
 
   /** Whether a reply computed under `generation` may still be stored for this key's name. */
   #stillCurrent(key: Uint8Array, from: number, length: number, generation: number): boolean {
-    if (generation < this.#clearedAt || generation < this.#forgottenUpTo) return false;
+    if (generation < this.#clearedAt || generation < this.#changed.forgottenUpTo) return false;
     let wire = "";
     for (let i = from; i < from + length - KEY_TAIL; i++) wire += String.fromCharCode(key[i]);
-    return (this.#changedAt.get(wire) ?? 0) <= generation;
+    return this.#changed.lastChange(wire) <= generation;
   }
 
   /** A slot of the pool for a new entry: a free one, a never-used one, or the CLOCK's victim. */

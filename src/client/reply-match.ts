@@ -6,7 +6,7 @@
 // compared case-insensitively (RFC 4343).
 
 import type { Msg } from "../dns/message.ts";
-import { decode } from "../dns/decode.ts";
+import { readMessage } from "../dns/wire-msg.ts";
 
 /** What the reply to one query must echo. `name` is the name as sent. */
 export interface Expect {
@@ -23,7 +23,8 @@ export interface Expect {
 export type Mismatch = "malformed" | "id" | "qr" | "question" | "case";
 
 /**
- * The decoded reply when `pkt` answers `e`, else why not. With `e.wire`, the reply's question octets
+ * The reply when `pkt` answers `e`, else why not. Its records decode when first read
+ * (dns/wire-msg.ts): a reply relayed as it came is never decoded. With `e.wire`, the reply's question octets
  * are compared before decoding and then lowercased in `pkt`, so that the reply decodes as if asked in
  * the server's own spelling: names the upstream compressed against the question (a CNAME's target
  * under the same zone) do not come back in the random case.
@@ -38,7 +39,7 @@ export function checkReply(pkt: Buffer, e: Expect): Msg | Mismatch {
   if (octets === "same") lowerAt(pkt, 12, e.wire!.length);
   let m: Msg;
   try {
-    m = decode(pkt);
+    m = readMessage(pkt);
   } catch {
     return "malformed";
   }
@@ -79,7 +80,7 @@ export function queryName(query: Uint8Array): Uint8Array {
   return query.subarray(12, i + 1);
 }
 
-/** The decoded reply when `pkt` answers `e`, else undefined (malformed packets included). */
+/** The reply when `pkt` answers `e`, else undefined (malformed packets included). */
 export function matchReply(pkt: Buffer, e: Expect): Msg | undefined {
   const m = checkReply(pkt, e);
   return typeof m === "string" ? undefined : m;

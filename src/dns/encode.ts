@@ -9,6 +9,7 @@
 // shared by two calls.
 
 import type { Edns, Msg, RR } from "./message.ts";
+import { wireRecords } from "./wire-msg.ts";
 import { Type } from "./constants.ts";
 import { nameToWire } from "./name.ts";
 import { FNV_OFFSET, FNV_PRIME } from "./key.ts";
@@ -141,23 +142,14 @@ function write(msg: Msg): void {
   if (off + optLen > MAX_MESSAGE) throw new EncodeError(`question and OPT take ${off + optLen} octets`);
   const limit = MAX_MESSAGE - optLen;
   counts[0] = counts[1] = counts[2] = 0;
-  let cut = false; // an answer or authority record was left out
-  fill: for (let s = 0; s < 3; s++) {
-    const section = s === 0 ? msg.answer : s === 1 ? msg.authority : msg.additional;
-    for (let i = 0; i < section.length; i++) {
-      const rr = section[i];
-      if (rr.type === Type.OPT) continue;
-      const start = off;
-      writeRR(rr);
-      if (off > limit) {
-        // Only the OPT record follows, so no name will point at a target set inside this record.
-        off = start;
-        cut = s < 2;
-        break fill;
-      }
-      counts[s]++;
-    }
-  }
+  const raw = wireRecords(msg);
+  // Records still as they came (a forwarded reply nobody read) keep their octets and offsets, so their
+  // compression pointers still land (the question has the same length).
+  const copied = raw !== undefined && off === raw.questionEnd && raw.end <= limit;
+  if (copied) counts.set(raw.counts);
+  if (copied) off += raw.wire.copy(buf, off, off, raw.end);
+  // An answer or authority record was left out.
+  const cut = !copied && writeSections(msg, limit);
   if (msg.edns !== undefined) writeOpt(msg.edns, msg.rcode);
 
   check16(msg.id, "id");
@@ -182,6 +174,27 @@ function write(msg: Msg): void {
   buf[9] = counts[1];
   buf[10] = arcount >> 8;
   buf[11] = arcount;
+}
+
+/** Writes the records of the three sections while they fit under `limit`, counting them: true when an
+ * answer or authority record was left out. */
+function writeSections(msg: Msg, limit: number): boolean {
+  for (let s = 0; s < 3; s++) {
+    const section = s === 0 ? msg.answer : s === 1 ? msg.authority : msg.additional;
+    for (let i = 0; i < section.length; i++) {
+      const rr = section[i];
+      if (rr.type === Type.OPT) continue;
+      const start = off;
+      writeRR(rr);
+      if (off > limit) {
+        // Only the OPT record follows, so no name will point at a target set inside this record.
+        off = start;
+        return s < 2;
+      }
+      counts[s]++;
+    }
+  }
+  return false;
 }
 
 function writeRR(rr: RR): void {

@@ -4,7 +4,7 @@
 
 import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import { PlainCounter } from "./plain.ts";
-import { answerCacheStats, reloadStats, serverStats } from "./server-stats.ts";
+import { answerCacheStats, clientCostStats, memoryStats, reloadStats, serverStats } from "./server-stats.ts";
 import { VERSION } from "../version.ts";
 
 export const registry = new Registry();
@@ -72,6 +72,40 @@ scrapedCounter(
   (c) => {
     c.inc({ how: "answered" }, answerCacheStats.lane - answerCacheStats.refills);
     c.inc({ how: "refilled" }, answerCacheStats.refills);
+  },
+);
+
+scrapedCounter(
+  "clusterdns_client_limited_total",
+  "Queries of a client (source address) past its share of the server's CPU: deferred until its credit " +
+    "was back, or refused (REFUSED) when the wait would be too long.",
+  ["action"],
+  (c) => {
+    c.inc({ action: "deferred" }, clientCostStats.deferred);
+    c.inc({ action: "refused" }, clientCostStats.refused);
+  },
+);
+
+scrapedGauge(
+  "clusterdns_memory_budget_bytes",
+  "Resident memory the process keeps under by shedding (-memory.budget, else 3/4 of the cgroup's limit; 0: none).",
+  [],
+  (g) => g.set(memoryStats.budget),
+);
+scrapedGauge(
+  "clusterdns_memory_shedding",
+  "1 while the process is over its memory budget: cached answers dropped, large replies refused.",
+  [],
+  (g) => g.set(memoryStats.shedding),
+);
+scrapedCounter(
+  "clusterdns_memory_shed_total",
+  "What the memory budget did: checks that found the process over it and dropped the cached answers " +
+    "(what=dropped), and replies refused for their size while over it (what=refused).",
+  ["what"],
+  (c) => {
+    c.inc({ what: "dropped" }, memoryStats.sheds);
+    c.inc({ what: "refused" }, memoryStats.refused);
   },
 );
 

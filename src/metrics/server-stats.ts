@@ -25,3 +25,11 @@ export const answerCacheStats = {
   lane: 0,
   refills: 0,
 };
+
+/** Queries of clients past their share of the server's CPU (src/server/client-costs.ts): deferred until
+ * the client's credit was back, or refused (REFUSED) past the wait's bound. */
+export const clientCostStats = { deferred: 0, refused: 0 };
+
+/** The process's memory budget (src/server/memory-budget.ts): bytes (0: none), whether it is shedding
+ * now (1) and how many times it shed. */
+export const memoryStats = { budget: 0, shedding: 0, sheds: 0, refused: 0 };

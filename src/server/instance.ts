@@ -18,11 +18,14 @@ import type {
 import { endOfChain } from "../plugin.ts";
 import { parseKey } from "../corefile/keys.ts";
 import { checkDirectives, checkKeys } from "../corefile/check.ts";
+import { memoryBudget } from "./memory-budget.ts";
 import { Pipeline } from "./pipeline.ts";
 import type { UdpListener } from "./udp.ts";
 import { dgramEngine, type UdpEngine } from "./udp-engine.ts";
 import { TcpListener, defaultTcpOptions, type TcpOptions } from "./tcp.ts";
 import { listenErrorText } from "../runtime/listen-error.ts";
+import { Handover } from "./handover.ts";
+import { peerServes } from "./peer-probe.ts";
 
 export interface InstanceOptions {
   blocks: ServerBlock[];
@@ -41,6 +44,8 @@ export interface InstanceOptions {
   udpEngine?: UdpEngine;
   /** A reload's new instance, set up while the old one serves (InstanceHooks.takesOver). */
   takesOver?: boolean;
+  /** The running instance a reload's new one replaces: its setups adopt what it keeps (handover.ts). */
+  previous?: Instance;
   /** Set up only, never started: -validate (InstanceHooks.checkOnly). */
   checkOnly?: boolean;
 }
@@ -80,14 +85,23 @@ export class Instance implements InstanceHooks {
   readonly #shutdown: (() => void | Promise<void>)[] = [];
   readonly #listening: (() => void | Promise<void>)[] = [];
   readonly #onStopping: (() => Promise<void>)[] = [];
+  readonly #handover: Handover;
+  /** What it adopted is its own: it never replaced a running instance, or has taken its place. */
+  #took: boolean;
 
   private constructor(opts: InstanceOptions) {
     this.#opts = opts;
+    this.#handover = new Handover(opts.previous && opts.previous.#handover);
+    this.#took = opts.previous === undefined;
     this.#log = opts.log;
     this.takesOver = opts.takesOver ?? false;
     this.checkOnly = opts.checkOnly ?? false;
     this.#rank = new Map([...opts.plugins.keys()].map((name, i) => [name, i]));
+    // Over the process's memory budget, the cached answers go first (they are rebuilt on demand).
+    this.#unshed = memoryBudget.onShed(() => this.invalidate());
   }
+
+  readonly #unshed: () => void;
 
   get reusePort(): boolean {
     return this.#opts.reusePort ?? false;
@@ -98,8 +112,20 @@ export class Instance implements InstanceHooks {
     checkDirectives(opts.blocks, opts.plugins, opts.notSupported);
     checkKeys(opts.blocks, opts.defaultPort);
     const inst = new Instance(opts);
-    for (const b of opts.blocks) await inst.#setupBlock(b);
+    try {
+      for (const b of opts.blocks) await inst.#setupBlock(b);
+    } catch (err) {
+      // Nothing started: what the blocks before the bad one adopted goes back to the running
+      // instance, and what they built is stopped.
+      await inst.#handover.abort((e) => inst.#log.error({ err: e }, "shutdown hook failed"));
+      throw err;
+    }
     return inst;
+  }
+
+  /** How many live resources this instance took over from the one it replaced (handover.ts). */
+  get adopted(): number {
+    return this.#handover.adopted;
   }
 
   async #setupBlock(b: ServerBlock): Promise<void> {
@@ -134,6 +160,13 @@ export class Instance implements InstanceHooks {
           const g = this.#group(keys[0], block);
           return fn({ address: g.bind[0], port: g.port });
         }),
+      keep: (key, value, stop) => this.#handover.keep(key, value, stop),
+      adopt: <T>(key: string) => this.#handover.adopt<T>(key),
+      peerServes: (zone) => {
+        const g = this.#group(keys[0], block);
+        if (!this.reusePort || g.port === 0) return Promise.resolve(false);
+        return peerServes(g.bind === WILDCARD ? "127.0.0.1" : g.bind[0], g.port, zone);
+      },
       invalidate: () => this.invalidate(),
       invalidateNames: (names) => this.invalidateNames(names),
       onQueryDone: (fn: (q: QueryDone) => void) => block.hooks.push(fn),
@@ -195,6 +228,7 @@ export class Instance implements InstanceHooks {
   /** Drops every cached answer of every listener. */
   invalidate(): void {
     for (const g of this.#groups.values()) g.pipeline.answers.invalidate();
+    this.#unshed();
   }
 
   /** Drops the cached answers for these owner names, in every listener. */
@@ -283,15 +317,21 @@ export class Instance implements InstanceHooks {
   }
 
   /** Takes the place of a running instance (a reload) without dropping a query: runs this one's start-up
-   * hooks, waits (at most `readyWaitMs`) until its readiness checks pass so a new kubernetes store has
-   * synced, then moves the old listeners of every unchanged port and address over to the new pipelines,
-   * opens the listeners that are new, and retires the old instance. If anything fails before the move,
-   * the old instance keeps serving and the error is thrown. */
-  async takeOver(old: Instance, readyWaitMs: number): Promise<void> {
+   * hooks, waits until its readiness checks pass so a new kubernetes store has synced (what it adopted
+   * from the old one is ready at once), then moves the old listeners of every unchanged port and
+   * address over to the new pipelines, opens the listeners that are new, and retires the old instance.
+   * While the old instance is ready it serves on, however long the wait; `readyWaitMs` bounds the wait
+   * only while it is not (it had no synced store either). If anything fails or `signal` aborts before
+   * the move, the old instance keeps serving, with what this one adopted, and the error is thrown. */
+  async takeOver(old: Instance, o: { readyWaitMs: number; signal?: AbortSignal }): Promise<void> {
     try {
       for (const fn of this.#startup) await fn();
-      const deadline = Date.now() + readyWaitMs;
-      while (!this.#allReady() && Date.now() < deadline) await sleep(20);
+      const deadline = Date.now() + o.readyWaitMs;
+      while (!this.#allReady() && (old.#allReady() || Date.now() < deadline)) {
+        o.signal?.throwIfAborted();
+        await sleep(20);
+      }
+      o.signal?.throwIfAborted();
       for (const [id, g] of this.#groups) {
         const prev = old.#groups.get(id);
         if (prev === undefined || prev.udp.length === 0) await this.#listen(g);
@@ -313,6 +353,7 @@ export class Instance implements InstanceHooks {
       prev.udp.length = 0;
       prev.tcp.length = 0;
     }
+    this.#took = true;
     await old.#retire();
   }
 
@@ -328,6 +369,7 @@ export class Instance implements InstanceHooks {
     await this.#runShutdown();
     // Its replies are no longer served: out of clusterdns_answer_cache_entries, and out of memory.
     for (const g of this.#groups.values()) g.pipeline.answers.invalidate();
+    this.#unshed();
   }
 
   async #drain(): Promise<void> {
@@ -337,14 +379,19 @@ export class Instance implements InstanceHooks {
     }
   }
 
+  /** Runs the shutdown hooks, then stops the live resources the next instance did not adopt; those it
+   * adopted from a running instance whose place it has not taken go back to that one. */
   async #runShutdown(): Promise<void> {
+    const failed = (err: unknown) => this.#log.error({ err }, "shutdown hook failed");
     for (const fn of [...this.#shutdown].reverse()) {
       try {
         await fn();
       } catch (err) {
-        this.#log.error({ err }, "shutdown hook failed");
+        failed(err);
       }
     }
+    if (this.#took) await this.#handover.stop(failed);
+    else await this.#handover.abort(failed);
   }
 
   /** Graceful stop: ready goes 503, lameduck keeps answering, in-flight queries finish, then close. */

@@ -4,6 +4,8 @@ import { pino } from "pino";
 import type { Block } from "./block.ts";
 import type { Handler } from "../plugin.ts";
 import { Pipeline, STABLE_CACHE_SECONDS } from "./pipeline.ts";
+import { ClientCosts } from "./client-costs.ts";
+import { clientCostStats } from "../metrics/server-stats.ts";
 import { newQuery, replyTo, type Msg } from "../dns/message.ts";
 import { encode } from "../dns/encode.ts";
 import { scanQuery } from "../dns/scan.ts";
@@ -157,4 +159,51 @@ test("a caller may reuse the peer object once handle returns: a reply computed l
   release();
   await pending;
   assert.deepEqual([seen[0], hooked], ["192.0.2.1:1111", "192.0.2.1:1111"]);
+});
+
+test("a client past its share of the CPU is deferred, then refused; another client is answered at once", async () => {
+  // Every reply holds 1,000 A records (about 16 KB): each costs its client about 1 ms of its share.
+  const big: Handler = {
+    name: "forward",
+    async serve(req) {
+      const r = replyTo(req.msg);
+      for (let i = 0; i < 1000; i++) {
+        const data = { type: Type.A, address: `10.0.${i >> 8}.${i & 255}` } as const;
+        r.answer.push({ name: req.qname, type: Type.A, class: 1, ttl: 60, data });
+      }
+      req.cache.limit(0);
+      return r;
+    },
+  };
+  const p = pipelineWith(big);
+  p.costs = new ClientCosts({ shareUs: 5_000, maxWaitMs: 1000, always: true });
+  const peer = (remoteAddress: string) => ({
+    proto: "tcp" as const,
+    remoteAddress,
+    remotePort: 5353,
+    localAddress: "127.0.0.1",
+    localPort: 53,
+  });
+  const ask = async (from: string, i: number) => {
+    const out = await p.handle(encode(newQuery(`n${i}.example.org.`, Type.A, 1, i)), peer(from));
+    return decode(out!).rcode;
+  };
+  /** Charges 10.0.0.1 until its credit is `us` (negative: a debt of -us / 5 ms seconds). */
+  const owe = (us: number) => {
+    const now = performance.now();
+    p.costs.chargeChain("10.0.0.1", (p.costs.credit("10.0.0.1", now) - us - 50) * 16, now);
+  };
+  // 5 ms of credit: a few replies spend it.
+  for (let i = 0; i < 4; i++) assert.equal(await ask("10.0.0.1", i), Rcode.NOERROR);
+  assert.ok(p.costs.credit("10.0.0.1", performance.now()) < 2000, "the replies were charged");
+  const deferred = clientCostStats.deferred;
+  owe(-2500); // half a second of debt
+  const started = performance.now();
+  assert.equal(await ask("10.0.0.1", 10), Rcode.NOERROR);
+  assert.equal(clientCostStats.deferred, deferred + 1, "deferred until its credit was back");
+  // A lower bound our own wait sets, not a timing of the machine.
+  assert.ok(performance.now() - started >= 400, "it waited");
+  owe(-10_000); // two seconds of debt: past the wait's bound
+  assert.equal(await ask("10.0.0.1", 11), Rcode.REFUSED);
+  assert.equal(await ask("10.0.0.2", 12), Rcode.NOERROR, "another client is not held");
 });

@@ -11,13 +11,16 @@ import type { Request } from "../plugin.ts";
 import { FinishedQuery } from "./finished-query.ts";
 import { AnswerPolicy, TIME_ORIGIN, cacheClock, type StoredAnswer } from "../answers/policy.ts";
 import type { Msg } from "../dns/message.ts";
-import { Answers, Filing, SLOW } from "../answers/answers.ts";
+import { Answers, BIG_REPLY_OCTETS, Filing, SLOW } from "../answers/answers.ts";
 import { NO_SLOT } from "../answers/store.ts";
 import { replayInto } from "../answers/replay.ts";
 import { Lane } from "../answers/lane.ts";
 import { hashBytes, latin1Bytes } from "../dns/key.ts";
-import { answerCacheStats, serverStats } from "../metrics/server-stats.ts";
+import { answerCacheStats, memoryStats, serverStats } from "../metrics/server-stats.ts";
 import { ZoneMux } from "./mux.ts";
+import { ClientCosts, REFUSE } from "./client-costs.ts";
+import { memoryBudget } from "./memory-budget.ts";
+import { setTimeout as sleep } from "node:timers/promises";
 import { ScannedQuery, scanQuery, errorReply, spelledQname, toQueryMsg, type Scanned } from "../dns/scan.ts";
 import { encode } from "../dns/encode.ts";
 import { fitReply } from "../dns/fit.ts";
@@ -75,6 +78,8 @@ export class Pipeline {
   readonly #times = new Float64Array(1);
   /** Queries answered through the chain and not finished yet (for graceful stop). */
   inFlight = 0;
+  /** What each client has cost lately: one past its share waits (src/server/client-costs.ts). */
+  costs = new ClientCosts();
 
   constructor(label: string, log: Logger, answers = new Answers(), now?: () => number) {
     this.label = label;
@@ -180,6 +185,7 @@ export class Pipeline {
     const limit =
       peer.proto === "udp" && block.udpSize !== undefined ? Math.min(maxSize, block.udpSize) : maxSize;
     const size = answers.store.replyLength(slot);
+    if (size > MAX_UDP_REPLY) this.costs.chargeReplay(peer.remoteAddress, size, this.#times[0]);
     let sent: Buffer | undefined;
     let n: number;
     if (out !== undefined && size <= limit && block.rrl === undefined) {
@@ -249,6 +255,10 @@ export class Pipeline {
       return this.#simple(buf, s, query, Rcode.NOTIMP);
     }
     if (m === undefined) return this.#simple(buf, s, query, Rcode.REFUSED);
+    // A client past its share of the server waits (client-costs.ts), or is refused past a bound.
+    const wait = this.costs.admit(peer.remoteAddress, start);
+    if (wait === REFUSE) return this.#simple(buf, s, query, Rcode.REFUSED);
+    if (wait > 0) await this.#defer(wait);
     const block = m.value;
     if (peer.proto === "udp" && block.udpSize !== undefined) maxSize = Math.min(maxSize, block.udpSize);
     const q: Question = {
@@ -264,6 +274,11 @@ export class Pipeline {
     const reply = await this.#serve(block, req);
     if (req.noReply) return undefined;
     const full = this.#encode(reply, req);
+    this.costs.chargeChain(peer.remoteAddress, full.length + streamed.octets, start);
+    if (memoryBudget.shedding && full.length > BIG_REPLY_OCTETS) {
+      memoryStats.refused++;
+      return this.#simple(buf, s, query, Rcode.REFUSED);
+    }
     const out = fitReply(full, s.questionEnd, maxSize);
     buf.copy(out, 12, 12, s.questionEnd);
 
@@ -282,6 +297,15 @@ export class Pipeline {
       this.#finish(block, s, buf.length, peer, reply.rcode, header, rsize, micros, false, plugin);
     }
     return sent;
+  }
+
+  async #defer(ms: number): Promise<void> {
+    this.costs.deferred++;
+    try {
+      await sleep(ms);
+    } finally {
+      this.costs.deferred--;
+    }
   }
 
   /** The Request the chain sees for the client's query `s` (packet `buf`) in `zone` of `block`. Over

@@ -48,7 +48,7 @@ export interface FakeContext {
   };
   /** Runs the start-up hooks in order, then waits for every hold on the listeners. */
   start(): Promise<void>;
-  /** Runs the shutdown hooks in reverse order. */
+  /** Runs the shutdown hooks in reverse order, then stops what was kept (ctx.keep). */
   stop(): Promise<void>;
   /** Runs the listening hooks in order, as if the block's listener were open at `at`. */
   listen(at: ListenAddress): Promise<void>;
@@ -62,6 +62,7 @@ export function fakeContext(o: FakeContextOptions = {}): FakeContext {
   const stopping: (() => Promise<void>)[] = [];
   const listening: ((at: ListenAddress) => void | Promise<void>)[] = [];
   const holds: (() => Promise<void>)[] = [];
+  const kept: (() => void | Promise<void>)[] = [];
   const readyChecks = new Map<string, ReadyCheck[]>();
   const instance = { stopping: false, lameduckMs: 0, readyChecks, takesOver: o.takesOver ?? false };
   const f: FakeContext = {
@@ -83,6 +84,7 @@ export function fakeContext(o: FakeContextOptions = {}): FakeContext {
     },
     async stop() {
       for (const fn of [...shutdown].reverse()) await fn();
+      for (const fn of [...kept].reverse()) await fn();
     },
     async listen(at) {
       for (const fn of listening) await fn(at);
@@ -102,6 +104,10 @@ export function fakeContext(o: FakeContextOptions = {}): FakeContext {
     onStopping: (fn) => void stopping.push(fn),
     onListening: (fn) => void listening.push(fn),
     holdListeners: (wait) => void holds.push(wait),
+    // Nothing to adopt from: what is kept stops after the shutdown hooks.
+    keep: (_key, _value, stop) => void kept.push(stop),
+    adopt: () => undefined,
+    peerServes: () => Promise.resolve(false),
     invalidate: () => void f.invalidations++,
     invalidateNames: (names) => void f.invalidatedNames.push(...names),
     onQueryDone: (fn) => void f.queryDone.push(fn),

@@ -3,10 +3,16 @@
 
 import net from "node:net";
 
-/** Sends `query` to 127.0.0.1:`port` over TCP; the reply, or undefined after `timeoutMs`. */
-export function exchangeTcp(port: number, query: Buffer, timeoutMs = 5000): Promise<Buffer | undefined> {
+/** Sends `query` to 127.0.0.1:`port` over TCP (from `localAddress`, another loopback address for a
+ * second client); the reply, or undefined after `timeoutMs`. */
+export function exchangeTcp(
+  port: number,
+  query: Buffer,
+  timeoutMs = 5000,
+  localAddress?: string,
+): Promise<Buffer | undefined> {
   return new Promise((resolve) => {
-    const sock = net.connect(port, "127.0.0.1");
+    const sock = net.connect({ port, host: "127.0.0.1", localAddress });
     let buf = Buffer.alloc(0);
     const done = (reply: Buffer | undefined) => {
       clearTimeout(timer);

@@ -144,6 +144,8 @@ interface WatchConn {
   timers: NodeJS.Timeout[];
   /** Sends nothing more, not even bookmarks, and never ends (silenceWatches). */
   silent?: boolean;
+  /** Event lines kept back (holdWatches), oldest first. */
+  held?: string[];
   /** Its first frame is cut in the middle of the JSON and the stream ends (truncateNext). */
   truncate?: boolean;
 }
@@ -183,6 +185,12 @@ export interface TestApiServer {
   failLists(status?: number): void;
   /** The open watches stay open and send nothing more: no event, no bookmark, no end. */
   silenceWatches(): void;
+  /** Open watches keep their events (bookmarks too) instead of sending them, until released: a
+   * storm written in bursts, without the cost of making each event counted in the burst. */
+  holdWatches(): void;
+  /** Sends up to `n` of each open watch's held events, in order (all with no n); once none is held,
+   * watches send as they go again. Returns how many were sent. */
+  releaseWatches(n?: number): number;
   /** The next n answers of a LIST or WATCH are cut in the middle of their JSON: a list's body (its
    * Content-Length says so), a watch's first frame, after which the stream ends. */
   truncateNext(n: number): void;
@@ -411,6 +419,10 @@ export async function startApiServer(o: ApiServerOptions = {}): Promise<TestApiS
   function send(w: WatchConn, type: string, object: unknown): void {
     if (w.silent || !watches.has(w)) return;
     const line = JSON.stringify({ type, object });
+    if (w.held) {
+      w.held.push(line);
+      return;
+    }
     if (!w.truncate) {
       w.res.write(line + "\n");
       return;
@@ -896,6 +908,23 @@ export async function startApiServer(o: ApiServerOptions = {}): Promise<TestApiS
         w.silent = true;
         for (const t of w.timers) clearTimeout(t);
       }
+    },
+    holdWatches() {
+      for (const w of watches) w.held ??= [];
+    },
+    releaseWatches(n = Infinity) {
+      let sent = 0;
+      for (const w of watches) {
+        const lines = w.held ?? [];
+        const now = lines.splice(0, n);
+        if (lines.length === 0) w.held = undefined;
+        // One chunk per event, as kube-apiserver frames them, written together.
+        w.res.cork();
+        for (const line of now) w.res.write(line + "\n");
+        w.res.uncork();
+        sent += now.length;
+      }
+      return sent;
     },
     truncateNext(n) {
       truncations += n;

@@ -20,6 +20,9 @@ export const PARTS: PartEntry[] = [
   { name: "amplification", file: "amplification.ts" },
   { name: "k8s-faults", file: "k8s-faults.ts" },
   { name: "k8s-scale", file: "k8s-scale.ts" },
+  { name: "watch-storm", file: "watch-storm.ts" },
+  { name: "k8s-reload", file: "k8s-reload.ts" },
   { name: "node-local-restart", file: "node-local-restart.ts" },
   { name: "forward-spoof", file: "forward-spoof.ts" },
+  { name: "costly-client", file: "costly-client.ts" },
 ];

@@ -1,6 +1,6 @@
-// The soak's rolling restart at its reduced size (1,000 Services listed with every LIST held 1.5 s, one
-// swap under 1,000 QPS): the same checks as `npm run soak -- rolling-restart`, latency reported, not
-// checked.
+// The soak's rolling restart at its reduced size (1,000 Services under 1,000 QPS, startup_timeout 1s;
+// one swap with every LIST held 1.5 s, one with the API stalled 4 s): the same checks as `npm run soak
+// -- rolling-restart`, latency reported, not checked.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -10,4 +10,5 @@ test("soak rolling-restart, reduced: a new -reuseport process listens once synce
   const report = await rollingRestart.run({ reduced: true, log: () => undefined });
   assert.deepEqual(report.missed, []);
   assert.ok(report.figures.some((f) => f.name.startsWith("swap 1: the new process synced")));
+  assert.ok(report.figures.some((f) => f.name.startsWith("swap 2 (API stalled): waited beside")));
 });

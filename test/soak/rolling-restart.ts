@@ -5,8 +5,11 @@
 // scale), so every new process lists it all before it can answer. The kernel hands a process its share
 // of the port's queries the moment it binds, so a process must bind only once it can answer (issue 25:
 // 32-40 of 300,000 queries lost, and 1,100-1,600 held up to a second per swap, while the new process
-// was still syncing). Figures: queries lost (target 0), the worst latency (target under 100 ms), p99,
-// and per swap how long the new process took to start and whether it synced before it listened.
+// was still syncing). The last swap starts while the API stalls every LIST for 30 s, past
+// startup_timeout: the new process must keep waiting while the old one serves, not bind to answer
+// SERVFAIL (issue 33). Figures: queries lost and SERVFAIL (target 0), the worst latency (target under
+// 100 ms), p99, and per swap how long the new process took to start and whether it synced before it
+// listened.
 //   npm run soak -- rolling-restart [--reduced]     (or node test/soak/rolling-restart.ts [--reduced])
 
 import { mkdtempSync, rmSync } from "node:fs";
@@ -14,7 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Report, runAlone, type PartOptions, type SoakPart } from "./part.ts";
-import { udpProbe } from "./udp-probe.ts";
+import { probeNames, udpProbe } from "./udp-probe.ts";
 import { kernelUdpDrops } from "./fuzz-udp.ts";
 import { startApiServer } from "../k8s/api-server.ts";
 import { writeKubeconfig } from "../k8s/kubeconfig.ts";
@@ -23,13 +26,11 @@ import { holdUdpTcpPort } from "../helpers/free-port.ts";
 import { generateCluster } from "../../bench/cluster-gen.ts";
 import { serveObjects } from "../../bench/cluster-api.ts";
 import { IMAGE_ENV, NODE_FLAGS } from "../../bench/processes.ts";
-import { Type } from "../../src/dns/constants.ts";
 
 const WORST_MS = 100;
-const TYPES: Record<string, number> = { A: Type.A, AAAA: Type.AAAA, SRV: Type.SRV, PTR: Type.PTR };
 
 /** kubeadm's Corefile without forward and loop (the load asks cluster names only). */
-const corefile = (kubeconfig: string) => `. {
+const corefile = (kubeconfig: string, startupTimeout: string) => `. {
     errors
     health 127.0.0.1:0 {
         lameduck 5s
@@ -40,6 +41,7 @@ const corefile = (kubeconfig: string) => `. {
         pods insecure
         fallthrough in-addr.arpa ip6.arpa
         ttl 30
+        startup_timeout ${startupTimeout}
     }
     prometheus 127.0.0.1:0
     cache 30
@@ -49,22 +51,21 @@ const corefile = (kubeconfig: string) => `. {
 
 export const rollingRestart: SoakPart = {
   name: "rolling-restart",
-  what: "-reuseport processes replaced one by one under 5k QPS, 10k Services listed by each",
+  what: "-reuseport processes replaced one by one under 5k QPS, 10k Services listed by each, the last with the API stalled 30 s",
   async run(o: PartOptions): Promise<Report> {
     const report = new Report("rolling-restart");
     const services = o.reduced ? 1000 : 10_000;
-    const swaps = o.reduced ? 1 : 3;
+    const swaps = o.reduced ? 2 : 4;
+    // The last swap's LISTs wait this long: past startup_timeout (1 s reduced, CoreDNS's 5 s full).
+    const stallMs = o.reduced ? 4000 : 30_000;
+    const startupTimeout = o.reduced ? "1s" : "5s";
     const qps = o.reduced ? 1000 : 5000;
     // The reduced run makes each LIST of a new process wait, as a slow API would: its sync (two pages
     // of 500 a kind) then takes long enough that a process binding before it would hold queries past
-    // the load's timeout, and stays within startup_timeout.
+    // the load's timeout (and passes the reduced run's startup_timeout: a peer serves, so it waits).
     const listDelayMs = o.reduced ? 1500 : 0;
     const cluster = generateCluster({ services });
-    const names = cluster.queries
-      .filter((_, i) => i % Math.max(1, Math.floor(cluster.queries.length / 400)) === 0)
-      .map((q) => q.split(" "))
-      .filter(([, type]) => TYPES[type] !== undefined)
-      .map(([name, type]) => `${name}/${TYPES[type]}`);
+    const names = probeNames(cluster.queries);
     const api = await startApiServer({ bookmarkIntervalMs: 0 });
     serveObjects(api, cluster.objects);
     const dir = mkdtempSync(join(tmpdir(), "clusterdns-rolling-"));
@@ -74,7 +75,7 @@ export const rollingRestart: SoakPart = {
     const port = held.port;
     await held.release();
     const start = () =>
-      startServer(corefile(kubeconfig), {
+      startServer(corefile(kubeconfig, startupTimeout), {
         args: ["-reuseport", "-dns.port", String(port)],
         env: { ...IMAGE_ENV, NODE_OPTIONS: NODE_FLAGS.join(" ") },
         timeoutMs: 60_000,
@@ -90,7 +91,7 @@ export const rollingRestart: SoakPart = {
       const at = () => ((performance.now() - started) / 1000).toFixed(1);
       const probe = udpProbe(port, {
         qps,
-        seconds: 40 * swaps + 30,
+        seconds: 40 * swaps + stallMs / 1000 + 30,
         sockets: 64,
         timeoutMs: 2000,
         names,
@@ -101,9 +102,15 @@ export const rollingRestart: SoakPart = {
       });
       await sleep(3000);
       for (let swap = 1; swap <= swaps; swap++) {
-        if (listDelayMs > 0) api.onList(() => sleep(listDelayMs));
+        const stalled = swap === swaps;
+        if (stalled) {
+          const until = Date.now() + stallMs;
+          api.onList(() => sleep(Math.max(0, until - Date.now())));
+        } else if (listDelayMs > 0) api.onList(() => sleep(listDelayMs));
         const t0 = performance.now();
-        o.log(`${at()} s: swap ${swap}: a new process starts`);
+        o.log(
+          `${at()} s: swap ${swap}: a new process starts${stalled ? `, the API stalled ${stallMs / 1000} s` : ""}`,
+        );
         const next = await start();
         api.onList(undefined);
         all.push(next);
@@ -117,6 +124,18 @@ export const rollingRestart: SoakPart = {
           "yes",
         );
         report.note(`swap ${swap}: seconds from its start to listening`, startS.toFixed(1));
+        if (stalled) {
+          const waited =
+            line(
+              "not synced at startup_timeout, but another process serves the port: waiting for the sync before listening",
+            ) >= 0;
+          report.check(
+            `swap ${swap} (API stalled): waited beside the serving process`,
+            waited ? "yes" : "no",
+            waited,
+            "yes",
+          );
+        }
         o.log(
           `${at()} s: swap ${swap}: new process listening after ${startS.toFixed(1)} s; SIGTERM to the old one`,
         );

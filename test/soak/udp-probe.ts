@@ -38,6 +38,18 @@ export interface ProbeSummary {
   over100Ms: number;
 }
 
+const TYPES: Record<string, number> = { A: Type.A, AAAA: Type.AAAA, SRV: Type.SRV, PTR: Type.PTR };
+
+/** About `count` of a cluster's dnsperf lines ("NAME TYPE"), spread over the list, as the probe takes
+ * names ("NAME/TYPE-NUMBER"); types the probe does not ask are left out. */
+export function probeNames(queries: readonly string[], count = 400): string[] {
+  return queries
+    .filter((_, i) => i % Math.max(1, Math.floor(queries.length / count)) === 0)
+    .map((q) => q.split(" "))
+    .filter(([, type]) => TYPES[type] !== undefined)
+    .map(([name, type]) => `${name}/${TYPES[type]}`);
+}
+
 /** The p-th percentile (0-100) of sorted values. */
 export function percentile(sorted: number[] | Float64Array, p: number): number {
   if (sorted.length === 0) return NaN;

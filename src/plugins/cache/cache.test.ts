@@ -124,6 +124,41 @@ const ttls = (m: Msg) => m.answer.map((rr) => rr.ttl);
 const flush = () => new Promise((r) => setImmediate(r));
 
 describe("cache", () => {
+  it("does not keep a forwarded reply over 16 KiB: replayed for a second, then asked again", async () => {
+    let outsideAsks = 0;
+    const up = upstream();
+    // As forward marks its replies: from outside the server, replayable for a second.
+    const forward: Handler = {
+      name: "forward",
+      serve(req) {
+        outsideAsks++;
+        const reply = up.next.serve(req);
+        req.cache.maxAge = 1;
+        req.cache.outside = true;
+        return reply;
+      },
+    };
+    const t = setup({}, forward);
+    const many = Array.from({ length: 1500 }, (_, i) => a("big.example.org.", `10.0.${i >> 8}.${i & 255}`));
+    up.answer("big.example.org.", many);
+    up.answer("small.example.org.", [a("small.example.org.", "192.0.2.1")]);
+    for (const name of ["big.example.org", "small.example.org"]) {
+      assert.equal(
+        (await t.ask(name, Type.A, { proto: "tcp" })).reply.answer.length,
+        name.startsWith("big") ? 1500 : 1,
+      );
+    }
+    const asked = outsideAsks;
+    await t.ask("big.example.org", Type.A, { proto: "tcp" });
+    assert.equal(outsideAsks, asked, "replayed within its second (a TCP retry)");
+    t.tick(2);
+    await t.ask("small.example.org", Type.A, { proto: "tcp" });
+    assert.equal(outsideAsks, asked, "a small reply is kept for its TTL");
+    const again = await t.ask("big.example.org", Type.A, { proto: "tcp" });
+    assert.equal(outsideAsks, asked + 1, "the big one was not kept");
+    assert.equal(again.reply.answer.length, 1500);
+  });
+
   it("answers a repeated query from the cache, its TTL counting down on the fast path", async () => {
     const t = setup();
     t.up.answer("www.example.org.", [a("www.example.org.", "192.0.2.1", 300)]);

@@ -29,6 +29,9 @@ import { replyTo } from "../../dns/message.ts";
 import { decode } from "../../dns/decode.ts";
 import { Rcode, Type } from "../../dns/constants.ts";
 import { isSubdomain } from "../../dns/name.ts";
+import { WireFacts } from "../../answers/wire-facts.ts";
+import { setTtls } from "../../dns/wire-ttl.ts";
+import { wireRecords, type WireRecords } from "../../dns/wire-msg.ts";
 import { kindOf, replyTtl } from "./entry.ts";
 import { liveCaches, statsFor, type CacheStats, type LiveCache } from "./stats.ts";
 
@@ -64,6 +67,7 @@ export class Cache implements CacheRules {
   readonly #live: LiveCache;
   /** The counters of #live.server (a lookup by a built string otherwise). */
   #stats: CacheStats | undefined;
+  readonly #facts = new WireFacts();
 
   constructor(o: CacheOptions) {
     this.#options = o;
@@ -207,6 +211,12 @@ export class Cache implements CacheRules {
     req.cache.kept = kept;
     req.cache.maxAge = Infinity;
     req.cache.stable = false;
+    const raw = wireRecords(reply);
+    if (raw !== undefined) {
+      // Records still octets (a forwarded reply): the TTLs written in place, nothing decoded.
+      setTtls(raw.wire, raw.questionEnd, kept.ttl);
+      return reply;
+    }
     // New records: the next plugin's may be shared with its own store.
     const at = (rrs: RR[]) => rrs.map((rr) => ({ ...rr, ttl: kept.ttl }));
     return {
@@ -228,12 +238,27 @@ export class Cache implements CacheRules {
   /** How the reply is kept, or undefined when it is not. */
   #decide(req: Request, reply: Msg, now: number): KeepTerms | undefined {
     if (req.cache.private || reply.tc || reply.question.length === 0) return undefined;
+    const raw = wireRecords(reply);
+    if (raw !== undefined) return this.#decideWire(req, raw, now);
     const kind = kindOf(reply);
     if (kind === undefined) return undefined;
     const ttl = this.ttlFor(req.qname, kind, reply.rcode, replyTtl(reply, kind));
     if (ttl <= 0) return undefined;
     const answers = kind === "success" && answersQuestion(reply, req.qname, req.qtype);
     return { rules: this, kind, ttl, stored: now, answers };
+  }
+
+  /** #decide for a reply whose records are still octets: the same facts read off them in one walk, as
+   * the wire lane reads them (the answer reached is any record of the type asked: owners are not
+   * followed through CNAMEs). */
+  #decideWire(req: Request, raw: WireRecords, now: number): KeepTerms | undefined {
+    const f = this.#facts.read(raw.wire, 0, raw.wire.length, raw.questionEnd, req.qtype);
+    const kind = f.kind;
+    if (kind === undefined) return undefined;
+    const said = kind === "denial" ? f.negativeTtl : f.minTtlAll;
+    const ttl = this.ttlFor(req.qname, kind, f.rcode, said < 0 ? undefined : said);
+    if (ttl <= 0) return undefined;
+    return { rules: this, kind, ttl, stored: now, answers: kind === "success" && f.answers };
   }
 
   /** Fetches the entry again in the background; the client's reply does not wait for it. A failure

@@ -38,11 +38,16 @@ export const setup: Setup = (d, ctx) => {
 
   // The stamp is taken before reading, so a change made while we read is seen by the first poll.
   const stamp = fileStampSync(path);
-  let zones: ZoneSet;
-  try {
-    zones = new ZoneSet(loadZones(path, origins));
-  } catch (err) {
-    throw configError(d, "file", (err as Error).message);
+  // A reload takes over the zones the running configuration parsed from the file as it is now.
+  const key = `file ${path} ${origins.join(" ")} ${stamp}`;
+  let zones = ctx.adopt<ZoneSet>(key);
+  if (zones === undefined) {
+    try {
+      zones = new ZoneSet(loadZones(path, origins));
+    } catch (err) {
+      throw configError(d, "file", (err as Error).message);
+    }
+    ctx.keep(key, zones, () => {});
   }
 
   if (reloadMs > 0) {

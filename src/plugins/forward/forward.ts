@@ -14,6 +14,7 @@ import type { TlsSettings } from "./tcp-conn.ts";
 import { failure } from "../../plugin.ts";
 import { EDNS_UDP_SIZE, Rcode } from "../../dns/constants.ts";
 import { isSubdomain } from "../../dns/name.ts";
+import { wireRecords } from "../../dns/wire-msg.ts";
 import { makePolicy, shuffled } from "./policy.ts";
 import { asciiLower } from "../../client/reply-match.ts";
 import { forwardStats } from "./stats.ts";
@@ -152,6 +153,7 @@ export class Forward {
     if (reply === undefined) return failure(req, Rcode.SERVFAIL);
     if (next.name === NAME && this.#passOn(reply)) return next.serve(req);
     req.cache.limit(FORWARD_MAX_AGE);
+    req.cache.outside = true;
     return forClient(reply, req.msg);
   }
 
@@ -218,15 +220,21 @@ function upstreamQuery(q: Msg, options: readonly { code: number; data: Uint8Arra
   };
 }
 
-/** The upstream's reply as this server's: the client's ID and question, owner names lowercased (names
- * inside the server are canonical; the pipeline echoes the client's spelling of the question). */
+/** The upstream's reply as this server's: the client's ID and question, without the upstream's EDNS.
+ * Decoded records get lowercase owners (names inside the server are canonical); records still octets
+ * are relayed as they came. */
 function forClient(reply: Msg, query: Msg): Msg {
-  for (const section of [reply.answer, reply.authority, reply.additional]) {
-    for (const rr of section) rr.name = asciiLower(rr.name);
-  }
+  // Records nobody decoded keep the upstream's octets: their names are never read inside the server.
+  if (wireRecords(reply) === undefined) lowerOwners(reply);
   reply.id = query.id;
   reply.question = query.question;
   // The upstream's EDNS options answer our query to it, not the client's.
   reply.edns = undefined;
   return reply;
+}
+
+function lowerOwners(reply: Msg): void {
+  for (const section of [reply.answer, reply.authority, reply.additional]) {
+    for (const rr of section) rr.name = asciiLower(rr.name);
+  }
 }

@@ -30,6 +30,12 @@ export interface HostsOptions {
 
 const MISSING = "missing";
 
+/** A hosts file as read: its stamp ("mtime:size:inode", or "missing") and its entries. */
+export interface HostsFileData {
+  stamp: string;
+  entries: HostsEntry[];
+}
+
 export class Hosts {
   readonly opts: HostsOptions;
   #table: HostsTable;
@@ -46,6 +52,19 @@ export class Hosts {
 
   get table(): HostsTable {
     return this.#table;
+  }
+
+  /** The file as last read: its stamp and entries; undefined before the first read. */
+  get fileData(): HostsFileData | undefined {
+    return this.#stamp === undefined ? undefined : { stamp: this.#stamp, entries: this.#file };
+  }
+
+  /** Starts from the file as another Hosts of the same path read it (a reload's running one): the
+   * next refresh() reads the file again only if its stamp changed since. */
+  seed(d: HostsFileData): void {
+    this.#stamp = d.stamp;
+    this.#file = d.entries;
+    this.#table = this.#build();
   }
 
   /** Rereads the file if it changed since the last call. True when the served data changed. */

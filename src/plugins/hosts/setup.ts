@@ -11,7 +11,7 @@ import { resolve } from "node:path";
 import type { Setup } from "../../plugin.ts";
 import type { Directive, Token } from "../../corefile/types.ts";
 import type { HostsEntry } from "./hosts-file.ts";
-import type { HostsOptions } from "./hosts.ts";
+import type { HostsFileData, HostsOptions } from "./hosts.ts";
 import { Hosts } from "./hosts.ts";
 import { parseHostsLine } from "./hosts-file.ts";
 import { argCount, noBlock, parseDuration, parseIntArg, zonesArg } from "../../corefile/args.ts";
@@ -66,9 +66,16 @@ export const setup: Setup = async (d, ctx) => {
   }
   const log = ctx.log("hosts");
   const hosts = new Hosts(opts, log);
+  // The file as last read, kept across reloads: a reload's refresh reads it again only if changed.
+  const key = `hosts ${path}`;
+  let read = ctx.adopt<{ data?: HostsFileData }>(key);
+  if (read?.data) hosts.seed(read.data);
+  else if (read === undefined) ctx.keep(key, (read = {}), () => {});
+  const kept = read;
   try {
     // A missing file is only a warning (it may appear later); an unreadable one is an error.
     await hosts.refresh();
+    kept.data = hosts.fileData;
   } catch (err) {
     throw configError(d, "hosts", `unable to read hosts file '${path}': ${(err as Error).message}`);
   }
@@ -78,6 +85,7 @@ export const setup: Setup = async (d, ctx) => {
     const tick = async (): Promise<void> => {
       try {
         if (await hosts.refresh()) ctx.invalidate();
+        kept.data = hosts.fileData;
       } catch (err) {
         log.error({ err, file: path }, "hosts file could not be reloaded; keeping the previous entries");
       }

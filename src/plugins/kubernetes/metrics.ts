@@ -63,6 +63,22 @@ gauge(
   ["kind"],
   perKind("errors"),
 );
+gauge(
+  "clusterdns_kubernetes_watch_backlog_bytes",
+  "Bytes of watch events received and not applied yet (a storm; bounded, past it the watches are not read).",
+  [],
+  (g) => {
+    for (const { api } of live) g.inc(api?.().backlog.bytes ?? 0);
+  },
+);
+gauge(
+  "clusterdns_kubernetes_watch_backlog_full",
+  "Times the watch backlog reached its bound and the watches stopped being read for a while.",
+  [],
+  (g) => {
+    for (const { api } of live) g.inc(api?.().backlog.fulls ?? 0);
+  },
+);
 
 /** CoreDNS's buckets for it: 1 ms doubling 20 times (to about 9 minutes). */
 const PROGRAMMING_BUCKETS = Array.from({ length: 20 }, (_, i) => 0.001 * 2 ** i);

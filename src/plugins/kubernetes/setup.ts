@@ -1,91 +1,86 @@
 // `kubernetes [ZONES...] { ... }`: the plugin put together from its configuration (config.ts): the
-// store and the answers over it, the source that fills it (config-source.ts), what it offers the
-// block's other plugins (autopath, k8s_external, transfer), the hold until the first sync, readiness,
-// the heap's tuning around that sync (heap-tuning.ts) and the metrics.
+// live cluster (live-cluster.ts: the source, the store it fills, kept across reloads that leave them
+// as they are), the answers over it, what it offers the block's other plugins (autopath,
+// k8s_external, transfer), the hold until the first sync, readiness and the metrics.
 
 import type { Logger } from "pino";
 import type { ReadyCheck, Setup, SetupContext } from "../../plugin.ts";
 import { startError } from "../../corefile/errors.ts";
-import { kindsFor, parseConfig, snapshotSettings, type KubernetesConfig } from "./config.ts";
-import type { Kind } from "./store/source.ts";
-import { configuredSource, type ConfiguredSource } from "./config-source.ts";
-import { tuneHeapAroundSync } from "./heap-tuning.ts";
-import { Store } from "./store/store.ts";
+import { kindsFor, parseConfig, type KubernetesConfig } from "./config.ts";
 import { Records } from "./answers/records.ts";
 import { kubernetesPlugin } from "./kubernetes.ts";
 import { StartupGate } from "./store/startup-gate.ts";
 import { localIPs } from "./local-ips.ts";
 import { EXTERNALER, externaler } from "./external-offer.ts";
 import { offer } from "../offers.ts";
-import { observeProgramming, track } from "./metrics.ts";
+import { track } from "./metrics.ts";
 import { SEARCH_PATHS, clientSearchPaths } from "./answers/search-paths.ts";
-import { WarmStart } from "./store/snapshot.ts";
 import { kubernetesTransferer } from "./answers/xfr.ts";
-import { Multicluster } from "./store/multicluster.ts";
 import { offerTransferer } from "../transfer/transferer.ts";
+import { isReverseZone } from "./store/zones.ts";
+import { LiveCluster, liveKey, type CacheDrop } from "./live-cluster.ts";
 
 const NAME = "kubernetes";
+/** How often a process waiting beside a serving peer asks again whether the peer still serves. */
+const PEER_RECHECK_MS = 1000;
 
 export const setup: Setup = async (d, ctx) => {
   const c = parseConfig(d, ctx);
   const log = ctx.log(NAME);
   const kinds = kindsFor(c);
   const local = localIPs(process.env, ctx.block.bind);
-  const { store, records } = answers(c, kinds, local, ctx);
-
-  let configured: ConfiguredSource;
-  try {
-    configured = await configuredSource(c, kinds, log, ctx.instance.checkOnly ?? false);
-  } catch (err) {
-    // The Corefile is right; a file it names (kubeconfig, objects, certificates) is missing or wrong.
-    throw startError(d, NAME, (err as Error).message);
-  }
-  const { source } = configured;
+  const key = liveKey(c, kinds, local);
+  let live = ctx.adopt<LiveCluster>(key);
+  if (live === undefined) {
+    try {
+      live = await LiveCluster.create({ c, kinds, local, log, checkOnly: ctx.instance.checkOnly ?? false });
+    } catch (err) {
+      // The Corefile is right; a file it names (kubeconfig, objects, certificates) is missing or wrong.
+      throw startError(d, NAME, (err as Error).message);
+    }
+    const created = live;
+    ctx.keep(key, live, () => created.stop());
+  } else log.info({ source: live.configured.source.describe() }, "reload: the running store is taken over");
+  const { store, configured, warm } = live;
+  const records = new Records(store, {
+    zones: c.zones,
+    ttl: c.ttl,
+    pods: c.pods,
+    localIPs: local,
+    multicluster: live.multicluster,
+  });
+  // A change to the store drops the answers it altered from this configuration's answer cache.
+  const drop: CacheDrop = (names) => (names === "all" ? ctx.invalidate() : ctx.invalidateNames(names));
+  live.caches.add(drop);
 
   offer(ctx.block.shared, SEARCH_PATHS, clientSearchPaths(store, records.primary, c.pods));
   offerTransferer(ctx.block.shared, kubernetesTransferer(store, records));
 
-  const warm = c.snapshot && new WarmStart({ ...c.snapshot, settings: snapshotSettings(c), store, log });
-
-  let startedAt: number | undefined;
+  const it = live;
   const gate = new StartupGate({
     store,
     timeoutMs: c.startupTimeoutMs,
-    startedAt: () => startedAt,
+    startedAt: () => it.startedAt,
     onDeadline: warm ? () => warm.deadline() : undefined,
   });
   offer(ctx.block.shared, EXTERNALER, externaler(store, gate, local));
   let untrack = () => {};
   // Ready once synced and the work after the sync is done: the heap compaction pauses the process
   // (0.13 s at 10k services), which must happen before /ready lets traffic in, not under it.
-  let settled = false;
-  let onSettled = () => {};
-  const whenSettled = new Promise<void>((r) => (onSettled = r));
-  const ready: ReadyCheck = () => store.synced && settled;
+  const ready: ReadyCheck = () => store.synced && it.settled;
   if (warm) ready.describe = () => warm.describe();
   ctx.registerReady(NAME, ready);
   ctx.onStartup(async () => {
-    startedAt = Date.now();
-    if (warm) {
-      warm.start();
-      setTimeout(() => warm.deadline(), c.startupTimeoutMs).unref();
-      ctx.onShutdown(() => warm.stop());
-    }
-    tuneHeapAroundSync(store, ctx.instance.takesOver, (compactMs) => {
-      settled = true;
-      onSettled();
-      log.info({ source: source.describe(), objects: store.stats().objects, compactMs }, "synced");
-    });
     untrack = track(store, configured.apiStats);
-    await source.start(store);
+    await it.start(ctx.instance.takesOver);
   });
   // The DNS sockets open once the store can answer, as CoreDNS starts its servers only then.
   ctx.holdListeners(() =>
-    settled ? Promise.resolve() : holdUntilSynced({ gate, store, whenSettled, log, c, source }),
+    it.settled ? Promise.resolve() : holdUntilSynced({ gate, live: it, log, c, ctx }),
   );
   ctx.onShutdown(() => {
+    live.caches.delete(drop);
     untrack();
-    return source.stop();
   });
 
   return kubernetesPlugin({
@@ -99,27 +94,27 @@ export const setup: Setup = async (d, ctx) => {
 
 /** The wait before the DNS sockets open: the first sync and the compaction after it (whose pause must
  * not fall on queries either), or startup_timeout, from then on serving the snapshot, or SERVFAIL for
- * the cluster's names. */
+ * the cluster's names. With -reuseport, while another process serves the port the wait goes on past
+ * startup_timeout: a share of the port's queries is better left with it than answered SERVFAIL. */
 async function holdUntilSynced(o: {
   gate: StartupGate;
-  store: Store;
-  whenSettled: Promise<void>;
+  live: LiveCluster;
   log: Logger;
   c: KubernetesConfig;
-  source: ConfiguredSource["source"];
+  ctx: SetupContext;
 }): Promise<void> {
   const timeout = o.c.startupTimeoutMs / 1000;
+  const { store, configured } = o.live;
   o.log.info(
-    { source: o.source.describe(), startupTimeout: timeout },
+    { source: configured.source.describe(), startupTimeout: timeout },
     "waiting for the first sync before listening",
   );
   // The timers behind the wait do not keep the process up, and nothing else may (objects files).
   const alive = setInterval(() => {}, 60_000);
   try {
-    if (await o.gate.synced()) await o.whenSettled;
+    if ((await o.gate.synced()) || (await besidePeer(o))) await o.live.whenSettled;
     else {
-      const serving =
-        o.store.servingFrom === "snapshot" ? "the snapshot" : "SERVFAIL for the cluster's names";
+      const serving = store.servingFrom === "snapshot" ? "the snapshot" : "SERVFAIL for the cluster's names";
       o.log.warn(
         { startupTimeout: timeout },
         `listening with the Kubernetes API not synced: ${serving} until it is`,
@@ -130,34 +125,23 @@ async function holdUntilSynced(o: {
   }
 }
 
-/** The store of `c` and the answers over it; a change to the store drops the answers it altered from
- * the answer cache. */
-function answers(
-  c: KubernetesConfig,
-  kinds: Kind[],
-  local: readonly string[],
-  ctx: SetupContext,
-): { store: Store; records: Records } {
-  const multicluster =
-    c.multicluster && new Multicluster(c.multicluster, { endpointPodNames: c.endpointPodNames });
-  const store = new Store({
-    zones: c.zones,
-    waitFor: kinds,
-    endpointPodNames: c.endpointPodNames,
-    keepPods: c.pods === "verified",
-    namespaceSelector: c.namespaceSelector,
-    localIPs: local,
-    onChange: (names) => (names === "all" ? ctx.invalidate() : ctx.invalidateNames(names)),
-    onProgrammed: observeProgramming,
-    multicluster,
-    names: { ignoreEmptyService: c.ignoreEmptyService, zonal: c.zonal },
-  });
-  const records = new Records(store, {
-    zones: c.zones,
-    ttl: c.ttl,
-    pods: c.pods,
-    localIPs: local,
-    multicluster,
-  });
-  return { store, records };
+/** Past startup_timeout, not synced: waits for the sync while another process serves the port
+ * (-reuseport), asking again every second. True once synced; false as soon as no peer serves. */
+async function besidePeer(o: { live: LiveCluster; log: Logger; c: KubernetesConfig; ctx: SetupContext }) {
+  const { store } = o.live;
+  if (store.synced) return true;
+  const zone = o.c.zones.find((z) => !isReverseZone(z))!;
+  let logged = false;
+  while (!store.synced) {
+    if (!(await o.ctx.peerServes(zone))) return store.synced;
+    if (!logged) {
+      logged = true;
+      o.log.warn(
+        { zone, startupTimeout: o.c.startupTimeoutMs / 1000 },
+        "not synced at startup_timeout, but another process serves the port: waiting for the sync before listening",
+      );
+    }
+    await Promise.race([store.whenSynced(), new Promise((r) => setTimeout(r, PEER_RECHECK_MS).unref())]);
+  }
+  return true;
 }

@@ -10,6 +10,9 @@ import type { NetSet } from "../../dns/nets.ts";
 import type { Weights } from "./weights.ts";
 import { Type } from "../../dns/constants.ts";
 import { canonicalAddress } from "./weights.ts";
+import { wireRecords } from "../../dns/wire-msg.ts";
+import { afterOwner } from "../../dns/wire-ttl.ts";
+import { rotateRecords, rotationOf } from "../../answers/replay.ts";
 
 export interface LoadbalanceOptions {
   /** Keep at most this many records in the answer section, after shuffling. */
@@ -37,6 +40,10 @@ export function loadbalance(o: LoadbalanceOptions = {}): Plugin {
       // Zone transfers keep their order: the SOA must stay first and last.
       if (req.qtype === Type.AXFR || req.qtype === Type.IXFR) return reply;
       const weights = o.weights?.();
+      if (plain && rotateWire(reply, random)) {
+        req.cache.rotate = true;
+        return reply;
+      }
       const drawn = weights ? weighReply(reply, weights, random) : shuffleReply(reply, random);
       const grouped = o.prefer !== undefined && preferReply(reply, o.prefer);
       if (drawn && weights) {
@@ -53,6 +60,24 @@ export function loadbalance(o: LoadbalanceOptions = {}): Plugin {
       return limit(reply, o.limitAnswers);
     },
   });
+}
+
+/** Plain round robin on a reply whose records are still octets (a forwarded one), when its answer is
+ * address records of one name in one size and no other section has an order to change: rotated a
+ * random number of places in place, nothing decoded (the answer store rotates it on every replay).
+ * False when it has another shape: then it is shuffled as records. */
+function rotateWire(reply: Msg, random: () => number): boolean {
+  const raw = wireRecords(reply);
+  if (raw === undefined || raw.counts[1] > 1 || raw.counts[2] > 1) return false;
+  const w = raw.wire;
+  const first = afterOwner(w, raw.questionEnd);
+  const type = (w[first] << 8) | w[first + 1];
+  if (type !== Type.A && type !== Type.AAAA) return false;
+  const rotation = rotationOf(w, raw.questionEnd, raw.end);
+  if (rotation === 0) return false;
+  const count = rotation >>> 16;
+  rotateRecords(w, raw.questionEnd, count, rotation & 0xffff, Math.floor(random() * count));
+  return true;
 }
 
 function limit(reply: Msg, n: number | undefined): Msg {

@@ -2,11 +2,11 @@
 // node:http(s) (http-client.ts). The contract and its errors are in api.ts.
 
 import type { ClientOptions } from "./api.ts";
-import { HttpClient } from "./http-client.ts";
+import { HttpClient, type HttpClientOptions } from "./http-client.ts";
 import { loadKubeConfig } from "./kubeconfig.ts";
 
 /** Loads the connection settings for these options and returns a client over them. Throws a
  * KubeError (CONFIG) when the settings are unusable. */
-export function createClient(o: ClientOptions): HttpClient {
-  return new HttpClient(loadKubeConfig(o));
+export function createClient(o: ClientOptions, http: HttpClientOptions = {}): HttpClient {
+  return new HttpClient(loadKubeConfig(o), http);
 }

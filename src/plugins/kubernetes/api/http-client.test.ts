@@ -1,8 +1,8 @@
 // The HTTP client against the test API server (and, where a test needs to see headers or shape the
 // bytes on the wire, a small server of its own): LIST with paging and errors, discovery, WATCH events,
-// events split across chunks, ERROR 410, inactivity, abort, bearer and basic auth, impersonation,
-// client certificates over HTTPS, the token file re-read, in-cluster settings end to end, and the
-// client library loaded only for exec users.
+// events split across chunks, a burst applied in slices with backpressure, ERROR 410, inactivity,
+// abort, bearer and basic auth, impersonation, client certificates over HTTPS, the token file re-read,
+// in-cluster settings end to end, and the client library loaded only for exec users.
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -21,7 +21,9 @@ import { service } from "../../../../test/k8s/objects.ts";
 import { KubeError, KubeErrorCode } from "./api.ts";
 import type { ApiClient, Query } from "./api.ts";
 import { createClient } from "./client.ts";
-import { HttpClient, LineSplitter } from "./http-client.ts";
+import { HttpClient } from "./http-client.ts";
+import { LineSplitter } from "./watch-stream.ts";
+import { ApplyQueue } from "./apply-queue.ts";
 import { loadKubeConfig } from "./kubeconfig.ts";
 import type { KubeConnection } from "./kubeconfig.ts";
 import { HAVE_OPENSSL, makeCerts, type TestCerts } from "../../../../test/k8s/certs.ts";
@@ -395,6 +397,68 @@ describe("watch", () => {
     }
   });
 
+  test("a burst is applied in slices with the event loop turning between them; the socket is not read past the queue's bound; every event arrives, in order", async () => {
+    const count = 3000;
+    const pad = "x".repeat(1000);
+    let written = 0;
+    let blocked = 0;
+    const raw = await rawServer(async (req, res) => {
+      res.writeHead(200, { "Content-Type": "application/json" });
+      // Every event at once, as a storm comes; write() says when the client stopped reading.
+      for (; written < count; written++) {
+        const line = JSON.stringify({ type: "MODIFIED", object: { metadata: { name: `s${written}` }, pad } });
+        if (!res.write(line + "\n")) blocked++;
+      }
+      await new Promise((r) => res.once("drain", r));
+      res.end();
+    });
+    const queue = new ApplyQueue({ sliceMs: 1, maxBytes: 16 * 1024 });
+    const c = new HttpClient(conn(raw.url), { queue });
+    let turns = 0;
+    const tick = setInterval(() => turns++, 0);
+    const turnsAt: number[] = [];
+    let mostQueued = 0;
+    try {
+      const events: string[] = [];
+      let resolve!: (e: KubeError | null) => void;
+      const done = new Promise<KubeError | null>((r) => (resolve = r));
+      await c.watch(
+        SERVICES,
+        {},
+        (_type, obj) => {
+          events.push((obj as { metadata: { name: string } }).metadata.name);
+          turnsAt.push(turns);
+          mostQueued = Math.max(mostQueued, queue.stats().bytes);
+          // An event that costs a little, as applying one does.
+          const until = performance.now() + 0.05;
+          while (performance.now() < until);
+        },
+        resolve,
+      );
+      assert.equal(await done, null);
+      assert.deepEqual(
+        events,
+        Array.from({ length: count }, (_, i) => `s${i}`),
+      );
+      // ~20 events a slice at 1 ms each; without slices, a read of the socket (up to 2 MB) at once.
+      let run = 0;
+      let longest = 0;
+      for (let i = 1; i < turnsAt.length; i++) {
+        run = turnsAt[i] === turnsAt[i - 1] ? run + 1 : 0;
+        longest = Math.max(longest, run);
+      }
+      assert.ok(longest < 200, `at most ${longest + 1} events without a timer between them`);
+      assert.ok(blocked > 0, "the server saw the client stop reading");
+      assert.ok(queue.stats().fulls > 0, JSON.stringify({ mostQueued, ...queue.stats() }));
+      // The bound, plus what one read of the socket may bring in past it.
+      assert.ok(mostQueued <= 16 * 1024 + 65_536, `at most ${mostQueued} bytes queued`);
+    } finally {
+      clearInterval(tick);
+      c.close();
+      await raw.close();
+    }
+  });
+
   test("an event without a type, or one its handler throws on, ends the watch with a decode error", async () => {
     const raw = await rawServer((req, res) => {
       res.writeHead(200, { "Content-Type": "application/json" });
@@ -681,7 +745,7 @@ describe("exec users and the client library", () => {
       });
       const { createClient } = await import(${JSON.stringify(new URL("./client.ts", import.meta.url).href)});
       const client = createClient({ kubeconfig: process.env.KC });
-      const list = await client.list("/api/v1/services", {}, AbortSignal.timeout(5000));
+      const list = await client.list("/api/v1/services", {}, AbortSignal.timeout(30_000));
       client.close();
       console.log(JSON.stringify({ loaded, items: list.items.length }));`;
     const run = (kubeconfig: string) => {
@@ -690,7 +754,7 @@ describe("exec users and the client library", () => {
         execFile(
           process.execPath,
           ["--input-type=module", "-e", probe],
-          { env: { ...process.env, KC: kubeconfig }, timeout: 20_000 },
+          { env: { ...process.env, KC: kubeconfig }, timeout: 45_000 },
           (err, stdout, stderr) =>
             err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(JSON.parse(stdout)),
         );

@@ -1,5 +1,6 @@
 // The ApiClient over node:http / node:https with one keep-alive agent: LIST and discovery as plain
-// GETs, WATCH as a streamed GET split into newline-delimited JSON events. Objects come back as the
+// GETs, WATCH as a streamed GET whose newline-delimited JSON events are split, parsed and handed on
+// in slices by the client's ApplyQueue (watch-stream.ts). Objects come back as the
 // parsed JSON the API sent. Plain http servers are used as they are, as kubectl does.
 //
 // Credentials: a token (a token file is read again at most once a minute, as client-go does), basic
@@ -14,10 +15,14 @@ import { readFileSync } from "node:fs";
 import { KubeError, KubeErrorCode, statusError } from "./api.ts";
 import type { ApiClient, KList, KStatus, Query } from "./api.ts";
 import type { KubeConnection } from "./kubeconfig.ts";
+import { ApplyQueue } from "./apply-queue.ts";
+import { WatchStream, transportError } from "./watch-stream.ts";
 
 export interface HttpClientOptions {
   /** Clock for the token file's re-read interval (tests). */
   now?: () => number;
+  /** Where watch events wait to be applied (apply-queue.ts); one of its own by default. */
+  queue?: ApplyQueue;
 }
 
 /** How often a token file is read again. */
@@ -32,49 +37,14 @@ interface RequestAuth {
   key?: string | Buffer;
 }
 
-/** Splits a byte stream into lines on "\n", across chunk boundaries. Works on bytes, so a UTF-8
- * character cut by a chunk boundary is decoded whole. */
-export class LineSplitter {
-  #pending: Buffer[] = [];
-
-  /** Calls `onLine` for each line `chunk` completes (without its newline) and keeps the rest. */
-  push(chunk: Buffer, onLine: (line: string) => void): void {
-    let start = 0;
-    for (let nl = chunk.indexOf(10); nl !== -1; nl = chunk.indexOf(10, start)) {
-      let line = chunk.subarray(start, nl);
-      if (this.#pending.length > 0) {
-        this.#pending.push(line);
-        line = Buffer.concat(this.#pending);
-        this.#pending = [];
-      }
-      start = nl + 1;
-      onLine(line.toString("utf8"));
-    }
-    if (start < chunk.length) this.#pending.push(chunk.subarray(start));
-  }
-
-  /** The unterminated last line ("" when the stream ended on a newline). */
-  rest(): string {
-    const s = Buffer.concat(this.#pending).toString("utf8");
-    this.#pending = [];
-    return s;
-  }
-}
-
-function transportError(what: string, err: unknown): KubeError {
-  if (err instanceof KubeError) return err;
-  const e = err as { message?: string; code?: string };
-  const message = e.message ?? String(err);
-  const code = e.code && !message.includes(e.code) ? ` (${e.code})` : "";
-  return new KubeError(KubeErrorCode.TRANSPORT, `${what}: ${message}${code}`, { cause: err });
-}
-
 export class HttpClient implements ApiClient {
   readonly server: string;
   readonly #conn: KubeConnection;
   readonly #agent: http.Agent;
   readonly #send: (url: URL, o: https.RequestOptions) => ClientRequest;
   readonly #now: () => number;
+  /** Watch events on their way to the sink, applied in slices (apply-queue.ts). */
+  readonly queue: ApplyQueue;
   /** Headers that never change: Accept, User-Agent, basic auth, impersonation. */
   readonly #fixed: OutgoingHttpHeaders;
   #token?: string;
@@ -85,6 +55,7 @@ export class HttpClient implements ApiClient {
     this.#conn = conn;
     this.server = conn.server;
     this.#now = o.now ?? Date.now;
+    this.queue = o.queue ?? new ApplyQueue();
     this.#token = conn.auth.token;
     this.#tokenReadAt = this.#now();
     const tls = conn.tls;
@@ -222,7 +193,7 @@ export class HttpClient implements ApiClient {
     onDone: (err: KubeError | null) => void,
     inactivityMs?: number,
   ): Promise<AbortController> {
-    const w = new WatchStream(`watch ${path}`, onEvent, onDone, inactivityMs);
+    const w = new WatchStream({ what: `watch ${path}`, onEvent, onDone, inactivityMs, queue: this.queue });
     let auth: RequestAuth;
     try {
       auth = await this.#credentials();
@@ -232,137 +203,6 @@ export class HttpClient implements ApiClient {
     }
     if (!w.ended) w.attach(this.#request(this.#url(path, { watch: true, ...query }), auth));
     return w.ctl;
-  }
-}
-
-/** One watch request's life: its events, line by line; its inactivity timer; and its one end, which
- * calls onDone once (an abort through `ctl`, a timeout, an error, or the server ending the stream). */
-class WatchStream {
-  readonly ctl = new AbortController();
-  readonly #what: string;
-  readonly #onEvent: (type: string, obj: unknown) => void;
-  readonly #onDone: (err: KubeError | null) => void;
-  readonly #inactivityMs: number | undefined;
-  readonly #onAbort = () => this.#finish(new KubeError(KubeErrorCode.TRANSPORT, `${this.#what}: aborted`));
-  #req: ClientRequest | undefined;
-  #ended = false;
-  #timer: NodeJS.Timeout | undefined;
-
-  constructor(
-    what: string,
-    onEvent: (type: string, obj: unknown) => void,
-    onDone: (err: KubeError | null) => void,
-    inactivityMs: number | undefined,
-  ) {
-    this.#what = what;
-    this.#onEvent = onEvent;
-    this.#onDone = onDone;
-    this.#inactivityMs = inactivityMs;
-    this.ctl.signal.addEventListener("abort", this.#onAbort);
-    this.#arm();
-  }
-
-  get ended(): boolean {
-    return this.#ended;
-  }
-
-  /** Ends the watch with a transport error. */
-  failed(err: unknown): void {
-    this.#finish(transportError(this.#what, err));
-  }
-
-  /** Follows the request the watch was sent with. */
-  attach(req: ClientRequest): void {
-    this.#req = req;
-    req.on("error", (err) => this.failed(err));
-    req.on("response", (res) => {
-      this.#arm();
-      if (res.statusCode !== 200) this.#refused(res);
-      else this.#stream(res);
-    });
-  }
-
-  #finish(err: KubeError | null): void {
-    if (this.#ended) return;
-    this.#ended = true;
-    clearTimeout(this.#timer);
-    this.ctl.signal.removeEventListener("abort", this.#onAbort);
-    // After a clean end the connection goes back to the agent; otherwise it is dropped.
-    if (err) this.#req?.destroy();
-    this.#onDone(err);
-  }
-
-  /** (Re)starts the inactivity timer. */
-  #arm(): void {
-    const ms = this.#inactivityMs;
-    if (ms === undefined) return;
-    clearTimeout(this.#timer);
-    this.#timer = setTimeout(
-      () => this.#finish(new KubeError(KubeErrorCode.TRANSPORT, `${this.#what}: no data for ${ms} ms`)),
-      ms,
-    );
-  }
-
-  /** The events of a watch the server took, one JSON object a line. */
-  #stream(res: IncomingMessage): void {
-    const lines = new LineSplitter();
-    const onLine = (line: string) => this.#line(line);
-    res.on("data", (chunk: Buffer) => {
-      this.#arm();
-      lines.push(chunk, onLine);
-    });
-    res.on("end", () => {
-      onLine(lines.rest());
-      this.#finish(null);
-    });
-    res.on("error", (err) => this.failed(err));
-    res.on("close", () => {
-      if (!res.complete)
-        this.#finish(new KubeError(KubeErrorCode.TRANSPORT, `${this.#what}: connection closed`));
-    });
-  }
-
-  #line(line: string): void {
-    if (this.#ended || line.trim() === "") return;
-    const what = this.#what;
-    let ev: { type?: unknown; object?: unknown };
-    try {
-      ev = JSON.parse(line) as typeof ev;
-    } catch (err) {
-      return this.#finish(new KubeError(KubeErrorCode.DECODE, `${what}: event is not JSON`, { cause: err }));
-    }
-    if (typeof ev?.type !== "string") {
-      return this.#finish(new KubeError(KubeErrorCode.DECODE, `${what}: event has no type`));
-    }
-    try {
-      this.#onEvent(ev.type, ev.object);
-    } catch (err) {
-      return this.#finish(
-        new KubeError(KubeErrorCode.DECODE, `${what}: event handler failed: ${(err as Error).message}`, {
-          cause: err,
-        }),
-      );
-    }
-    if (ev.type === "ERROR") this.#finish(statusError(ev.object as KStatus | undefined));
-  }
-
-  /** A watch answered with an HTTP error: reads the Status body and ends with it. */
-  #refused(res: IncomingMessage): void {
-    const chunks: Buffer[] = [];
-    res.on("data", (chunk: Buffer) => {
-      this.#arm();
-      chunks.push(chunk);
-    });
-    res.on("end", () => {
-      let body: KStatus | undefined;
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as KStatus;
-      } catch {
-        body = undefined;
-      }
-      this.#finish(statusError(body, res.statusCode));
-    });
-    res.on("error", (err) => this.failed(err));
   }
 }
 

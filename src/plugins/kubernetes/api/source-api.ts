@@ -7,6 +7,7 @@ import type { Logger } from "pino";
 import { Backoff } from "./backoff.ts";
 import { Latch } from "../store/latch.ts";
 import { createClient } from "./client.ts";
+import { ApplyQueue, type ApplyQueueStats } from "./apply-queue.ts";
 import type { ApiClient, ClientOptions } from "./api.ts";
 import { Reflector } from "./reflector.ts";
 import { limitClient, type ApiLimits } from "./rate-limit.ts";
@@ -36,6 +37,8 @@ export interface ApiSourceStats {
   /** endpointslices were asked for but the API does not serve them: endpoints are read instead. */
   endpointsFallback: boolean;
   kinds: ReflectorStats[];
+  /** Watch events received and not applied yet (apply-queue.ts). */
+  backlog: ApplyQueueStats;
 }
 
 export interface ApiSource extends Source {
@@ -59,6 +62,8 @@ export function apiSource(opts: ApiSourceOptions): ApiSource {
 class KubeApiSource implements ApiSource {
   readonly #opts: ApiSourceOptions;
   readonly #client: ApiClient;
+  /** Where every watch of this source queues its events (one budget for all of them). */
+  readonly #queue = new ApplyQueue();
   readonly #log: Logger;
   readonly #kinds: Kind[];
   readonly #reflectors = new Map<Kind, Reflector>();
@@ -73,7 +78,7 @@ class KubeApiSource implements ApiSource {
 
   constructor(opts: ApiSourceOptions) {
     this.#opts = opts;
-    this.#client = limitClient(opts.client ?? createClient(opts), opts.limits ?? {});
+    this.#client = limitClient(opts.client ?? createClient(opts, { queue: this.#queue }), opts.limits ?? {});
     this.#log = opts.log;
     this.#kinds = [...new Set(opts.kinds)];
   }
@@ -124,6 +129,7 @@ class KubeApiSource implements ApiSource {
       connected: all.length > 0 && all.every((s) => s.connected),
       endpointsFallback: this.#fallback,
       kinds: all,
+      backlog: this.#queue.stats(),
     };
   }
 

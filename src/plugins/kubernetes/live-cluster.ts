@@ -1,0 +1,135 @@
+// What a `kubernetes` directive keeps running across reloads (ctx.keep, ctx.adopt): the source, the
+// store it fills, the snapshot, and the work around the first sync. A reload whose directive reads the
+// same objects into the same kind of store (liveKey) adopts it and answers from it at once: no LIST,
+// no watch started again, no window. What only shapes answers (ttl, pods insecure, fallthrough,
+// startup_timeout) lives in what each configuration builds over the store (Records, the handler).
+
+import type { Logger } from "pino";
+import type { KubernetesConfig } from "./config.ts";
+import { snapshotSettings } from "./config.ts";
+import type { Kind } from "./store/source.ts";
+import { configuredSource, type ConfiguredSource } from "./config-source.ts";
+import { Store } from "./store/store.ts";
+import { Multicluster } from "./store/multicluster.ts";
+import { WarmStart } from "./store/snapshot.ts";
+import { observeProgramming } from "./metrics.ts";
+import { tuneHeapAroundSync } from "./heap-tuning.ts";
+import { fileStampSync } from "../file/file.ts";
+
+/** Where a change of the store goes: an answer cache's invalidation. */
+export type CacheDrop = (names: readonly string[] | "all") => void;
+
+/** Everything the source and the store depend on, as one string: where the objects come from (the
+ * API and its credentials, by path and content stamp, or the objects files), which kinds and which of
+ * them (namespaces, labels), what the store keeps of them, and the snapshot. Two directives with the
+ * same key would list and keep the same objects. */
+export function liveKey(c: KubernetesConfig, kinds: readonly Kind[], local: readonly string[]): string {
+  const stamp = (path: string) => `${path}@${fileStampSync(path)}`;
+  // Without kubeconfig and endpoint, the API is the pod's (in-cluster) or $KUBECONFIG's.
+  const kubeconfig =
+    c.kubeconfig ?? (c.endpoint === undefined ? process.env.KUBECONFIG?.split(":") : undefined);
+  return JSON.stringify({
+    zones: c.zones,
+    kinds,
+    local,
+    endpoint: c.endpoint,
+    tls: c.tls && [c.tls.cert, c.tls.key, c.tls.ca].map(stamp),
+    kubeconfig: kubeconfig === undefined ? undefined : [kubeconfig].flat().map(stamp),
+    context: c.context,
+    objects: c.objects?.map(stamp),
+    namespaces: c.namespaces,
+    labels: c.labels,
+    namespaceLabels: c.namespaceLabels,
+    noEndpoints: c.noEndpoints,
+    endpointPodNames: c.endpointPodNames,
+    ignoreEmptyService: c.ignoreEmptyService,
+    zonal: c.zonal,
+    multicluster: c.multicluster,
+    snapshot: c.snapshot,
+    limits: c.limits,
+  });
+}
+
+export class LiveCluster {
+  readonly store: Store;
+  readonly configured: ConfiguredSource;
+  readonly multicluster: Multicluster | undefined;
+  readonly warm: WarmStart | undefined;
+  /** The answer caches serving from the store: the running configuration's, and during a reload the
+   * next one's as well. */
+  readonly caches = new Set<CacheDrop>();
+  /** Synced, and the work after the sync done (the heap's compaction). */
+  settled = false;
+  readonly whenSettled: Promise<void>;
+  /** Date.now() when the source started; undefined before. */
+  startedAt: number | undefined;
+  readonly #c: KubernetesConfig;
+  readonly #log: Logger;
+  #settle: () => void = () => {};
+
+  private constructor(
+    o: { c: KubernetesConfig; kinds: readonly Kind[]; local: readonly string[]; log: Logger },
+    configured: ConfiguredSource,
+  ) {
+    const { c } = o;
+    this.#c = c;
+    this.#log = o.log;
+    this.multicluster =
+      c.multicluster && new Multicluster(c.multicluster, { endpointPodNames: c.endpointPodNames });
+    this.store = new Store({
+      zones: c.zones,
+      waitFor: [...o.kinds],
+      endpointPodNames: c.endpointPodNames,
+      keepPods: c.pods === "verified",
+      namespaceSelector: c.namespaceSelector,
+      localIPs: o.local,
+      onChange: (names) => {
+        for (const drop of this.caches) drop(names);
+      },
+      onProgrammed: observeProgramming,
+      multicluster: this.multicluster,
+      names: { ignoreEmptyService: c.ignoreEmptyService, zonal: c.zonal },
+    });
+    this.configured = configured;
+    this.warm =
+      c.snapshot &&
+      new WarmStart({ ...c.snapshot, settings: snapshotSettings(c), store: this.store, log: o.log });
+    this.whenSettled = new Promise<void>((r) => (this.#settle = r));
+  }
+
+  /** A new one for `c`; throws on bad connection settings (configuredSource). */
+  static async create(o: {
+    c: KubernetesConfig;
+    kinds: readonly Kind[];
+    local: readonly string[];
+    log: Logger;
+    checkOnly: boolean;
+  }): Promise<LiveCluster> {
+    const configured = await configuredSource(o.c, o.kinds, o.log, o.checkOnly);
+    return new LiveCluster(o, configured);
+  }
+
+  /** Starts the source (once: an adopted one runs already). `takesOver`: see tuneHeapAroundSync. */
+  async start(takesOver: boolean): Promise<void> {
+    if (this.startedAt !== undefined) return;
+    this.startedAt = Date.now();
+    const { store, warm } = this;
+    const { source } = this.configured;
+    if (warm) {
+      warm.start();
+      setTimeout(() => warm.deadline(), this.#c.startupTimeoutMs).unref();
+    }
+    tuneHeapAroundSync(store, takesOver, (compactMs) => {
+      this.settled = true;
+      this.#settle();
+      this.#log.info({ source: source.describe(), objects: store.stats().objects, compactMs }, "synced");
+    });
+    await source.start(store);
+  }
+
+  /** Stops the source and the snapshot's writes (writing it once more). */
+  async stop(): Promise<void> {
+    await this.configured.source.stop();
+    await this.warm?.stop();
+  }
+}
