@@ -206,7 +206,7 @@ test("start-up: a second forward ., a refused second plugin and a template place
 });
 
 test("start-up on a ConfigMap says it is one, and what reads it", async () => {
-  const r = await startFailure(readFileSync(join(ROOT, "deploy", "configmap.yaml"), "utf8"));
+  const r = await startFailure(readFileSync(join(ROOT, "deploy", "base", "configmap.yaml"), "utf8"));
   assert.equal(r.code, 1);
   assert.match(
     r.stderr,

@@ -29,7 +29,7 @@ const one = <T>(kind: string): T => {
 };
 
 const target = parseYaml(
-  readFileSync(join(DEPLOY, "deployment.yaml"), "utf8"),
+  readFileSync(join(DEPLOY, "base", "deployment.yaml"), "utf8"),
   "deployment.yaml",
 )[0] as k8s.V1Deployment;
 const autoscaler = one<k8s.V1Deployment>("Deployment");

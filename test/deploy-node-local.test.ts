@@ -21,14 +21,16 @@ import type { Directive } from "../src/corefile/types.ts";
 
 const DEPLOY = join(ROOT, "deploy");
 const DIR = join(DEPLOY, "node-local");
+// The objects, in base/: node-local/ and node-local/transparent/ both build on it.
+const BASE = join(DIR, "base");
 const LINK_LOCAL = "169.254.20.10";
 
 const read = (dir: string) =>
   readdirSync(dir)
     .filter((f) => f.endsWith(".yaml") && f !== "kustomization.yaml")
     .sort();
-const files = read(DIR);
-const objects = files.flatMap((f) => parseYaml(readFileSync(join(DIR, f), "utf8"), f));
+const files = read(BASE);
+const objects = files.flatMap((f) => parseYaml(readFileSync(join(BASE, f), "utf8"), f));
 const one = <T>(list: KObject[], kind: string): T => {
   const found = list.filter((o) => o.kind === kind);
   assert.equal(found.length, 1, `one ${kind}`);
@@ -36,8 +38,9 @@ const one = <T>(list: KObject[], kind: string): T => {
 };
 const kustomization = (dir: string) =>
   parseYaml(readFileSync(join(dir, "kustomization.yaml"), "utf8"), dir)[0] as KObject & {
-    resources: string[];
-    patches?: { path: string }[];
+    resources?: string[];
+    bases?: string[];
+    patchesStrategicMerge?: string[];
     images?: unknown[];
   };
 
@@ -50,7 +53,7 @@ const transparentMap = parseYaml(
   "transparent",
 )[0] as k8s.V1ConfigMap;
 const service = parseYaml(
-  readFileSync(join(DEPLOY, "service.yaml"), "utf8"),
+  readFileSync(join(DEPLOY, "service", "service.yaml"), "utf8"),
   "service.yaml",
 )[0] as k8s.V1Service;
 
@@ -66,8 +69,13 @@ test("deploy/node-local/ holds real objects of their kinds, all in its kustomiza
     assert.equal(o.metadata.labels?.["app.kubernetes.io/name"], "clusterdns-node-local", `${o.kind} label`);
     assert.deepEqual(schemaErrors(o, model, `${o.kind} ${o.metadata.name}`), []);
   }
-  assert.deepEqual([...kustomization(DIR).resources].sort(), files);
-  assert.deepEqual(kustomization(DIR).images, kustomization(DEPLOY).images, "the same image as deploy/");
+  assert.deepEqual([...kustomization(BASE).resources!].sort(), files);
+  assert.deepEqual(kustomization(DIR).bases, ["base"]);
+  assert.deepEqual(
+    kustomization(BASE).images,
+    kustomization(join(DEPLOY, "base")).images,
+    "the same image as deploy/",
+  );
   assert.deepEqual(schemaErrors(transparentMap, "V1ConfigMap", "transparent ConfigMap"), []);
 });
 
@@ -151,8 +159,8 @@ for (const [name, map] of [
 
 test("transparent/ is node-local/ with the kube-dns Service IP bound too, and nothing else changed", () => {
   const k = kustomization(join(DIR, "transparent"));
-  assert.deepEqual(k.resources, ["../"]);
-  assert.deepEqual(k.patches, [{ path: "configmap.yaml" }]);
+  assert.deepEqual(k.bases, ["../base"]);
+  assert.deepEqual(k.patchesStrategicMerge, ["configmap.yaml"]);
   assert.equal(transparentMap.metadata!.name, configMap.metadata!.name);
   const bind = (text: string) => directives(text, "bind")[0].args.map((t) => t.text);
   assert.deepEqual(bind(configMap.data!.Corefile), [LINK_LOCAL]);
@@ -192,7 +200,7 @@ test("metrics: a headless Service on the port prometheus listens on, on every ad
 test("the node-local ClusterRole grants what deploy/'s does, for the same kubernetes block", () => {
   const role = one<k8s.V1ClusterRole>(objects, "ClusterRole");
   const central = parseYaml(
-    readFileSync(join(DEPLOY, "cluster-role.yaml"), "utf8"),
+    readFileSync(join(DEPLOY, "base", "cluster-role.yaml"), "utf8"),
     "",
   )[0] as k8s.V1ClusterRole;
   assert.deepEqual(role.rules, central.rules);
@@ -202,7 +210,10 @@ test("the node-local ClusterRole grants what deploy/'s does, for the same kubern
         [d.args, d.block].map((x) => JSON.stringify(x, ["text", "name", "args"])),
       ),
     );
-  const deployMap = parseYaml(readFileSync(join(DEPLOY, "configmap.yaml"), "utf8"), "")[0] as k8s.V1ConfigMap;
+  const deployMap = parseYaml(
+    readFileSync(join(DEPLOY, "base", "configmap.yaml"), "utf8"),
+    "",
+  )[0] as k8s.V1ConfigMap;
   assert.equal(kube(configMap.data!.Corefile), kube(deployMap.data!.Corefile));
   const binding = one<k8s.V1ClusterRoleBinding>(objects, "ClusterRoleBinding");
   const account = one<k8s.V1ServiceAccount>(objects, "ServiceAccount");

@@ -35,15 +35,23 @@ import { KINDS, parseYaml, schemaErrors, type KObject } from "./helpers/manifest
 
 const ROOT = resolve(import.meta.dirname, "..");
 const DEPLOY = join(ROOT, "deploy");
+// The objects and their kustomization (deploy/kustomization.yaml builds on it, as distributions/* do).
+const BASE = join(DEPLOY, "base");
 const run = promisify(execFile);
 
 // ---- the manifests, read as kubectl reads them (YAML 1.1) ----
 
-const manifestFiles = readdirSync(DEPLOY)
-  .filter((f) => /\.ya?ml$/.test(f) && f !== "kustomization.yaml")
-  .sort();
-const manifests = manifestFiles.flatMap((f) =>
-  parseYaml(readFileSync(join(DEPLOY, f), "utf8"), f).map((obj) => ({ file: f, obj })),
+const SERVICE = join(DEPLOY, "service");
+const yamlIn = (dir: string) =>
+  readdirSync(dir)
+    .filter((f) => /\.ya?ml$/.test(f) && f !== "kustomization.yaml")
+    .sort();
+const manifestFiles = yamlIn(BASE);
+const manifests = [
+  ...manifestFiles.map((f) => join(BASE, f)),
+  ...yamlIn(SERVICE).map((f) => join(SERVICE, f)),
+].flatMap((path) =>
+  parseYaml(readFileSync(path, "utf8"), path).map((obj) => ({ file: relative(DEPLOY, path), obj })),
 );
 
 function one<T>(kind: string): T {
@@ -62,7 +70,7 @@ const budget = one<k8s.V1PodDisruptionBudget>("PodDisruptionBudget");
 const podSpec = deployment.spec!.template.spec!;
 const container = podSpec.containers[0];
 const corefileText = configMap.data!.Corefile;
-const corefile = parseCorefile(corefileText, "deploy/configmap.yaml Corefile");
+const corefile = parseCorefile(corefileText, "deploy/base/configmap.yaml Corefile");
 
 test("deploy/ holds each object of the kube-dns replacement once, each made of real fields of its kind", () => {
   const kinds = ["ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment", "Service"];
@@ -91,7 +99,7 @@ interface Kustomization extends KObject {
   images?: { name: string; newName?: string; newTag?: string }[];
 }
 const kustomization = parseYaml(
-  readFileSync(join(DEPLOY, "kustomization.yaml"), "utf8"),
+  readFileSync(join(BASE, "kustomization.yaml"), "utf8"),
   "kustomization.yaml",
 )[0] as Kustomization;
 
@@ -438,10 +446,7 @@ test("the memory request and limit follow the measured sizing table", () => {
   assert.ok(megabytes(requests!.memory as string) >= tenK.synced, "the request holds a synced pod at 10k");
   assert.equal(limits!.memory, tenK.limit, "the limit is the 10k row's");
   // The manifest says where its numbers come from.
-  assert.match(
-    readFileSync(join(DEPLOY, "deployment.yaml"), "utf8"),
-    /"Memory sizing" in deploy\/README\.md/,
-  );
+  assert.match(readFileSync(join(BASE, "deployment.yaml"), "utf8"), /"Memory sizing" in deploy\/README\.md/);
 });
 
 // ---- the image ----
@@ -632,7 +637,7 @@ test(
     const dir = mkdtempSync(join(tmpdir(), "clusterdns-kustomize-"));
     t.after(() => rmSync(dir, { recursive: true, force: true }));
     cpSync(DEPLOY, dir, { recursive: true });
-    const file = join(dir, "kustomization.yaml");
+    const file = join(dir, "base", "kustomization.yaml");
     writeFileSync(
       file,
       readFileSync(file, "utf8")

@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { createNetns, type Netns } from "./helpers/netns.ts";
 import {
+  joinNetns,
   readObjects,
   startApiInNetns,
   startClusterdnsInNetns,
@@ -38,27 +39,7 @@ describe("kubeadm's default Corefile, unchanged", () => {
     // The pod's resolv.conf is what `forward . /etc/resolv.conf` reads (dnsPolicy: Default).
     pod = await createNetns(undefined, `nameserver ${UPSTREAM_ADDRESS}\n`);
     upstream = await createNetns(undefined, `nameserver 127.0.0.1\n`);
-    const link = await pod.exec("ip", [
-      "link",
-      "add",
-      "veth-pod",
-      "type",
-      "veth",
-      "peer",
-      "name",
-      "veth-up",
-      "netns",
-      upstream.name,
-    ]);
-    assert.equal(link.code, 0, link.stderr);
-    for (const [ns, dev, address] of [
-      [pod, "veth-pod", POD_ADDRESS],
-      [upstream, "veth-up", UPSTREAM_ADDRESS],
-    ] as const) {
-      await ns.addAddress(`${address}/24`, dev);
-      const up = await ns.exec("ip", ["link", "set", dev, "up"]);
-      assert.equal(up.code, 0, up.stderr);
-    }
+    await joinNetns(pod, upstream, POD_ADDRESS, UPSTREAM_ADDRESS);
     knot = await startKnot({ netns: upstream.name, address: UPSTREAM_ADDRESS, port: 53 });
 
     const kubeconfig = await startApiInNetns(pod, readObjects(join(ROOT, "zones", "demo-cluster.yaml")), dir);

@@ -118,7 +118,7 @@ test("migrate kube-dns: federations are refused, and nothing is printed to apply
 });
 
 test("migrate kube-dns on CoreDNS's ConfigMap, or on no ConfigMap, says what to run instead", async () => {
-  const coredns = await clusterdns(["migrate", "kube-dns", join(ROOT, "deploy", "configmap.yaml")]);
+  const coredns = await clusterdns(["migrate", "kube-dns", join(ROOT, "deploy", "base", "configmap.yaml")]);
   assert.equal(coredns.code, 1);
   assert.match(
     coredns.stderr,
@@ -136,7 +136,7 @@ test("migrate coredns: the ConfigMap's lines, as in the file, and exit 1 when a 
   const dir = mkdtempSync(join(tmpdir(), "clusterdns-migrate-"));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const file = join(dir, "coredns.yaml");
-  const cm = readFileSync(join(ROOT, "deploy", "configmap.yaml"), "utf8").replace(
+  const cm = readFileSync(join(ROOT, "deploy", "base", "configmap.yaml"), "utf8").replace(
     "    loop\n",
     "    loop\n    dnstap /tmp/x.sock\n",
   );
@@ -151,7 +151,7 @@ test("migrate coredns: the ConfigMap's lines, as in the file, and exit 1 when a 
   );
   // Without it, the Corefile runs: exit 0 with the two differences as notes; --strict fails them.
   const runs = join(dir, "runs.yaml");
-  writeFileSync(runs, readFileSync(join(ROOT, "deploy", "configmap.yaml"), "utf8"));
+  writeFileSync(runs, readFileSync(join(ROOT, "deploy", "base", "configmap.yaml"), "utf8"));
   const ok = await clusterdns(["migrate", "coredns", runs]);
   assert.equal(ok.code, 0, ok.stdout + ok.stderr);
   assert.match(

@@ -155,7 +155,7 @@ describe("migrate coredns", () => {
   });
 
   it("in a ConfigMap, a | block keeps the file's line numbers", async () => {
-    const name = join(ROOT, "deploy", "configmap.yaml");
+    const name = join(ROOT, "deploy", "base", "configmap.yaml");
     const text = readFileSync(name, "utf8");
     const source = layOut([readInput(name)]);
     try {

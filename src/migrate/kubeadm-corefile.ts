@@ -1,6 +1,6 @@
 // kubeadm's Corefile, as kubeadm writes it for CoreDNS since Kubernetes 1.32 (its `cache` has skipped
 // the cluster domain since then; before, a bare `cache 30` also cached cluster answers). It is
-// Corefile.example and deploy/configmap.yaml's Corefile (a test keeps the three equal), and what
+// Corefile.example and deploy/base/configmap.yaml's Corefile (a test keeps the three equal), and what
 // `migrate kube-dns` fills in, as kubeadm did when it moved clusters off kube-dns.
 
 export interface StubDomain {

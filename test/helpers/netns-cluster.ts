@@ -101,3 +101,20 @@ export async function startClusterdnsInNetns(
     },
   };
 }
+
+/** Joins `a` and `b` with a veth pair, veth-a in `a` holding `aAddress`/24 and veth-b in `b` holding
+ * `bAddress`/24, both up. */
+export async function joinNetns(a: Netns, b: Netns, aAddress: string, bAddress: string): Promise<void> {
+  const ip = async (ns: Netns, args: string[]) => {
+    const r = await ns.exec("ip", args);
+    if (r.code !== 0) throw new Error(`ip ${args.join(" ")} in ${ns.name}: ${r.stderr}`);
+  };
+  await ip(a, ["link", "add", "veth-a", "type", "veth", "peer", "name", "veth-b", "netns", b.name]);
+  for (const [ns, dev, address] of [
+    [a, "veth-a", aAddress],
+    [b, "veth-b", bAddress],
+  ] as const) {
+    await ns.addAddress(`${address}/24`, dev);
+    await ip(ns, ["link", "set", dev, "up"]);
+  }
+}
