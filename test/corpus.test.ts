@@ -6,8 +6,6 @@
 //   with: OTHER                                     a coredns-custom ConfigMap, read with OTHER's Corefile
 //   dig: NAME TYPE ANSWER|NXDOMAIN                  asked of a real start-up
 //   address: IP                                     where it is asked (a node-local bind), else 127.0.0.1
-// A line ending "(waits on cfg)" is behaviour main does not have yet (the `cfg` branch brings it): it
-// runs as a todo test, so it reports without failing the run until that lands.
 //
 // The start-ups run each Corefile as published (ports 53, 8080, 8181, 9153 and /etc/resolv.conf as
 // they are) in a network namespace of their own: the test API server holds zones/demo-cluster.yaml,
@@ -39,7 +37,6 @@ interface Check {
   tool: string;
   exit: number;
   says?: RegExp;
-  waits: boolean;
 }
 interface Fixture {
   file: string;
@@ -59,11 +56,10 @@ function readFixture(file: string): Fixture {
   const check = (key: RegExp): Check & { kind: string } => {
     const line = lines.find((l) => key.test(l));
     assert.ok(line, `${name}.source: a line ${key}`);
-    const m =
-      /^(validate|migrate (coredns|kube-dns)): exit (\d)(?:, says \/(.*)\/)?( \(waits on cfg\))?$/.exec(line);
+    const m = /^(validate|migrate (coredns|kube-dns)): exit (\d)(?:, says \/(.*)\/)?$/.exec(line);
     assert.ok(m, `${name}.source: ${line}`);
     const says = m[4] === undefined ? undefined : new RegExp(m[4]);
-    return { tool: m[1], kind: m[2], exit: Number(m[3]), says, waits: m[5] !== undefined };
+    return { tool: m[1], kind: m[2], exit: Number(m[3]), says };
   };
   const verdict = field("verdict");
   assert.match(
@@ -163,20 +159,14 @@ test("the corpus holds at least 12 published configurations, each with its sourc
 describe("-validate and migrate give each published configuration its verdict", { concurrency: 4 }, () => {
   for (const f of fixtures) {
     for (const check of [f.validate, f.migrate]) {
-      const todo = check.waits ? "waits on the cfg branch" : undefined;
-      test(
-        `${f.file}: ${check.tool} exits ${check.exit}${check.says ? `, says ${check.says}` : ""}`,
-        { todo },
-        async (t) => {
-          const dir = mkdtempSync(join(tmpdir(), "clusterdns-corpus-"));
-          t.after(() => rmSync(dir, { recursive: true, force: true }));
-          // A coredns-custom ConfigMap is read with the Corefile that imports it, laid out as mounted.
-          const file = f.with === undefined ? join(DIR, f.file) : layout(f, dir);
-          const args =
-            check === f.validate ? ["-validate", "-conf", file] : ["migrate", f.migrate.kind, file];
-          expect(check, await clusterdns(...args));
-        },
-      );
+      test(`${f.file}: ${check.tool} exits ${check.exit}${check.says ? `, says ${check.says}` : ""}`, async (t) => {
+        const dir = mkdtempSync(join(tmpdir(), "clusterdns-corpus-"));
+        t.after(() => rmSync(dir, { recursive: true, force: true }));
+        // A coredns-custom ConfigMap is read with the Corefile that imports it, laid out as mounted.
+        const file = f.with === undefined ? join(DIR, f.file) : layout(f, dir);
+        const args = check === f.validate ? ["-validate", "-conf", file] : ["migrate", f.migrate.kind, file];
+        expect(check, await clusterdns(...args));
+      });
     }
   }
 });

@@ -14,6 +14,8 @@ import type { ParseOptions } from "./parser.ts";
 /** Where the coredns ConfigMap is mounted in CoreDNS's pod, and coredns-custom below it. */
 export const MOUNT = "/etc/coredns";
 const CUSTOM = "custom";
+/** The keys of kube-dns's own ConfigMap. */
+const KUBE_DNS_KEYS = ["stubDomains", "upstreamNameservers", "federations"];
 
 export interface Layout {
   /** The Corefile's text; a ConfigMap's `|` block is padded so its lines are the file's. */
@@ -36,6 +38,12 @@ export function layOut(inputs: Input[]): Layout {
     return found.length > 0 ? found.map(({ cm }) => ({ input, cm })) : [{ input, cm: undefined }];
   });
   const main = read.filter((r) => !r.cm || r.cm.data.has("Corefile"));
+  // kube-dns's ConfigMap holds no Corefile, only the values kubeadm turns into one.
+  const kubeDns = read.find((r) => r.cm && KUBE_DNS_KEYS.some((k) => r.cm!.data.has(k)));
+  if (main.length === 0 && kubeDns)
+    throw new InputError(
+      `${kubeDns.input.name} is kube-dns's ConfigMap (stubDomains, upstreamNameservers), not a Corefile: make one with clusterdns migrate kube-dns ${kubeDns.input.name}, then validate that`,
+    );
   if (main.length !== 1)
     throw new InputError(
       `${main.length === 0 ? "no Corefile among" : "more than one Corefile in"} ${inputs.map((i) => i.name).join(", ")}: give one Corefile (a file, or the coredns ConfigMap) and, beside it, ConfigMaps such as coredns-custom`,
