@@ -77,6 +77,7 @@ const tools = (o: { root?: boolean; nodeOk?: boolean; dig?: boolean } = {}) => (
       "musl-gcc",
       "curl",
       "dnsperf",
+      "kubectl",
       ...(o.dig === false ? [] : ["dig"]),
     ].map((t) => [t, "exit 0"]),
   ),
