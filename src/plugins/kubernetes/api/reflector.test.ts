@@ -22,6 +22,7 @@ import { loadKubeConfig } from "./kubeconfig.ts";
 import { Reflector } from "./reflector.ts";
 import type { ReflectorTuning } from "./reflector.ts";
 import { apiSource } from "./source-api.ts";
+import { ApplyQueue } from "./apply-queue.ts";
 import type { EventType, Kind, KObject, Sink } from "../store/source.ts";
 import { HAVE_OPENSSL, makeCerts } from "../../../../test/k8s/certs.ts";
 
@@ -141,6 +142,8 @@ async function harness(
     labelSelector?: string;
     namespaces?: string[];
     backoff?: BackoffOptions;
+    queue?: ApplyQueue;
+    pageSize?: number;
   } = {},
 ): Promise<Harness> {
   const server = await startApiServer({ bookmarkIntervalMs: 100, ...o.server });
@@ -157,6 +160,8 @@ async function harness(
     log,
     labelSelector: o.labelSelector,
     namespaces: o.namespaces,
+    queue: o.queue,
+    pageSize: o.pageSize ?? TUNING.pageSize,
   });
   reflector.start();
   return {
@@ -172,6 +177,43 @@ async function harness(
 }
 
 describe("reflector", () => {
+  test("a LIST page goes through the apply queue: the event loop comes round between its objects", async () => {
+    // A relist of 100k services (a 410, a reload with a new source) applied page by page in one go
+    // held the answering thread for seconds; through the queue, answers pass between slices.
+    let turns = 0;
+    let spinning = true;
+    const spin = () => {
+      turns++;
+      if (spinning) setImmediate(spin);
+    };
+    setImmediate(spin);
+    const seen = new Set<number>();
+    const h = await harness("services", {
+      queue: new ApplyQueue({ sliceMs: 0.05 }),
+      pageSize: 500,
+      setup(s) {
+        for (let i = 0; i < 400; i++) s.create("services", service("default", `s${i}`));
+      },
+    });
+    try {
+      const apply = h.sink.apply.bind(h.sink);
+      h.sink.apply = (kind, type, obj) => {
+        seen.add(turns);
+        const until = performance.now() + 0.02;
+        while (performance.now() < until);
+        apply(kind, type, obj);
+      };
+      await h.reflector.waitSynced();
+      assert.equal(h.server.requestsFor("services", false).length, 1, "one page");
+      assert.equal(h.sink.applied("services").length, 400);
+      assert.equal(h.sink.calls.at(-1)!.op, "listDone");
+      assert.ok(seen.size > 1, `the 400 objects of one page saw ${seen.size} turn(s) of the loop`);
+    } finally {
+      spinning = false;
+      await h.done();
+    }
+  });
+
   test("lists page by page, delivering each page before fetching the next, then watches", async () => {
     const h = await harness("services", {
       setup(s) {

@@ -10,6 +10,7 @@
 // their lists apart (listDone of one would sweep the others' objects); CoreDNS watches cluster-wide
 // too, and so needs the same RBAC.
 
+import type { ApplyQueue } from "./apply-queue.ts";
 import type { Logger } from "pino";
 import { Backoff } from "./backoff.ts";
 import { Latch } from "../store/latch.ts";
@@ -58,6 +59,9 @@ export interface ReflectorOptions extends ReflectorTuning {
   labelSelector?: string;
   /** Only objects of these namespaces (for kind namespaces: only these namespaces) reach the sink. */
   namespaces?: readonly string[];
+  /** Where LIST pages are applied, an object a step, in slices that let answers through between
+   * them (the watch events' queue); without it a page is applied as it arrives. */
+  queue?: ApplyQueue;
 }
 
 export interface ReflectorStats {
@@ -233,6 +237,26 @@ export class Reflector {
     );
   }
 
+  /** Runs `step` until it returns true (or once, if it returns nothing): through the queue, behind
+   * what is queued before it, or here and now without one. Resolves once it is done. */
+  #applyList(step: () => boolean | void): Promise<void> {
+    const queue = this.#options.queue;
+    if (!queue) {
+      while (step() === false);
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      queue.push({
+        bytes: 0,
+        step: () => {
+          if (step() === false) return false;
+          resolve();
+          return true;
+        },
+      });
+    });
+  }
+
   /** Delivers to the sink; a sink that throws is logged and the reflector carries on. */
   #deliver(fn: () => void): void {
     try {
@@ -259,16 +283,27 @@ export class Reflector {
       if (this.#stopped) throw new Stopped();
       this.#ok();
       // Opened only once the first page is in, so an API that is down does not open list after list.
-      if (pages++ === 0) this.#deliver(() => sink.listStart(this.kind));
-      for (const item of page.items) {
-        if (!this.#wanted(item)) continue;
-        delivered++;
-        this.#deliver(() => sink.apply(this.kind, "ADDED", item));
-      }
+      if (pages++ === 0) await this.#applyList(() => this.#deliver(() => sink.listStart(this.kind)));
+      const items = page.items;
+      let i = 0;
+      // One object a step: a relist of 100k services (a 410, a reload with a new source) must not
+      // hold the thread that answers for the seconds it takes.
+      await this.#applyList(() => {
+        if (this.#stopped) return true;
+        for (; i < items.length;) {
+          const item = items[i++];
+          if (!this.#wanted(item)) continue;
+          delivered++;
+          this.#deliver(() => sink.apply(this.kind, "ADDED", item));
+          break;
+        }
+        return i >= items.length;
+      });
+      if (this.#stopped) throw new Stopped();
       cont = page.metadata.continue || undefined;
       this.#rv = page.metadata.resourceVersion ?? "";
     } while (cont);
-    this.#deliver(() => sink.listDone(this.kind));
+    await this.#applyList(() => this.#deliver(() => sink.listDone(this.kind)));
     this.#s.lists++;
     if (!first) this.#s.relists++;
     const fields = {

@@ -147,6 +147,7 @@ class KubeApiSource implements ApiSource {
       log: this.#log,
       labelSelector: SELECTED_KINDS.has(kind) ? this.#opts.labelSelector : undefined,
       namespaces: this.#opts.namespaces,
+      queue: this.#queue,
     });
     this.#reflectors.set(kind, r);
     r.start();
