@@ -75,7 +75,8 @@ export class ConnPool {
     if (t === undefined)
       throw new Error("forward: a DNS-over-TLS connection to an upstream without TLS settings");
     const keep = (session: Buffer) => void (this.#session = session);
-    return Promise.resolve(tlsConn(this.#host, this.#port, t, this.#session, keep, onReject));
+    const resume = { session: this.#session, onSession: keep, onReject };
+    return Promise.resolve(tlsConn(this.#host, this.#port, t, resume));
   }
 
   /** Hands back a connection whose exchange succeeded: kept for reuse, or closed (UDP always). */

@@ -60,14 +60,20 @@ export interface TlsSettings {
   servername?: string;
 }
 
-/** A DoT connection; `session` resumes an earlier one's TLS session, `onSession` gets new tickets. */
+/** What a DoT connection carries over from the pool: `session` resumes an earlier one's TLS session,
+ * `onSession` gets new tickets, `onReject` hears of replies that fail the checks. */
+export interface TlsResume {
+  session: Buffer | undefined;
+  onSession: (session: Buffer) => void;
+  onReject: (why: Mismatch) => void;
+}
+
+/** A DoT connection to host:port with settings `s`. */
 export function tlsConn(
   host: string,
   port: number,
   s: TlsSettings,
-  session: Buffer | undefined,
-  onSession: (session: Buffer) => void,
-  onReject: (why: Mismatch) => void,
+  { session, onSession, onReject }: TlsResume,
 ): StreamConn {
   const socket = tls.connect({
     host,
