@@ -3,7 +3,7 @@
 // Each runs from its sources (no build needed in a worktree). Prints QPS and server CPU time per
 // answered query for every round, and the medians.
 //   git worktree add /tmp/before HEAD~1 && ln -s "$PWD/node_modules" /tmp/before/node_modules
-//   node bench/ab.ts /tmp/before .            (BENCH_SERVICES, BENCH_SECONDS, BENCH_ROUNDS)
+//   node bench/ab.ts /tmp/before .            (BENCH_SERVICES, BENCH_SECONDS, BENCH_ROUNDS, BENCH_MIX)
 // A checkout may carry node flags after "::", added after the image's: `. .::--max-semi-space-size=4`,
 // and environment variables after a second "::": `. "::::MALLOC_ARENA_MAX=1"`.
 // With BENCH_FIXED_QPS=N the rounds run at that fixed rate instead and compare latency: p50 and p99
@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { dnsperf } from "./dnsperf.ts";
 import { generateCluster } from "./cluster-gen.ts";
+import { mixChoice, mixQueries } from "./mixes.ts";
 import { serveWithCorefile, startClusterdns, untilSynced } from "./clusterdns-run.ts";
 import { PIN, cpuSecondsOf, stop, type Started } from "./processes.ts";
 
@@ -53,7 +54,7 @@ const fixedQps = process.env.BENCH_FIXED_QPS ? Number(process.env.BENCH_FIXED_QP
 const dir = mkdtempSync(join(tmpdir(), "clusterdns-ab-"));
 const cluster = generateCluster({ services });
 const queryFile = join(dir, "queries.txt");
-writeFileSync(queryFile, cluster.queries.join("\n") + "\n");
+writeFileSync(queryFile, mixQueries(cluster, mixChoice()).join("\n") + "\n");
 const { api, corefile } = await serveWithCorefile(cluster, dir);
 
 const contenders: Contender[] = [];
