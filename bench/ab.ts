@@ -71,7 +71,8 @@ try {
       env: { CLUSTERDNS_FROM_SOURCE: "1", ...checkout.env },
     });
     await untilSynced(server);
-    await dnsperf({ port, queryFile, seconds: 2, core }); // warm-up: fills the answer cache
+    // Warm-up: fills the answer cache (BENCH_WARM seconds; each thread of -workers fills its own).
+    await dnsperf({ port, queryFile, seconds: env("BENCH_WARM", 2), core });
     contenders.push({ name: checkout.name, server, port, qps: [], cpu: [], p50: [], p99: [] });
   }
   for (let round = 0; round < rounds; round++) {

@@ -144,3 +144,37 @@ describe("-workers 2", () => {
     assert.equal(await srv.stop("SIGTERM"), 0);
   });
 });
+
+describe("-workers 2 and a warm-start snapshot", () => {
+  it("every thread answers from the snapshot the main thread restored while the API is down", async () => {
+    const api = await startApiServer();
+    const dir = mkdtempSync(join(tmpdir(), "clusterdns-workers-snapshot-"));
+    try {
+      api.create("namespaces", namespace("default"));
+      api.create("services", service("default", "web", { clusterIP: "10.96.0.80" }));
+      const conf = `cluster.local {
+    kubernetes {
+        kubeconfig ${writeKubeconfig(dir, api.url)}
+        snapshot ${join(dir, "snapshot.json")} 1s
+        startup_timeout 500ms
+    }
+}
+`;
+      const name = "web.default.svc.cluster.local";
+      const first = await startServer(conf);
+      await digUntil(first.port, name, "A", [`${name}. 5 IN A 10.96.0.80`]);
+      assert.equal(await first.stop("SIGTERM"), 0);
+      api.setDown(true);
+      const srv = await startServer(conf, { args: ["-workers", "2"] });
+      try {
+        for (const r of await digRound(srv.port, name))
+          assert.deepEqual(r.answer, [`${name}. 5 IN A 10.96.0.80`]);
+      } finally {
+        assert.equal(await srv.stop("SIGTERM"), 0);
+      }
+    } finally {
+      await api.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -11,7 +11,10 @@ test("multisocket: no number or 1 to 1024, as CoreDNS; anything else fails at it
     assert.equal(await setup(dir("multisocket", args), fakeContext().ctx), undefined);
   }
   await assertConfigErrors(setup, [
-    [dir("multisocket", ["0"]), /^Corefile:3 - Error during parsing: multisocket: '0' is not a number of sockets from 1 to 1024/],
+    [
+      dir("multisocket", ["0"]),
+      /^Corefile:3 - Error during parsing: multisocket: '0' is not a number of sockets from 1 to 1024/,
+    ],
     [dir("multisocket", ["1025"]), /'1025' is not a number of sockets/],
     [dir("multisocket", ["-1"]), /'-1' is not a number of sockets/],
     [dir("multisocket", ["text"]), /'text' is not a number of sockets/],

@@ -17,9 +17,13 @@ type Relayed =
  * A worker that joins later (one restarted after it died) first gets the store's state as it is. */
 export function relayingSink(store: Store, key: string): Sink & { close(): void } {
   const post = (m: Relayed) => relay.out.post(key, m);
-  relay.out.provide(key, (): Relayed[] =>
-    store.synced ? [{ op: "state", json: JSON.stringify(store.dump()) }] : [],
-  );
+  const state = (): Relayed => ({ op: "state", json: JSON.stringify(store.dump()) });
+  relay.out.provide(key, (): Relayed[] => (store.synced ? [state()] : []));
+  // A snapshot the main thread restored (warm start) did not come through the sink: its state goes
+  // across once it syncs the store. A worker's store takes only the kinds it has not listed since.
+  void store.whenSynced().then(() => {
+    if (store.servingFrom === "snapshot" && relay.out.active) post(state());
+  });
   return {
     listStart(kind) {
       post({ op: "start", kind });
