@@ -35,7 +35,7 @@ const corefile = (
     prometheus 127.0.0.1:${ports.metrics}
     ready 127.0.0.1:${ports.ready}
     health 127.0.0.1:0 {
-        lameduck 200ms
+        lameduck 3s
     }
     kubernetes {
         kubeconfig ${kubeconfig}
@@ -140,8 +140,14 @@ describe("-workers 2", () => {
     );
   });
 
-  it("SIGTERM stops every thread and exits 0", async () => {
-    assert.equal(await srv.stop("SIGTERM"), 0);
+  it("SIGTERM: every thread answers through the lameduck, then the process exits 0", async () => {
+    const before = await perThread();
+    const exited = srv.stop("SIGTERM");
+    const name = "web.default.svc.cluster.local";
+    for (const r of await digRound(srv.port, name)) assert.deepEqual(r.answer, [`${name}. 7 IN A 10.96.7.1`]);
+    const during = await perThread();
+    assert.ok(during[0] > before[0] && during[1] > before[1], `both answered: ${before} -> ${during}`);
+    assert.equal(await exited, 0);
   });
 });
 
