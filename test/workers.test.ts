@@ -39,7 +39,7 @@ const corefile = (
     }
     kubernetes {
         kubeconfig ${kubeconfig}
-        ttl ${ttl}
+        ttl ${ttl}${ttl === 5 ? "" : "\n        endpoint_pod_names"}
     }
 }
 `;
@@ -121,7 +121,9 @@ describe("-workers 2", () => {
     assert.equal(sample(await metrics(), "coredns_build_info", {}) ?? 1, 1);
   });
 
-  it("SIGUSR1 reloads every thread", async () => {
+  it("SIGUSR1 reloads every thread, onto a new store from a new watch", async () => {
+    // endpoint_pod_names changes what the store keeps: the reload lists the cluster again into a new
+    // store (one LIST for the process), and every worker's new store is fed from it.
     writeFileSync(join(srv.dir, "Corefile"), corefile(kubeconfig, ports, 7));
     srv.proc.kill("SIGUSR1");
     const name = "web.default.svc.cluster.local";
@@ -134,6 +136,8 @@ describe("-workers 2", () => {
       await sleep(100);
     }
     assert.deepEqual(new Set(ttls), new Set(["7"]));
+    const lists = api.requests.filter((r) => r.path.endsWith("/services") && !r.watch);
+    assert.equal(lists.length, 2, "listed once at start and once for the new store");
     assert.ok(
       srv.logs.some((l) => l.msg === "reloaded" && l.worker === 1),
       "the worker logged its reload",
