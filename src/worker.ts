@@ -39,11 +39,17 @@ let work: Promise<void> = Promise.resolve();
 port.on("message", (message: RelayMessage | ToWorker) => {
   // The relay's events are taken at once (held for a store not made yet), never queued behind work.
   if (message.t === "relay") relay.in.deliver(message);
+  // Not queued: the start, which work holds, waits for it.
+  else if (message.t === "listen") listenAt(message.ports);
   else if (message.t !== "metrics")
     work = work.then(() => handle(message)).catch((err: unknown) => fail(err));
 });
 
-async function setUp(text: string, ports: Record<string, number>, previous?: Instance): Promise<Instance> {
+async function setUp(
+  text: string,
+  ports: Promise<Record<string, number>>,
+  previous?: Instance,
+): Promise<Instance> {
   return Instance.create({
     ...options,
     blocks: parseCorefile(text, data.file),
@@ -54,17 +60,24 @@ async function setUp(text: string, ports: Record<string, number>, previous?: Ins
   });
 }
 
+/** The main thread's ports, once it listens ("listen"). */
+let listenAt: (ports: Record<string, number>) => void = () => {};
+const ports = new Promise<Record<string, number>>((r) => (listenAt = r));
+
+// Set up and started at once, so the store syncs while the main thread's does; the sockets open
+// once the main thread says where.
+work = (async () => {
+  current = await setUp(data.text, ports);
+  await current.start();
+  port.postMessage({ t: "listening" });
+})().catch((err: unknown) => fail(err));
+
 async function handle(m: ToWorker): Promise<void> {
   switch (m.t) {
-    case "listen":
-      current = await setUp(data.text, m.ports);
-      await current.start();
-      port.postMessage({ t: "listening" });
-      break;
     case "reload": {
       if (current === undefined) return;
       try {
-        const next = await setUp(m.text, m.ports, current);
+        const next = await setUp(m.text, Promise.resolve(m.ports), current);
         await next.takeOver(current, { readyWaitMs: READY_WAIT_MS });
         current = next;
         log.info({ ports: next.ports, adopted: next.adopted }, "reloaded");

@@ -52,8 +52,9 @@ export interface InstanceOptions {
    * the rest of -reuseport (its HTTP listeners and start-up waits stay those of one process). */
   shareDnsPort?: boolean;
   /** A worker thread's: UDP only (the main thread keeps TCP), on the ports the main thread bound, by
-   * group id (what port 0 became). */
-  worker?: { ports: Readonly<Record<string, number>> };
+   * group id (what port 0 became). They are known once the main thread listens: the worker's start
+   * (its store's sync) runs meanwhile and waits for them only to listen. */
+  worker?: { ports: Promise<Readonly<Record<string, number>>> };
 }
 
 interface Group {
@@ -259,7 +260,7 @@ export class Instance implements InstanceHooks {
   }
 
   async #listen(g: Group): Promise<void> {
-    const worker = this.#opts.worker;
+    const worker = this.#opts.worker && { ports: await this.#opts.worker.ports };
     const reusePort = (this.#opts.reusePort ?? false) || (this.#opts.shareDnsPort ?? false);
     for (let attempt = 0; ; attempt++) {
       try {
