@@ -2,7 +2,7 @@
 // k8s_external: publishes Services' external addresses under ZONES from the kubernetes plugin of the
 // same server block, which must be there.
 
-import type { Setup } from "../../plugin.ts";
+import type { Setup } from "../../setup/registry.ts";
 import { argCount, blockOptions, onceEach, zonesArg } from "../../corefile/args.ts";
 import { ttlAndFallthrough } from "../kubernetes/config.ts";
 import type { Directive } from "../../corefile/types.ts";

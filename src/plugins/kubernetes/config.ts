@@ -4,7 +4,7 @@
 // ignored.
 
 import { resolve } from "node:path";
-import type { SetupContext } from "../../plugin.ts";
+import type { SetupContext } from "../../setup/context.ts";
 import type { Directive } from "../../corefile/types.ts";
 import {
   argCount,

@@ -3,8 +3,9 @@
 // answers SERVFAIL with the zone's SOA, as CoreDNS does; once synced it answers from what it knows,
 // also while the API is away.
 
-import type { Handler, Plugin } from "../../plugin.ts";
-import { LaneResult, failure } from "../../plugin.ts";
+import type { Handler, Plugin } from "../../chain/handler.ts";
+import { LaneResult } from "../../answers/lane-step.ts";
+import { failure } from "../../chain/handler.ts";
 import { isSubdomain } from "../../dns/name.ts";
 import type { Msg } from "../../dns/message.ts";
 import { Class, EXPLAIN_OPTION, Rcode, Type } from "../../dns/constants.ts";

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Directive } from "../../corefile/types.ts";
-import type { Handler, Plugin } from "../../plugin.ts";
+import type { Handler, Plugin } from "../../chain/handler.ts";
 import { ConfigError } from "../../corefile/errors.ts";
 import { Class, Rcode, Type } from "../../dns/constants.ts";
 import { replyTo } from "../../dns/message.ts";

@@ -4,7 +4,9 @@
 // k8s_external, transfer), the hold until the first sync, readiness and the metrics.
 
 import type { Logger } from "pino";
-import type { ReadyCheck, Setup, SetupContext } from "../../plugin.ts";
+import type { ReadyCheck } from "../../setup/instance.ts";
+import type { Setup } from "../../setup/registry.ts";
+import type { SetupContext } from "../../setup/context.ts";
 import { startError } from "../../corefile/errors.ts";
 import { kindsFor, parseConfig, type KubernetesConfig } from "./config.ts";
 import { Records } from "./answers/records.ts";

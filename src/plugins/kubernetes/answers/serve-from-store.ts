@@ -3,8 +3,9 @@
 // `fallthrough` zone to the next plugin, anything else as an authoritative reply that the answer cache
 // keeps until the store says the name changed.
 
-import type { Handler, Request } from "../../../plugin.ts";
-import { failure } from "../../../plugin.ts";
+import type { Handler } from "../../../chain/handler.ts";
+import type { Request } from "../../../chain/request.ts";
+import { failure } from "../../../chain/handler.ts";
 import type { Msg, RR } from "../../../dns/message.ts";
 import { replyTo } from "../../../dns/message.ts";
 import { Rcode } from "../../../dns/constants.ts";
