@@ -8,7 +8,7 @@ import { ttlAndFallthrough } from "../kubernetes/config.ts";
 import type { Directive } from "../../corefile/types.ts";
 import { configError } from "../../corefile/errors.ts";
 import { NS_NAME } from "../kubernetes/store/store.ts";
-import { isReverseZone } from "../kubernetes/store/zones.ts";
+import { isReverseZone } from "../kubernetes/names/zones.ts";
 import { EXTERNALER } from "../kubernetes/external-offer.ts";
 import { offered } from "../offers.ts";
 import type { StoreAnswers } from "../kubernetes/answers/serve-from-store.ts";

@@ -11,9 +11,9 @@ import type { Msg } from "../../dns/message.ts";
 import { Class, EXPLAIN_OPTION, Rcode, Type } from "../../dns/constants.ts";
 import type { Records } from "./answers/records.ts";
 import type { Store } from "./store/store.ts";
-import { isReverseZone } from "./store/zones.ts";
+import { isReverseZone } from "./names/zones.ts";
 import { explain, explainRecords } from "./answers/explain.ts";
-import type { StartupGate } from "./store/startup-gate.ts";
+import type { StartupGate } from "./sync/startup-gate.ts";
 import { serveFromStore, type StoreAnswers } from "./answers/serve-from-store.ts";
 
 export interface KubernetesOptions {

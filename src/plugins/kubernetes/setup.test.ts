@@ -13,7 +13,7 @@ import { directive, fakeContext } from "../../../test/helpers/setup-context.ts";
 import { makeRequest, recordingNext } from "../../../test/helpers/request.ts";
 import { setup } from "./setup.ts";
 import { kindsFor, parseConfig } from "./config.ts";
-import { StartupGate } from "./store/startup-gate.ts";
+import { StartupGate } from "./sync/startup-gate.ts";
 import { kubernetesHandler } from "./kubernetes.ts";
 import { gcStats } from "../../runtime/heap.ts";
 import { Records } from "./answers/records.ts";
@@ -21,7 +21,7 @@ import { Store } from "./store/store.ts";
 import { ObjectsError, loadObjects, objectsSource } from "./api/objects-file.ts";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import type { Kind, KObject, Sink } from "./store/source.ts";
+import type { Kind, KObject, Sink } from "./model/source.ts";
 
 const ROOT = resolve(import.meta.dirname, "../../..");
 const DEMO = join(ROOT, "zones", "demo-cluster.yaml");

@@ -11,7 +11,7 @@ import { startError } from "../../corefile/errors.ts";
 import { kindsFor, parseConfig, type KubernetesConfig } from "./config.ts";
 import { Records } from "./answers/records.ts";
 import { kubernetesPlugin } from "./kubernetes.ts";
-import { StartupGate } from "./store/startup-gate.ts";
+import { StartupGate } from "./sync/startup-gate.ts";
 import { localIPs } from "./local-ips.ts";
 import { EXTERNALER, externaler } from "./external-offer.ts";
 import { offer } from "../offers.ts";
@@ -19,7 +19,7 @@ import { track } from "./metrics.ts";
 import { SEARCH_PATHS, clientSearchPaths } from "./answers/search-paths.ts";
 import { kubernetesTransferer } from "./answers/xfr.ts";
 import { offerTransferer } from "../transfer/transferer.ts";
-import { isReverseZone } from "./store/zones.ts";
+import { isReverseZone } from "./names/zones.ts";
 import { LiveCluster, liveKey, type CacheDrop } from "./live-cluster.ts";
 
 const NAME = "kubernetes";

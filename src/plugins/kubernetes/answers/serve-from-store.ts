@@ -12,7 +12,7 @@ import { Rcode } from "../../../dns/constants.ts";
 import { isSubdomain } from "../../../dns/name.ts";
 import type { Answer } from "./records.ts";
 import { chase } from "./records.ts";
-import type { StartupGate } from "../store/startup-gate.ts";
+import type { StartupGate } from "../sync/startup-gate.ts";
 
 export interface StoreAnswers {
   /** The plugin's name, for Request.answeredBy. */
