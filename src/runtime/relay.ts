@@ -1,6 +1,6 @@
 // A keyed, ordered relay from the main thread to the worker threads (-workers N): the main thread's
 // kubernetes source posts every list and watch event under the key of its live cluster, and each
-// worker's relay source (src/plugins/kubernetes/api/relay-source.ts) takes the events of its key in
+// worker's relay source (src/plugins/kubernetes/relay-source.ts) takes the events of its key in
 // the order they were posted. A worker posts nothing back through it.
 
 /** What a message is posted to: a Worker (main side). */

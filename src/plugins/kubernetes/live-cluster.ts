@@ -16,7 +16,7 @@ import { observeProgramming } from "./metrics.ts";
 import { tuneHeapAroundSync } from "./heap-tuning.ts";
 import { fileStampSync } from "../file/file.ts";
 import { inWorker } from "../../runtime/thread-role.ts";
-import { relaySource, relayingSink } from "./api/relay-source.ts";
+import { relaySource, relayingSink } from "./relay-source.ts";
 
 /** Where a change of the store goes: an answer cache's invalidation. */
 export type CacheDrop = (names: readonly string[] | "all") => void;

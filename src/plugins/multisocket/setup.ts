@@ -4,7 +4,7 @@
 // GOMAXPROCS, which follows it). The threads are the process's, so the largest count in the Corefile
 // is the one that runs; -workers on the command line wins over all of them.
 
-import type { Setup } from "../../plugin.ts";
+import type { Setup } from "../../setup/registry.ts";
 import type { ServerBlock } from "../../corefile/types.ts";
 import { argCount, noBlock } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";

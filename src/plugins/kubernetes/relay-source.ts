@@ -3,9 +3,9 @@
 // in a worker, relaySource replays them, in the same order, into the worker's own store through the
 // same Sink contract. Each store then reports its own changed names to its own answer store.
 
-import { relay } from "../../../runtime/relay.ts";
-import type { Store, StoreDump } from "../store/store.ts";
-import type { EventType, KObject, Kind, Sink, Source } from "../store/source.ts";
+import { relay } from "../../runtime/relay.ts";
+import type { Store, StoreDump } from "./store/store.ts";
+import type { EventType, KObject, Kind, Sink, Source } from "./model/source.ts";
 
 /** What crosses between the threads: a Sink call, or the whole state for a worker that joins late. */
 type Relayed =
