@@ -139,6 +139,7 @@ export async function main(argv: string[]): Promise<number> {
         instance: instanceOptions,
         log,
         onReloaded: (next, text) => {
+          warnThreadsChanged(flags, text, (pool?.size ?? 0) + 1, log);
           if (!pool) return;
           watchWorkers(next, pool);
           pool.reload(text, next.groupPorts);
@@ -161,6 +162,18 @@ function workerCount(flags: Flags, blocks: ServerBlock[], log: Logger): number {
     log.warn({ workers: flags.workers, multisocket: corefile }, "-workers is given: multisocket is not used");
   if (asked !== 1) log.info({ workers: n, asked }, "answering threads");
   return n;
+}
+
+/** A reload does not start or stop threads: a multisocket that now asks for another count says so. */
+function warnThreadsChanged(flags: Flags, text: string, running: number, log: Logger): void {
+  if (flags.workers !== undefined) return;
+  const asked = multisocketWorkers(parseCorefile(text, "Corefile"));
+  const n = asked === "auto" ? cpuQuota() : (asked ?? 1);
+  if (n !== running)
+    log.warn(
+      { running, multisocket: asked ?? 1 },
+      "reload: the thread count changes at the next start, not now",
+    );
 }
 
 function startWorkers(
