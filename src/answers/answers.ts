@@ -13,6 +13,7 @@ import {
   LAST_HIT,
   NO_SLOT,
   STORED,
+  type PutOctets,
   type StoreOptions,
 } from "./store.ts";
 import { rotationOf } from "./replay.ts";
@@ -53,7 +54,7 @@ export const SLOW = -2;
 export const AS_STORED = -1;
 
 /** A reply to file, and what it answers. Reused: file() reads it and keeps nothing. */
-export class Filing {
+export class Filing implements PutOctets {
   policy!: AnswerPolicy;
   owner: unknown = undefined;
   rcode = 0;
@@ -281,17 +282,7 @@ export class Answers {
   /** Stores the draft's reply; keeps answerCacheStats.entries true. */
   #put(f: Filing): number {
     const before = this.store.size;
-    const s = this.store.put(
-      this.#draft,
-      f.key,
-      f.keyFrom,
-      f.keyLength,
-      f.hash,
-      f.reply,
-      f.replyFrom,
-      f.replyLength,
-      f.generation,
-    );
+    const s = this.store.put(this.#draft, f);
     answerCacheStats.entries += this.store.size - before;
     return s;
   }

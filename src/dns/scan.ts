@@ -260,6 +260,11 @@ export class ScannedQuery implements Scanned {
     return c;
   }
 
+  /** The packet read (for a copy(), its own copy). */
+  get packet(): Buffer {
+    return this.#buf!;
+  }
+
   /** The state octet of the key (its last). */
   get keyState(): number {
     return this.keyBytes[this.keyLength - 1];
