@@ -22,6 +22,7 @@ import {
   MAX_CACHE_SECONDS,
   SHUFFLED_REPLAY_SECONDS,
   STABLE_CACHE_SECONDS,
+  popularity,
   prefetchDue,
   type AnswerPolicy,
   type CacheCounters,
@@ -134,7 +135,7 @@ export class Answers {
     const left = ttl - Math.floor((now - store.stored(s)) / 1000);
     const p = owner.rules.prefetch;
     if (p !== undefined) {
-      const hits = now - store.lastHit(s) >= p.durationMs ? 1 : store.hits(s) + 1;
+      const hits = popularity(p, store.hits(s), store.lastHit(s), now);
       store.setHits(s, hits, now);
       if ((store.flags(s) & FLAG.refreshing) === 0 && prefetchDue(p, hits, left, ttl)) return SLOW;
     }
