@@ -7,7 +7,7 @@
 
 import type { Logger } from "pino";
 import type { Block } from "./block.ts";
-import type { Request } from "../plugin.ts";
+import type { Request } from "../chain/request.ts";
 import { FinishedQuery } from "./finished-query.ts";
 import type { Peer } from "./peer.ts";
 import { Turn } from "./turn.ts";

@@ -3,7 +3,7 @@
 // store's first sync (up to startup_timeout), then answers SERVFAIL with the zone's SOA; an NXDOMAIN
 // under a `fallthrough` zone goes to the next plugin (serve-from-store.ts).
 
-import type { Handler, Plugin } from "../../plugin.ts";
+import type { Handler, Plugin } from "../../chain/handler.ts";
 import { Class } from "../../dns/constants.ts";
 import { serveFromStore, type StoreAnswers } from "../kubernetes/answers/serve-from-store.ts";
 import type { ExternalRecords } from "./records.ts";

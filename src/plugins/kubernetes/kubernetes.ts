@@ -3,16 +3,17 @@
 // answers SERVFAIL with the zone's SOA, as CoreDNS does; once synced it answers from what it knows,
 // also while the API is away.
 
-import type { Handler, Plugin } from "../../plugin.ts";
-import { LaneResult, failure } from "../../plugin.ts";
+import type { Handler, Plugin } from "../../chain/handler.ts";
+import { LaneResult } from "../../answers/lane-step.ts";
+import { failure } from "../../chain/handler.ts";
 import { isSubdomain } from "../../dns/name.ts";
 import type { Msg } from "../../dns/message.ts";
 import { Class, EXPLAIN_OPTION, Rcode, Type } from "../../dns/constants.ts";
 import type { Records } from "./answers/records.ts";
 import type { Store } from "./store/store.ts";
-import { isReverseZone } from "./store/zones.ts";
+import { isReverseZone } from "./names/zones.ts";
 import { explain, explainRecords } from "./answers/explain.ts";
-import type { StartupGate } from "./store/startup-gate.ts";
+import type { StartupGate } from "./sync/startup-gate.ts";
 import { serveFromStore, type StoreAnswers } from "./answers/serve-from-store.ts";
 
 export interface KubernetesOptions {

@@ -3,15 +3,16 @@
 // `fallthrough` zone to the next plugin, anything else as an authoritative reply that the answer cache
 // keeps until the store says the name changed.
 
-import type { Handler, Request } from "../../../plugin.ts";
-import { failure } from "../../../plugin.ts";
+import type { Handler } from "../../../chain/handler.ts";
+import type { Request } from "../../../chain/request.ts";
+import { failure } from "../../../chain/handler.ts";
 import type { Msg, RR } from "../../../dns/message.ts";
 import { replyTo } from "../../../dns/message.ts";
 import { Rcode } from "../../../dns/constants.ts";
 import { isSubdomain } from "../../../dns/name.ts";
 import type { Answer } from "./records.ts";
 import { chase } from "./records.ts";
-import type { StartupGate } from "../store/startup-gate.ts";
+import type { StartupGate } from "../sync/startup-gate.ts";
 
 export interface StoreAnswers {
   /** The plugin's name, for Request.answeredBy. */
