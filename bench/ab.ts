@@ -1,14 +1,16 @@
 // A/B: two or more checkouts of clusterdns serve the benchmark's cluster from one test API server, and
 // dnsperf loads them in alternating rounds, so a change is measured against its parent in one run.
-// Each runs from its sources (no build needed in a worktree). Prints QPS and server CPU time per
-// answered query for every round, and the medians.
+// Each runs from its sources (no build needed in a worktree), or from its build (dist/, after npm run
+// build there, as the image runs) with "::::CLUSTERDNS_FROM_SOURCE=0". Prints QPS and server CPU time
+// per answered query for every round, and the medians.
 //   git worktree add /tmp/before HEAD~1 && ln -s "$PWD/node_modules" /tmp/before/node_modules
 //   node bench/ab.ts /tmp/before .            (BENCH_SERVICES, BENCH_SECONDS, BENCH_ROUNDS, BENCH_MIX)
 // A checkout may carry node flags after "::", added after the image's: `. .::--max-semi-space-size=4`,
 // environment variables after a second "::": `. "::::MALLOC_ARENA_MAX=1"`, and clusterdns flags after a
 // third: `. ".::::::-workers 2"`. BENCH_PIN=0 leaves the servers and dnsperf unpinned (a server with
 // -workers 2 has both cores); BENCH_SOCKETS sets dnsperf's sockets (-c, 4), which SO_REUSEPORT spreads
-// over the threads by their source ports. The peak RSS (VmHWM) of each server is printed at the end.
+// over the threads by their source ports. The RSS of each server 2 s after its sync (before any query)
+// and its peak (VmHWM) are printed at the end.
 // With BENCH_FIXED_QPS=N the rounds run at that fixed rate instead and compare latency: p50 and p99
 // per round (the tail is what garbage collection pauses show in).
 
@@ -18,7 +20,7 @@ import { join, resolve } from "node:path";
 import { dnsperf } from "./dnsperf.ts";
 import { generateCluster } from "./cluster-gen.ts";
 import { mixChoice, mixQueries } from "./mixes.ts";
-import { serveWithCorefile, startClusterdns, untilSynced } from "./clusterdns-run.ts";
+import { serveWithCorefile, sleep, startClusterdns, untilSynced } from "./clusterdns-run.ts";
 import { PIN, cpuSecondsOf, memoryOf, stop, type Started } from "./processes.ts";
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -47,6 +49,8 @@ interface Contender {
   name: string;
   server: Started;
   port: number;
+  /** RSS (MiB) 2 s after the sync, before any query. */
+  idle: number;
   qps: number[];
   cpu: number[];
   p50: number[];
@@ -71,9 +75,11 @@ try {
       env: { CLUSTERDNS_FROM_SOURCE: "1", ...checkout.env },
     });
     await untilSynced(server);
+    await sleep(2000);
+    const idle = memoryOf(server.proc.pid).rss;
     // Warm-up: fills the answer cache (BENCH_WARM seconds; each thread of -workers fills its own).
     await dnsperf({ port, queryFile, seconds: env("BENCH_WARM", 2), core });
-    contenders.push({ name: checkout.name, server, port, qps: [], cpu: [], p50: [], p99: [] });
+    contenders.push({ name: checkout.name, server, port, idle, qps: [], cpu: [], p50: [], p99: [] });
   }
   for (let round = 0; round < rounds; round++) {
     for (const c of contenders) {
@@ -122,7 +128,9 @@ try {
   }
   for (const c of contenders) {
     const m = memoryOf(c.server.proc.pid);
-    console.log(`${c.name}: RSS ${m.rss.toFixed(1)} MiB, peak ${m.peak.toFixed(1)} MiB`);
+    console.log(
+      `${c.name}: RSS idle after sync ${c.idle.toFixed(1)} MiB, at the end ${m.rss.toFixed(1)} MiB, peak ${m.peak.toFixed(1)} MiB`,
+    );
   }
 } finally {
   for (const c of contenders) await stop(c.server.proc);
