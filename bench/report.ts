@@ -117,8 +117,7 @@ export function atLeast(value: number, bar: number): string {
 
 /** "met"/"not met" for a value that must be at most `bar` (a ratio, or MiB), with the margin. */
 export function atMost(value: number, bar: number, unit: "x" | " MiB"): string {
-  const said =
-    unit === "x" ? `${value.toFixed(2)}x (bar ${bar.toFixed(1)}x` : `${value.toFixed(0)} MiB (bar ${bar} MiB`;
+  const said = unit === "x" ? `${value.toFixed(2)}x (bar ${bar}x` : `${value.toFixed(0)} MiB (bar ${bar} MiB`;
   return value <= bar
     ? `met, ${said}; ${((1 - value / bar) * 100).toFixed(0)}% under)`
     : `**not met**, ${said}; ${(value / bar).toFixed(2)}x the bar)`;
