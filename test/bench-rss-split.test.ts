@@ -1,10 +1,12 @@
 // The benchmark's RSS split (bench/processes.ts): anonymous, file-backed and shared memory read from a
 // real /proc/PID/status, this test's own process. The kernel's VmRSS is the sum of the three, so the
 // parser must find all three; a missing line must give undefined, not a zero that reads as a figure.
+// The sampler that reads the split at the load's peak runs against a child that grows and then frees.
 
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { once } from "node:events";
 import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseRssSplit, rssSplitOf, sampleRssSplit } from "../bench/processes.ts";
@@ -30,13 +32,26 @@ describe("bench RSS split", () => {
     assert.equal(rssSplitOf(gone), undefined);
   });
 
-  it("samples the split while memory grows", async () => {
-    const before = rssSplitOf(process.pid)!;
-    const sampler = sampleRssSplit(process.pid, 10);
-    const big = Buffer.alloc(64 << 20, 1); // 64 MiB of anonymous pages, touched
-    await sleep(60);
-    const peak = sampler.stop()!;
-    assert.ok(peak.anon >= before.anon + 48, `peak anon ${peak.anon} MiB, before ${before.anon} MiB`);
-    assert.equal(big[big.length - 1], 1);
+  it("keeps the sample of the highest RSS, not the last one", async () => {
+    // A child that touches 64 MiB of anonymous memory, holds it, frees it (a large malloc is unmapped
+    // at once) and stays up: the sampler must keep the peak, while the split now is back down.
+    const script = [
+      'let b = Buffer.alloc(64 << 20, 1); console.log("grown");',
+      "setTimeout(() => { b = undefined; globalThis.gc(); }, 300);",
+      "setTimeout(() => {}, 5000);",
+    ].join("\n");
+    const child = spawn(process.execPath, ["--expose-gc", "-e", script], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    try {
+      await once(child.stdout!, "data");
+      const sampler = sampleRssSplit(child.pid!, 10);
+      await sleep(700);
+      const peak = sampler.stop()!;
+      const now = rssSplitOf(child.pid)!;
+      assert.ok(peak.anon >= now.anon + 48, `peak anon ${peak.anon} MiB, now ${now.anon} MiB`);
+    } finally {
+      child.kill("SIGKILL");
+    }
   });
 });
