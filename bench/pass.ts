@@ -57,7 +57,7 @@ export function serverName(id: ServerId, workers: number): string {
   const n = workers === 1 ? "1 worker" : `${workers} workers`;
   if (id === "knot") return `Knot DNS, ${workers === 1 ? "1 UDP worker" : `${workers} UDP workers`}`;
   if (id === "miekg") return `${SERVER_NAMES[id]}, GOMAXPROCS=${workers}, ${workers} socket(s)`;
-  if (id === "echo") return SERVER_NAMES[id];
+  if (id === "echo") return `${SERVER_NAMES[id]}, 1 thread`;
   return `${SERVER_NAMES[id]}, ${n}`;
 }
 

@@ -65,13 +65,16 @@ export function issueTargets(byWorkers: Map<number, Results>, services: number, 
   }
 
   const peak = (w: number) => med(get(w, "over", CD), (p) => p.loadPeak);
+  const split = (w: number) =>
+    `; anon / file / shmem ${splitText(get(w, "over", CD), (p) => p.idleSplit)} MiB idle, ` +
+    `${splitText(get(w, "over", CD), (p) => p.peakSplit)} at the peak`;
   lines.push(
     `- 1 worker, over: peak RSS under load <= ${RSS_BAR_MIB} MiB${at10k}: ` +
-      (unmeasured(1, "over", [CD]) ?? `${atMost(peak(1)!, RSS_BAR_MIB, " MiB")}`),
+      (unmeasured(1, "over", [CD]) ?? `${atMost(peak(1)!, RSS_BAR_MIB, " MiB")}${split(1)}`),
     `- over: peak RSS with 2 workers <= 1.25x 1 worker's: ` +
       (unmeasured(1, "over", [CD]) ??
         unmeasured(2, "over", [CD]) ??
-        `${atMost(peak(2)! / peak(1)!, 1.25, "x")}: ${peak(2)!.toFixed(0)} against ${peak(1)!.toFixed(0)} MiB`),
+        `${atMost(peak(2)! / peak(1)!, 1.25, "x")}: ${peak(2)!.toFixed(0)} against ${peak(1)!.toFixed(0)} MiB${split(2)}`),
   );
 
   const p99 = (w: number, mix: MixId, id: ServerId) => get(w, mix, id)?.fixed?.p99Ms;
