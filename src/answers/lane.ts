@@ -52,16 +52,12 @@ class Query implements LaneQuery {
   }
 
   option(code: number): boolean {
-    const s = this.#s!;
-    // The key's state says whether the query had an OPT record with a local option or NSID
-    // (scan.ts): most have neither, and their OPT record is never decoded here.
-    const state = s.keyState;
-    if ((state & 0x03) === 0) return false;
-    if (
-      code >= 65001 && code <= 65534 ? (state & 0x04) === 0 : code === EdnsOption.NSID && (state & 0x40) === 0
-    )
-      return false;
-    const options = s.edns?.options ?? NO_OPTIONS;
+    // The key's state octet (scan.ts) says whether there is an OPT record and whether it holds a local
+    // option or NSID: the record is decoded only when it may hold `code`.
+    const local = code >= 65001 && code <= 65534;
+    const bit = local ? 0x04 : code === EdnsOption.NSID ? 0x40 : 0x03;
+    if ((this.#s!.keyState & bit) === 0) return false;
+    const options = this.#s!.edns?.options ?? NO_OPTIONS;
     for (let i = 0; i < options.length; i++) if (options[i].code === code) return true;
     return false;
   }
