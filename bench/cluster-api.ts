@@ -3,7 +3,7 @@
 
 import { startApiServer, type TestApiServer } from "../test/k8s/api-server.ts";
 import { writeKubeconfig } from "../test/k8s/kubeconfig.ts";
-import type { Kind, KObject } from "../src/plugins/kubernetes/store/source.ts";
+import type { Kind, KObject } from "../src/plugins/kubernetes/model/source.ts";
 
 const KINDS: Record<string, Kind> = {
   Namespace: "namespaces",

@@ -20,7 +20,7 @@ import { encode } from "../src/dns/encode.ts";
 import { decode } from "../src/dns/decode.ts";
 import { newQuery } from "../src/dns/message.ts";
 import { Type } from "../src/dns/constants.ts";
-import type { KService } from "../src/plugins/kubernetes/store/source.ts";
+import type { KService } from "../src/plugins/kubernetes/model/source.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

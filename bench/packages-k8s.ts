@@ -6,7 +6,7 @@
 //   node --expose-gc bench/packages-k8s.ts informer|reflector KUBECONFIG
 
 import { pino } from "pino";
-import type { Kind, Sink } from "../src/plugins/kubernetes/store/source.ts";
+import type { Kind, Sink } from "../src/plugins/kubernetes/model/source.ts";
 
 const [side, kubeconfig] = process.argv.slice(2);
 const maybeGc = (globalThis as { gc?: () => void }).gc;

@@ -7,7 +7,7 @@
 
 import { parseArgs } from "node:util";
 import { Store } from "../src/plugins/kubernetes/store/store.ts";
-import type { Kind } from "../src/plugins/kubernetes/store/source.ts";
+import type { Kind } from "../src/plugins/kubernetes/model/source.ts";
 import { endpointSlice, namespace, service } from "../test/k8s/objects.ts";
 
 const { values } = parseArgs({

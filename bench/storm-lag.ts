@@ -16,7 +16,7 @@ import { createInterface } from "node:readline";
 import { generateCluster } from "./cluster-gen.ts";
 import { Store } from "../src/plugins/kubernetes/store/store.ts";
 import { AnswerStore } from "../src/answers/store.ts";
-import type { KEndpointSlice, Kind, KObject } from "../src/plugins/kubernetes/store/source.ts";
+import type { KEndpointSlice, Kind, KObject } from "../src/plugins/kubernetes/model/source.ts";
 import type { HttpClient } from "../src/plugins/kubernetes/api/http-client.ts";
 
 const PER_BURST = 10_000;

@@ -14,7 +14,7 @@ import { readInput } from "./corefile/configmap.ts";
 import { parseBlocks } from "./corefile/parser.ts";
 import { ConfigErrors, type ConfigWarning } from "./corefile/errors.ts";
 import type { ServerBlock } from "./corefile/types.ts";
-import type { Registry } from "./plugin.ts";
+import type { Registry } from "./setup/registry.ts";
 import { dryRun } from "./server/dry-run.ts";
 
 export interface ValidateOptions {

@@ -29,7 +29,7 @@ import { DEFAULT_READY_ADDRESS, setup as readySetup } from "../src/plugins/ready
 import { setup as errorsSetup } from "../src/plugins/errors/setup.ts";
 import { HEALTH_PATH } from "../src/plugins/health/health.ts";
 import { READY_PATH } from "../src/plugins/ready/ready.ts";
-import type { Setup } from "../src/plugin.ts";
+import type { Setup } from "../src/setup/registry.ts";
 import { fakeContext } from "./helpers/setup-context.ts";
 import { KINDS, parseYaml, schemaErrors, type KObject } from "./helpers/manifests.ts";
 

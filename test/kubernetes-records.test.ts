@@ -13,7 +13,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import dns2 from "dns2";
-import type { Kind, KObject } from "../src/plugins/kubernetes/store/source.ts";
+import type { Kind, KObject } from "../src/plugins/kubernetes/model/source.ts";
 import { startApiServer, type TestApiServer } from "./k8s/api-server.ts";
 import { writeKubeconfig } from "./k8s/kubeconfig.ts";
 import { endpointSlice, endpoints, namespace, pod, service } from "./k8s/objects.ts";

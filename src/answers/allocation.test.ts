@@ -13,7 +13,8 @@ import type { Block } from "../server/block.ts";
 import { encode } from "../dns/encode.ts";
 import { newQuery, replyTo } from "../dns/message.ts";
 import { Rcode, Type } from "../dns/constants.ts";
-import { LaneResult, type Handler } from "../plugin.ts";
+import { LaneResult } from "./lane-step.ts";
+import type { Handler } from "../chain/handler.ts";
 import { queryRecorder } from "../metrics/query-stats.ts";
 
 /** A block whose one handler answers an A record (in the lane and in the chain alike). */

@@ -15,7 +15,7 @@
 import { spelledQname, type ScannedQuery } from "../dns/scan.ts";
 import type { Msg, RR } from "../dns/message.ts";
 import type { CacheCounters, CacheRules } from "./policy.ts";
-import { LaneResult, type LaneQuery, type LaneReply, type LaneStep } from "../plugin.ts";
+import { LaneResult, type LaneQuery, type LaneReply, type LaneStep } from "./lane-step.ts";
 import { Answers, Filing } from "./answers.ts";
 import { DROP_AT, EXPIRES, FLAG, LAST_HIT, NO_SLOT, STORED } from "./store.ts";
 import { KEY_TAIL, MAX_KEY, SOURCE, hashBytes } from "../dns/key.ts";

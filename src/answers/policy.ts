@@ -23,7 +23,7 @@ export const TIME_ORIGIN = performance.timeOrigin;
 
 /** How the answer store may keep one reply. The pipeline makes one per query and reads it once the
  * chain has answered; plugins only ever narrow it. `Req` is the request a refresh fetches with
- * (plugin.ts's Request, which this contract sits below). */
+ * (src/chain/request.ts's Request, which this contract sits below). */
 export class AnswerPolicy<Req = unknown> {
   /** Never stored: the reply depends on who asked (whoami, autopath, explain). */
   private = false;

@@ -43,8 +43,7 @@ const targetStamp = new Int32Array(TARGETS);
 let stamp = 0;
 let targetCount = 0;
 
-/** The first question's name (text) when it was written from its octets (encodeInto): a record owned
- * by it is written as a pointer to offset 12 (until writeName says otherwise). */
+/** The first question's name when encodeInto wrote it from octets: its owners point to 12 (writeName). */
 let questionName: string | undefined;
 
 /** Where the question section ends. The server writes the client's bytes over the first question

@@ -7,7 +7,7 @@ import { isIP } from "node:net";
 import type { Directive, Token } from "../corefile/types.ts";
 import { configError, startError } from "../corefile/errors.ts";
 import { argCount } from "../corefile/args.ts";
-import type { SetupContext } from "../plugin.ts";
+import type { SetupContext } from "../setup/context.ts";
 import { listenErrorText } from "../runtime/listen-error.ts";
 
 export interface ListenAddress {

@@ -3,7 +3,7 @@
 // are few (proto x family x type, rcode x plugin), so their series are found in small maps and bumped
 // as plain numbers (see plain.ts for why not prom-client's own counters).
 
-import type { QueryDone } from "../plugin.ts";
+import type { QueryDone } from "./query-done.ts";
 import { PlainCounter, PlainHistogram, SIZE_BUCKETS, TIME_BUCKETS, type HistogramSeries } from "./plain.ts";
 import { registry, pluginEnabled } from "./registry.ts";
 import { rcodeName, typeName } from "../dns/constants.ts";

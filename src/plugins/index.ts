@@ -1,8 +1,8 @@
 // The registry: every plugin clusterdns has, in the order a query passes through them. This list is the
 // one place that holds both the directive names and their order (after CoreDNS's plugin.cfg). main.ts
-// hands it to the server; the server knows only the Registry contract (src/plugin.ts).
+// hands it to the server; the server knows only the Registry contract (src/setup/registry.ts).
 
-import type { Registry, Setup } from "../plugin.ts";
+import type { Registry, Setup } from "../setup/registry.ts";
 import { setup as acl } from "./acl/setup.ts";
 import { setup as any } from "./any/setup.ts";
 import { setup as autopath } from "./autopath/setup.ts";

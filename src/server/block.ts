@@ -1,6 +1,9 @@
 // A server block at run time: its zones, its plugin chain and its finish hooks.
 
-import type { Handler, LaneStep, QueryDone, ReplyLimiter, TcpTimeoutSettings } from "../plugin.ts";
+import type { Handler } from "../chain/handler.ts";
+import type { LaneStep } from "../answers/lane-step.ts";
+import type { QueryDone } from "../metrics/query-done.ts";
+import type { ReplyLimiter, TcpTimeoutSettings } from "../setup/block.ts";
 import type { ServerKey } from "../corefile/types.ts";
 
 export interface Block {

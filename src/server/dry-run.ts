@@ -6,7 +6,7 @@ import type { Logger } from "pino";
 import { checkKeys, directiveErrors } from "../corefile/check.ts";
 import { ConfigError } from "../corefile/errors.ts";
 import type { Directive, ServerBlock } from "../corefile/types.ts";
-import type { Registry } from "../plugin.ts";
+import type { Registry } from "../setup/registry.ts";
 import { Instance } from "./instance.ts";
 
 export interface DryRunOptions {

@@ -1,7 +1,7 @@
 // What the finish hooks (log, metrics) see of one answered query: one object per pipeline, refilled
 // for every query.
 
-import type { QueryDone } from "../plugin.ts";
+import type { QueryDone } from "../metrics/query-done.ts";
 import type { Scanned } from "../dns/scan.ts";
 import { PLAIN_UDP_SIZE } from "../dns/constants.ts";
 

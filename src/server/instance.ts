@@ -4,18 +4,13 @@
 import type { Logger } from "pino";
 import type { Block } from "./block.ts";
 import type { ServerBlock, ServerKey, Token } from "../corefile/types.ts";
-import type {
-  Handler,
-  InstanceHooks,
-  Plugin,
-  QueryDone,
-  ReadyCheck,
-  Registry,
-  ReloadSettings,
-  SetupContext,
-  TcpTimeoutSettings,
-} from "../plugin.ts";
-import { endOfChain } from "../plugin.ts";
+import type { Handler, Plugin } from "../chain/handler.ts";
+import type { InstanceHooks, ReadyCheck, ReloadSettings } from "../setup/instance.ts";
+import type { QueryDone } from "../metrics/query-done.ts";
+import type { Registry } from "../setup/registry.ts";
+import type { SetupContext } from "../setup/context.ts";
+import type { TcpTimeoutSettings } from "../setup/block.ts";
+import { endOfChain } from "../chain/handler.ts";
 import { parseKey } from "../corefile/keys.ts";
 import { checkDirectives, checkKeys } from "../corefile/check.ts";
 import { memoryBudget } from "./memory-budget.ts";

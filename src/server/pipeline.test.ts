@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { pino } from "pino";
 import type { Block } from "./block.ts";
-import type { Handler } from "../plugin.ts";
+import type { Handler } from "../chain/handler.ts";
 import { Pipeline, STABLE_CACHE_SECONDS } from "./pipeline.ts";
 import { ClientCosts } from "./client-costs.ts";
 import { clientCostStats } from "../metrics/server-stats.ts";

@@ -7,7 +7,7 @@
 
 import type { Logger } from "pino";
 import type { Block } from "./block.ts";
-import type { Request } from "../plugin.ts";
+import type { Request } from "../chain/request.ts";
 import { FinishedQuery } from "./finished-query.ts";
 import { AnswerPolicy, TIME_ORIGIN, cacheClock, type StoredAnswer } from "../answers/policy.ts";
 import type { Msg } from "../dns/message.ts";

@@ -3,7 +3,8 @@
 // to its list.
 
 import assert from "node:assert/strict";
-import type { Handler, Setup } from "../../src/plugin.ts";
+import type { Handler } from "../../src/chain/handler.ts";
+import type { Setup } from "../../src/setup/registry.ts";
 import type { Directive } from "../../src/corefile/types.ts";
 import { fakeContext, type FakeContext, type FakeContextOptions } from "./setup-context.ts";
 

@@ -3,7 +3,8 @@
 
 import assert from "node:assert/strict";
 import type { Directive } from "../../src/corefile/types.ts";
-import type { Setup, SetupContext } from "../../src/plugin.ts";
+import type { Setup } from "../../src/setup/registry.ts";
+import type { SetupContext } from "../../src/setup/context.ts";
 import { fakeContext } from "./setup-context.ts";
 
 /** A validator for assert.rejects: a ConfigError whose message matches `re`. */

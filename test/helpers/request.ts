@@ -1,6 +1,8 @@
 // A Request as the server would hand it to a plugin, for unit tests that call a handler directly.
 
-import { AnswerPolicy, type Handler, type Request } from "../../src/plugin.ts";
+import { AnswerPolicy } from "../../src/answers/policy.ts";
+import type { Handler } from "../../src/chain/handler.ts";
+import type { Request } from "../../src/chain/request.ts";
 import { Class, Rcode } from "../../src/dns/constants.ts";
 import { canonical } from "../../src/dns/name.ts";
 import { replyTo } from "../../src/dns/message.ts";

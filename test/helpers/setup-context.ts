@@ -4,7 +4,10 @@
 import { pino } from "pino";
 import type { Directive } from "../../src/corefile/types.ts";
 import type { Msg } from "../../src/dns/message.ts";
-import type { ListenAddress, QueryDone, ReadyCheck, SetupContext } from "../../src/plugin.ts";
+import type { ListenAddress } from "../../src/setup/block.ts";
+import type { QueryDone } from "../../src/metrics/query-done.ts";
+import type { ReadyCheck } from "../../src/setup/instance.ts";
+import type { SetupContext } from "../../src/setup/context.ts";
 import { replyTo } from "../../src/dns/message.ts";
 import { Rcode } from "../../src/dns/constants.ts";
 import { queryMsg } from "./query-msg.ts";

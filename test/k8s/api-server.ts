@@ -12,7 +12,7 @@ import { createServer as createHttpsServer } from "node:https";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { randomUUID } from "node:crypto";
-import type { EventType, Kind, KObject } from "../../src/plugins/kubernetes/store/source.ts";
+import type { EventType, Kind, KObject } from "../../src/plugins/kubernetes/model/source.ts";
 
 interface ResourceInfo {
   kind: string;

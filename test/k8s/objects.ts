@@ -10,7 +10,7 @@ import type {
   KService,
   KServiceImport,
   ObjectMeta,
-} from "../../src/plugins/kubernetes/store/source.ts";
+} from "../../src/plugins/kubernetes/model/source.ts";
 
 export type Protocol = "TCP" | "UDP" | "SCTP";
 

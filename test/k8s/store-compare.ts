@@ -6,7 +6,7 @@
 
 import { readFileSync } from "node:fs";
 import { Store, type StoreDump } from "../../src/plugins/kubernetes/store/store.ts";
-import type { Kind } from "../../src/plugins/kubernetes/store/source.ts";
+import type { Kind } from "../../src/plugins/kubernetes/model/source.ts";
 import type { TestApiServer } from "./api-server.ts";
 
 const DUMP_KINDS = ["services", "endpointslices", "endpoints", "namespaces", "pods"] as const;

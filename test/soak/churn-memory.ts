@@ -26,7 +26,7 @@ import { serveObjects } from "../../bench/cluster-api.ts";
 import { IMAGE_ENV, NODE_FLAGS } from "../../bench/processes.ts";
 import { encode } from "../../src/dns/encode.ts";
 import { newQuery } from "../../src/dns/message.ts";
-import type { KEndpointSlice, KService } from "../../src/plugins/kubernetes/store/source.ts";
+import type { KEndpointSlice, KService } from "../../src/plugins/kubernetes/model/source.ts";
 import { Type } from "../../src/dns/constants.ts";
 
 const OPS_PER_SECOND = 50;

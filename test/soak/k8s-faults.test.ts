@@ -17,7 +17,7 @@ import { namespace, service } from "../k8s/objects.ts";
 import { apiDump, compareDumps, type Comparison } from "../k8s/store-compare.ts";
 import { apiSource } from "../../src/plugins/kubernetes/api/source-api.ts";
 import { Store } from "../../src/plugins/kubernetes/store/store.ts";
-import type { Kind } from "../../src/plugins/kubernetes/store/source.ts";
+import type { Kind } from "../../src/plugins/kubernetes/model/source.ts";
 
 describe("API faults under a steady load", () => {
   test("no query for a known name fails, the Service created meanwhile answers, the store equals the API", async () => {

@@ -25,7 +25,7 @@ import { encode } from "../../src/dns/encode.ts";
 import { decode } from "../../src/dns/decode.ts";
 import { newQuery } from "../../src/dns/message.ts";
 import { Type } from "../../src/dns/constants.ts";
-import type { Kind, KService } from "../../src/plugins/kubernetes/store/source.ts";
+import type { Kind, KService } from "../../src/plugins/kubernetes/model/source.ts";
 import { SILENT_WATCH_MS } from "../../src/plugins/kubernetes/api/reflector.ts";
 import { Report, runAlone, type PartOptions, type SoakPart } from "./part.ts";
 

@@ -19,8 +19,8 @@ import { NO_UPSTREAM, startClusterdns, untilSynced } from "../../bench/clusterdn
 import { stop } from "../../bench/processes.ts";
 import { apiDump, compareDumps, snapshotDump, type Comparison } from "../k8s/store-compare.ts";
 import type { TestApiServer } from "../k8s/api-server.ts";
-import { SERVICE_NAME_LABEL } from "../../src/plugins/kubernetes/store/source.ts";
-import type { KEndpointSlice, Kind, KService } from "../../src/plugins/kubernetes/store/source.ts";
+import { SERVICE_NAME_LABEL } from "../../src/plugins/kubernetes/model/source.ts";
+import type { KEndpointSlice, Kind, KService } from "../../src/plugins/kubernetes/model/source.ts";
 import { exchangeUdp } from "../helpers/udp-exchange.ts";
 import { encode } from "../../src/dns/encode.ts";
 import { decode } from "../../src/dns/decode.ts";

@@ -4,10 +4,11 @@
 // dropped one gets no reply at all. Where the decision for a question depends on who asks, no reply
 // to it is replayed from the answer cache: the fast path would hand one client's answer to another.
 
-import type { Handler, Request } from "../../plugin.ts";
+import type { Handler } from "../../chain/handler.ts";
+import type { Request } from "../../chain/request.ts";
 import type { Msg } from "../../dns/message.ts";
 import type { Rule } from "./policy.ts";
-import { failure } from "../../plugin.ts";
+import { failure } from "../../chain/handler.ts";
 import { setReplyOption } from "../../dns/message.ts";
 import { EdnsOption, Rcode } from "../../dns/constants.ts";
 import { decide } from "./policy.ts";

@@ -4,7 +4,7 @@
 // ACTION is allow, block, filter or drop; QTYPE a type name or `*`, SOURCE an address, a CIDR prefix
 // or `*`. Every acl directive of a server block joins one list, in Corefile order (policy.ts).
 
-import { joinInBlock, type Setup } from "../../plugin.ts";
+import { joinInBlock, type Setup } from "../../setup/registry.ts";
 import type { Directive, Token } from "../../corefile/types.ts";
 import type { Action, Policy, Rule } from "./policy.ts";
 import { acl } from "./acl.ts";

@@ -2,7 +2,7 @@
 // every record at the name: an ANY query can no longer fetch a large reply for a small query, and
 // the server does not look anything up for it.
 
-import type { Handler } from "../../plugin.ts";
+import type { Handler } from "../../chain/handler.ts";
 import type { Msg } from "../../dns/message.ts";
 import { replyTo } from "../../dns/message.ts";
 import { Class, Type } from "../../dns/constants.ts";

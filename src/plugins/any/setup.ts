@@ -1,6 +1,6 @@
 // any
 
-import type { Setup } from "../../plugin.ts";
+import type { Setup } from "../../setup/registry.ts";
 import { any } from "./any.ts";
 import { argCount, noBlock } from "../../corefile/args.ts";
 

@@ -4,8 +4,9 @@
 // instead of one per search domain. Whenever the client or the walk is in doubt, the query is answered
 // exactly as without autopath: a saved round trip is never worth a wrong answer.
 
-import type { Handler, Plugin, Request } from "../../plugin.ts";
-import { isFailureRcode } from "../../plugin.ts";
+import type { Handler, Plugin } from "../../chain/handler.ts";
+import type { Request } from "../../chain/request.ts";
+import { isFailureRcode } from "../../chain/handler.ts";
 import type { Msg, RR } from "../../dns/message.ts";
 import { negativeTtl, replyTo } from "../../dns/message.ts";
 import { Class, Rcode, Type } from "../../dns/constants.ts";

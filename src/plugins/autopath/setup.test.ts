@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { SetupContext } from "../../plugin.ts";
+import type { SetupContext } from "../../setup/context.ts";
 import { setup } from "./setup.ts";
 import type { SearchPathSource } from "./search-path.ts";
 import { SEARCH_PATHS } from "../kubernetes/answers/search-paths.ts";

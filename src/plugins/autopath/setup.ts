@@ -6,7 +6,7 @@
 
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import type { Setup } from "../../plugin.ts";
+import type { Setup } from "../../setup/registry.ts";
 import { argCount, noBlock, zonesArg } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
 import { canonical } from "../../dns/name.ts";

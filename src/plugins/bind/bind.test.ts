@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { networkInterfaces } from "node:os";
 import type { Directive } from "../../corefile/types.ts";
-import type { SetupContext } from "../../plugin.ts";
+import type { SetupContext } from "../../setup/context.ts";
 import { setup } from "./setup.ts";
 import { resolveBind } from "./bind.ts";
 import { directive as dir, fakeContext } from "../../../test/helpers/setup-context.ts";

@@ -3,7 +3,7 @@
 // }
 
 import { networkInterfaces } from "node:os";
-import type { Setup } from "../../plugin.ts";
+import type { Setup } from "../../setup/registry.ts";
 import type { Token } from "../../corefile/types.ts";
 import type { Interfaces } from "./bind.ts";
 import { resolveBind } from "./bind.ts";

@@ -2,7 +2,7 @@
 // A setting of the block, not a handler: the pipeline fits every UDP reply of the block to it and
 // keeps no longer reply in its answer cache (which it would replay over UDP as it is).
 
-import type { Setup } from "../../plugin.ts";
+import type { Setup } from "../../setup/registry.ts";
 import { argCount, noBlock, parseIntArg } from "../../corefile/args.ts";
 import { EDNS_UDP_SIZE } from "../../dns/constants.ts";
 

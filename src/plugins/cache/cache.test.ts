@@ -5,7 +5,9 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { pino } from "pino";
-import type { Handler, QueryDone, Request } from "../../plugin.ts";
+import type { Handler } from "../../chain/handler.ts";
+import type { QueryDone } from "../../metrics/query-done.ts";
+import type { Request } from "../../chain/request.ts";
 import type { Msg, RR } from "../../dns/message.ts";
 import { replyTo } from "../../dns/message.ts";
 import { encode } from "../../dns/encode.ts";

@@ -13,8 +13,9 @@
 // (a JS object per entry, and its bookkeeping on every miss) made a miss past the capacity cost as
 // much as the plugins behind it, so the store's typed arrays bound each kind instead.
 
-import type { Handler, Plugin, Request } from "../../plugin.ts";
-import { isFailureRcode } from "../../plugin.ts";
+import type { Handler, Plugin } from "../../chain/handler.ts";
+import type { Request } from "../../chain/request.ts";
+import { isFailureRcode } from "../../chain/handler.ts";
 import {
   cacheClock,
   prefetchDue,

@@ -1,6 +1,6 @@
 // Which replies the cache keeps, as what, and for how long their records say.
 
-import type { CacheKind } from "../../plugin.ts";
+import type { CacheKind } from "../../answers/policy.ts";
 import type { Msg } from "../../dns/message.ts";
 import { negativeTtl } from "../../dns/message.ts";
 import { Rcode, Type } from "../../dns/constants.ts";

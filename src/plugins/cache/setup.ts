@@ -9,7 +9,7 @@
 //     keepttl
 // }
 
-import type { Setup } from "../../plugin.ts";
+import type { Setup } from "../../setup/registry.ts";
 import type { Directive, Token } from "../../corefile/types.ts";
 import {
   argCount,

@@ -1,7 +1,7 @@
 // The cache's counters: process-wide, by server and zone, so they keep counting across reloads as
 // CoreDNS's do. Plain numbers on the query path; metrics.ts names them at scrape time.
 
-import type { CacheKind as Kind } from "../../plugin.ts";
+import type { CacheKind as Kind } from "../../answers/policy.ts";
 
 export interface CacheStats {
   readonly server: string;

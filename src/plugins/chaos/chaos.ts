@@ -1,7 +1,8 @@
 // chaos: answers the CH-class TXT names servers use to say who they are (version.bind., ...).
 // Everything else, including other CH names, goes to the next handler.
 
-import type { Handler, Request } from "../../plugin.ts";
+import type { Handler } from "../../chain/handler.ts";
+import type { Request } from "../../chain/request.ts";
 import type { Msg } from "../../dns/message.ts";
 import { replyTo } from "../../dns/message.ts";
 import { Class, Type } from "../../dns/constants.ts";

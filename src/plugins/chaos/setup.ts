@@ -1,7 +1,7 @@
 // chaos [VERSION] [AUTHORS...]
 
 import { hostname } from "node:os";
-import type { Setup } from "../../plugin.ts";
+import type { Setup } from "../../setup/registry.ts";
 import { chaos } from "./chaos.ts";
 import { noBlock } from "../../corefile/args.ts";
 import { VERSION } from "../../version.ts";

@@ -1,8 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { Directive } from "../../corefile/types.ts";
-import type { Handler } from "../../plugin.ts";
-import { PluginError } from "../../plugin.ts";
+import type { Handler } from "../../chain/handler.ts";
+import { PluginError } from "../../chain/plugin-error.ts";
 import { setup } from "./setup.ts";
 import { goDuration } from "./consolidate.ts";
 import { makeRequest, recordingNext } from "../../../test/helpers/request.ts";

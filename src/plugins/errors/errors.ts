@@ -2,9 +2,11 @@
 // and the client gets SERVFAIL; matching messages can be consolidated (see consolidate.ts).
 
 import type { Logger } from "pino";
-import type { Handler } from "../../plugin.ts";
+import type { Handler } from "../../chain/handler.ts";
 import type { Consolidator } from "./consolidate.ts";
-import { PASS_ALL, PluginError, failure } from "../../plugin.ts";
+import { PASS_ALL } from "../../answers/lane-step.ts";
+import { PluginError } from "../../chain/plugin-error.ts";
+import { failure } from "../../chain/handler.ts";
 import { Rcode, typeName } from "../../dns/constants.ts";
 
 export interface ErrorsOptions {

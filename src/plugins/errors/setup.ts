@@ -3,7 +3,7 @@
 //     stacktrace | panicRecoveryStacktrace
 // }
 
-import type { Setup } from "../../plugin.ts";
+import type { Setup } from "../../setup/registry.ts";
 import type { Directive } from "../../corefile/types.ts";
 import type { ConsolidateLevel, Pattern } from "./consolidate.ts";
 import { Consolidator } from "./consolidate.ts";

@@ -4,8 +4,8 @@
 import { statSync, type Stats } from "node:fs";
 import { stat } from "node:fs/promises";
 import type { Logger } from "pino";
-import type { Handler, Plugin } from "../../plugin.ts";
-import { failure } from "../../plugin.ts";
+import type { Handler, Plugin } from "../../chain/handler.ts";
+import { failure } from "../../chain/handler.ts";
 import { replyTo } from "../../dns/message.ts";
 import { Class, Rcode, Type } from "../../dns/constants.ts";
 import { isSubdomain } from "../../dns/name.ts";

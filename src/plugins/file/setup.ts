@@ -3,7 +3,7 @@
 // is loaded here, so a bad zone file stops start-up with the Corefile's file:line.
 
 import { resolve } from "node:path";
-import type { Setup } from "../../plugin.ts";
+import type { Setup } from "../../setup/registry.ts";
 import {
   argCount,
   blockOptions,

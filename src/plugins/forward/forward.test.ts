@@ -4,7 +4,8 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { pino } from "pino";
-import type { Handler, Request } from "../../plugin.ts";
+import type { Handler } from "../../chain/handler.ts";
+import type { Request } from "../../chain/request.ts";
 import type { Msg } from "../../dns/message.ts";
 import type { ForwardOptions } from "./forward.ts";
 import { Forward, FORWARD_MAX_AGE } from "./forward.ts";

@@ -5,13 +5,14 @@
 // message with the client's ID and question; the pipeline fits it to the client's buffer (TC).
 
 import type { Logger } from "pino";
-import type { Handler, Request } from "../../plugin.ts";
+import type { Handler } from "../../chain/handler.ts";
+import type { Request } from "../../chain/request.ts";
 import type { Msg } from "../../dns/message.ts";
 import type { Proto } from "./conn.ts";
 import type { PolicyName } from "./policy.ts";
 import type { HealthCheckOptions, UpstreamAddress } from "./upstream.ts";
 import type { TlsSettings } from "./tcp-conn.ts";
-import { failure } from "../../plugin.ts";
+import { failure } from "../../chain/handler.ts";
 import { EDNS_UDP_SIZE, Rcode } from "../../dns/constants.ts";
 import { isSubdomain } from "../../dns/name.ts";
 import { wireRecords } from "../../dns/wire-msg.ts";

@@ -21,7 +21,7 @@
 
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import type { Setup } from "../../plugin.ts";
+import type { Setup } from "../../setup/registry.ts";
 import type { Directive, Token } from "../../corefile/types.ts";
 import type { ForwardOptions } from "./forward.ts";
 import type { PolicyName } from "./policy.ts";

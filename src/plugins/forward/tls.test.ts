@@ -5,7 +5,7 @@ import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
 import { pino } from "pino";
-import type { Handler } from "../../plugin.ts";
+import type { Handler } from "../../chain/handler.ts";
 import { Forward } from "./forward.ts";
 import { parseForward } from "./setup.ts";
 import { parseCorefile } from "../../corefile/parser.ts";

@@ -2,7 +2,8 @@
 // way back (CoreDNS's header). A query is changed on a copy handed to the next plugins, so the client's
 // own query (whose RD and CD bits its reply carries back, RFC 1035 4.1.1, RFC 4035 3.2.2) is untouched.
 
-import type { Handler, Request } from "../../plugin.ts";
+import type { Handler } from "../../chain/handler.ts";
+import type { Request } from "../../chain/request.ts";
 import type { Msg } from "../../dns/message.ts";
 
 export type Flag = "aa" | "ra" | "rd" | "ad" | "cd";

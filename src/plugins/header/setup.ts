@@ -3,7 +3,7 @@
 // }
 // FLAG is aa, ra, rd, ad or cd; without a selector the line applies to replies, as in CoreDNS.
 
-import type { Setup } from "../../plugin.ts";
+import type { Setup } from "../../setup/registry.ts";
 import type { Directive } from "../../corefile/types.ts";
 import type { Flag, HeaderRules } from "./header.ts";
 import { header } from "./header.ts";

@@ -2,7 +2,7 @@
 //     lameduck DURATION
 // }
 
-import type { Setup } from "../../plugin.ts";
+import type { Setup } from "../../setup/registry.ts";
 import { listenArgument, serveWhileRunning } from "../../http/listener.ts";
 import { HEALTH_PATH, healthRoute } from "./health.ts";
 import { argCount, blockOptions, parseDuration } from "../../corefile/args.ts";

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Directive } from "../../corefile/types.ts";
-import type { Handler } from "../../plugin.ts";
+import type { Handler } from "../../chain/handler.ts";
 import type { Msg } from "../../dns/message.ts";
 import { setup } from "./setup.ts";
 import { parseHosts } from "./hosts-file.ts";

@@ -3,7 +3,8 @@
 
 import { readFile, stat } from "node:fs/promises";
 import type { Logger } from "pino";
-import type { Handler, Request } from "../../plugin.ts";
+import type { Handler } from "../../chain/handler.ts";
+import type { Request } from "../../chain/request.ts";
 import type { Msg, RR } from "../../dns/message.ts";
 import type { HostsEntry } from "./hosts-file.ts";
 import { parseHosts } from "./hosts-file.ts";

@@ -8,7 +8,7 @@
 // }
 
 import { resolve } from "node:path";
-import type { Setup } from "../../plugin.ts";
+import type { Setup } from "../../setup/registry.ts";
 import type { Directive, Token } from "../../corefile/types.ts";
 import type { HostsEntry } from "./hosts-file.ts";
 import type { HostsFileData, HostsOptions } from "./hosts.ts";

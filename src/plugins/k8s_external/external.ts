@@ -4,10 +4,10 @@
 // under a `fallthrough` zone goes to the next plugin. The kubernetes plugin's decision
 // (kubernetes/answers/decision.ts) says which, for the chain and the wire lane alike.
 
-import type { Handler, Plugin } from "../../plugin.ts";
+import type { Handler, Plugin } from "../../chain/handler.ts";
 import type { StoreAnswers } from "../kubernetes/answers/decision.ts";
 import { serveFromStore } from "../kubernetes/answers/serve-from-store.ts";
-import { laneStep } from "../kubernetes/answers/lane-step.ts";
+import { laneStep } from "../kubernetes/answers/answer-in-lane.ts";
 
 export interface ExternalHandlerOptions {
   /** How to answer from the records; known once the instance starts. */

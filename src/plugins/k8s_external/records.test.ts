@@ -8,11 +8,11 @@ import assert from "node:assert/strict";
 import { Type, rcodeName, typeFromName } from "../../dns/constants.ts";
 import { canonical } from "../../dns/name.ts";
 import { parseRRText, rrToText } from "../../dns/text.ts";
-import type { Kind, KObject } from "../kubernetes/store/source.ts";
+import type { Kind, KObject } from "../kubernetes/model/source.ts";
 import { Store } from "../kubernetes/store/store.ts";
 import { ExternalRecords, type ExternalOptions } from "./records.ts";
 import { externaler, type Externaler } from "../kubernetes/external-offer.ts";
-import { StartupGate } from "../kubernetes/store/startup-gate.ts";
+import { StartupGate } from "../kubernetes/sync/startup-gate.ts";
 import { endpointSlice, namespace, service } from "../../../test/k8s/objects.ts";
 
 const http = [{ name: "http", port: 80 }];

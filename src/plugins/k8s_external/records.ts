@@ -17,8 +17,8 @@ import { Class, Rcode, Type } from "../../dns/constants.ts";
 import { addressFromReverse, join } from "../../dns/name.ts";
 import type { Answer } from "../kubernetes/answers/records.ts";
 import type { Externaler } from "../kubernetes/external-offer.ts";
-import { isReverseZone, Zones } from "../kubernetes/store/zones.ts";
-import type { Service, SvcPort } from "../kubernetes/store/slim-types.ts";
+import { isReverseZone, Zones } from "../kubernetes/names/zones.ts";
+import type { Service, SvcPort } from "../kubernetes/model/slim-types.ts";
 import { addressRecords, srvSet, type SrvEntry } from "../kubernetes/answers/record-sets.ts";
 
 export interface ExternalOptions {

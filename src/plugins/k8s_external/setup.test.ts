@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { resolve } from "node:path";
-import type { SetupContext } from "../../plugin.ts";
+import type { SetupContext } from "../../setup/context.ts";
 import { setup, parseConfig } from "./setup.ts";
 import { setup as kubernetes } from "../kubernetes/setup.ts";
 import { directive, fakeContext } from "../../../test/helpers/setup-context.ts";

@@ -2,13 +2,13 @@
 // k8s_external: publishes Services' external addresses under ZONES from the kubernetes plugin of the
 // same server block, which must be there.
 
-import type { Setup } from "../../plugin.ts";
+import type { Setup } from "../../setup/registry.ts";
 import { argCount, blockOptions, onceEach, zonesArg } from "../../corefile/args.ts";
 import { ttlAndFallthrough } from "../kubernetes/config.ts";
 import type { Directive } from "../../corefile/types.ts";
 import { configError } from "../../corefile/errors.ts";
 import { NS_NAME } from "../kubernetes/store/store.ts";
-import { isReverseZone } from "../kubernetes/store/zones.ts";
+import { isReverseZone } from "../kubernetes/names/zones.ts";
 import { EXTERNALER } from "../kubernetes/external-offer.ts";
 import { offered } from "../offers.ts";
 import type { StoreAnswers } from "../kubernetes/answers/decision.ts";

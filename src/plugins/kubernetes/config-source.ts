@@ -3,7 +3,7 @@
 // the metrics.
 
 import type { Logger } from "pino";
-import type { Kind, Source } from "./store/source.ts";
+import type { Kind, Source } from "./model/source.ts";
 import type { KubernetesConfig } from "./config.ts";
 import { objectsSource } from "./api/objects-file.ts";
 import type { ApiSourceStats } from "./api/source-api.ts";

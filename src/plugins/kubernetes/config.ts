@@ -4,7 +4,7 @@
 // ignored.
 
 import { resolve } from "node:path";
-import type { SetupContext } from "../../plugin.ts";
+import type { SetupContext } from "../../setup/context.ts";
 import type { Directive } from "../../corefile/types.ts";
 import {
   argCount,
@@ -19,9 +19,9 @@ import {
 import { configError } from "../../corefile/errors.ts";
 import { canonical } from "../../dns/name.ts";
 import { pluginCompat } from "../../compat/coredns.ts";
-import type { Kind } from "./store/source.ts";
-import { parseLabelSelector, type LabelSelector } from "./store/label-selector.ts";
-import { isReverseZone } from "./store/zones.ts";
+import type { Kind } from "./model/source.ts";
+import { parseLabelSelector, type LabelSelector } from "./model/label-selector.ts";
+import { isReverseZone } from "./names/zones.ts";
 import type { PodMode } from "./answers/records.ts";
 import type { SnapshotSettings } from "./store/snapshot.ts";
 import type { ApiLimits } from "./api/rate-limit.ts";

@@ -3,9 +3,9 @@
 // external address or select this server, the hold until the first sync, and the names k8s_external
 // publishes for the store's (a view, so a change drops them from the answer cache too).
 
-import type { StartupGate } from "./store/startup-gate.ts";
+import type { StartupGate } from "./sync/startup-gate.ts";
 import type { Store } from "./store/store.ts";
-import type { EndpointGroup, Service } from "./store/slim-types.ts";
+import type { EndpointGroup, Service } from "./model/slim-types.ts";
 import type { NameView } from "./store/pending-changes.ts";
 import { OfferKey } from "../offers.ts";
 

@@ -4,15 +4,15 @@
 // also while the API is away. One decision (answers/decision.ts) says which, for the chain and the
 // wire lane alike.
 
-import type { Handler, Plugin } from "../../plugin.ts";
+import type { Handler, Plugin } from "../../chain/handler.ts";
 import type { Msg } from "../../dns/message.ts";
 import type { Records } from "./answers/records.ts";
 import type { Store } from "./store/store.ts";
 import { explain, explainRecords } from "./answers/explain.ts";
-import type { StartupGate } from "./store/startup-gate.ts";
+import type { StartupGate } from "./sync/startup-gate.ts";
 import type { StoreAnswers } from "./answers/decision.ts";
 import { serveFromStore } from "./answers/serve-from-store.ts";
-import { laneStep } from "./answers/lane-step.ts";
+import { laneStep } from "./answers/answer-in-lane.ts";
 
 export interface KubernetesOptions {
   store: Store;

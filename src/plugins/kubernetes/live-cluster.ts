@@ -7,7 +7,7 @@
 import type { Logger } from "pino";
 import type { KubernetesConfig } from "./config.ts";
 import { snapshotSettings } from "./config.ts";
-import type { Kind } from "./store/source.ts";
+import type { Kind } from "./model/source.ts";
 import { configuredSource, type ConfiguredSource } from "./config-source.ts";
 import { Store } from "./store/store.ts";
 import { Multicluster } from "./store/multicluster.ts";

@@ -4,12 +4,14 @@
 // k8s_external, transfer), the hold until the first sync, readiness and the metrics.
 
 import type { Logger } from "pino";
-import type { ReadyCheck, Setup, SetupContext } from "../../plugin.ts";
+import type { ReadyCheck } from "../../setup/instance.ts";
+import type { Setup } from "../../setup/registry.ts";
+import type { SetupContext } from "../../setup/context.ts";
 import { startError } from "../../corefile/errors.ts";
 import { kindsFor, parseConfig, type KubernetesConfig } from "./config.ts";
 import { Records } from "./answers/records.ts";
 import { kubernetesPlugin } from "./kubernetes.ts";
-import { StartupGate } from "./store/startup-gate.ts";
+import { StartupGate } from "./sync/startup-gate.ts";
 import { localIPs } from "./local-ips.ts";
 import { EXTERNALER, externaler } from "./external-offer.ts";
 import { offer } from "../offers.ts";
@@ -17,7 +19,7 @@ import { track } from "./metrics.ts";
 import { SEARCH_PATHS, clientSearchPaths } from "./answers/search-paths.ts";
 import { kubernetesTransferer } from "./answers/xfr.ts";
 import { offerTransferer } from "../transfer/transferer.ts";
-import { isReverseZone } from "./store/zones.ts";
+import { isReverseZone } from "./names/zones.ts";
 import { LiveCluster, liveKey, type CacheDrop } from "./live-cluster.ts";
 
 const NAME = "kubernetes";

@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { SHUFFLED_REPLAY_SECONDS, type Handler } from "../../plugin.ts";
+import { SHUFFLED_REPLAY_SECONDS } from "../../answers/policy.ts";
+import type { Handler } from "../../chain/handler.ts";
 import type { RR } from "../../dns/message.ts";
 import { setup } from "./setup.ts";
 import { loadbalance, roundRobin } from "./loadbalance.ts";

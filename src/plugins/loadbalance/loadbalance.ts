@@ -4,7 +4,9 @@
 // the addresses of the listed networks before the others. CNAMEs go first, because stub resolvers such
 // as glibc expect the chain before the addresses it leads to.
 
-import { SHUFFLED_REPLAY_SECONDS, type Handler, type LaneStep, type Plugin } from "../../plugin.ts";
+import { SHUFFLED_REPLAY_SECONDS } from "../../answers/policy.ts";
+import type { Handler, Plugin } from "../../chain/handler.ts";
+import type { LaneStep } from "../../answers/lane-step.ts";
 import type { Msg, RR } from "../../dns/message.ts";
 import type { NetSet } from "../../dns/nets.ts";
 import type { Weights } from "./weights.ts";

@@ -6,7 +6,7 @@
 
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import type { Setup } from "../../plugin.ts";
+import type { Setup } from "../../setup/registry.ts";
 import type { LoadbalanceOptions } from "./loadbalance.ts";
 import { loadbalance } from "./loadbalance.ts";
 import { WeightsFile, parseWeights } from "./weights.ts";

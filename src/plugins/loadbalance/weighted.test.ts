@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Handler } from "../../plugin.ts";
+import type { Handler } from "../../chain/handler.ts";
 import type { RR } from "../../dns/message.ts";
 import { setup } from "./setup.ts";
 import { loadbalance, preferReply } from "./loadbalance.ts";

@@ -1,7 +1,7 @@
 // Query log formats: CoreDNS's placeholders, compiled once at setup into a list of small functions, so
 // a log line costs one pass over the parts and no parsing.
 
-import type { QueryDone } from "../../plugin.ts";
+import type { QueryDone } from "../../metrics/query-done.ts";
 import { Opcode, className, rcodeName, typeName } from "../../dns/constants.ts";
 
 /** What a finished query offers the formatter. `opcode` and `answers` are read when the server

@@ -3,7 +3,7 @@
 //     minDuration DURATION
 // }
 
-import type { Setup } from "../../plugin.ts";
+import type { Setup } from "../../setup/registry.ts";
 import type { Token } from "../../corefile/types.ts";
 import type { LogRule, ResponseClass } from "./log.ts";
 import { queryLogger } from "./log.ts";

@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import dgram from "node:dgram";
 import type { AddressInfo } from "node:net";
-import type { Handler } from "../../plugin.ts";
+import type { Handler } from "../../chain/handler.ts";
 import type { Exchange } from "../../client/udp-exchange.ts";
 import { Loop, LoopError } from "./loop.ts";
 import { udpExchange } from "../../client/udp-exchange.ts";

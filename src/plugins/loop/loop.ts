@@ -6,9 +6,10 @@
 
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
-import type { Handler, ListenAddress } from "../../plugin.ts";
+import type { Handler } from "../../chain/handler.ts";
+import type { ListenAddress } from "../../setup/block.ts";
 import type { Exchange } from "../../client/udp-exchange.ts";
-import { failure } from "../../plugin.ts";
+import { failure } from "../../chain/handler.ts";
 import { newQuery } from "../../dns/message.ts";
 import { Rcode, Type } from "../../dns/constants.ts";
 import { udpExchange } from "../../client/udp-exchange.ts";

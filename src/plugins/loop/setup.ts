@@ -1,6 +1,6 @@
 // loop
 
-import type { Setup } from "../../plugin.ts";
+import type { Setup } from "../../setup/registry.ts";
 import { Loop } from "./loop.ts";
 import { argCount, noBlock } from "../../corefile/args.ts";
 

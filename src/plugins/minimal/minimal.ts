@@ -4,7 +4,7 @@
 // often. Denials (NXDOMAIN, NODATA: their SOA is what lets a resolver cache them, RFC 2308),
 // referrals (their NS records and glue are the answer) and errors are left whole.
 
-import type { Handler } from "../../plugin.ts";
+import type { Handler } from "../../chain/handler.ts";
 import { Rcode } from "../../dns/constants.ts";
 
 export function minimal(next: Handler): Handler {

@@ -1,6 +1,6 @@
 // minimal
 
-import type { Setup } from "../../plugin.ts";
+import type { Setup } from "../../setup/registry.ts";
 import { minimal } from "./minimal.ts";
 import { argCount, noBlock } from "../../corefile/args.ts";
 

@@ -6,7 +6,7 @@
 // }
 
 import { isIP } from "node:net";
-import type { Setup } from "../../plugin.ts";
+import type { Setup } from "../../setup/registry.ts";
 import { argCount, blockOptions, onceEach, parseDuration } from "../../corefile/args.ts";
 import { configError, startError } from "../../corefile/errors.ts";
 import type { Directive } from "../../corefile/types.ts";

@@ -4,7 +4,7 @@
 // reply with the identifier is never replayed to a client that did not ask, nor one without it to a
 // client that did.
 
-import type { Handler } from "../../plugin.ts";
+import type { Handler } from "../../chain/handler.ts";
 import { setReplyOption } from "../../dns/message.ts";
 import { EdnsOption } from "../../dns/constants.ts";
 

@@ -1,7 +1,7 @@
 // nsid [DATA...]
 
 import { hostname } from "node:os";
-import type { Setup } from "../../plugin.ts";
+import type { Setup } from "../../setup/registry.ts";
 import { nsid } from "./nsid.ts";
 import { noBlock } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";

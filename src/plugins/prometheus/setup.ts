@@ -2,7 +2,7 @@
 // localhost:9153) and counts every query of this server block. Blocks naming the same address share
 // one listener; the registry (src/metrics/registry.ts) outlives reloads.
 
-import type { Setup } from "../../plugin.ts";
+import type { Setup } from "../../setup/registry.ts";
 import { listenArgument, reply, serveWhileRunning } from "../../http/listener.ts";
 import { noBlock } from "../../corefile/args.ts";
 import { registry } from "../../metrics/registry.ts";

@@ -1,7 +1,7 @@
 // ready: the readiness endpoint. GET /ready answers 200 "OK" once every registered readiness check
 // passes, else 503 with the plugins still waiting, one per line; 503 from the moment shutdown begins.
 
-import type { InstanceHooks, ReadyCheck } from "../../plugin.ts";
+import type { InstanceHooks, ReadyCheck } from "../../setup/instance.ts";
 import type { Route } from "../../http/listener.ts";
 import { reply } from "../../http/listener.ts";
 

@@ -2,7 +2,7 @@
 //     monitor until-ready|continuously
 // }
 
-import type { Setup } from "../../plugin.ts";
+import type { Setup } from "../../setup/registry.ts";
 import type { Monitor } from "./ready.ts";
 import { listenArgument, serveWhileRunning } from "../../http/listener.ts";
 import { READY_PATH, readyRoute } from "./ready.ts";

@@ -1,7 +1,7 @@
 // reload [INTERVAL [JITTER]]: the Corefile is checked every INTERVAL +- JITTER and, when its content
 // changed and it sets up cleanly, swapped in without dropping a query (src/server/reloader.ts).
 
-import type { Setup } from "../../plugin.ts";
+import type { Setup } from "../../setup/registry.ts";
 import { argCount, noBlock, parseDuration } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
 

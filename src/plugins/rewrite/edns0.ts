@@ -9,7 +9,7 @@
 // else the text's octets.
 
 import { isIP } from "node:net";
-import type { Request } from "../../plugin.ts";
+import type { Request } from "../../chain/request.ts";
 import type { Directive, Token } from "../../corefile/types.ts";
 import { configError } from "../../corefile/errors.ts";
 import { EdnsOption } from "../../dns/constants.ts";

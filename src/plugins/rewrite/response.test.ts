@@ -2,7 +2,8 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import type { Handler, Request } from "../../plugin.ts";
+import type { Handler } from "../../chain/handler.ts";
+import type { Request } from "../../chain/request.ts";
 import type { Msg, RR } from "../../dns/message.ts";
 import { setup } from "./setup.ts";
 import { LOOKED_UP_SECONDS, REWRITTEN_FAILURE_SECONDS } from "./rewrite.ts";

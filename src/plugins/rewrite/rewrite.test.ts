@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import type { Handler, Request } from "../../plugin.ts";
+import type { Handler } from "../../chain/handler.ts";
+import type { Request } from "../../chain/request.ts";
 import type { Directive } from "../../corefile/types.ts";
 import type { RR } from "../../dns/message.ts";
 import { setup } from "./setup.ts";

@@ -5,12 +5,13 @@
 // unless its mode is `continue`. Rules that do not look at the name (edns0, cname) always match, as
 // in CoreDNS.
 
-import type { Handler, Plugin, Request } from "../../plugin.ts";
+import type { Handler, Plugin } from "../../chain/handler.ts";
+import type { Request } from "../../chain/request.ts";
 import type { Msg, RData, RR } from "../../dns/message.ts";
 import type { Rule } from "./rules.ts";
 import type { NameMatch } from "./name-match.ts";
 import type { EdnsRule } from "./edns0.ts";
-import { failure } from "../../plugin.ts";
+import { failure } from "../../chain/handler.ts";
 import { EDNS_UDP_SIZE, Rcode, Type } from "../../dns/constants.ts";
 import { matches, reverseName, rewriteName, validName } from "./name-match.ts";
 import { applyEdnsRule } from "./edns0.ts";

@@ -6,7 +6,7 @@
 // The lines of a block are read as one rule, as CoreDNS does (`name regex ...` then `answer name ...`).
 // All rewrite directives of a server block make one handler with their rules in Corefile order.
 
-import { joinInBlock, type Setup } from "../../plugin.ts";
+import { joinInBlock, type Setup } from "../../setup/registry.ts";
 import type { Token } from "../../corefile/types.ts";
 import type { Rule } from "./rules.ts";
 import { parseRule } from "./rules.ts";

@@ -13,7 +13,7 @@
 //   a referral (NS in authority)   the same delegation (the NS owner)
 //   any other rcode                one account per network (errors)
 
-import type { ReplyLimiter } from "../../plugin.ts";
+import type { ReplyLimiter } from "../../setup/block.ts";
 import type { Scanned } from "../../dns/scan.ts";
 import { skipName } from "../../dns/walk.ts";
 import { EDNS_UDP_SIZE, Rcode, Type } from "../../dns/constants.ts";

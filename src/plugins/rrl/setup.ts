@@ -15,7 +15,7 @@
 // handler: the pipeline passes every UDP reply of the block through the limiter (limiter.ts), the
 // ones the answer cache replays too.
 
-import type { Setup } from "../../plugin.ts";
+import type { Setup } from "../../setup/registry.ts";
 import { argCount, blockOptions, noBlock, parseIntArg, zonesArg } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
 import type { Directive } from "../../corefile/types.ts";

@@ -11,7 +11,7 @@
 // Every template directive of a server block joins one list, in Corefile order, so that fallthrough
 // passes to the next template.
 
-import { joinInBlock, type Setup } from "../../plugin.ts";
+import { joinInBlock, type Setup } from "../../setup/registry.ts";
 import type { Directive, Token } from "../../corefile/types.ts";
 import type { Template } from "./template.ts";
 import type { CompiledTemplate } from "./go-template.ts";

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import type { Handler } from "../../plugin.ts";
+import type { Handler } from "../../chain/handler.ts";
 import type { Directive } from "../../corefile/types.ts";
 import { setup } from "./setup.ts";
 import { compileTemplate, type TemplateData } from "./go-template.ts";

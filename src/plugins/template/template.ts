@@ -4,10 +4,11 @@
 // next template (and then the next plugin) try.
 
 import type { Logger } from "pino";
-import type { Handler, Plugin, Request } from "../../plugin.ts";
+import type { Handler, Plugin } from "../../chain/handler.ts";
+import type { Request } from "../../chain/request.ts";
 import type { Msg, RR } from "../../dns/message.ts";
 import type { CompiledTemplate, TemplateData } from "./go-template.ts";
-import { failure } from "../../plugin.ts";
+import { failure } from "../../chain/handler.ts";
 import { replyTo, setReplyOption } from "../../dns/message.ts";
 import { Class, EdnsOption, Rcode, Type, className, typeName } from "../../dns/constants.ts";
 import { isSubdomain } from "../../dns/name.ts";

@@ -6,7 +6,8 @@
 // A setting of the server block's TCP listener, not a handler (src/server/tcp-connection.ts applies
 // them). CoreDNS's syntax; each between 1 s and 24 h, at least one given.
 
-import type { Setup, TcpTimeoutSettings } from "../../plugin.ts";
+import type { Setup } from "../../setup/registry.ts";
+import type { TcpTimeoutSettings } from "../../setup/block.ts";
 import { argCount, blockOptions, parseDuration } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
 import type { Directive } from "../../corefile/types.ts";

@@ -1,7 +1,7 @@
 // `transfer [ZONES...] { to ADDRESS... }`: zone transfers out of the block's kubernetes and file zones,
 // as CoreDNS's transfer plugin. `to` may repeat; at least one is required, as in CoreDNS.
 
-import type { Setup } from "../../plugin.ts";
+import type { Setup } from "../../setup/registry.ts";
 import { argCount, blockOptions, noBlock, zonesArg } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
 import { Secondaries } from "./secondaries.ts";

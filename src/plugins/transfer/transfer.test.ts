@@ -5,7 +5,7 @@ import type { Msg, RR } from "../../dns/message.ts";
 import { Rcode, Type } from "../../dns/constants.ts";
 import { encode } from "../../dns/encode.ts";
 import { parseRRText, rrToText } from "../../dns/text.ts";
-import type { Request } from "../../plugin.ts";
+import type { Request } from "../../chain/request.ts";
 import { MESSAGE_BUDGET, newer, transferHandler } from "./transfer.ts";
 import { Secondaries } from "./secondaries.ts";
 import type { Transferer, Unavailable, ZoneTransfer } from "./transferer.ts";

@@ -8,8 +8,10 @@
 // most, from the source's records as it produces them: memory holds one message, never the zone.
 
 import type { Logger } from "pino";
-import type { Handler, Plugin, Request } from "../../plugin.ts";
-import { PASS_ALL, failure } from "../../plugin.ts";
+import type { Handler, Plugin } from "../../chain/handler.ts";
+import type { Request } from "../../chain/request.ts";
+import { PASS_ALL } from "../../answers/lane-step.ts";
+import { failure } from "../../chain/handler.ts";
 import type { Msg, RR } from "../../dns/message.ts";
 import { replyTo } from "../../dns/message.ts";
 import { Rcode, Type } from "../../dns/constants.ts";

@@ -1,6 +1,6 @@
 // whoami
 
-import type { Setup } from "../../plugin.ts";
+import type { Setup } from "../../setup/registry.ts";
 import { whoami } from "./whoami.ts";
 import { argCount, noBlock } from "../../corefile/args.ts";
 

@@ -3,7 +3,8 @@
 // Class IN only: an A record of class CH is a Chaosnet address (RFC 1035 3.4.1), a name and 16 bits,
 // so a CH query passes on (and ends REFUSED, see endOfChain).
 
-import type { Handler, Request } from "../../plugin.ts";
+import type { Handler } from "../../chain/handler.ts";
+import type { Request } from "../../chain/request.ts";
 import type { Msg, RR } from "../../dns/message.ts";
 import { replyTo } from "../../dns/message.ts";
 import { nameToWire } from "../../dns/name.ts";

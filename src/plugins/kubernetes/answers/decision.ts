@@ -1,7 +1,7 @@
 // The one decision for a question the kubernetes plugin or k8s_external may answer from the store:
 // whose it is, whether it waits for the first sync, what the store answers, and how long that answer
 // may be kept. Both ways a query arrives carry it out and neither adds a rule of its own: the plugin
-// chain (serve-from-store.ts, which can wait and look up) and the wire lane (lane-step.ts, which
+// chain (serve-from-store.ts, which can wait and look up) and the wire lane (answer-in-lane.ts, which
 // writes in the same turn what the answer store may replay until the name changes, and hands the
 // rest to the chain).
 
@@ -9,8 +9,8 @@ import type { Msg, RR } from "../../../dns/message.ts";
 import { Class, EXPLAIN_OPTION, Rcode, Type } from "../../../dns/constants.ts";
 import { isSubdomain } from "../../../dns/name.ts";
 import type { Answer } from "./records.ts";
-import type { StartupGate } from "../store/startup-gate.ts";
-import { isReverseZone } from "../store/zones.ts";
+import type { StartupGate } from "../sync/startup-gate.ts";
+import { isReverseZone } from "../names/zones.ts";
 
 /** What a plugin that answers from the store brings to the decision. */
 export interface StoreAnswers {

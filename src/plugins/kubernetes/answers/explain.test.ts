@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Store } from "../store/store.ts";
 import { explain } from "./explain.ts";
-import type { Kind, KObject } from "../store/source.ts";
+import type { Kind, KObject } from "../model/source.ts";
 import { endpointSlice, namespace, service } from "../../../../test/k8s/objects.ts";
 
 test("explain names an endpoint's zone and hints, and the endpoints a zonal name stands for", () => {

@@ -9,7 +9,7 @@ import { labelsBelow } from "../../../dns/name.ts";
 import type { RecordsOptions } from "./records.ts";
 import { podAddress } from "./records.ts";
 import type { Store } from "../store/store.ts";
-import type { Service } from "../store/slim-types.ts";
+import type { Service } from "../model/slim-types.ts";
 
 /** Lines saying what produced the answer to `qname` in `zone` (a forward zone of the stanza). */
 export function explain(store: Store, o: RecordsOptions, zone: string, qname: string): string[] {

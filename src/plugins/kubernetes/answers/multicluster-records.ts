@@ -1,10 +1,10 @@
 // The answers below `svc.<zone>` of a multicluster zone (clusterset.local), from ServiceImports: what
-// a name holds is store/import-names.ts's. No PTR records (2.3.3, 2.4.3) and no pod records there.
+// a name holds is names/import-names.ts's. No PTR records (2.3.3, 2.4.3) and no pod records there.
 
 import type { RR } from "../../../dns/message.ts";
 import { join } from "../../../dns/name.ts";
 import type { Multicluster } from "../store/multicluster.ts";
-import { importNames } from "../store/import-names.ts";
+import { importNames } from "../names/import-names.ts";
 import { holdingRecords } from "./record-sets.ts";
 
 /** The schema version of the multicluster specification, for dns-version.<zone> (its section 2.2). */

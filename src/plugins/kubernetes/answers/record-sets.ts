@@ -4,7 +4,7 @@
 
 import type { RR } from "../../../dns/message.ts";
 import { Class, Type } from "../../../dns/constants.ts";
-import type { Holding } from "../store/name-tree.ts";
+import type { Holding } from "../names/name-tree.ts";
 
 /** A and AAAA records of `name`, one per distinct address. */
 export function addressRecords(name: string, ips: readonly string[], ttl: number): RR[] {

@@ -5,10 +5,10 @@ import { newQuery, replyTo } from "../../../dns/message.ts";
 import { Rcode, Type, rcodeName, typeFromName } from "../../../dns/constants.ts";
 import { canonical } from "../../../dns/name.ts";
 import { parseRRText, rrToText } from "../../../dns/text.ts";
-import type { Kind, KObject } from "../store/source.ts";
+import type { Kind, KObject } from "../model/source.ts";
 import { Store } from "../store/store.ts";
 import type { RecordsOptions } from "./records.ts";
-import type { NameOptions } from "../store/service-names.ts";
+import type { NameOptions } from "../names/service-names.ts";
 import { DNS_SCHEMA_VERSION, Records, chase } from "./records.ts";
 import { endpointSlice, endpoints, namespace, pod, service } from "../../../../test/k8s/objects.ts";
 

@@ -11,7 +11,7 @@ import type { Msg, RR } from "../../../dns/message.ts";
 import { Class, Rcode, Type } from "../../../dns/constants.ts";
 import { addressFromReverse, labelsBelow } from "../../../dns/name.ts";
 import type { Store } from "../store/store.ts";
-import { isReverseZone, Zones } from "../store/zones.ts";
+import { isReverseZone, Zones } from "../names/zones.ts";
 import { normalIP } from "../store/slim.ts";
 import { dashed } from "../store/packed.ts";
 import { NS_NAME } from "../store/store.ts";
@@ -247,8 +247,8 @@ export class Records {
   }
 
   /** Names below <zone> ending in `svc`: labels are [..., service, namespace, "svc"], and what a name
-   * below a service holds is store/service-names.ts's. SRV records at the service's own name are made only
-   * for the queries that can use them (SRV, ANY). */
+   * below a service holds is names/service-names.ts's. SRV records at the service's own name are made
+   * only for the queries that can use them (SRV, ANY). */
   #svcTree(qname: string, labels: string[], qtype: number, spelled: string): Node | undefined {
     const n = labels.length;
     const ns = labels[n - 2];

@@ -2,8 +2,9 @@
 // or k8s_external may answer: it waits for the first sync when held, follows an ExternalName's CNAME
 // target through the server, and says how the reply may be kept.
 
-import type { Handler, Request } from "../../../plugin.ts";
-import { failure } from "../../../plugin.ts";
+import type { Handler } from "../../../chain/handler.ts";
+import type { Request } from "../../../chain/request.ts";
+import { failure } from "../../../chain/handler.ts";
 import type { Msg } from "../../../dns/message.ts";
 import { replyTo } from "../../../dns/message.ts";
 import { Rcode } from "../../../dns/constants.ts";

@@ -8,11 +8,11 @@ import type { RR } from "../../../dns/message.ts";
 import { Type } from "../../../dns/constants.ts";
 import { join } from "../../../dns/name.ts";
 import { parseRRText, rrToText } from "../../../dns/text.ts";
-import type { Kind, KObject } from "../store/source.ts";
+import type { Kind, KObject } from "../model/source.ts";
 import { Store } from "../store/store.ts";
 import { Records } from "./records.ts";
 import { footprint } from "../store/footprint.ts";
-import type { NameOptions } from "../store/service-names.ts";
+import type { NameOptions } from "../names/service-names.ts";
 import { kubernetesTransferer } from "./xfr.ts";
 import { endpointSlice, endpoints, namespace, service } from "../../../../test/k8s/objects.ts";
 

@@ -23,9 +23,9 @@ import { Class, Type } from "../../../dns/constants.ts";
 import { join } from "../../../dns/name.ts";
 import type { Transferer } from "../../transfer/transferer.ts";
 import type { Records } from "./records.ts";
-import type { EndpointGroup, SvcPort } from "../store/slim-types.ts";
+import type { EndpointGroup, SvcPort } from "../model/slim-types.ts";
 import type { Store } from "../store/store.ts";
-import { isReverseZone } from "../store/zones.ts";
+import { isReverseZone } from "../names/zones.ts";
 
 export function kubernetesTransferer(store: Store, records: Records): Transferer {
   return {

@@ -3,7 +3,7 @@
 // so that the client (http-client.ts), the connection settings (kubeconfig.ts) and the reflector all
 // import from here and never from each other.
 
-import type { KObject } from "../store/source.ts";
+import type { KObject } from "../model/source.ts";
 
 export interface ClientOptions {
   /** A kubeconfig file (CoreDNS `kubeconfig KUBECONFIG [CONTEXT]`). Wins over everything else. */

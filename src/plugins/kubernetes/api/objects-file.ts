@@ -8,8 +8,8 @@
 import { readFileSync } from "node:fs";
 import { isIP } from "node:net";
 import { LineCounter, isMap, isSeq, parseAllDocuments } from "yaml";
-import type { Kind, KObject, Sink, Source } from "../store/source.ts";
-import type { LabelSelector } from "../store/label-selector.ts";
+import type { Kind, KObject, Sink, Source } from "../model/source.ts";
+import type { LabelSelector } from "../model/label-selector.ts";
 
 export class ObjectsError extends Error {
   readonly code = "KUBE_ERR_OBJECTS";

@@ -23,7 +23,7 @@ import { Reflector } from "./reflector.ts";
 import type { ReflectorTuning } from "./reflector.ts";
 import { apiSource } from "./source-api.ts";
 import { ApplyQueue } from "./apply-queue.ts";
-import type { EventType, Kind, KObject, Sink } from "../store/source.ts";
+import type { EventType, Kind, KObject, Sink } from "../model/source.ts";
 import { HAVE_OPENSSL, makeCerts } from "../../../../test/k8s/certs.ts";
 
 const TUNING: ReflectorTuning = {

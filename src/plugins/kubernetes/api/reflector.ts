@@ -13,11 +13,11 @@
 import type { ApplyQueue } from "./apply-queue.ts";
 import type { Logger } from "pino";
 import { Backoff } from "./backoff.ts";
-import { Latch } from "../store/latch.ts";
+import { Latch } from "../sync/latch.ts";
 import type { BackoffOptions } from "./backoff.ts";
 import { KubeError, KubeErrorCode, statusError } from "./api.ts";
 import type { ApiClient, KStatus, Query } from "./api.ts";
-import type { EventType, Kind, KObject, Sink } from "../store/source.ts";
+import type { EventType, Kind, KObject, Sink } from "../model/source.ts";
 
 /** Where each kind lives in the API. */
 export const RESOURCE_PATHS: Record<Kind, string> = {

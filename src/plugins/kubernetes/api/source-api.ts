@@ -5,14 +5,14 @@
 
 import type { Logger } from "pino";
 import { Backoff } from "./backoff.ts";
-import { Latch } from "../store/latch.ts";
+import { Latch } from "../sync/latch.ts";
 import { createClient } from "./client.ts";
 import { ApplyQueue, type ApplyQueueStats } from "./apply-queue.ts";
 import type { ApiClient, ClientOptions } from "./api.ts";
 import { Reflector } from "./reflector.ts";
 import { limitClient, type ApiLimits } from "./rate-limit.ts";
 import type { ReflectorStats, ReflectorTuning } from "./reflector.ts";
-import type { Kind, Sink, Source } from "../store/source.ts";
+import type { Kind, Sink, Source } from "../model/source.ts";
 
 export interface ApiSourceOptions extends ClientOptions {
   kinds: Kind[];

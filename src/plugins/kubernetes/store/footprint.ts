@@ -1,10 +1,10 @@
 // What one service publishes, from its slim record and its published endpoints: the owner names with
-// a signature of their answers (from service-names.ts, which answers/records.ts answers from too), and the
-// addresses with their PTR targets. The store takes it before and after each change; the names whose
-// signature differs are the answers the change altered.
+// a signature of their answers (from ../names/service-names.ts, which answers/records.ts answers from
+// too), and the addresses with their PTR targets. The store takes it before and after each change; the
+// names whose signature differs are the answers the change altered.
 
-import type { EndpointGroup, Service } from "./slim-types.ts";
-import type { ServiceNames } from "./service-names.ts";
+import type { EndpointGroup, Service } from "../model/slim-types.ts";
+import type { ServiceNames } from "../names/service-names.ts";
 
 export interface Footprint {
   /** Relative owner name -> a signature of its answers. */
@@ -15,7 +15,7 @@ export interface Footprint {
   external: readonly string[];
 }
 
-/** The owner names a service publishes (service-names.ts; none without `names`), each with a
+/** The owner names a service publishes (../names/service-names.ts; none without `names`), each with a
  * signature of what it holds, and its addresses. k8s_external publishes the same names under its zones (SERVICE.NS for
  * SERVICE.NS.svc) from the service's external addresses and ports too: they count in the signatures,
  * and its SRV names are listed, so a change to them drops its names as well. */

@@ -8,7 +8,7 @@ import type { RR } from "../../../dns/message.ts";
 import { rcodeName, typeFromName } from "../../../dns/constants.ts";
 import { canonical } from "../../../dns/name.ts";
 import { parseRRText, rrToText } from "../../../dns/text.ts";
-import type { Kind, KObject } from "./source.ts";
+import type { Kind, KObject } from "../model/source.ts";
 import { Store } from "./store.ts";
 import { Records } from "../answers/records.ts";
 import { Multicluster } from "./multicluster.ts";

@@ -8,14 +8,14 @@
 // controller derived: the store then keeps it too). Each change returns the names, relative to the
 // zone, whose answers it may have changed, for the answer cache.
 
-import type { ClusterGroup, ServiceImport } from "./slim-types.ts";
-import type { KEndpointSlice, KServiceImport } from "./source.ts";
-import { MCS_SERVICE_NAME_LABEL, MCS_SOURCE_CLUSTER_LABEL, SERVICE_NAME_LABEL } from "./source.ts";
+import type { ClusterGroup, ServiceImport } from "../model/slim-types.ts";
+import type { KEndpointSlice, KServiceImport } from "../model/source.ts";
+import { MCS_SERVICE_NAME_LABEL, MCS_SOURCE_CLUSTER_LABEL, SERVICE_NAME_LABEL } from "../model/source.ts";
 import { Slimmer, normalIP, slimPorts, type SlimOptions } from "./slim.ts";
 import { SliceIndex } from "./slice-index.ts";
-import { serviceKey } from "./object-key.ts";
-import { importNames } from "./import-names.ts";
-import { under } from "./name-tree.ts";
+import { serviceKey } from "../model/object-key.ts";
+import { importNames } from "../names/import-names.ts";
+import { under } from "../names/name-tree.ts";
 
 const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
@@ -114,7 +114,7 @@ export class Multicluster {
   }
 
   /** Runs `update` and returns the names, relative to the zone, whose answers it changed: those the
-   * import `ns/name` lists (import-names.ts) with another holding before than after, and its
+   * import `ns/name` lists (../names/import-names.ts) with another holding before than after, and its
    * namespace when that comes or goes with its imports. */
   #change(ns: string, name: string, update: () => void): string[] {
     const had = this.#perNs.has(ns);

@@ -4,7 +4,7 @@
 // kept as an integer, and an endpoint's DNS label only when it is not the dashed address, which is
 // worked out when asked (a dashed name from String.replace was also a tree of three strings).
 
-import type { Endpoint, SvcPort } from "./slim-types.ts";
+import type { Endpoint, SvcPort } from "../model/slim-types.ts";
 
 /** An address as a key of the store's indexes: IPv4 as a 32-bit integer, IPv6 as its canonical text. */
 export type IPKey = number | string;

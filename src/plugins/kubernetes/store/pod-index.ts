@@ -1,8 +1,8 @@
 // The store's pods (`pods verified`, autopath): each pod's slim record, and the pods by address, which
 // answer "is there a pod with this address in this namespace" and "which namespace asked".
 
-import type { PodRef, SlimPod } from "./slim-types.ts";
-import { sameJSON } from "./object-key.ts";
+import type { PodRef, SlimPod } from "../model/slim-types.ts";
+import { sameJSON } from "../model/object-key.ts";
 import { dashed } from "./packed.ts";
 
 export class PodIndex {

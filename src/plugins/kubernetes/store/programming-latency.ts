@@ -4,9 +4,9 @@
 // server answers with it. Only headless services count, and only objects carrying the annotation, which
 // the controller writes for services with a selector: CoreDNS's "headless_with_selector".
 
-import type { Kind, KObject } from "./source.ts";
-import { SERVICE_NAME_LABEL } from "./source.ts";
-import { serviceKey } from "./object-key.ts";
+import type { Kind, KObject } from "../model/source.ts";
+import { SERVICE_NAME_LABEL } from "../model/source.ts";
+import { serviceKey } from "../model/object-key.ts";
 
 export const TRIGGER_TIME = "endpoints.kubernetes.io/last-change-trigger-time";
 

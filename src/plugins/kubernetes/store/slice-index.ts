@@ -1,7 +1,7 @@
 // EndpointSlices by key, with the keys of each service's slices kept in step: the store keeps the
 // slices of Services in one, the multicluster index those of ServiceImports in another.
 
-import type { EndpointGroup } from "./slim-types.ts";
+import type { EndpointGroup } from "../model/slim-types.ts";
 import { OneOrMany } from "./one-or-many.ts";
 
 export class SliceIndex<G extends EndpointGroup> {

@@ -1,13 +1,13 @@
-// API objects cut down to what DNS needs (slim-types.ts) the moment they arrive: the store keeps no
+// API objects cut down to what DNS needs (../model/slim-types.ts) the moment they arrive: the store keeps no
 // raw object. Endpoints come out packed and port sets shared (packed.ts), since a big cluster has
 // hundreds of thousands of them.
 
 import { isIP } from "node:net";
-import type { KEndpoints, KEndpointSlice, KPod, KService } from "./source.ts";
-import { SERVICE_NAME_LABEL } from "./source.ts";
-import type { Endpoint, EndpointGroup, Service, SlimPod, SvcPort } from "./slim-types.ts";
+import type { KEndpoints, KEndpointSlice, KPod, KService } from "../model/source.ts";
+import { SERVICE_NAME_LABEL } from "../model/source.ts";
+import type { Endpoint, EndpointGroup, Service, SlimPod, SvcPort } from "../model/slim-types.ts";
 import { PortSets, Topologies, dashed, packedEndpoint, protoName, type Topology } from "./packed.ts";
-import { serviceKey } from "./object-key.ts";
+import { serviceKey } from "../model/object-key.ts";
 import { addressFromReverse, canonical, reverseName } from "../../../dns/name.ts";
 
 const TOLERATE_UNREADY = "service.alpha.kubernetes.io/tolerate-unready-endpoints";

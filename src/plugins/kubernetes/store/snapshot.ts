@@ -10,7 +10,8 @@ import { readFile, rename, writeFile } from "node:fs/promises";
 import type { Logger } from "pino";
 import type { Store, StoreDump } from "./store.ts";
 
-/** 2: services keyed "ns/name", as every other object (object-key.ts); a version 1 file is refused. */
+/** 2: services keyed "ns/name", as every other object (../model/object-key.ts); a version 1 file is
+ * refused. */
 const VERSION = 2;
 
 export interface SnapshotFile extends StoreDump {

@@ -7,7 +7,7 @@
 
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import type { Kind } from "./source.ts";
+import type { Kind } from "../model/source.ts";
 import { Store } from "./store.ts";
 import { Records } from "../answers/records.ts";
 import { Type } from "../../../dns/constants.ts";

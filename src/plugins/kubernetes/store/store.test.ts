@@ -1,11 +1,11 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import type { Kind, KObject } from "./source.ts";
-import type { StoreOptions } from "./store.ts";
+import type { Kind, KObject } from "../model/source.ts";
+import type { StoreOptions } from "./store-options.ts";
 import { Store } from "./store.ts";
 import { normalIP } from "./slim.ts";
 import { dashed } from "./packed.ts";
-import { parseLabelSelector } from "./label-selector.ts";
+import { parseLabelSelector } from "../model/label-selector.ts";
 import { endpointSlice, endpoints, namespace, pod, service } from "../../../../test/k8s/objects.ts";
 
 const ZONES = ["cluster.local.", "in-addr.arpa.", "ip6.arpa."];

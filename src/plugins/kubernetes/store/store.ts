@@ -1,57 +1,36 @@
 // The slim index of the cluster that the kubernetes plugin answers from. Objects arrive through the
-// Sink contract (source.ts) in API shape and are cut down at once to the few strings DNS needs; no raw
-// object is kept. Indexes: services by "namespace/name", endpoint groups by service, published
-// addresses by IP (for PTR, address-index.ts), pods by IP (pod-index.ts, only when `pods verified` asks
-// for them).
+// Sink contract (../model/source.ts) in API shape and are cut down at once to the few strings DNS
+// needs; no raw object is kept. Indexes: services by "namespace/name", endpoint groups by service,
+// published addresses by IP (for PTR, address-index.ts), pods by IP (pod-index.ts, only when `pods
+// verified` asks for them).
 //
 // Every change computes the owner names whose answers it changed (before and after, by content) and
 // hands them to `onChange`, so the answer cache drops exactly those; a namespace that appears or
 // vanishes, or a change too large to list, asks for a full invalidation instead.
 
-import type { EventType, Kind, KObject, KPod, KService, KEndpointSlice, KEndpoints } from "./source.ts";
+import type {
+  EventType,
+  Kind,
+  KObject,
+  KPod,
+  KService,
+  KEndpointSlice,
+  KEndpoints,
+} from "../model/source.ts";
 import { programmingSeconds } from "./programming-latency.ts";
-import type { KServiceImport } from "./source.ts";
-import type { Multicluster } from "./multicluster.ts";
-import { objectKey, sameJSON, serviceKey } from "./object-key.ts";
-import type { LabelSelector } from "./label-selector.ts";
-import type { EndpointGroup, PodRef, Service, SlimPod } from "./slim-types.ts";
+import type { KServiceImport } from "../model/source.ts";
+import { objectKey, sameJSON, serviceKey } from "../model/object-key.ts";
+import type { StoreOptions } from "./store-options.ts";
+import type { EndpointGroup, PodRef, Service, SlimPod } from "../model/slim-types.ts";
 import { Slimmer, slimPod } from "./slim.ts";
 import { PodIndex } from "./pod-index.ts";
-import { Latch } from "./latch.ts";
+import { Latch } from "../sync/latch.ts";
 import { footprint, ptrTargets, published, type Footprint } from "./footprint.ts";
 import { AddressIndex } from "./address-index.ts";
 import { SliceIndex } from "./slice-index.ts";
-import { ServiceNames, type NameOptions } from "./service-names.ts";
+import { ServiceNames } from "../names/service-names.ts";
 import { PendingChanges, type NameView } from "./pending-changes.ts";
-import { isReverseZone } from "./zones.ts";
-
-export interface StoreOptions {
-  /** The stanza's zones (canonical); forward zones turn relative names into owner names. */
-  zones: readonly string[];
-  /** Kinds whose first list must be done before the store counts as synced. `endpointslices` and
-   * `endpoints` stand in for each other (the API source falls back to Endpoints on old clusters). */
-  waitFor: readonly Kind[];
-  /** endpoint_pod_names: name endpoints without a hostname after their pod. */
-  endpointPodNames?: boolean;
-  /** Index pods by IP (`pods verified`). */
-  keepPods?: boolean;
-  /** namespace_labels: only namespaces whose labels match are exposed. */
-  namespaceSelector?: LabelSelector;
-  /** Called with the owner names whose answers changed, or "all"; `at` is Date.now() of the change. */
-  onChange?: (names: readonly string[] | "all", at: number) => void;
-  /** Past this many names in one change, ask for a full invalidation instead. */
-  maxNames?: number;
-  /** This server's own addresses (its pod's): the services whose endpoints include one are the name
-   * server's (`ns.dns.<zone>`), as in CoreDNS. */
-  localIPs?: readonly string[];
-  /** Called once a watched change of a headless service's endpoints is answered, with the seconds since
-   * the change that triggered it (the Kubernetes DNS programming latency SLI; see programmed()). */
-  onProgrammed?: (serviceKind: "headless_with_selector", seconds: number) => void;
-  /** `multicluster`: the index that takes the ServiceImports and the imported EndpointSlices. */
-  multicluster?: Multicluster;
-  /** Which names a service has (service-names.ts); the answers read them from the store's `names`. */
-  names?: NameOptions;
-}
+import { isReverseZone } from "../names/zones.ts";
 
 /** The store's slim state by kind, as [key, value] pairs: what a snapshot holds. */
 export interface StoreDump {

@@ -2,10 +2,16 @@
 // source started), as CoreDNS holds its server back until then. Shared by the kubernetes handler and
 // k8s_external, which read the same store.
 
-import type { Store } from "./store.ts";
+/** What the gate reads of the store (../store/store.ts's Store), declared here so that the store can
+ * sit above this room: the gate only waits for its first sync. */
+export interface SyncedStore {
+  /** True once the first list of every kind waited for is done. */
+  readonly synced: boolean;
+  whenSynced(): Promise<void>;
+}
 
 export interface StartupGateOptions {
-  store: Store;
+  store: SyncedStore;
   /** How long after the source started queries wait for the first sync (startup_timeout). */
   timeoutMs: number;
   /** Date.now() when the source started, or undefined before. */

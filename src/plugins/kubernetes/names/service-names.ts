@@ -18,7 +18,7 @@
 // its answer must not be cached. A headless service without a published endpoint has no names at all
 // (the spec's NXDOMAIN), and with `ignore empty_service` neither has any other service without one.
 
-import type { EndpointGroup, Service, SvcPort } from "./slim-types.ts";
+import type { EndpointGroup, Service, SvcPort } from "../model/slim-types.ts";
 import {
   EMPTY,
   NameTree,

@@ -13,7 +13,7 @@
 // A headless import without a ready endpoint has no names (2.4.1: NXDOMAIN). The answers/records.ts of the
 // multicluster zones is answers/multicluster-records.ts; Multicluster lists the names for the answer cache.
 
-import type { ClusterGroup, ServiceImport, SvcPort } from "./slim-types.ts";
+import type { ClusterGroup, ServiceImport, SvcPort } from "../model/slim-types.ts";
 import { EMPTY, NameTree, addTo, one, type Holding, type Shape, type SrvHolding } from "./name-tree.ts";
 
 /** An import with its ready endpoints; `withSrv`: SRV records are wanted at its own name. */

@@ -5,7 +5,7 @@
 // SERVFAIL) is the chain's to carry out, and a question that is not the plugin's goes on down the
 // lane, as it goes on down the chain.
 
-import { LaneResult, type LaneStep } from "../../../plugin.ts";
+import { LaneResult, type LaneStep } from "../../../answers/lane-step.ts";
 import { Decision, Keep, Verdict, decide, type StoreAnswers } from "./decision.ts";
 
 /** The lane step of the plugin `answers` describes (undefined before it starts: not its question). */

@@ -14,10 +14,10 @@ import assert from "node:assert/strict";
 import { Type } from "../../../dns/constants.ts";
 import { join, reverseName } from "../../../dns/name.ts";
 import { rrToText } from "../../../dns/text.ts";
-import type { Kind, KObject } from "./source.ts";
-import { Store } from "./store.ts";
+import type { Kind, KObject } from "../model/source.ts";
+import { Store } from "../store/store.ts";
 import { Records } from "../answers/records.ts";
-import { Multicluster } from "./multicluster.ts";
+import { Multicluster } from "../store/multicluster.ts";
 import type { NameOptions } from "./service-names.ts";
 import {
   endpointSlice,

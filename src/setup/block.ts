@@ -1,0 +1,45 @@
+// What a server block's settings directives (bind, bufsize, timeouts, rrl) fill in for the server, and
+// what the block's plugins offer each other.
+
+import type { Scanned } from "../dns/scan.ts";
+
+/** What the pipeline asks of a block's response-rate limit (`rrl`) for each UDP reply, the fast path's
+ * too: the reply to send (itself, or a shorter one), or undefined to send nothing. */
+export interface ReplyLimiter {
+  limit(reply: Buffer, query: Scanned, remoteAddress: string, now: number): Buffer | undefined;
+}
+
+/** `timeouts`: for TCP connections, ms from connecting until the first query is whole (read), that a
+ * reply may wait for the client to take it (write), and from one reply until the next query is whole
+ * (idle). */
+export interface TcpTimeoutSettings {
+  readMs?: number;
+  writeMs?: number;
+  idleMs?: number;
+}
+
+/** Where a block's listener is bound: a wildcard bind is "0.0.0.0" or "::". */
+export interface ListenAddress {
+  address: string;
+  port: number;
+}
+
+export interface BlockSettings {
+  /** Addresses to listen on; empty means all (0.0.0.0 and ::). Filled by `bind`. */
+  bind: string[];
+  /** The DNS port of the block's first key as configured: its own, else 53 or -dns.port (0: a free
+   * one, picked when the listener opens). Unset outside a server (tests). */
+  readonly port?: number;
+  /** Largest UDP reply this block sends, whatever the client's EDNS size (`bufsize`); undefined for
+   * the client's size up to EDNS_UDP_SIZE. */
+  udpSize?: number;
+  /** TCP time limits in ms, from `timeouts`; unset ones keep the server's defaults. */
+  timeouts?: TcpTimeoutSettings;
+  /** The response-rate limit of the block's UDP replies, from `rrl`. */
+  rrl?: ReplyLimiter;
+  /** The block's directive names, in execution order. */
+  readonly directives: readonly string[];
+  /** What a block's plugins offer each other, by name: kubernetes offers its client search paths
+   * here for autopath. Filled during setup, so read it at start-up (plugins set up in chain order). */
+  readonly shared: Map<string, unknown>;
+}

@@ -1,0 +1,64 @@
+// What a directive's setup gets from the server: the block it sits in and the hooks of the running
+// instance (src/server/block.ts builds it).
+
+import type { Logger } from "pino";
+import type { Msg } from "../dns/message.ts";
+import type { QueryDone } from "../metrics/query-done.ts";
+import type { BlockSettings, ListenAddress } from "./block.ts";
+import type { InstanceHooks, ReadyCheck } from "./instance.ts";
+
+/** What a directive's setup gets: the block it sits in and the hooks of the running instance. */
+export interface SetupContext {
+  /** The zones of the server block (canonical), in key order. */
+  readonly zones: readonly string[];
+  /** The folder of the Corefile, against which relative paths in directives resolve. */
+  readonly root: string;
+  /** A pino logger for this plugin: `{ plugin: name }` bound once. */
+  log(plugin: string): Logger;
+  /** Runs when the instance starts, before listeners open; a rejection aborts start-up. */
+  onStartup(fn: () => void | Promise<void>): void;
+  /** Holds the DNS listeners back at start-up until `wait` settles: run once every start-up hook has,
+   * the waits of all blocks at once. kubernetes holds them until its first sync (startup_timeout at
+   * most), so that a process joins a port it shares (-reuseport) only when it can answer. A reload's
+   * new instance takes the open listeners over once ready, and does not run these. */
+  holdListeners(wait: () => Promise<void>): void;
+  /** Runs once every listener is open at start-up (not after a reload, which keeps its listeners),
+   * with the address and port of the block's first key. A rejection fails start-up: the server exits
+   * non-zero. For checks that need the server reachable (loop's forwarding-loop probe). */
+  onListening(fn: (at: ListenAddress) => void | Promise<void>): void;
+  /** Runs at stop (and reload), in reverse order of registration. */
+  onShutdown(fn: () => void | Promise<void>): void;
+  /** Runs when a stop begins (SIGTERM), before lameduck; the stop waits for it. Not at a reload.
+   * nodelocal waits here for the clusterdns that takes its addresses over. */
+  onStopping(fn: () => Promise<void>): void;
+  /** Keeps a live resource for a reload (src/server/handover.ts): the next instance's setup that asks
+   * for the same `key` with adopt() gets `value` instead of building it again. The key must spell out
+   * everything the resource depends on. `stop` runs when this instance stops (after the onShutdown
+   * hooks) unless a next instance adopted it. */
+  keep(key: string, value: unknown, stop: () => void | Promise<void>): void;
+  /** In a reload's new instance, the value the running instance keeps under `key` (see keep), now
+   * this instance's to stop; undefined when there is none (at start-up, always). */
+  adopt<T>(key: string): T | undefined;
+  /** With -reuseport, before this process listens: whether another process answers `zone` on the
+   * block's port (it is already serving it); false without -reuseport. kubernetes waits for its sync
+   * past startup_timeout while one does, instead of taking a share of the port to answer SERVFAIL. */
+  peerServes(zone: string): Promise<boolean>;
+  /** Drops every entry of the answer cache: call whenever the data behind answers changes. */
+  invalidate(): void;
+  /** Drops the answer-cache entries of these canonical owner names only (every type): for plugins that
+   * know exactly which names a change touched. Names that newly exist or vanish must be listed too. */
+  invalidateNames(names: Iterable<string>): void;
+  /** Runs after every query this server block answered, fast path included: the one place for logs
+   * and metrics (after Knot Resolver's "finish" layer). Must be cheap and must not throw. */
+  onQueryDone(fn: (q: QueryDone) => void): void;
+  /** Registers a readiness check for `ready`. */
+  registerReady(plugin: string, check: ReadyCheck): void;
+  /** Resolves a name through the server blocks of this block's listeners (zone mux and chains), as an
+   * internal query that neither reads nor fills the answer cache: for ExternalName targets and
+   * autopath. `depth` counts nested lookups; past a few the reply is SERVFAIL, which stops loops. */
+  lookup(name: string, qtype: number, depth?: number): Promise<Msg>;
+  /** Settings of the server block that are not handlers (bind addresses, ...). */
+  readonly block: BlockSettings;
+  /** The instance-wide state shared by every block (health/ready listeners, lameduck, ...). */
+  readonly instance: InstanceHooks;
+}

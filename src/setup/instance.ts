@@ -1,0 +1,31 @@
+// The state one running instance shares with every block's plugins (readiness, lameduck, reload): the
+// server fills it (src/server/instance.ts), plugins read and set it through SetupContext.instance.
+
+/** A readiness probe a plugin registers with `ready`: true once the plugin can answer. `describe`
+ * adds a line to a 200 /ready when the plugin is ready in a way an operator should know about
+ * (kubernetes serving from its snapshot). */
+export type ReadyCheck = (() => boolean) & { describe?: () => string | undefined };
+
+export interface InstanceHooks {
+  /** True once shutdown has begun: `ready` answers 503 from then on. */
+  readonly stopping: boolean;
+  /** Delay in ms between "stop requested" and listeners closing (health's lameduck). */
+  lameduckMs: number;
+  /** The DNS ports are shared with other processes (-reuseport, SO_REUSEPORT). */
+  readonly reusePort?: boolean;
+  /** Every readiness check registered by any block. */
+  readonly readyChecks: Map<string, ReadyCheck[]>;
+  /** Set by `reload`: how often the Corefile is checked for changes. */
+  reload?: ReloadSettings;
+  /** True for a reload's new instance: it starts while the old one answers queries, so its start-up
+   * must not stop the process (no compacting collection after a sync). */
+  readonly takesOver: boolean;
+  /** True when the configuration is only checked (-validate), never started: a plugin checks what the
+   * Corefile names, not what only the running environment has (a pod's service account). */
+  readonly checkOnly?: boolean;
+}
+
+export interface ReloadSettings {
+  intervalMs: number;
+  jitterMs: number;
+}
