@@ -4,7 +4,8 @@
 // scratch with the question taken from the key's octets, and files it as the chain's reply would be
 // filed. What a handler cannot do synchronously (a forward, a lookup, a first query before the sync),
 // it hands back, and the query takes the chain as before: the lane is an optimisation, never a second
-// set of rules.
+// set of rules (a handler's step carries out the decision its serve() makes: see
+// plugins/kubernetes/answers/decision.ts).
 //
 // With `cache` in the block, the reply of the handlers after it is also filed once as a SOURCE entry
 // (key.ts): the store's own copy of what kubernetes answers for that question, invalidated with the
