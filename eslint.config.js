@@ -9,7 +9,24 @@ export default tseslint.config(
     rules: {
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
       "no-constant-condition": ["error", { checkLoops: false }],
+      // More than five positional parameters: group what travels together in an options object, or
+      // on the hot path a small state object kept and refilled (no object per call), so calls keep
+      // their names (the style guide; issue 34).
+      "max-params": ["error", 5],
     },
+  },
+  {
+    // Issue 34: the lane's #refill, #keep and #filePlain are being reshaped by its own change; this
+    // override goes with it.
+    files: ["src/answers/lane.ts"],
+    rules: { "max-params": "off" },
+  },
+  {
+    // The test fixtures' endpointSlice()/importedSlice() (namespace, service, name, endpoints, ports,
+    // address type, options) are called from some 90 places in 23 test files: left for a change of
+    // their own (issue 34).
+    files: ["test/k8s/objects.ts"],
+    rules: { "max-params": "off" },
   },
   {
     // Type-aware rules: a promise nobody awaits or catches loses its rejection (an unhandled rejection

@@ -164,9 +164,22 @@ async function cachePart(side: string): Promise<void> {
     const store = new AnswerStore({ capacity: ENTRIES });
     const d = new Draft();
     d.times[EXPIRES] = 1e12;
+    // put()'s octets, one object moved along `flat`.
+    const o = {
+      key: flat,
+      keyFrom: 0,
+      keyLength: 0,
+      hash: 0,
+      reply: REPLY,
+      replyFrom: 0,
+      replyLength: REPLY.length,
+      generation: store.generation,
+    };
     for (let i = 0; i < ENTRIES; i++) {
-      const h = hashBytes(flat, at[i], at[i] + len[i]);
-      store.put(d, flat, at[i], len[i], h, REPLY, 0, REPLY.length, store.generation);
+      o.keyFrom = at[i];
+      o.keyLength = len[i];
+      o.hash = hashBytes(flat, at[i], at[i] + len[i]);
+      store.put(d, o);
     }
     // Its typed arrays are mapped larger than they are used (store.ts, slotMemory), so arrayBuffers
     // overstates them: what the store accounts for (slab octets, arrays per slot, buckets) instead.

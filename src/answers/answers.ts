@@ -13,6 +13,7 @@ import {
   LAST_HIT,
   NO_SLOT,
   STORED,
+  type PutOctets,
   type StoreOptions,
 } from "./store.ts";
 import { rotationOf } from "./replay.ts";
@@ -21,6 +22,7 @@ import {
   MAX_CACHE_SECONDS,
   SHUFFLED_REPLAY_SECONDS,
   STABLE_CACHE_SECONDS,
+  popularity,
   prefetchDue,
   type AnswerPolicy,
   type CacheCounters,
@@ -53,7 +55,7 @@ export const SLOW = -2;
 export const AS_STORED = -1;
 
 /** A reply to file, and what it answers. Reused: file() reads it and keeps nothing. */
-export class Filing {
+export class Filing implements PutOctets {
   policy!: AnswerPolicy;
   owner: unknown = undefined;
   rcode = 0;
@@ -133,7 +135,7 @@ export class Answers {
     const left = ttl - Math.floor((now - store.stored(s)) / 1000);
     const p = owner.rules.prefetch;
     if (p !== undefined) {
-      const hits = now - store.lastHit(s) >= p.durationMs ? 1 : store.hits(s) + 1;
+      const hits = popularity(p, store.hits(s), store.lastHit(s), now);
       store.setHits(s, hits, now);
       if ((store.flags(s) & FLAG.refreshing) === 0 && prefetchDue(p, hits, left, ttl)) return SLOW;
     }
@@ -281,17 +283,7 @@ export class Answers {
   /** Stores the draft's reply; keeps answerCacheStats.entries true. */
   #put(f: Filing): number {
     const before = this.store.size;
-    const s = this.store.put(
-      this.#draft,
-      f.key,
-      f.keyFrom,
-      f.keyLength,
-      f.hash,
-      f.reply,
-      f.replyFrom,
-      f.replyLength,
-      f.generation,
-    );
+    const s = this.store.put(this.#draft, f);
     answerCacheStats.entries += this.store.size - before;
     return s;
   }

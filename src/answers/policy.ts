@@ -131,8 +131,16 @@ export interface StoredAnswer {
   refreshing: boolean;
 }
 
+/** An entry's popularity after a hit at `now` (cacheClock() ms), the one count both the fast path
+ * (answers.ts, on the store's slots) and `cache` (on a StoredAnswer) keep: hits with no gap of the
+ * prefetch DURATION between them, starting again at 1 after a longer gap. */
+export function popularity(p: PrefetchRule, hits: number, lastHit: number, now: number): number {
+  return now - lastHit >= p.durationMs ? 1 : hits + 1;
+}
+
 /** CoreDNS's prefetch rule, on an entry with `left` seconds of `ttl` to go that was hit `hits` times
- * in a row: due when popular and down to its PERCENTAGE of the TTL, or to its last second. */
+ * in a row (popularity()): due when popular and down to its PERCENTAGE of the TTL, or to its last
+ * second. */
 export function prefetchDue(p: PrefetchRule, hits: number, left: number, ttl: number): boolean {
   return hits >= p.amount && left <= Math.max(1, Math.ceil((ttl * p.percentage) / 100));
 }

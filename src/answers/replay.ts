@@ -5,20 +5,21 @@
 import type { AnswerStore } from "./store.ts";
 import { setTtls } from "../dns/wire-ttl.ts";
 
-/**
- * Writes the reply in slot s, for the query in query[0..questionEnd), into out[at..], which has room
- * for store.replyLength(s) octets. `ttl` >= 0 goes into every TTL field; -1 leaves them as stored.
- * Returns the length written.
- */
-export function replayInto(
-  store: AnswerStore,
-  s: number,
-  query: Uint8Array,
-  questionEnd: number,
-  out: Uint8Array,
-  at: number,
-  ttl: number,
-): number {
+/** The client a stored reply is written out for: its packet, whose question ends at questionEnd, and
+ * the TTL to write (>= 0: into every TTL field; -1: leave them as stored). The caller keeps one and
+ * fills it for each query: nothing is allocated per replay. */
+export interface ReplayFor {
+  readonly packet: Uint8Array;
+  readonly questionEnd: number;
+  readonly ttl: number;
+}
+
+/** Writes the reply in slot s for the client `c` into out[at..], which has room for
+ * store.replyLength(s) octets. Returns the length written. */
+export function replayInto(store: AnswerStore, s: number, c: ReplayFor, out: Uint8Array, at: number): number {
+  const query = c.packet;
+  const questionEnd = c.questionEnd;
+  const ttl = c.ttl;
   const len = store.copyReply(s, out, at);
   out[at] = query[0];
   out[at + 1] = query[1];

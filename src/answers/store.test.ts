@@ -31,17 +31,13 @@ function put(
   d.times[DROP_AT] = o.dropAt ?? 0;
   const kb = latin1Bytes(k);
   const reply = new Uint8Array(o.size ?? 1).fill(o.tag ?? 1);
-  return store.put(
-    d,
-    kb,
-    0,
-    kb.length,
-    hashBytes(kb, 0, kb.length),
-    reply,
-    0,
-    reply.length,
-    o.generation ?? store.generation,
-  );
+  return store.put(d, { ...octets(kb, reply), generation: o.generation ?? store.generation });
+}
+
+/** put()'s octets: the whole of `key` and of `reply`. */
+function octets(key: Uint8Array, reply: Uint8Array) {
+  const hash = hashBytes(key, 0, key.length);
+  return { key, keyFrom: 0, keyLength: key.length, hash, reply, replyFrom: 0, replyLength: reply.length };
 }
 
 function get(store: AnswerStore, k: string, now = 0): number {
@@ -240,13 +236,13 @@ test("rotation: address records of one name rotate by one place per replay, and 
   d.times[EXPIRES] = 10_000;
   d.rotation = r;
   const k = latin1Bytes(key("web"));
-  const s = c.put(d, k, 0, k.length, hashBytes(k, 0, k.length), bytes, 0, bytes.length, c.generation);
+  const s = c.put(d, { ...octets(k, bytes), generation: c.generation });
   const query = Buffer.from(bytes);
   query[0] = 0x12;
   query[1] = 0x34;
   const lastOctets = () => {
     const out = Buffer.alloc(bytes.length + 8);
-    assert.equal(replayInto(c, s, query, questionEnd, out, 8, -1), bytes.length);
+    assert.equal(replayInto(c, s, { packet: query, questionEnd, ttl: -1 }, out, 8), bytes.length);
     assert.deepEqual([out[8], out[9]], [0x12, 0x34], "the client's ID");
     assert.deepEqual(
       out.subarray(8 + 2, 8 + questionEnd),

@@ -47,6 +47,19 @@ export class Draft {
   counters = 0;
 }
 
+/** Where put() finds the key and the reply to store, and the generation the reply was computed under:
+ * the caller's own reused object (answers.ts's Filing), read by put() and not kept. */
+export interface PutOctets {
+  readonly key: Uint8Array;
+  readonly keyFrom: number;
+  readonly keyLength: number;
+  readonly hash: number;
+  readonly reply: Uint8Array;
+  readonly replyFrom: number;
+  readonly replyLength: number;
+  readonly generation: number;
+}
+
 export const FLAG = {
   /** The reply answers the question asked (serve_stale_policy prefer_positive keeps it). */
   answers: 1,
@@ -200,22 +213,18 @@ export class AnswerStore {
   }
 
   /**
-   * Stores a reply under its key (replacing what the key held), in draft.pool, unless the data behind
-   * its name changed since `generation`. Returns its slot, or NO_SLOT when it was refused or does not
-   * fit. Makes room by the pool's CLOCK: an entry hit since the hand last passed gets another round.
+   * Stores the reply `o` names under its key (replacing what the key held), in draft.pool, unless the
+   * data behind its name changed since o.generation. Returns its slot, or NO_SLOT when it was refused
+   * or does not fit. Makes room by the pool's CLOCK: an entry hit since the hand last passed gets
+   * another round.
    */
-  put(
-    d: Draft,
-    key: Uint8Array,
-    keyFrom: number,
-    keyLen: number,
-    hash: number,
-    reply: Uint8Array,
-    replyFrom: number,
-    replyLen: number,
-    generation: number,
-  ): number {
-    if (generation !== this.#generation && !this.#stillCurrent(key, keyFrom, keyLen, generation)) {
+  put(d: Draft, o: PutOctets): number {
+    const key = o.key;
+    const keyFrom = o.keyFrom;
+    const keyLen = o.keyLength;
+    const hash = o.hash;
+    const replyLen = o.replyLength;
+    if (o.generation !== this.#generation && !this.#stillCurrent(key, keyFrom, keyLen, o.generation)) {
       return NO_SLOT;
     }
     const old = this.find(key, keyFrom, keyLen, hash);
@@ -231,7 +240,7 @@ export class AnswerStore {
     const chunk = this.#slab.chunk(block);
     const at = this.#slab.offset(block);
     for (let i = 0; i < keyLen; i++) chunk[at + i] = key[keyFrom + i];
-    copyBytes(reply, replyFrom, replyLen, chunk, at + keyLen);
+    copyBytes(o.reply, o.replyFrom, replyLen, chunk, at + keyLen);
 
     this.#live[s] = 1;
     this.#ref[s] = 0;

@@ -14,8 +14,14 @@ function bytes(...parts: (number[] | Buffer)[]): Buffer {
   return Buffer.concat(parts.map((p) => Buffer.from(p)));
 }
 
-function header(id: number, flags: number, qd: number, an = 0, ns = 0, ar = 0): number[] {
-  return [id >> 8, id & 0xff, flags >> 8, flags & 0xff, 0, qd, 0, an, 0, ns, 0, ar];
+/** A header with QDCOUNT `qd` and the other sections' counts (each below 256). */
+function header(
+  id: number,
+  flags: number,
+  qd: number,
+  c: { an?: number; ns?: number; ar?: number } = {},
+): number[] {
+  return [id >> 8, id & 0xff, flags >> 8, flags & 0xff, 0, qd, 0, c.an ?? 0, 0, c.ns ?? 0, 0, c.ar ?? 0];
 }
 
 /** Wire form of a name, uncompressed, spelled as given. */
@@ -187,7 +193,7 @@ test("toQueryMsg builds the decoded query", () => {
 test("records in the other sections may use backward pointers", () => {
   // A query with an answer whose owner points at the question, and an OPT.
   const buf = bytes(
-    header(1, 0x0100, 1, 1, 0, 1),
+    header(1, 0x0100, 1, { an: 1, ar: 1 }),
     wireName("a.example"),
     QTYPE_A_IN,
     [0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 10, 0, 0, 1],
@@ -223,7 +229,7 @@ test("QDCOUNT other than 1: FORMERR without a question", () => {
   f = failed(bytes(header(1, 0, 2), wireName("a"), QTYPE_A_IN, wireName("b"), QTYPE_A_IN), Rcode.FORMERR);
   assert.equal(f.questionEnd, 0);
   // QDCOUNT 0 with an OPT (a cookie-only query): the error reply carries an OPT too.
-  f = failed(bytes(header(1, 0, 0, 0, 0, 1), optRR({ do: true })), Rcode.FORMERR);
+  f = failed(bytes(header(1, 0, 0, { ar: 1 }), optRR({ do: true })), Rcode.FORMERR);
   assert.equal(f.edns, true);
   assert.equal(f.do, true);
 });
@@ -274,16 +280,19 @@ test("malformed records after the question: FORMERR with the question echoed", (
     ...rdata,
   ];
   const bad: [string, Buffer][] = [
-    ["ANCOUNT too high", bytes(header(1, 0, 1, 1), q)],
-    ["ARCOUNT too high", bytes(header(1, 0, 1, 0, 0, 2), q, optRR())],
-    ["rdata past the end", bytes(header(1, 0, 1, 1), q, rr([0xc0, 12], [10, 0, 0, 1]).slice(0, -2))],
-    ["fixed part cut", bytes(header(1, 0, 1, 0, 1), q, [0xc0, 12, 0, 1, 0])],
-    ["forward pointer", bytes(header(1, 0, 1, 1), q, rr([0xc0, 0x30], [1, 2, 3, 4]))],
-    ["self pointer", bytes(header(1, 0, 1, 1), q, rr([0xc0, 12 + q.length], [1, 2, 3, 4]))],
-    ["pointer loop", bytes(header(1, 0, 1, 2), q, rr([0], []), rr([1, 0x62, 0xc0, 12 + q.length + 11], []))],
-    ["reserved label type", bytes(header(1, 0, 1, 1), q, rr([0x80, 0], []))],
+    ["ANCOUNT too high", bytes(header(1, 0, 1, { an: 1 }), q)],
+    ["ARCOUNT too high", bytes(header(1, 0, 1, { ar: 2 }), q, optRR())],
+    ["rdata past the end", bytes(header(1, 0, 1, { an: 1 }), q, rr([0xc0, 12], [10, 0, 0, 1]).slice(0, -2))],
+    ["fixed part cut", bytes(header(1, 0, 1, { ns: 1 }), q, [0xc0, 12, 0, 1, 0])],
+    ["forward pointer", bytes(header(1, 0, 1, { an: 1 }), q, rr([0xc0, 0x30], [1, 2, 3, 4]))],
+    ["self pointer", bytes(header(1, 0, 1, { an: 1 }), q, rr([0xc0, 12 + q.length], [1, 2, 3, 4]))],
+    [
+      "pointer loop",
+      bytes(header(1, 0, 1, { an: 2 }), q, rr([0], []), rr([1, 0x62, 0xc0, 12 + q.length + 11], [])),
+    ],
+    ["reserved label type", bytes(header(1, 0, 1, { an: 1 }), q, rr([0x80, 0], []))],
     ["trailing garbage", bytes(header(1, 0, 1), q, [0])],
-    ["trailing garbage after OPT", bytes(header(1, 0, 1, 0, 0, 1), q, optRR(), [1, 2, 3])],
+    ["trailing garbage after OPT", bytes(header(1, 0, 1, { ar: 1 }), q, optRR(), [1, 2, 3])],
   ];
   for (const [what, buf] of bad) {
     const f = failed(buf, Rcode.FORMERR);
@@ -293,26 +302,26 @@ test("malformed records after the question: FORMERR with the question echoed", (
 
 test("OPT rules: one, in additional, owned by the root, version 0", () => {
   const q = bytes(wireName("a.example"), QTYPE_A_IN);
-  let f = failed(bytes(header(1, 0, 1, 0, 0, 2), q, optRR(), optRR()), Rcode.FORMERR);
+  let f = failed(bytes(header(1, 0, 1, { ar: 2 }), q, optRR(), optRR()), Rcode.FORMERR);
   assert.equal(f.edns, true);
   // An OPT record that is not one (owned by another name) still asks for an OPT in the reply (RFC 6891 7).
-  f = failed(bytes(header(1, 0, 1, 0, 0, 1), q, optRR({ owner: wireName("a") })), Rcode.FORMERR);
+  f = failed(bytes(header(1, 0, 1, { ar: 1 }), q, optRR({ owner: wireName("a") })), Rcode.FORMERR);
   assert.equal(f.edns, true);
-  failed(bytes(header(1, 0, 1, 1, 0, 0), q, optRR()), Rcode.FORMERR);
-  failed(bytes(header(1, 0, 1, 0, 1, 0), q, optRR()), Rcode.FORMERR);
+  failed(bytes(header(1, 0, 1, { an: 1 }), q, optRR()), Rcode.FORMERR);
+  failed(bytes(header(1, 0, 1, { ns: 1 }), q, optRR()), Rcode.FORMERR);
   // Options that do not fill the rdata exactly.
-  failed(bytes(header(1, 0, 1, 0, 0, 1), q, optRR({ rdata: [0, 10, 0, 8, 1, 2] })), Rcode.FORMERR);
-  failed(bytes(header(1, 0, 1, 0, 0, 1), q, optRR({ rdata: [0, 10] })), Rcode.FORMERR);
-  f = failed(bytes(header(1, 0, 1, 0, 0, 1), q, optRR({ version: 1, do: true })), Rcode.BADVERS);
+  failed(bytes(header(1, 0, 1, { ar: 1 }), q, optRR({ rdata: [0, 10, 0, 8, 1, 2] })), Rcode.FORMERR);
+  failed(bytes(header(1, 0, 1, { ar: 1 }), q, optRR({ rdata: [0, 10] })), Rcode.FORMERR);
+  f = failed(bytes(header(1, 0, 1, { ar: 1 }), q, optRR({ version: 1, do: true })), Rcode.BADVERS);
   assert.equal(f.edns, true);
   assert.equal(f.do, true);
   // FORMERR wins over BADVERS where the OPT record is not the one well-formed one, or the message does
   // not parse.
-  failed(bytes(header(1, 0, 1, 0, 0, 2), q, optRR({ version: 1 }), optRR()), Rcode.FORMERR);
-  failed(bytes(header(1, 0, 1, 0, 0, 1), q, optRR({ version: 1, rdata: [0, 10] })), Rcode.FORMERR);
-  failed(bytes(header(1, 0, 1, 0, 0, 1), q, optRR({ version: 1 }), [0]), Rcode.FORMERR);
+  failed(bytes(header(1, 0, 1, { ar: 2 }), q, optRR({ version: 1 }), optRR()), Rcode.FORMERR);
+  failed(bytes(header(1, 0, 1, { ar: 1 }), q, optRR({ version: 1, rdata: [0, 10] })), Rcode.FORMERR);
+  failed(bytes(header(1, 0, 1, { ar: 1 }), q, optRR({ version: 1 }), [0]), Rcode.FORMERR);
   f = failed(
-    bytes(header(1, 0, 1, 1, 0, 1), q, [0, 0, 1, 0, 1, 0, 0, 0, 9, 0, 9], optRR({ version: 1 })),
+    bytes(header(1, 0, 1, { an: 1, ar: 1 }), q, [0, 0, 1, 0, 1, 0, 0, 0, 9, 0, 9], optRR({ version: 1 })),
     Rcode.FORMERR,
   );
   assert.equal(f.edns, false, "a record that overruns the message hides what follows it");
@@ -328,18 +337,18 @@ test("BADVERS comes before every other refusal of a message that parses (RFC 689
   };
   // An unknown opcode, QDCOUNT 0 or 2, a meta QTYPE, a question with a compression pointer (to the
   // header's QDCOUNT, whose first octet is the root's 0: legal, and refused by the scan).
-  assert.equal(badvers(bytes(header(1, 0x2000, 1, 0, 0, 1), q, v1)).opcode, 4);
-  assert.equal(badvers(bytes(header(1, 0, 0, 0, 0, 1), v1)).questionEnd, 0);
-  badvers(bytes(header(1, 0, 2, 0, 0, 1), q, wireName("b"), QTYPE_A_IN, v1));
-  badvers(bytes(header(1, 0, 1, 0, 0, 1), wireName("a"), [0, 0, 0, 1], v1));
-  badvers(bytes(header(1, 0, 1, 0, 0, 1), [1, 0x61, 0xc0, 4], QTYPE_A_IN, v1));
+  assert.equal(badvers(bytes(header(1, 0x2000, 1, { ar: 1 }), q, v1)).opcode, 4);
+  assert.equal(badvers(bytes(header(1, 0, 0, { ar: 1 }), v1)).questionEnd, 0);
+  badvers(bytes(header(1, 0, 2, { ar: 1 }), q, wireName("b"), QTYPE_A_IN, v1));
+  badvers(bytes(header(1, 0, 1, { ar: 1 }), wireName("a"), [0, 0, 0, 1], v1));
+  badvers(bytes(header(1, 0, 1, { ar: 1 }), [1, 0x61, 0xc0, 4], QTYPE_A_IN, v1));
   // Version 0 there: the refusal the query earns, with an OPT in the reply.
   const opt0 = optRR({ do: true });
   for (const [buf, rcode] of [
-    [bytes(header(1, 0x2000, 1, 0, 0, 1), q, opt0), Rcode.NOTIMP],
-    [bytes(header(1, 0x1000, 1, 0, 0, 1), [1, 0x61, 0xc0, 4], QTYPE_A_IN, opt0), Rcode.NOTIMP],
-    [bytes(header(1, 0, 2, 0, 0, 1), q, wireName("b"), QTYPE_A_IN, opt0), Rcode.FORMERR],
-    [bytes(header(1, 0, 1, 0, 0, 1), [1, 0x61, 0xc0, 4], QTYPE_A_IN, opt0), Rcode.FORMERR],
+    [bytes(header(1, 0x2000, 1, { ar: 1 }), q, opt0), Rcode.NOTIMP],
+    [bytes(header(1, 0x1000, 1, { ar: 1 }), [1, 0x61, 0xc0, 4], QTYPE_A_IN, opt0), Rcode.NOTIMP],
+    [bytes(header(1, 0, 2, { ar: 1 }), q, wireName("b"), QTYPE_A_IN, opt0), Rcode.FORMERR],
+    [bytes(header(1, 0, 1, { ar: 1 }), [1, 0x61, 0xc0, 4], QTYPE_A_IN, opt0), Rcode.FORMERR],
   ] as const) {
     const f = failed(buf, rcode);
     assert.deepEqual([f.edns, f.do], [true, true], `rcode ${rcode}`);
@@ -351,8 +360,8 @@ test("a refused packet in a larger receive slot: only its own octets are walked 
   // The batched engine scans a slot of 4096 octets holding a shorter packet; what follows it is
   // whatever an earlier, longer packet left there.
   for (const [packet, rcode] of [
-    [bytes(header(1, 0x2000, 1, 0, 0, 1), q, optRR({ version: 1, do: true })), Rcode.BADVERS],
-    [bytes(header(1, 0x2000, 1, 0, 0, 1), q, optRR({ do: true })), Rcode.NOTIMP],
+    [bytes(header(1, 0x2000, 1, { ar: 1 }), q, optRR({ version: 1, do: true })), Rcode.BADVERS],
+    [bytes(header(1, 0x2000, 1, { ar: 1 }), q, optRR({ do: true })), Rcode.NOTIMP],
   ] as const) {
     const slot = Buffer.alloc(4096, 0xab);
     packet.copy(slot);
@@ -364,7 +373,7 @@ test("a refused packet in a larger receive slot: only its own octets are walked 
 
 test("errorReply: BADVERS carries the upper rcode bits in an OPT", () => {
   const buf = bytes(
-    header(0xabcd, 0x0110, 1, 0, 0, 1),
+    header(0xabcd, 0x0110, 1, { ar: 1 }),
     wireName("A.Example"),
     QTYPE_A_IN,
     optRR({ version: 1, do: true }),
@@ -389,7 +398,7 @@ test("errorReply: FORMERR without a question, with and without OPT; NOTIMP echoe
   let reply = errorReply(buf, failed(buf, Rcode.FORMERR));
   assert.deepEqual([...reply], [0, 7, 0x81, 0x01, 0, 0, 0, 0, 0, 0, 0, 0]);
 
-  buf = bytes(header(7, 0x0000, 0, 0, 0, 1), optRR());
+  buf = bytes(header(7, 0x0000, 0, { ar: 1 }), optRR());
   reply = errorReply(buf, failed(buf, Rcode.FORMERR));
   assert.equal(reply.length, 23);
   const m = decode(reply);
@@ -431,7 +440,10 @@ test("QTYPEs no query may ask for: 0, OPT and TSIG FORMERR; TKEY, MAILB, MAILA N
   }
   for (const type of [Type.A, Type.ANY, Type.AXFR, 65535, 128]) scanned(query("example.org.", { type }));
   // The other rules come first: a malformed OPT query with QTYPE 0 is FORMERR, BADVERS wins.
-  failed(bytes(header(1, 0, 1, 0, 0, 1), wireName("a"), [0, 0, 0, 1], optRR({ version: 1 })), Rcode.BADVERS);
+  failed(
+    bytes(header(1, 0, 1, { ar: 1 }), wireName("a"), [0, 0, 0, 1], optRR({ version: 1 })),
+    Rcode.BADVERS,
+  );
 });
 
 /** A TSIG record: owner (wire octets), algorithm name, time signed, fudge, MAC, original ID. */
@@ -466,12 +478,12 @@ test("TSIG: last in the additional section or FORMERR; a well-formed one gets NO
   const q = bytes(wireName("a.example"), QTYPE_A_IN);
   const key = wireName("key.example");
   const bad: [string, Buffer][] = [
-    ["in the answer section", bytes(header(1, 0, 1, 1), q, tsigRR(key))],
-    ["in the authority section", bytes(header(1, 0, 1, 0, 1), q, tsigRR(key))],
-    ["before the OPT record", bytes(header(1, 0, 1, 0, 0, 2), q, tsigRR(key), optRR())],
-    ["two of them", bytes(header(1, 0, 1, 0, 0, 2), q, tsigRR(key), tsigRR(key))],
-    ["MAC longer than the rdata", bytes(header(1, 0, 1, 0, 0, 1), q, tsigRR(key).slice(0, -3))],
-    ["other data cut", bytes(header(1, 0, 1, 0, 0, 1), q, tsigRR(key, { other: [1, 2] }).slice(0, -1))],
+    ["in the answer section", bytes(header(1, 0, 1, { an: 1 }), q, tsigRR(key))],
+    ["in the authority section", bytes(header(1, 0, 1, { ns: 1 }), q, tsigRR(key))],
+    ["before the OPT record", bytes(header(1, 0, 1, { ar: 2 }), q, tsigRR(key), optRR())],
+    ["two of them", bytes(header(1, 0, 1, { ar: 2 }), q, tsigRR(key), tsigRR(key))],
+    ["MAC longer than the rdata", bytes(header(1, 0, 1, { ar: 1 }), q, tsigRR(key).slice(0, -3))],
+    ["other data cut", bytes(header(1, 0, 1, { ar: 1 }), q, tsigRR(key, { other: [1, 2] }).slice(0, -1))],
   ];
   for (const [what, buf] of bad) {
     if (what === "MAC longer than the rdata" || what === "other data cut") {
@@ -482,14 +494,14 @@ test("TSIG: last in the additional section or FORMERR; a well-formed one gets NO
     const f = failed(buf, Rcode.FORMERR);
     assert.equal(f.tsig, -1, what);
   }
-  const ok = bytes(header(1, 0, 1, 0, 0, 2), q, optRR(), tsigRR(key));
+  const ok = bytes(header(1, 0, 1, { ar: 2 }), q, optRR(), tsigRR(key));
   const f = failed(ok, Rcode.NOTAUTH);
   assert.equal(f.tsig, 12 + q.length + 11);
   // A TSIG wins over a meta QTYPE, not over BADVERS (RFC 6891 6.1.3, as BIND) nor an unknown opcode.
-  const v1 = failed(bytes(header(1, 0, 1, 0, 0, 2), q, optRR({ version: 1 }), tsigRR(key)), Rcode.BADVERS);
+  const v1 = failed(bytes(header(1, 0, 1, { ar: 2 }), q, optRR({ version: 1 }), tsigRR(key)), Rcode.BADVERS);
   assert.equal(v1.tsig, -1);
-  failed(bytes(header(1, 0, 1, 0, 0, 1), wireName("a"), [0, 41, 0, 1], tsigRR(key)), Rcode.NOTAUTH);
-  const notify = failed(bytes(header(1, 0x2000, 1, 0, 0, 1), q, tsigRR(key)), Rcode.NOTIMP);
+  failed(bytes(header(1, 0, 1, { ar: 1 }), wireName("a"), [0, 41, 0, 1], tsigRR(key)), Rcode.NOTAUTH);
+  const notify = failed(bytes(header(1, 0x2000, 1, { ar: 1 }), q, tsigRR(key)), Rcode.NOTIMP);
   assert.equal(notify.tsig, -1);
 });
 
@@ -497,7 +509,7 @@ test("errorReply to a TSIG query: NOTAUTH, unsigned TSIG with error BADKEY (RFC 
   const q = bytes(wireName("A.Example"), QTYPE_A_IN);
   // The key name compressed against the question (a.example -> key + pointer), the algorithm whole.
   const buf = bytes(
-    header(0x4321, 0x0110, 1, 0, 0, 2),
+    header(0x4321, 0x0110, 1, { ar: 2 }),
     q,
     optRR({ do: true }),
     tsigRR([3, 0x6b, 0x65, 0x79, 0xc0, 12], { origId: 0x9999 }),
@@ -521,7 +533,7 @@ test("errorReply to a TSIG query: NOTAUTH, unsigned TSIG with error BADKEY (RFC 
 test("errorReply: a TSIG record that would take the reply past 512 octets is left out", () => {
   const long = ["a".repeat(63), "b".repeat(63), "c".repeat(63), "d".repeat(61)].join(".");
   const q = bytes(wireName(long), QTYPE_A_IN);
-  const buf = bytes(header(1, 0, 1, 0, 0, 1), q, tsigRR(wireName(long), { alg: wireName(long) }));
+  const buf = bytes(header(1, 0, 1, { ar: 1 }), q, tsigRR(wireName(long), { alg: wireName(long) }));
   const reply = errorReply(buf, failed(buf, Rcode.NOTAUTH));
   assert.equal(reply.length, 12 + q.length);
   const m = decode(reply);
@@ -548,7 +560,7 @@ test("skipName: backward chains pass; forward, looping and overlong ones fail", 
 
 test("a reply to every failure fits 512 octets and holds only what it must", () => {
   const name = ["a".repeat(63), "b".repeat(63), "c".repeat(63), "d".repeat(61)].join(".");
-  const buf = bytes(header(1, 0x1000, 1, 0, 0, 1), wireName(name), QTYPE_A_IN, optRR({ do: true }));
+  const buf = bytes(header(1, 0x1000, 1, { ar: 1 }), wireName(name), QTYPE_A_IN, optRR({ do: true }));
   const f = failed(buf, Rcode.NOTIMP);
   const reply = errorReply(buf, f);
   assert.equal(reply.length, 12 + 259 + 11);

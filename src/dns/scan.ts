@@ -8,7 +8,7 @@
 import type { Edns, Msg } from "./message.ts";
 import { labelText } from "./name.ts";
 import { MAX_KEY, hashBytes } from "./key.ts";
-import { metaRecordBad, optRecord, skipName } from "./walk.ts";
+import { metaRecordMalformed, metaRecordMisplaced, optRecord, skipName } from "./walk.ts";
 import { Class, EDNS_UDP_SIZE, EdnsOption, Opcode, PLAIN_UDP_SIZE, Rcode, Type } from "./constants.ts";
 
 /** A query that may be answered: what the fast path and the plugin chain need from it. */
@@ -114,12 +114,12 @@ export function scanQuery(buf: Buffer, into?: ScannedQuery, len = buf.length): S
   let keyLen = 0;
   if (qdcount === 1) {
     for (;;) {
-      if (p >= len) return failure(buf, len, opcode, rcode || Rcode.FORMERR, 0);
+      if (p >= len) return failure(buf, len, rcode || Rcode.FORMERR, 0);
       const l = buf[p];
       if (l === 0) break;
       // Also rejects pointers (0xc0) and the reserved label types 0x40 and 0x80.
       if (l > 63 || p + l - 12 + 2 > 255 || p + l >= len) {
-        return failure(buf, len, opcode, rcode || Rcode.FORMERR, 0);
+        return failure(buf, len, rcode || Rcode.FORMERR, 0);
       }
       scratch[keyLen++] = l;
       for (let i = p + 1, end = p + 1 + l; i < end; i++) {
@@ -131,14 +131,14 @@ export function scanQuery(buf: Buffer, into?: ScannedQuery, len = buf.length): S
     }
     scratch[keyLen++] = 0;
     p++;
-    if (p + 4 > len) return failure(buf, len, opcode, rcode || Rcode.FORMERR, 0);
+    if (p + 4 > len) return failure(buf, len, rcode || Rcode.FORMERR, 0);
     p += 4;
     questionEnd = p;
   } else {
     // Walked only to find an OPT record for the error reply.
     for (let i = 0; i < qdcount; i++) {
       p = skipName(buf, p, len, len);
-      if (p < 0 || p + 4 > len) return failure(buf, len, opcode, rcode, 0);
+      if (p < 0 || p + 4 > len) return failure(buf, len, rcode, 0);
       p += 4;
     }
   }
@@ -157,13 +157,14 @@ export function scanQuery(buf: Buffer, into?: ScannedQuery, len = buf.length): S
   for (let i = 0; i < records; i++) {
     const start = p;
     p = skipName(buf, p, len, len);
-    if (p < 0 || p + 10 > len) return failure(buf, len, opcode, rcode || Rcode.FORMERR, questionEnd);
+    if (p < 0 || p + 10 > len) return failure(buf, len, rcode || Rcode.FORMERR, questionEnd);
     const type = (buf[p] << 8) | buf[p + 1];
     const rdlen = (buf[p + 8] << 8) | buf[p + 9];
     const end = p + 10 + rdlen;
-    if (end > len) return failure(buf, len, opcode, rcode || Rcode.FORMERR, questionEnd);
+    if (end > len) return failure(buf, len, rcode || Rcode.FORMERR, questionEnd);
     if (type === Type.TSIG || type === Type.OPT) {
-      const bad = metaRecordBad(buf, start, p, end, i, records, additionalFrom, len);
+      const bad =
+        metaRecordMisplaced(type, i, records, additionalFrom) || metaRecordMalformed(buf, start, p, end, len);
       if (type === Type.TSIG) {
         if (bad) tsigBad = true;
         else tsig = start;
@@ -179,7 +180,7 @@ export function scanQuery(buf: Buffer, into?: ScannedQuery, len = buf.length): S
   else if (tsig >= 0) rcode ||= Rcode.NOTAUTH;
   else if (opt >= 0 && buf[opt + 5] !== 0) rcode ||= Rcode.BADVERS;
   else rcode ||= qtypeRcode((buf[questionEnd - 4] << 8) | buf[questionEnd - 3]);
-  if (rcode !== Rcode.NOERROR) return failure(buf, len, opcode, rcode, questionEnd, tsig);
+  if (rcode !== Rcode.NOERROR) return failure(buf, len, rcode, questionEnd, tsig);
 
   let ednsState = 0x30; // "0"
   if (opt >= 0) {
@@ -258,6 +259,11 @@ export class ScannedQuery implements Scanned {
     const c = new ScannedQuery(this.keyBytes.slice(0, this.keyLength));
     c.read(buf, this.opcode, this.questionEnd, this.#opt, this.keyLength);
     return c;
+  }
+
+  /** The packet read (for a copy(), its own copy). */
+  get packet(): Buffer {
+    return this.#buf!;
   }
 
   /** The state octet of the key (its last). */
@@ -339,14 +345,8 @@ function readEdns(buf: Buffer, opt: number): Edns {
  * RFC 6891 7 asks for an OPT in every reply to a query that has one, and 6.1.3 for BADVERS to a
  * version other than 0, before anything else the query asks (as BIND does: only a message that does
  * not parse, or whose OPT record is not the one well-formed one, stays FORMERR). */
-function failure(
-  buf: Buffer,
-  len: number,
-  opcode: number,
-  rcode: number,
-  questionEnd: number,
-  tsig = -1,
-): ScanError {
+function failure(buf: Buffer, len: number, rcode: number, questionEnd: number, tsig = -1): ScanError {
+  const opcode = (buf[2] >> 3) & 0x0f;
   const opt = optRecord(buf, len);
   if (opt.wellFormed && buf[opt.at + 5] !== 0) rcode = Rcode.BADVERS;
   const query = opcode === Opcode.QUERY;

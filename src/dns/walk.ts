@@ -44,7 +44,12 @@ export function optRecord(buf: Buffer, len: number): { at: number; wellFormed: b
       else at = p;
     }
     if (end > len) return { at, wellFormed: false };
-    if (metaRecordBad(buf, start, p, end, i, records, additionalFrom, len)) good = false;
+    if (
+      metaRecordMisplaced(type, i, records, additionalFrom) ||
+      metaRecordMalformed(buf, start, p, end, len)
+    ) {
+      good = false;
+    }
     p = end;
   }
   return { at, wellFormed: good && at >= 0 && p === len };
@@ -64,30 +69,37 @@ function nameExtent(buf: Buffer, off: number, limit: number): number {
 }
 
 /**
- * True when the record whose owner name starts at `start`, with its TYPE field at `p` and its rdata
- * ending at `end` (inside the message), the i-th of `records` (the additional section from
- * `additionalFrom`), is an OPT or TSIG record out of place or malformed: a TSIG record must be the
- * last one, in the additional section, its rdata whole (RFC 8945 5.1); an OPT record in the
- * additional section, owned by the root, with options that fill its rdata (RFC 6891 6.1.1). Whether
- * there is more than one OPT record is the caller's to count.
+ * True when an OPT or TSIG record of `type`, the i-th of `records` (the additional section from
+ * `additionalFrom`), is out of place: a TSIG record must be the last one, in the additional section
+ * (RFC 8945 5.1); an OPT record in the additional section (RFC 6891 6.1.1). Whether there is more
+ * than one OPT record is the caller's to count.
  */
-export function metaRecordBad(
+export function metaRecordMisplaced(
+  type: number,
+  i: number,
+  records: number,
+  additionalFrom: number,
+): boolean {
+  if (type === Type.TSIG) return i < additionalFrom || i !== records - 1;
+  return type === Type.OPT && i < additionalFrom;
+}
+
+/**
+ * True when the record whose owner name starts at `start`, with its TYPE field at `p` and its rdata
+ * ending at `end` (inside the message, which ends at msgEnd), is a malformed OPT or TSIG record: a
+ * TSIG record's rdata must be whole (RFC 8945 4.2); an OPT record is owned by the root, with options
+ * that fill its rdata (RFC 6891 6.1.2).
+ */
+export function metaRecordMalformed(
   buf: Buffer,
   start: number,
   p: number,
   end: number,
-  i: number,
-  records: number,
-  additionalFrom: number,
   msgEnd: number,
 ): boolean {
   const type = (buf[p] << 8) | buf[p + 1];
-  if (type === Type.TSIG) {
-    return i < additionalFrom || i !== records - 1 || !tsigFits(buf, p + 10, end, msgEnd);
-  }
-  if (type === Type.OPT) {
-    return i < additionalFrom || p !== start + 1 || buf[start] !== 0 || !optionsFit(buf, p + 10, end);
-  }
+  if (type === Type.TSIG) return !tsigFits(buf, p + 10, end, msgEnd);
+  if (type === Type.OPT) return p !== start + 1 || buf[start] !== 0 || !optionsFit(buf, p + 10, end);
   return false;
 }
 

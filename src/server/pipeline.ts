@@ -9,6 +9,8 @@ import type { Logger } from "pino";
 import type { Block } from "./block.ts";
 import type { Request } from "../chain/request.ts";
 import { FinishedQuery } from "./finished-query.ts";
+import type { Peer } from "./peer.ts";
+import { Turn } from "./turn.ts";
 import { AnswerPolicy, TIME_ORIGIN, cacheClock, type StoredAnswer } from "../answers/policy.ts";
 import type { Msg } from "../dns/message.ts";
 import { Answers, BIG_REPLY_OCTETS, Filing, SLOW } from "../answers/answers.ts";
@@ -29,17 +31,7 @@ import { decode } from "../dns/decode.ts";
 import { wireKey } from "../dns/name.ts";
 import { Class, EDNS_UDP_SIZE, PLAIN_UDP_SIZE, Rcode, Type } from "../dns/constants.ts";
 
-export type Proto = "udp" | "tcp";
-
-export interface Peer {
-  proto: Proto;
-  remoteAddress: string;
-  remotePort: number;
-  localAddress: string;
-  localPort: number;
-  /** TCP: writes one message of a reply that takes several (Request.stream). */
-  write?: (msg: Buffer) => Promise<boolean>;
-}
+export type { Peer, Proto } from "./peer.ts";
 
 /** Nested internal lookups allowed (an ExternalName pointing at an ExternalName...). */
 const MAX_LOOKUP_DEPTH = 8;
@@ -47,13 +39,29 @@ const MAX_LOOKUP_DEPTH = 8;
 export { STABLE_CACHE_SECONDS } from "../answers/policy.ts";
 
 /** What a stored reply is filed under and how it is finished: from the client's scanned query, or from
- * an internal lookup's name. */
+ * an internal lookup's name; and the block that answers it. */
 interface Question {
   key: Uint8Array;
   keyLength: number;
   hash: number;
   questionEnd: number;
   query: Msg;
+  block: Block;
+}
+
+/** A client's query on the slow path: its own copies of the packet, scan and peer (the engine reuses
+ * its), and what the chain's Request is made of. */
+interface ClientQuestion extends Question {
+  readonly packet: Buffer;
+  readonly scan: Scanned;
+  readonly peer: Peer;
+  /** The largest reply the client (and the block's bufsize) takes. */
+  readonly maxSize: number;
+  readonly zone: string;
+  /** The store's entry for the question when the fast path could not replay it (AnswerPolicy.stored). */
+  readonly stored: StoredAnswer | undefined;
+  /** Octets written ahead of the last message (Request.stream over TCP). */
+  streamed: number;
 }
 
 /** The largest UDP reply: what handleInto's UDP callers keep room for (every reply is fitted to the
@@ -74,6 +82,7 @@ export class Pipeline {
   readonly #scan = new ScannedQuery();
   readonly #lane: Lane;
   readonly #filing = new Filing();
+  readonly #turn = new Turn();
   /** [0]: performance.now() when the query of this turn arrived. */
   readonly #times = new Float64Array(1);
   /** Queries answered through the chain and not finished yet (for graceful stop). */
@@ -152,7 +161,7 @@ export class Pipeline {
       if (slot === NO_SLOT) {
         // Its own copies: buf, the scan and the peer are reused once this returns.
         const own = Buffer.from(buf.subarray(0, length));
-        return this.#slow(own, s.copy(own), { ...peer }, maxSize, times[0], answers.handle(stored));
+        return this.#slow(s.copy(own), { ...peer }, maxSize, times[0], answers.handle(stored));
       }
       answerCacheStats.lane++;
       plugin = this.#lane.plugin;
@@ -161,41 +170,43 @@ export class Pipeline {
     } else {
       answers.countHit(slot);
     }
-    return this.#replay(slot, ttl, s, buf, length, peer, maxSize, out, at, plugin);
+    const t = this.#turn;
+    t.packet = buf;
+    t.length = length;
+    t.questionEnd = s.questionEnd;
+    t.peer = peer;
+    t.maxSize = maxSize;
+    t.out = out;
+    t.at = at;
+    t.ttl = ttl;
+    return this.#replay(slot, plugin);
   }
 
-  /** Sends the reply in `slot` for the query `s`: into `out` at `at` when it fits the client and no
-   * rate limit applies, else built apart in #out. `plugin` labels a reply the lane just filed ("": a
-   * replay, labelled by the plugin that stored it). */
-  #replay(
-    slot: number,
-    ttl: number,
-    s: ScannedQuery,
-    buf: Buffer,
-    length: number,
-    peer: Peer,
-    maxSize: number,
-    out: Buffer | undefined,
-    at: number,
-    plugin: string,
-  ): number {
+  /** Sends the reply in `slot` for this turn's query (#turn, #scan): into its `out` when it fits the
+   * client and no rate limit applies, else built apart in #out. `plugin` labels a reply the lane just
+   * filed ("": a replay, labelled by the plugin that stored it). */
+  #replay(slot: number, plugin: string): number {
+    const t = this.#turn;
+    const s = this.#scan;
+    const peer = t.peer!;
+    const out = t.out;
     const answers = this.answers;
     const meta = answers.meta(slot);
     const block = meta.owner as Block;
     const limit =
-      peer.proto === "udp" && block.udpSize !== undefined ? Math.min(maxSize, block.udpSize) : maxSize;
+      peer.proto === "udp" && block.udpSize !== undefined ? Math.min(t.maxSize, block.udpSize) : t.maxSize;
     const size = answers.store.replyLength(slot);
     if (size > MAX_UDP_REPLY) this.costs.chargeReplay(peer.remoteAddress, size, this.#times[0]);
     let sent: Buffer | undefined;
     let n: number;
     if (out !== undefined && size <= limit && block.rrl === undefined) {
-      n = replayInto(answers.store, slot, buf, s.questionEnd, out, at, ttl);
+      n = replayInto(answers.store, slot, t, out, t.at);
       this.#out = out;
     } else {
       // Too big for this client (or for the block's bufsize): cut on the wire, as the slow path would
       // (RFC 2181 9, dns/fit.ts); or rate limited (`rrl`).
       const full = Buffer.allocUnsafe(size);
-      replayInto(answers.store, slot, buf, s.questionEnd, full, 0, ttl);
+      replayInto(answers.store, slot, t, full, 0);
       sent = size > limit ? fitReply(full, s.questionEnd, limit) : full;
       if (block.rrl !== undefined && peer.proto === "udp") {
         sent = block.rrl.limit(sent, s, peer.remoteAddress, answers.clock[0]);
@@ -205,21 +216,14 @@ export class Pipeline {
       n = sent.length;
     }
     if (block.hooks.length > 0) {
-      const micros = ((performance.now() - this.#times[0]) * 1000) | 0;
-      const header = sent !== undefined ? (sent[2] << 8) | sent[3] : (out![at + 2] << 8) | out![at + 3];
-      const cached = plugin === "";
-      this.#finish(
-        block,
-        s,
-        length,
-        peer,
-        meta.rcode,
-        header,
-        n,
-        micros,
-        cached,
-        cached ? meta.plugin : plugin,
-      );
+      const done = this.#finishing(block, s, t.length, peer);
+      done.micros = ((performance.now() - this.#times[0]) * 1000) | 0;
+      done.header = sent !== undefined ? (sent[2] << 8) | sent[3] : (out![t.at + 2] << 8) | out![t.at + 3];
+      done.rcode = meta.rcode;
+      done.rsize = n;
+      done.cached = plugin === "";
+      done.plugin = done.cached ? meta.plugin : plugin;
+      this.#finish(block);
     }
     return n;
   }
@@ -240,13 +244,13 @@ export class Pipeline {
   }
 
   async #slow(
-    buf: Buffer,
-    s: Scanned,
+    s: ScannedQuery,
     peer: Peer,
     maxSize: number,
     start: number,
     stored: StoredAnswer | undefined,
   ): Promise<Buffer | undefined> {
+    const buf = s.packet;
     const query = toQueryMsg(s);
     // An IXFR names the client's version by the SOA in its authority section (RFC 1995 3).
     if (s.qtype === Type.IXFR) query.authority = authorityOf(buf);
@@ -261,20 +265,27 @@ export class Pipeline {
     if (wait > 0) await this.#defer(wait);
     const block = m.value;
     if (peer.proto === "udp" && block.udpSize !== undefined) maxSize = Math.min(maxSize, block.udpSize);
-    const q: Question = {
+    const q: ClientQuestion = {
       key: s.keyBytes,
       keyLength: s.keyLength,
       hash: s.keyHash,
       questionEnd: s.questionEnd,
       query,
+      block,
+      packet: buf,
+      scan: s,
+      peer,
+      maxSize,
+      zone: m.zone,
+      stored,
+      streamed: 0,
     };
-    const streamed = { octets: 0 };
-    const req = this.#request(buf, s, q, peer, maxSize, m.zone, block, stored, streamed);
+    const req = this.#request(q);
     const generation = this.answers.generation;
     const reply = await this.#serve(block, req);
     if (req.noReply) return undefined;
     const full = this.#encode(reply, req);
-    this.costs.chargeChain(peer.remoteAddress, full.length + streamed.octets, start);
+    this.costs.chargeChain(peer.remoteAddress, full.length + q.streamed, start);
     if (memoryBudget.shedding && full.length > BIG_REPLY_OCTETS) {
       memoryStats.refused++;
       return this.#simple(buf, s, query, Rcode.REFUSED);
@@ -282,7 +293,7 @@ export class Pipeline {
     const out = fitReply(full, s.questionEnd, maxSize);
     buf.copy(out, 12, 12, s.questionEnd);
 
-    this.#storeReply(q, block, reply, full, req, generation);
+    this.#storeReply(q, reply, full, req, generation);
     // A response over its rate limit (`rrl`) is dropped, or sent empty and truncated; it was stored.
     let sent: Buffer | undefined = out;
     if (block.rrl !== undefined && peer.proto === "udp") {
@@ -290,11 +301,14 @@ export class Pipeline {
       if (sent === undefined) return undefined;
     }
     if (block.hooks.length > 0) {
-      const header = (sent[2] << 8) | sent[3];
-      const micros = ((performance.now() - start) * 1000) | 0;
-      const rsize = sent.length + streamed.octets;
-      const plugin = req.answeredBy ?? "";
-      this.#finish(block, s, buf.length, peer, reply.rcode, header, rsize, micros, false, plugin);
+      const done = this.#finishing(block, s, buf.length, peer);
+      done.header = (sent[2] << 8) | sent[3];
+      done.micros = ((performance.now() - start) * 1000) | 0;
+      done.rcode = reply.rcode;
+      done.rsize = sent.length + q.streamed;
+      done.cached = false;
+      done.plugin = req.answeredBy ?? "";
+      this.#finish(block);
     }
     return sent;
   }
@@ -308,43 +322,33 @@ export class Pipeline {
     }
   }
 
-  /** The Request the chain sees for the client's query `s` (packet `buf`) in `zone` of `block`. Over
-   * TCP its stream() writes a message of a long reply ahead of the last, counting the octets. */
-  #request(
-    buf: Buffer,
-    s: Scanned,
-    q: Question,
-    peer: Peer,
-    maxSize: number,
-    zone: string,
-    block: Block,
-    stored: StoredAnswer | undefined,
-    streamed: { octets: number },
-  ): Request {
+  /** The Request the chain sees for the client's query `q`. Over TCP its stream() writes a message of a
+   * long reply ahead of the last, counting the octets in q.streamed. */
+  #request(q: ClientQuestion): Request {
+    const { packet, scan: s, peer, query } = q;
     const write = peer.write;
-    const query = q.query;
     const req: Request = {
       msg: query,
       qname: s.qname,
-      spelled: spelledQname(buf, s.questionEnd),
+      spelled: spelledQname(packet, s.questionEnd),
       qtype: s.qtype,
       qclass: s.qclass,
-      zone,
+      zone: q.zone,
       proto: peer.proto,
       remoteAddress: peer.remoteAddress,
       remotePort: peer.remotePort,
       localAddress: peer.localAddress,
       localPort: peer.localPort,
       server: this.label,
-      maxSize,
-      cache: this.#policy(stored, (fetch) => this.#refresh(q, block, req, fetch)),
+      maxSize: q.maxSize,
+      cache: this.#policy(q.stored, (fetch) => this.#refresh(q, req, fetch)),
       stream:
         write &&
         ((part) => {
           normalise(part, query);
           const bytes = encode(part);
-          buf.copy(bytes, 12, 12, s.questionEnd);
-          streamed.octets += bytes.length;
+          packet.copy(bytes, 12, 12, s.questionEnd);
+          q.streamed += bytes.length;
           return write(bytes);
         }),
     };
@@ -385,7 +389,6 @@ export class Pipeline {
    * behind it did not change while it ran. */
   async #refresh(
     q: Question,
-    block: Block,
     client: Request,
     fetch: (req: Request) => Promise<Msg | undefined>,
   ): Promise<StoredAnswer | undefined> {
@@ -393,14 +396,14 @@ export class Pipeline {
     const own: Request = { ...client, cache: new AnswerPolicy(), answeredBy: undefined };
     const reply = await fetch(own);
     if (reply === undefined) return undefined;
-    return this.answers.handle(this.#encodeAndStore(q, block, reply, own, generation));
+    return this.answers.handle(this.#encodeAndStore(q, reply, own, generation));
   }
 
   /** Encodes and stores a reply produced away from a client's query (a refresh, an internal lookup). */
-  #encodeAndStore(q: Question, block: Block, reply: Msg, req: Request, generation: number): number {
+  #encodeAndStore(q: Question, reply: Msg, req: Request, generation: number): number {
     normalise(reply, q.query);
     try {
-      return this.#storeReply(q, block, reply, encode(reply), req, generation);
+      return this.#storeReply(q, reply, encode(reply), req, generation);
     } catch (err) {
       this.#log.error({ err, qname: q.query.question[0].name }, "a reply to store could not be encoded");
       return NO_SLOT;
@@ -409,10 +412,10 @@ export class Pipeline {
 
   /** Puts an encoded reply in the answer store when the request's policy allows, for as long as it
    * allows: the slot, or NO_SLOT. */
-  #storeReply(q: Question, block: Block, reply: Msg, full: Buffer, req: Request, generation: number): number {
+  #storeReply(q: Question, reply: Msg, full: Buffer, req: Request, generation: number): number {
     const f = this.#filing;
     f.policy = req.cache;
-    f.owner = block;
+    f.owner = q.block;
     f.rcode = reply.rcode;
     f.tc = reply.tc;
     f.plugin = req.answeredBy ?? "";
@@ -464,8 +467,15 @@ export class Pipeline {
       const reply = await m.value.chain.serve(req);
       if (req.cache.kept !== undefined) {
         const copy = { ...reply, answer: [...reply.answer], authority: [...reply.authority] };
-        const q = { key, keyLength: key.length, hash, questionEnd: 12 + key.length - 1, query };
-        this.#encodeAndStore(q, m.value, copy, req, generation);
+        const q = {
+          key,
+          keyLength: key.length,
+          hash,
+          questionEnd: 12 + key.length - 1,
+          query,
+          block: m.value,
+        };
+        this.#encodeAndStore(q, copy, req, generation);
       }
       return reply;
     } catch (err) {
@@ -504,22 +514,11 @@ export class Pipeline {
     return out;
   }
 
-  /** Runs the block's finish hooks (metrics, log) for one answered query. `header` is octets 2 and 3
-   * of the reply sent, `rsize` its size with what was streamed before it (a zone transfer). */
-  #finish(
-    block: Block,
-    s: Scanned,
-    size: number,
-    peer: Peer,
-    rcode: number,
-    header: number,
-    rsize: number,
-    /** Microseconds from the query's arrival to its reply (computed by the caller, whose code V8 has
-     * optimized: here the arithmetic on doubles would allocate). */
-    micros: number,
-    cached: boolean,
-    plugin: string,
-  ): void {
+  /** What the finish hooks will see of the query `s` (of `size` octets) from `peer`, answered in
+   * `block`: the caller fills in the reply's side (rcode, header: octets 2 and 3 of the reply sent,
+   * rsize: its size with what was streamed before it, micros: from arrival to reply, computed where
+   * V8 has optimized the arithmetic on doubles, cached, plugin), then calls #finish. */
+  #finishing(block: Block, s: Scanned, size: number, peer: Peer): FinishedQuery {
     const done = this.#done;
     done.reset(s);
     done.server = this.label;
@@ -528,15 +527,14 @@ export class Pipeline {
     done.remoteAddress = peer.remoteAddress;
     done.remotePort = peer.remotePort;
     done.size = size;
-    done.rcode = rcode;
-    done.header = header;
-    done.rsize = rsize;
-    done.micros = micros;
-    done.cached = cached;
-    done.plugin = plugin;
+    return done;
+  }
+
+  /** Runs the block's finish hooks (metrics, log) on the query #finishing filled. */
+  #finish(block: Block): void {
     for (const hook of block.hooks) {
       try {
-        hook(done);
+        hook(this.#done);
       } catch (err) {
         this.#log.error({ err }, "finish hook failed");
       }

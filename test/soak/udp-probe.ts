@@ -56,14 +56,17 @@ export function percentile(sorted: number[] | Float64Array, p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
 }
 
-function run(
-  port: number,
-  qps: number,
-  seconds: number,
-  sockets: number,
-  timeoutMs: number,
-  names: string[],
-) {
+/** What the probe's child process is asked to do (its command line, in this order). */
+interface ProbeRun {
+  port: number;
+  qps: number;
+  seconds: number;
+  sockets: number;
+  timeoutMs: number;
+  names: string[];
+}
+
+function run({ port, qps, seconds, sockets, timeoutMs, names }: ProbeRun) {
   const questions = names.map((n) => {
     const [name, type] = n.split("/");
     return (id: number) => encode(newQuery(name, type === undefined ? Type.A : Number(type), 1, id));
@@ -189,5 +192,12 @@ export function udpProbe(port: number, o: UdpProbeOptions) {
 
 if (import.meta.main) {
   const [port, qps, seconds, sockets, timeoutMs, ...names] = process.argv.slice(2);
-  run(Number(port), Number(qps), Number(seconds), Number(sockets), Number(timeoutMs), names);
+  run({
+    port: Number(port),
+    qps: Number(qps),
+    seconds: Number(seconds),
+    sockets: Number(sockets),
+    timeoutMs: Number(timeoutMs),
+    names,
+  });
 }

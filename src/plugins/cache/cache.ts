@@ -18,6 +18,7 @@ import type { Request } from "../../chain/request.ts";
 import { isFailureRcode } from "../../chain/handler.ts";
 import {
   cacheClock,
+  popularity,
   prefetchDue,
   type CacheKind,
   type CacheRules,
@@ -30,10 +31,9 @@ import { replyTo } from "../../dns/message.ts";
 import { decode } from "../../dns/decode.ts";
 import { Rcode, Type } from "../../dns/constants.ts";
 import { isSubdomain } from "../../dns/name.ts";
-import { WireFacts } from "../../answers/wire-facts.ts";
+import { WireFacts, answersQuestion } from "../../answers/wire-facts.ts";
 import { setTtls } from "../../dns/wire-ttl.ts";
-import { wireRecords, type WireRecords } from "../../dns/wire-msg.ts";
-import { kindOf, replyTtl } from "./entry.ts";
+import { wireRecords } from "../../dns/wire-msg.ts";
 import { liveCaches, statsFor, type CacheStats, type LiveCache } from "./stats.ts";
 
 export interface KindSettings {
@@ -125,7 +125,7 @@ export class Cache implements CacheRules {
   due(e: StoredAnswer, left: number, now: number): boolean {
     const p = this.prefetch;
     if (p === undefined) return false;
-    e.hits = now - e.lastHit >= p.durationMs ? 1 : e.hits + 1;
+    e.hits = popularity(p, e.hits, e.lastHit, now);
     e.lastHit = now;
     return !e.refreshing && prefetchDue(p, e.hits, left, e.kept!.ttl);
   }
@@ -236,28 +236,19 @@ export class Cache implements CacheRules {
     return answersQuestion(fresh, req.qname, req.qtype);
   }
 
-  /** How the reply is kept, or undefined when it is not. */
+  /** How the reply is kept, or undefined when it is not: the store's classifier (wire-facts.ts) reads
+   * its facts, off its octets when its records are still octets (a forwarded reply, as the wire lane
+   * reads them), else off the decoded message. */
   #decide(req: Request, reply: Msg, now: number): KeepTerms | undefined {
     if (req.cache.private || reply.tc || reply.question.length === 0) return undefined;
     const raw = wireRecords(reply);
-    if (raw !== undefined) return this.#decideWire(req, raw, now);
-    const kind = kindOf(reply);
-    if (kind === undefined) return undefined;
-    const ttl = this.ttlFor(req.qname, kind, reply.rcode, replyTtl(reply, kind));
-    if (ttl <= 0) return undefined;
-    const answers = kind === "success" && answersQuestion(reply, req.qname, req.qtype);
-    return { rules: this, kind, ttl, stored: now, answers };
-  }
-
-  /** #decide for a reply whose records are still octets: the same facts read off them in one walk, as
-   * the wire lane reads them (the answer reached is any record of the type asked: owners are not
-   * followed through CNAMEs). */
-  #decideWire(req: Request, raw: WireRecords, now: number): KeepTerms | undefined {
-    const f = this.#facts.read(raw.wire, 0, raw.wire.length, raw.questionEnd, req.qtype);
+    const f =
+      raw !== undefined
+        ? this.#facts.read(raw.wire, 0, raw.wire.length, raw.questionEnd, req.qtype)
+        : this.#facts.readMsg(reply, req.qname, req.qtype);
     const kind = f.kind;
     if (kind === undefined) return undefined;
-    const said = kind === "denial" ? f.negativeTtl : f.minTtlAll;
-    const ttl = this.ttlFor(req.qname, kind, f.rcode, said < 0 ? undefined : said);
+    const ttl = this.ttlFor(req.qname, kind, f.rcode, f.said < 0 ? undefined : f.said);
     if (ttl <= 0) return undefined;
     return { rules: this, kind, ttl, stored: now, answers: kind === "success" && f.answers };
   }
@@ -290,26 +281,6 @@ export class Cache implements CacheRules {
       () => failed(),
     );
   }
-}
-
-/** Most CNAMEs followed in an answer section before giving up (a loop, or a chain too long to be real). */
-const MAX_CHAIN = 16;
-
-/** The answer section holds a record of the type asked for `qname`, or for the name its CNAMEs lead
- * to (ANY: a record of any type). */
-export function answersQuestion(reply: Msg, qname: string, qtype: number): boolean {
-  let name = qname.toLowerCase();
-  for (let hop = 0; hop <= MAX_CHAIN; hop++) {
-    let next: string | undefined;
-    for (const rr of reply.answer) {
-      if (rr.name.toLowerCase() !== name) continue;
-      if (rr.type === qtype || qtype === Type.ANY) return true;
-      if (rr.type === Type.CNAME && "target" in rr.data) next = rr.data.target.toLowerCase();
-    }
-    if (next === undefined) return false;
-    name = next;
-  }
-  return false;
 }
 
 /** qname is in (or below) one of the zones: a loop, not some(): no closure per query. */

@@ -70,7 +70,7 @@ export function parseZone(text: string, opts: ParseOptions): RR[] {
   const origin = canonical(opts.origin);
   const read = opts.readFile ?? ((p: string) => readFileSync(p, "latin1"));
   const out: Located[] = [];
-  parseInto(text, opts.file, { origin, ttl: opts.defaultTtl, owner: undefined }, out, 0, read);
+  parseInto(text, opts.file, { origin, ttl: opts.defaultTtl, owner: undefined, depth: 0 }, out, read);
   return finish(out, origin, opts.file);
 }
 
@@ -86,6 +86,8 @@ interface State {
   ttl: number | undefined;
   /** The previous owner, for lines that start with blank space. */
   owner: string | undefined;
+  /** How many $INCLUDEs deep the file being read is (0: the zone file itself). */
+  depth: number;
 }
 
 /** An entry: one record or directive, possibly spread over lines by parentheses. */
@@ -101,7 +103,6 @@ function parseInto(
   file: string,
   state: State,
   out: Located[],
-  depth: number,
   read: (path: string) => string,
 ): void {
   for (const e of lex(text, file)) {
@@ -109,7 +110,7 @@ function parseInto(
     try {
       const f = e.fields;
       if (!e.blankOwner && f[0].startsWith("$")) {
-        directive(e, file, state, out, depth, read);
+        directive(e, file, state, out, read);
         continue;
       }
       let owner: string;
@@ -139,7 +140,6 @@ function directive(
   file: string,
   state: State,
   out: Located[],
-  depth: number,
   read: (path: string) => string,
 ): void {
   const [name, ...args] = e.fields;
@@ -165,7 +165,8 @@ function directive(
     }
     case "$INCLUDE": {
       want(1, 2);
-      if (depth + 1 > MAX_INCLUDE_DEPTH) throw new Error(`$INCLUDE nested deeper than ${MAX_INCLUDE_DEPTH}`);
+      if (state.depth + 1 > MAX_INCLUDE_DEPTH)
+        throw new Error(`$INCLUDE nested deeper than ${MAX_INCLUDE_DEPTH}`);
       const path = resolve(dirname(file), stringFromText(args[0], 4096));
       const origin = args[1] === undefined ? state.origin : nameFromText(args[1], state.origin);
       let included: string;
@@ -175,7 +176,7 @@ function directive(
         throw new Error(`cannot read included file ${path}: ${(err as Error).message}`, { cause: err });
       }
       // The included file starts from the parent's state, and its changes do not leak back (RFC 1035 5.1).
-      parseInto(included, path, { ...state, origin }, out, depth + 1, read);
+      parseInto(included, path, { ...state, origin, depth: state.depth + 1 }, out, read);
       return;
     }
   }

@@ -93,7 +93,16 @@ export class Zone {
   /** Answers `qname`/`qtype` from this zone. `qname` is canonical; case does not matter. */
   lookup(qname: string, qtype: number): Lookup {
     let name = qname.toLowerCase();
-    if (!isSubdomain(name, this.origin)) return result("outside", Rcode.REFUSED, false, [], [], []);
+    if (!isSubdomain(name, this.origin)) {
+      return {
+        kind: "outside",
+        rcode: Rcode.REFUSED,
+        authoritative: false,
+        answer: [],
+        authority: [],
+        additional: [],
+      };
+    }
     const answer: RR[] = [];
     const visited = new Set<string>();
     for (let hops = 0; ; hops++) {
@@ -102,7 +111,15 @@ export class Zone {
         // A CNAME chain that runs into a delegation stops there: the resolver follows the target itself.
         if (answer.length > 0) return this.#positive(answer);
         const ns = this.#copy(this.#nodes.get(cut)!.get(Type.NS)!, undefined);
-        return result("referral", Rcode.NOERROR, false, [], ns, this.#glue(ns));
+        const additional = this.#glue(ns);
+        return {
+          kind: "referral",
+          rcode: Rcode.NOERROR,
+          authoritative: false,
+          answer: [],
+          authority: ns,
+          additional,
+        };
       }
       // An existing name is its own data; otherwise the wildcard at the closest encloser stands in.
       const exact = this.#nodes.get(name);
@@ -152,12 +169,14 @@ export class Zone {
   }
 
   #positive(answer: RR[]): Lookup {
-    return result("answer", Rcode.NOERROR, true, answer, [], this.#additional(answer));
+    const additional = this.#additional(answer);
+    return { kind: "answer", rcode: Rcode.NOERROR, authoritative: true, answer, authority: [], additional };
   }
 
   #negative(kind: "nodata" | "nxdomain", answer: RR[]): Lookup {
     const rcode = kind === "nxdomain" ? Rcode.NXDOMAIN : Rcode.NOERROR;
-    return result(kind, rcode, true, answer, [{ ...this.#negativeSoa }], []);
+    const authority = [{ ...this.#negativeSoa }];
+    return { kind, rcode, authoritative: true, answer, authority, additional: [] };
   }
 
   /** A and AAAA records from the zone for the names that MX, SRV and NS records in `answer` point at. */
@@ -201,15 +220,4 @@ function canonicalOrder(a: string, b: string): number {
     if (x[i] !== y[i]) return x[i] < y[i] ? -1 : 1;
   }
   return x.length - y.length;
-}
-
-function result(
-  kind: LookupKind,
-  rcode: number,
-  authoritative: boolean,
-  answer: RR[],
-  authority: RR[],
-  additional: RR[],
-): Lookup {
-  return { kind, rcode, authoritative, answer, authority, additional };
 }

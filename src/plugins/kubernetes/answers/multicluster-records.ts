@@ -16,21 +16,27 @@ export interface McsNode {
   additional?: RR[];
 }
 
+/** A question below `svc.<zone>` of a multicluster zone: `labels` are qname's below the zone,
+ * `[..., service, namespace, "svc"]`; `withSrv`: SRV records are wanted at the import's name; their
+ * targets keep `spelled`, the client's spelling of the zone, as in the cluster's zone. */
+export interface McsQuestion {
+  readonly qname: string;
+  readonly labels: readonly string[];
+  readonly withSrv: boolean;
+  readonly spelled: string;
+}
+
 /**
- * The node of `qname`, labels `[..., service, namespace, "svc"]` below a multicluster zone;
- * undefined when it does not exist. `exposed(ns)`: whether the namespace exists locally (it also
- * exists in the zone when it has imports). `withSrv`: SRV records are wanted at the import's name;
- * their targets keep `spelled`, the client's spelling of the zone, as in the cluster's zone.
+ * The node of the question `q`; undefined when it does not exist. `exposed(ns)`: whether the
+ * namespace exists locally (it also exists in the zone when it has imports).
  */
 export function multiclusterNode(
   mc: Multicluster,
-  qname: string,
-  labels: readonly string[],
-  withSrv: boolean,
-  spelled: string,
+  q: McsQuestion,
   ttl: number,
   exposed: (ns: string) => boolean,
 ): McsNode | undefined {
+  const { qname, labels, withSrv, spelled } = q;
   const n = labels.length;
   const ns = labels[n - 2];
   if (n === 2) return exposed(ns) || mc.hasNamespace(ns) ? { rrs: [] } : undefined;

@@ -196,7 +196,7 @@ export class Records {
       if (mc === undefined) return this.#svcTree(qname, labels, qtype, spelled);
       const withSrv = qtype === Type.SRV || qtype === Type.ANY;
       const exposed = (ns: string) => this.#store.namespaceExposed(ns);
-      return multiclusterNode(mc, qname, labels, withSrv, spelled, this.#options.ttl, exposed);
+      return multiclusterNode(mc, { qname, labels, withSrv, spelled }, this.#options.ttl, exposed);
     }
     if (top === "pod") return mc === undefined ? this.#podTree(qname, labels) : undefined;
     return undefined;

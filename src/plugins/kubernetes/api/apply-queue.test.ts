@@ -23,15 +23,14 @@ function manual(o: { sliceMs?: number; maxBytes?: number } = {}) {
   };
 }
 
-/** Work of `n` units, each logging `name:i` and taking `ms` of the clock. */
+/** Work of `steps` units, each logging `name:i` and taking `ms` of the clock; `bytes` it holds (10). */
 function units(
   log: string[],
   name: string,
-  n: number,
-  ms: number,
+  o: { steps: number; ms: number; bytes?: number },
   advance: (ms: number) => void,
-  bytes = 10,
 ): Work {
+  const { steps: n, ms, bytes = 10 } = o;
   let i = 0;
   return {
     bytes,
@@ -46,9 +45,9 @@ function units(
 test("into an empty queue work starts at once; a slice ends once its budget is spent, between steps; the next one goes on in order", () => {
   const m = manual({ sliceMs: 1 });
   const log: string[] = [];
-  m.q.push(units(log, "a", 5, 0.4, m.advance));
+  m.q.push(units(log, "a", { steps: 5, ms: 0.4 }, m.advance));
   assert.deepEqual(log, ["a:0", "a:1", "a:2"], "the first slice runs inside push");
-  m.q.push(units(log, "b", 2, 0.4, m.advance));
+  m.q.push(units(log, "b", { steps: 2, ms: 0.4 }, m.advance));
   assert.equal(log.length, 3, "work behind other work waits for its slice");
   assert.ok(m.slice());
   assert.deepEqual(log.slice(3), ["a:3", "a:4", "b:0"]);
@@ -62,7 +61,7 @@ test("lone events pushed one after another in one turn of the loop: at once only
   const m = manual({ sliceMs: 1 });
   const log: string[] = [];
   // As a socket read of many small chunks gives them, each into a queue that the last one emptied.
-  for (let i = 0; i < 10; i++) m.q.push(units(log, `e${i}`, 1, 0.3, m.advance));
+  for (let i = 0; i < 10; i++) m.q.push(units(log, `e${i}`, { steps: 1, ms: 0.3 }, m.advance));
   assert.deepEqual(
     log,
     ["e0", "e1", "e2", "e3"].map((e) => `${e}:0`),
@@ -80,7 +79,7 @@ test("lone events pushed one after another in one turn of the loop: at once only
 test("a step longer than the budget still runs whole, alone in its slice", () => {
   const m = manual({ sliceMs: 1 });
   const log: string[] = [];
-  m.q.push(units(log, "big", 2, 5, m.advance));
+  m.q.push(units(log, "big", { steps: 2, ms: 5 }, m.advance));
   assert.deepEqual(log, ["big:0"]);
   m.slice();
   assert.deepEqual(log, ["big:0", "big:1"]);
@@ -90,8 +89,8 @@ test("a step longer than the budget still runs whole, alone in its slice", () =>
 test("full past maxBytes; whenRoom calls back once half is left, not before", () => {
   const m = manual({ sliceMs: 1, maxBytes: 100 });
   const log: string[] = [];
-  m.q.push(units(log, "first", 2, 1, m.advance, 30));
-  for (let i = 0; i < 3; i++) m.q.push(units(log, `w${i}`, 1, 1, m.advance, 30));
+  m.q.push(units(log, "first", { steps: 2, ms: 1, bytes: 30 }, m.advance));
+  for (let i = 0; i < 3; i++) m.q.push(units(log, `w${i}`, { steps: 1, ms: 1, bytes: 30 }, m.advance));
   assert.equal(m.q.stats().bytes, 120);
   assert.equal(m.q.full, true);
   let room = 0;
@@ -118,7 +117,7 @@ test("a step that throws is dropped; the work behind it runs", () => {
       throw new Error("bad");
     },
   });
-  m.q.push(units(log, "ok", 1, 0, m.advance));
+  m.q.push(units(log, "ok", { steps: 1, ms: 0 }, m.advance));
   m.slice();
   assert.deepEqual(log, ["ok:0"]);
   assert.equal(m.q.stats().bytes, 0);
