@@ -5,7 +5,10 @@
 //   git worktree add /tmp/before HEAD~1 && ln -s "$PWD/node_modules" /tmp/before/node_modules
 //   node bench/ab.ts /tmp/before .            (BENCH_SERVICES, BENCH_SECONDS, BENCH_ROUNDS, BENCH_MIX)
 // A checkout may carry node flags after "::", added after the image's: `. .::--max-semi-space-size=4`,
-// and environment variables after a second "::": `. "::::MALLOC_ARENA_MAX=1"`.
+// environment variables after a second "::": `. "::::MALLOC_ARENA_MAX=1"`, and clusterdns flags after a
+// third: `. ".::::::-workers 2"`. BENCH_PIN=0 leaves the servers and dnsperf unpinned (a server with
+// -workers 2 has both cores); BENCH_SOCKETS sets dnsperf's sockets (-c, 4), which SO_REUSEPORT spreads
+// over the threads by their source ports. The peak RSS (VmHWM) of each server is printed at the end.
 // With BENCH_FIXED_QPS=N the rounds run at that fixed rate instead and compare latency: p50 and p99
 // per round (the tail is what garbage collection pauses show in).
 
@@ -16,19 +19,20 @@ import { dnsperf } from "./dnsperf.ts";
 import { generateCluster } from "./cluster-gen.ts";
 import { mixChoice, mixQueries } from "./mixes.ts";
 import { serveWithCorefile, startClusterdns, untilSynced } from "./clusterdns-run.ts";
-import { PIN, cpuSecondsOf, stop, type Started } from "./processes.ts";
+import { PIN, cpuSecondsOf, memoryOf, stop, type Started } from "./processes.ts";
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const services = env("BENCH_SERVICES", 10_000);
 const seconds = env("BENCH_SECONDS", 3);
 const rounds = env("BENCH_ROUNDS", 4);
 const checkouts = process.argv.slice(2).map((arg) => {
-  const [path, flags = "", env = ""] = arg.split("::");
+  const [path, flags = "", env = "", args = ""] = arg.split("::");
   const vars = env.split(" ").filter(Boolean);
   return {
     name: arg,
     path: resolve(path || "."),
     flags: flags.split(" ").filter(Boolean),
+    args: args.split(" ").filter(Boolean),
     env: Object.fromEntries(vars.map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)])),
   };
 });
@@ -63,10 +67,12 @@ try {
     const { cd: server, port } = await startClusterdns(corefile, {
       checkout: checkout.path,
       nodeFlags: checkout.flags,
+      args: checkout.args,
       env: { CLUSTERDNS_FROM_SOURCE: "1", ...checkout.env },
     });
     await untilSynced(server);
-    await dnsperf({ port, queryFile, seconds: 2, core }); // warm-up: fills the answer cache
+    // Warm-up: fills the answer cache (BENCH_WARM seconds; each thread of -workers fills its own).
+    await dnsperf({ port, queryFile, seconds: env("BENCH_WARM", 2), core });
     contenders.push({ name: checkout.name, server, port, qps: [], cpu: [], p50: [], p99: [] });
   }
   for (let round = 0; round < rounds; round++) {
@@ -78,6 +84,7 @@ try {
         seconds,
         core,
         maxQps: fixedQps,
+        sockets: process.env.BENCH_SOCKETS ? Number(process.env.BENCH_SOCKETS) : undefined,
         percentiles: !!fixedQps,
       });
       c.qps.push(r.qps);
@@ -112,6 +119,10 @@ try {
     console.log(
       `| ${c.name} | ${q} | ${u} | ${median(c.cpu).toFixed(1)} (${(median(c.cpu) / base).toFixed(2)}) |`,
     );
+  }
+  for (const c of contenders) {
+    const m = memoryOf(c.server.proc.pid);
+    console.log(`${c.name}: RSS ${m.rss.toFixed(1)} MiB, peak ${m.peak.toFixed(1)} MiB`);
   }
 } finally {
   for (const c of contenders) await stop(c.server.proc);

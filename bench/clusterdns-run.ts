@@ -91,6 +91,8 @@ export interface StartOptions {
   checkout?: string;
   /** Node flags after the image's. */
   nodeFlags?: string[];
+  /** clusterdns flags after the benchmark's (-workers 2, ...). */
+  args?: string[];
   env?: Record<string, string>;
 }
 
@@ -112,6 +114,7 @@ export async function startClusterdns(
       ...((o.engine ?? process.env.BENCH_UDP_ENGINE)
         ? ["-udp.engine", o.engine ?? process.env.BENCH_UDP_ENGINE!]
         : []),
+      ...(o.args ?? []),
     ],
     /"msg":"started"/,
     { CLUSTERDNS_LOG_LEVEL: "info", ...IMAGE_ENV, ...o.env },

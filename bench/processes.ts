@@ -6,8 +6,9 @@ import { readFileSync, readdirSync, readlinkSync, writeFileSync } from "node:fs"
 import { cpus } from "node:os";
 import { createInterface } from "node:readline";
 
-/** Pinning needs two cores: the servers on core 0, dnsperf on core 1. */
-export const PIN = cpus().length > 1;
+/** Pinning needs two cores: the servers on core 0, dnsperf on core 1. BENCH_PIN=0 pins nothing: a
+ * server with -workers 2 then has both cores, beside dnsperf. */
+export const PIN = cpus().length > 1 && process.env.BENCH_PIN !== "0";
 
 /** The node flags clusterdns runs with in its image (Dockerfile ENTRYPOINT): measure what ships. */
 export const NODE_FLAGS = ["--max-semi-space-size=1"];

@@ -16,6 +16,9 @@ export interface Flags {
   validate: boolean;
   /** -udp.engine: how UDP is read and sent; unset: batched where it was built, else dgram. */
   udpEngine?: UdpEngineName;
+  /** -workers: threads answering DNS (the main thread is one), or "auto" (the cgroup's CPU quota);
+   * unset: `multisocket` in the Corefile, else 1. */
+  workers?: number | "auto";
   /** -memory.budget: MiB of resident memory to keep under (0: none); unset: 3/4 of the cgroup's limit. */
   memoryBudgetMiB?: number;
   help: boolean;
@@ -25,7 +28,9 @@ export class FlagError extends Error {
   readonly code = "CDNS_ERR_FLAG";
 }
 
-const valued = new Set(["conf", "dns.port", "udp.engine", "memory.budget"]);
+const valued = new Set(["conf", "dns.port", "udp.engine", "memory.budget", "workers"]);
+/** As CoreDNS's multisocket bounds its NUM_SOCKETS. */
+export const MAX_WORKERS = 1024;
 const boolean = new Set(["version", "plugins", "reuseport", "validate", "help", "h"]);
 
 export function parseFlags(argv: string[]): Flags {
@@ -54,6 +59,10 @@ export function parseFlags(argv: string[]): Flags {
       if (!(UDP_ENGINES as readonly string[]).includes(value))
         throw new FlagError(`-udp.engine: '${value}' is not one of ${UDP_ENGINES.join(", ")}`);
       f.udpEngine = value as UdpEngineName;
+    } else if (name === "workers") {
+      if (value !== "auto" && (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > MAX_WORKERS))
+        throw new FlagError(`-workers: '${value}' is not auto or a number from 1 to ${MAX_WORKERS}`);
+      f.workers = value === "auto" ? "auto" : Number(value);
     } else if (name === "memory.budget") {
       if (!/^\d+$/.test(value)) throw new FlagError(`-memory.budget: '${value}' is not a number of MiB`);
       f.memoryBudgetMiB = Number(value);
@@ -75,6 +84,9 @@ export const USAGE = `Usage: clusterdns [flags]
                   and be given again for ConfigMaps mounted beside it (coredns-custom)
   -dns.port N     port for server blocks that name none (default 53)
   -reuseport      share the DNS port with other clusterdns processes (one core each)
+  -workers N      threads answering DNS, each with UDP sockets of its own on every DNS port
+                  (SO_REUSEPORT) and its own copy of the cluster, fed by one API watch; auto:
+                  the container's CPU quota (default: multisocket in the Corefile, else 1)
   -udp.engine E   batched (recvmmsg/sendmmsg, the default where built) or dgram (Node's own)
   -memory.budget N  MiB of resident memory to stay under by dropping cached answers and refusing
                   large replies (0: none; default 3/4 of the container's memory limit)

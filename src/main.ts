@@ -17,6 +17,11 @@ import { VERSION } from "./version.ts";
 import type { Logger } from "pino";
 import { createLogger } from "./log.ts";
 import { limitHeapGrowth } from "./runtime/heap.ts";
+import { cpuQuota } from "./runtime/cpu-quota.ts";
+import { multisocketWorkers } from "./plugins/multisocket/setup.ts";
+import { WorkerPool } from "./server/workers.ts";
+import { threadMetrics } from "./metrics/registry.ts";
+import type { ServerBlock } from "./corefile/types.ts";
 
 const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -101,30 +106,108 @@ export async function main(argv: string[]): Promise<number> {
     udpEngine,
   };
   let instance: Instance;
+  let pool: WorkerPool | undefined;
   try {
     const warn = (w: ConfigWarning) => log.warn({ at: `${w.file}:${w.line}` }, w.message);
     const blocks = parseCorefile(source.text, source.file, { warn });
+    const workers = workerCount(flags, blocks, log);
+    Object.assign(instanceOptions, { shareDnsPort: workers > 1 });
     instance = await Instance.create({ ...instanceOptions, blocks });
+    // Started before the main thread's watch is, so they see its every event (runtime/relay.ts).
+    if (workers > 1) pool = startWorkers(workers - 1, { source, flags, udpEngine, log });
+    if (pool) watchWorkers(instance, pool);
     await instance.start();
+    await pool?.listen(instance.groupPorts, WORKERS_LISTEN_WAIT_MS);
   } catch (err) {
     process.stderr.write(`clusterdns: ${(err as Error).message}\n`);
+    await pool?.stop(0);
     return 1;
   }
-  startMemoryBudget(flags, log);
-  log.info({ version: VERSION, corefile: source.file, ports: instance.ports }, "started");
+  startMemoryBudget(flags, log, pool);
+  log.info(
+    { version: VERSION, corefile: source.file, ports: instance.ports, workers: (pool?.size ?? 0) + 1 },
+    "started",
+  );
   // The logs are JSON for machines; a person at a terminal, or trying the demo, also gets one line.
   if (process.stderr.isTTY || source.demo) process.stderr.write(`${welcome(instance, source.demo)}\n`);
   // A Corefile from a file can be reloaded: every interval with `reload`, at once on SIGUSR1.
   const reloader = source.demo
     ? undefined
-    : new Reloader(instance, { file: source.file, text: source.text, instance: instanceOptions, log });
+    : new Reloader(instance, {
+        file: source.file,
+        text: source.text,
+        instance: instanceOptions,
+        log,
+        onReloaded: (next, text) => {
+          warnThreadsChanged(flags, text, (pool?.size ?? 0) + 1, log);
+          if (!pool) return;
+          watchWorkers(next, pool);
+          pool.reload(text, next.groupPorts);
+        },
+      });
   if (reloader) process.on("SIGUSR1", () => void reloader.check());
   const current = () => (reloader ? reloader.stop().then(() => reloader.current) : Promise.resolve(instance));
-  return signals.stopOnSignal(current, log);
+  return signals.stopOnSignal(current, log, pool);
+}
+
+/** How long the start waits for the worker threads to listen before it says "started" anyway. */
+const WORKERS_LISTEN_WAIT_MS = 10_000;
+
+/** Threads to answer with: -workers, else the Corefile's multisocket, else 1; "auto": the CPU quota. */
+function workerCount(flags: Flags, blocks: ServerBlock[], log: Logger): number {
+  const corefile = multisocketWorkers(blocks);
+  const asked = flags.workers ?? corefile ?? 1;
+  const n = asked === "auto" ? cpuQuota() : asked;
+  if (flags.workers !== undefined && corefile !== undefined && corefile !== flags.workers)
+    log.warn({ workers: flags.workers, multisocket: corefile }, "-workers is given: multisocket is not used");
+  if (asked !== 1) log.info({ workers: n, asked }, "answering threads");
+  return n;
+}
+
+/** A reload does not start or stop threads: a multisocket that now asks for another count says so. */
+function warnThreadsChanged(flags: Flags, text: string, running: number, log: Logger): void {
+  if (flags.workers !== undefined) return;
+  const asked = multisocketWorkers(parseCorefile(text, "Corefile"));
+  const n = asked === "auto" ? cpuQuota() : (asked ?? 1);
+  if (n !== running)
+    log.warn(
+      { running, multisocket: asked ?? 1 },
+      "reload: the thread count changes at the next start, not now",
+    );
+}
+
+function startWorkers(
+  threads: number,
+  o: { source: Source; flags: Flags; udpEngine: UdpEngine; log: Logger },
+): WorkerPool {
+  // Beside this file: worker.ts run from the sources, worker.js from the build.
+  const entry = new URL(
+    `./worker${import.meta.url.slice(import.meta.url.lastIndexOf("."))}`,
+    import.meta.url,
+  );
+  const pool = new WorkerPool({
+    threads,
+    entry,
+    log: o.log,
+    data: {
+      text: o.source.text,
+      file: o.source.file,
+      root: o.source.root,
+      defaultPort: o.flags.dnsPort ?? 53,
+      udpEngine: o.udpEngine.name,
+    },
+  });
+  threadMetrics.collect = () => pool.metrics();
+  return pool;
+}
+
+/** The instance is ready only once every worker thread listens. */
+function watchWorkers(instance: Instance, pool: WorkerPool): void {
+  instance.readyChecks.set("workers", [() => pool.ready]);
 }
 
 /** The memory budget: -memory.budget, else BUDGET_SHARE of the cgroup's limit, else none. */
-function startMemoryBudget(flags: Flags, log: Logger): void {
+function startMemoryBudget(flags: Flags, log: Logger, pool: WorkerPool | undefined): void {
   const limit = cgroupLimit();
   const budget =
     flags.memoryBudgetMiB !== undefined
@@ -137,6 +220,7 @@ function startMemoryBudget(flags: Flags, log: Logger): void {
     "memory budget",
   );
   memoryBudget.start(budget, log);
+  if (pool) memoryBudget.onShed(() => pool.shed());
 }
 
 /** A ConfigMap given as the Corefile (the YAML parser is loaded only for text that may be one). */
@@ -173,6 +257,9 @@ function readSource(flags: Flags): Source | string {
   }
 }
 
+/** How long past the lameduck a worker thread may take to stop before it is terminated. */
+const STOP_GRACE_MS = 10_000;
+
 /** SIGTERM and SIGINT, caught from the start: one that comes before the server is up is kept and acted
  * on once it is. The first stops the server (its lameduck and all), a second exits at once. */
 class Signals {
@@ -185,7 +272,7 @@ class Signals {
   }
 
   /** Resolves with the exit code once a signal has stopped the instance `current` gives. */
-  stopOnSignal(current: () => Promise<Instance>, log: Logger): Promise<number> {
+  stopOnSignal(current: () => Promise<Instance>, log: Logger, pool?: WorkerPool): Promise<number> {
     return new Promise<number>((done) => {
       let stopping = false;
       const stop = (signal: string) => {
@@ -197,7 +284,8 @@ class Signals {
         stopping = true;
         log.info({ signal }, "stopping");
         current()
-          .then((instance) => instance.stop())
+          // The worker threads stop beside it, with the same lameduck, and are waited for.
+          .then((instance) => Promise.all([instance.stop(), pool?.stop(instance.lameduckMs + STOP_GRACE_MS)]))
           .then(
             () => done(0),
             (err: unknown) => {

@@ -104,7 +104,7 @@ const LAYERS: string[][] = [
   ["src/http/"],
   ["src/server/", "src/plugins/"],
   ["src/migrate/", "src/validate.ts"],
-  ["src/main.ts"],
+  ["src/main.ts", "src/worker.ts"],
 ];
 
 /** [layer, unit] of a src/ path. */

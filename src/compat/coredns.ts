@@ -68,7 +68,13 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     verdict: "same",
     note: "for the TCP listener (no TLS, DoH or DoQ listeners here); blocks sharing a port get the longest each sets",
   },
-  missing("multisocket", "run one process per core with `-reuseport` instead"),
+  {
+    plugin: "multisocket",
+    options: "NUM_SOCKETS",
+    verdict: "differs",
+    note: "one answering thread per socket (`-workers`), each with a socket of its own on every DNS port; the threads are the process's, so the largest count in the Corefile runs; without a number, the cgroup's CPU quota; TCP stays on one socket",
+    twice: "refused",
+  },
   { plugin: "reload", options: "INTERVAL, JITTER", verdict: "same", note: "" },
   { plugin: "nsid", options: "DATA", verdict: "same", note: "", twice: "refused" },
   {

@@ -9,6 +9,7 @@ import { configError, startError } from "../corefile/errors.ts";
 import { argCount } from "../corefile/args.ts";
 import type { SetupContext } from "../setup/context.ts";
 import { listenErrorText } from "../runtime/listen-error.ts";
+import { inWorker } from "../runtime/thread-role.ts";
 
 export interface ListenAddress {
   /** Undefined for ":8080": every address (dual-stack where the host has IPv6). */
@@ -84,6 +85,8 @@ export function serveWhileRunning(
   route: Route,
   o: ServeOptions = {},
 ): void {
+  // One listener per process: a worker thread (-workers N) leaves it to the main thread.
+  if (inWorker()) return;
   const { at, directive, addr } = listen;
   const shared = ctx.instance.reusePort ?? false;
   const wait = o.alone === true && shared;

@@ -2,17 +2,21 @@
 // CoreDNS's do. Plugins add their series here at setup (each metric once per process); the prometheus
 // plugin serves it.
 
-import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
+import { AggregatorRegistry, Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
+import type { MetricObjectWithValues, MetricValue } from "prom-client";
 import { PlainCounter } from "./plain.ts";
 import { answerCacheStats, clientCostStats, memoryStats, reloadStats, serverStats } from "./server-stats.ts";
 import { VERSION } from "../version.ts";
+import { inWorker, threadRole } from "../runtime/thread-role.ts";
 
 export const registry = new Registry();
 
 // Node's process metrics. Event-loop lag is sampled every 100 ms, not prom-client's 10 ms: at 10 ms the
 // sampling timer woke an idle server 100 times a second (0.9% of a core at 10k services, none with
 // 100 ms), and a stall of 100 ms or more is still always seen.
-collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 100 });
+// Only on the main thread: they describe the process (its CPU, its memory), which a worker's copy would
+// count again.
+if (!inWorker()) collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 100 });
 
 new Gauge({
   name: "coredns_build_info",
@@ -109,6 +113,14 @@ scrapedCounter(
   },
 );
 
+scrapedCounter(
+  "clusterdns_worker_queries_total",
+  "Queries looked up in the answer store of each thread (worker 0 is the main thread; -workers N): " +
+    "how the kernel spread the clients over the threads' sockets.",
+  ["worker"],
+  (c) => c.inc({ worker: String(threadRole.index) }, answerCacheStats.hits + answerCacheStats.misses),
+);
+
 scrapedGauge(
   "clusterdns_answer_cache_entries",
   "Replies held in the answer stores (100k per listener, and each cache's capacity per kind).",
@@ -149,4 +161,29 @@ function collector<T extends { reset(): void }>(fill: (m: T) => void): (this: T)
     this.reset();
     fill(this);
   };
+}
+
+/** Gauges that add up over the threads; every other gauge describes the process and is the main
+ * thread's alone. */
+const SUMMED_GAUGES = new Set(["clusterdns_answer_cache_entries"]);
+
+type Metrics = MetricObjectWithValues<MetricValue<string>>[];
+
+/** A worker's share of the metrics: its counters and histograms, and the gauges that add up. */
+export async function workerMetricsJson(): Promise<Metrics> {
+  const all = (await registry.getMetricsAsJSON()) as Metrics;
+  return all.filter((m) => String(m.type) !== "gauge" || SUMMED_GAUGES.has(m.name));
+}
+
+/** The workers' shares, when there are worker threads (-workers N; set by src/server/workers.ts). */
+export const threadMetrics: { collect?: () => Promise<Metrics[]> } = {};
+
+/** The exposition text of the process: the main thread's registry, plus every worker's share added
+ * series by series (same name and labels: summed). */
+export async function scrape(): Promise<string> {
+  if (threadMetrics.collect === undefined) return registry.metrics();
+  const [own, others] = await Promise.all([registry.getMetricsAsJSON(), threadMetrics.collect()]);
+  // Each series is summed: the main thread's own gauges have no counterpart in a worker's share.
+  const sum = (ms: Metrics) => ms.map((m) => ({ ...m, aggregator: "sum" as const }));
+  return AggregatorRegistry.aggregate([sum(own as Metrics), ...others.map(sum)]).metrics();
 }

@@ -22,6 +22,7 @@ import { setup as loadbalance } from "./loadbalance/setup.ts";
 import { setup as log } from "./log/setup.ts";
 import { setup as loop } from "./loop/setup.ts";
 import { setup as minimal } from "./minimal/setup.ts";
+import { setup as multisocket } from "./multisocket/setup.ts";
 import { setup as nodelocal } from "./nodelocal/setup.ts";
 import { setup as nsid } from "./nsid/setup.ts";
 import { setup as prometheus } from "./prometheus/setup.ts";
@@ -37,6 +38,7 @@ import { setup as whoami } from "./whoami/setup.ts";
 /** Execution order: a new plugin goes where CoreDNS's plugin.cfg puts it (index.test.ts checks). */
 export const plugins: Registry = new Map<string, Setup>([
   ["timeouts", timeouts],
+  ["multisocket", multisocket],
   ["reload", reload],
   ["nsid", nsid],
   ["bufsize", bufsize],

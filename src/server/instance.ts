@@ -43,6 +43,13 @@ export interface InstanceOptions {
   previous?: Instance;
   /** Set up only, never started: -validate (InstanceHooks.checkOnly). */
   checkOnly?: boolean;
+  /** -workers N: the DNS sockets join a SO_REUSEPORT group the worker threads' sockets share, without
+   * the rest of -reuseport (its HTTP listeners and start-up waits stay those of one process). */
+  shareDnsPort?: boolean;
+  /** A worker thread's: UDP only (the main thread keeps TCP), on the ports the main thread bound, by
+   * group id (what port 0 became). They are known once the main thread listens: the worker's start
+   * (its store's sync) runs meanwhile and waits for them only to listen. */
+  worker?: { ports: Promise<Readonly<Record<string, number>>> };
 }
 
 interface Group {
@@ -242,23 +249,31 @@ export class Instance implements InstanceHooks {
     for (const fn of this.#listening) await fn();
   }
 
+  /** The port each listener group bound, by group id: what worker threads bind beside it. */
+  get groupPorts(): Record<string, number> {
+    return Object.fromEntries([...this.#groups].map(([id, g]) => [id, g.port]));
+  }
+
   async #listen(g: Group): Promise<void> {
+    const worker = this.#opts.worker && { ports: await this.#opts.worker.ports };
+    const reusePort = (this.#opts.reusePort ?? false) || (this.#opts.shareDnsPort ?? false);
     for (let attempt = 0; ; attempt++) {
       try {
-        let port = g.port;
+        let port = worker?.ports[g.id] ?? g.port;
         for (const address of g.bind) {
           const optional = g.bind === WILDCARD && address === "::";
           try {
             const udp = (this.#opts.udpEngine ?? dgramEngine).listener(
               g.pipeline,
-              { address, port, reusePort: this.#opts.reusePort ?? false },
+              { address, port, reusePort },
               this.#log,
             );
             g.udp.push(udp);
             port = await udp.bind(address, port);
+            if (worker !== undefined) continue;
             const tcp = new TcpListener(g.pipeline, g.tcpOptions, this.#log);
             g.tcp.push(tcp);
-            await tcp.listen(address, port, this.#opts.reusePort ?? false);
+            await tcp.listen(address, port, reusePort);
           } catch (err) {
             const code = (err as NodeJS.ErrnoException).code;
             if (!optional || (code !== "EAFNOSUPPORT" && code !== "EADDRNOTAVAIL")) throw err;

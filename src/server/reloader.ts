@@ -22,6 +22,8 @@ export interface ReloaderOptions {
   /** Everything Instance.create needs but the blocks. */
   instance: Omit<InstanceOptions, "blocks">;
   log: Logger;
+  /** Called once a new configuration has taken over (the worker threads follow it). */
+  onReloaded?: (next: Instance, text: string) => void;
 }
 
 export class Reloader {
@@ -141,6 +143,7 @@ export class Reloader {
     reloadStats.hash = hash;
     reloadStats.succeeded++;
     log.info({ corefile: file, ports: next.ports, adopted: next.adopted }, "reloaded");
+    this.#options.onReloaded?.(next, text);
   }
 }
 

@@ -15,6 +15,8 @@ import { WarmStart } from "./store/snapshot.ts";
 import { observeProgramming } from "./metrics.ts";
 import { tuneHeapAroundSync } from "./heap-tuning.ts";
 import { fileStampSync } from "../file/file.ts";
+import { inWorker } from "../../runtime/thread-role.ts";
+import { relaySource, relayingSink } from "./relay-source.ts";
 
 /** Where a change of the store goes: an answer cache's invalidation. */
 export type CacheDrop = (names: readonly string[] | "all") => void;
@@ -65,14 +67,17 @@ export class LiveCluster {
   startedAt: number | undefined;
   readonly #c: KubernetesConfig;
   readonly #log: Logger;
+  readonly #key: string;
+  #relaying: ReturnType<typeof relayingSink> | undefined;
   #settle: () => void = () => {};
 
   private constructor(
-    o: { c: KubernetesConfig; kinds: readonly Kind[]; local: readonly string[]; log: Logger },
+    o: { c: KubernetesConfig; kinds: readonly Kind[]; local: readonly string[]; log: Logger; key: string },
     configured: ConfiguredSource,
   ) {
     const { c } = o;
     this.#c = c;
+    this.#key = o.key;
     this.#log = o.log;
     this.multicluster =
       c.multicluster && new Multicluster(c.multicluster, { endpointPodNames: c.endpointPodNames });
@@ -91,9 +96,11 @@ export class LiveCluster {
       names: { ignoreEmptyService: c.ignoreEmptyService, zonal: c.zonal },
     });
     this.configured = configured;
-    this.warm =
-      c.snapshot &&
-      new WarmStart({ ...c.snapshot, settings: snapshotSettings(c), store: this.store, log: o.log });
+    // A worker's store is a copy: the main thread's writes the snapshot and restores it.
+    this.warm = inWorker()
+      ? undefined
+      : c.snapshot &&
+        new WarmStart({ ...c.snapshot, settings: snapshotSettings(c), store: this.store, log: o.log });
     this.whenSettled = new Promise<void>((r) => (this.#settle = r));
   }
 
@@ -104,8 +111,13 @@ export class LiveCluster {
     local: readonly string[];
     log: Logger;
     checkOnly: boolean;
+    /** Its liveKey: what the main thread's events are relayed under to the workers (-workers N). */
+    key: string;
   }): Promise<LiveCluster> {
-    const configured = await configuredSource(o.c, o.kinds, o.log, o.checkOnly);
+    // In a worker thread the objects come from the main thread's one watch, not from an API of its own.
+    const configured = inWorker()
+      ? { source: relaySource(o.key) }
+      : await configuredSource(o.c, o.kinds, o.log, o.checkOnly);
     return new LiveCluster(o, configured);
   }
 
@@ -124,12 +136,18 @@ export class LiveCluster {
       this.#settle();
       this.#log.info({ source: source.describe(), objects: store.stats().objects, compactMs }, "synced");
     });
-    await source.start(store);
+    if (inWorker()) await source.start(store);
+    else {
+      const sink = relayingSink(store, this.#key);
+      this.#relaying = sink;
+      await source.start(sink);
+    }
   }
 
   /** Stops the source and the snapshot's writes (writing it once more). */
   async stop(): Promise<void> {
     await this.configured.source.stop();
+    this.#relaying?.close();
     await this.warm?.stop();
   }
 }

@@ -35,7 +35,14 @@ export const setup: Setup = async (d, ctx) => {
   let live = ctx.adopt<LiveCluster>(key);
   if (live === undefined) {
     try {
-      live = await LiveCluster.create({ c, kinds, local, log, checkOnly: ctx.instance.checkOnly ?? false });
+      live = await LiveCluster.create({
+        c,
+        kinds,
+        local,
+        log,
+        checkOnly: ctx.instance.checkOnly ?? false,
+        key,
+      });
     } catch (err) {
       // The Corefile is right; a file it names (kubeconfig, objects, certificates) is missing or wrong.
       throw startError(d, NAME, (err as Error).message);

@@ -12,6 +12,7 @@ import { configError, startError } from "../../corefile/errors.ts";
 import type { Directive } from "../../corefile/types.ts";
 import { NodeLocal, type NodeConfig } from "./node.ts";
 import type { Firewall } from "./detect.ts";
+import { inWorker } from "../../runtime/thread-role.ts";
 
 export const DEFAULT_INTERFACE = "nodelocaldns";
 const RULES = new Set(["auto", "nftables", "iptables", "iptables-legacy", "iptables-nft", "off"]);
@@ -34,6 +35,8 @@ export const setup: Setup = (d, ctx) => {
   }
   claimed.set(ctx.instance, d);
   const config = parseNodeLocal(d, ctx.block.bind);
+  // The node is set up once, by the main thread; a worker thread (-workers N) only answers.
+  if (inWorker()) return undefined;
   const log = ctx.log("nodelocal");
   const key = JSON.stringify(config);
   let node: NodeLocal | undefined;

@@ -5,7 +5,7 @@
 import type { Setup } from "../../setup/registry.ts";
 import { listenArgument, reply, serveWhileRunning } from "../../http/listener.ts";
 import { noBlock } from "../../corefile/args.ts";
-import { registry } from "../../metrics/registry.ts";
+import { registry, scrape } from "../../metrics/registry.ts";
 import { queryRecorder } from "../../metrics/query-stats.ts";
 
 const NAME = "prometheus";
@@ -25,7 +25,7 @@ export const setup: Setup = (d, ctx) => {
     listen,
     METRICS_PATH,
     (_req, res) => {
-      registry.metrics().then(
+      scrape().then(
         (text) => {
           res.writeHead(200, { "Content-Type": registry.contentType });
           res.end(text);

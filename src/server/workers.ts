@@ -1,0 +1,195 @@
+// -workers N: N-1 worker threads answer beside the main thread (src/worker.ts is their entry). The
+// main thread sets up the Corefile as always (its DNS sockets, TCP, the HTTP listeners, the one
+// Kubernetes watch); each worker sets it up again with UDP sockets of its own in the same SO_REUSEPORT
+// group, so the kernel spreads the clients over the threads. The pool starts them, tells them where
+// to listen and what to reload, gathers their metrics, stops them with the process, and starts again
+// one that died (its sockets left the group as it died: the others answer meanwhile).
+
+import { Worker } from "node:worker_threads";
+import type { Logger } from "pino";
+import type { MetricObjectWithValues, MetricValue } from "prom-client";
+import type { UdpEngineName } from "../cli-flags.ts";
+import { relay } from "../runtime/relay.ts";
+
+/** What a worker starts with (workerData). */
+export interface WorkerData {
+  index: number;
+  text: string;
+  /** The Corefile's path (for file:line in errors), and the folder relative paths resolve against. */
+  file: string;
+  root: string;
+  defaultPort: number;
+  udpEngine: UdpEngineName;
+}
+
+/** The main thread's messages to a worker (beside the relay's). */
+export type ToWorker =
+  | { t: "listen"; ports: Record<string, number> }
+  | { t: "reload"; text: string; ports: Record<string, number> }
+  | { t: "shed" }
+  | { t: "stop" }
+  | { t: "metrics"; id: number };
+
+type Metrics = MetricObjectWithValues<MetricValue<string>>[];
+type FromWorker =
+  | { t: "listening" | "stopped" }
+  | { t: "failed"; message: string }
+  | { t: "metrics"; id: number; json: Metrics };
+
+/** A scrape waits this long for a worker's share; one that does not answer is left out of it. */
+const SCRAPE_WAIT_MS = 2000;
+/** The first restart of a worker that died comes after this long, doubling up to RESTART_MAX_MS. */
+const RESTART_MS = 500;
+const RESTART_MAX_MS = 30_000;
+
+interface Slot {
+  worker: Worker;
+  listening: boolean;
+  restartMs: number;
+}
+
+export interface PoolOptions {
+  /** Worker threads to start: -workers N less the main thread. */
+  threads: number;
+  entry: URL;
+  data: Omit<WorkerData, "index">;
+  log: Logger;
+}
+
+export class WorkerPool {
+  readonly #o: PoolOptions;
+  readonly #slots: Slot[] = [];
+  /** What the workers listen with: undefined until the main thread listens. */
+  #ports: Record<string, number> | undefined;
+  #text: string;
+  #stopping = false;
+  #nextId = 0;
+  readonly #scrapes = new Map<number, (json: Metrics) => void>();
+  #listened: () => void = () => {};
+
+  constructor(o: PoolOptions) {
+    this.#o = o;
+    this.#text = o.data.text;
+    for (let i = 1; i <= o.threads; i++) this.#slots.push(this.#spawn(i, RESTART_MS));
+  }
+
+  /** Worker threads (the main thread aside). */
+  get size(): number {
+    return this.#slots.length;
+  }
+
+  /** Every worker listens (ready to answer), as the process's /ready wants it. */
+  get ready(): boolean {
+    return this.#slots.every((s) => s.listening);
+  }
+
+  /** Tells the workers to open their sockets on the ports the main thread bound; resolves once every
+   * one listens, or after `waitMs` (a worker late or failing is logged by then). */
+  async listen(ports: Record<string, number>, waitMs: number): Promise<void> {
+    this.#ports = ports;
+    for (const s of this.#slots) this.#post(s.worker, { t: "listen", ports });
+    if (this.ready) return;
+    const all = new Promise<void>((r) => (this.#listened = r));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([all, new Promise((r) => (timer = setTimeout(r, waitMs)))]);
+    clearTimeout(timer);
+    if (!this.ready) this.#o.log.warn({ waitMs }, "workers: not every worker listens yet");
+  }
+
+  /** After the main thread reloaded: every worker sets the new Corefile up and takes it over. */
+  reload(text: string, ports: Record<string, number>): void {
+    this.#text = text;
+    this.#ports = ports;
+    for (const s of this.#slots) this.#post(s.worker, { t: "reload", text, ports });
+  }
+
+  /** The memory budget shed: the workers drop their cached answers too. */
+  shed(): void {
+    for (const s of this.#slots) this.#post(s.worker, { t: "shed" });
+  }
+
+  /** Every worker's share of the metrics (registry.ts adds them up). */
+  metrics(): Promise<Metrics[]> {
+    return Promise.all(
+      this.#slots.map(
+        (s) =>
+          new Promise<Metrics>((resolve) => {
+            const id = this.#nextId++;
+            const timer = setTimeout(() => {
+              this.#scrapes.delete(id);
+              resolve([]);
+            }, SCRAPE_WAIT_MS);
+            this.#scrapes.set(id, (json) => {
+              clearTimeout(timer);
+              this.#scrapes.delete(id);
+              resolve(json);
+            });
+            this.#post(s.worker, { t: "metrics", id });
+          }),
+      ),
+    );
+  }
+
+  /** Stops every worker as the main thread stops (each has the same lameduck); one still running
+   * after `waitMs` is terminated. */
+  async stop(waitMs: number): Promise<void> {
+    this.#stopping = true;
+    await Promise.all(
+      this.#slots.map(async (s) => {
+        const exited = new Promise((r) => s.worker.once("exit", r));
+        this.#post(s.worker, { t: "stop" });
+        let timer: NodeJS.Timeout | undefined;
+        const late = await Promise.race([
+          exited.then(() => false),
+          new Promise<boolean>((r) => (timer = setTimeout(() => r(true), waitMs))),
+        ]);
+        clearTimeout(timer);
+        if (late) await s.worker.terminate();
+      }),
+    );
+  }
+
+  #post(w: Worker, m: ToWorker): void {
+    w.postMessage(m);
+  }
+
+  #spawn(index: number, restartMs: number): Slot {
+    const { log } = this.#o;
+    const worker = new Worker(this.#o.entry, {
+      workerData: { ...this.#o.data, text: this.#text, index } satisfies WorkerData,
+    });
+    const slot: Slot = { worker, listening: false, restartMs };
+    // Joined at once: every event the main thread's watch posts from now reaches it, in order; what
+    // came before reaches it first, as the store's state (relay-source.ts).
+    relay.out.join(worker);
+    worker.on("message", (m: FromWorker) => {
+      if (m.t === "listening") {
+        slot.listening = true;
+        slot.restartMs = RESTART_MS;
+        if (this.ready) this.#listened();
+      } else if (m.t === "metrics") this.#scrapes.get(m.id)?.(m.json);
+      else if (m.t === "failed") log.error({ worker: index, error: m.message }, "worker failed");
+    });
+    worker.on("error", (err) => log.error({ worker: index, err }, "worker error"));
+    worker.on("exit", (code) => {
+      relay.out.leave(worker);
+      slot.listening = false;
+      if (this.#stopping) return;
+      log.error(
+        { worker: index, code, restartInMs: slot.restartMs },
+        "worker exited: its sockets left the port (the other threads answer); starting it again",
+      );
+      setTimeout(() => this.#restart(index, slot), slot.restartMs).unref();
+    });
+    return slot;
+  }
+
+  #restart(index: number, dead: Slot): void {
+    if (this.#stopping) return;
+    const i = this.#slots.indexOf(dead);
+    if (i < 0) return;
+    const next = this.#spawn(index, Math.min(dead.restartMs * 2, RESTART_MAX_MS));
+    this.#slots[i] = next;
+    if (this.#ports !== undefined) this.#post(next.worker, { t: "listen", ports: this.#ports });
+  }
+}

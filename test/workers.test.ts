@@ -1,0 +1,190 @@
+// -workers 2: a real clusterdns process answers with two threads, each on a UDP socket of its own on
+// the one port (SO_REUSEPORT), each with its own copy of the cluster fed from the main thread's one
+// watch on the test API server. dig's source port changes with every query, so the kernel spreads
+// them over both sockets: the per-thread counts in /metrics show that both answered, and a Service
+// created through the API must be answered by every query, whichever thread takes it.
+
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { startApiServer, type TestApiServer } from "./k8s/api-server.ts";
+import { writeKubeconfig } from "./k8s/kubeconfig.ts";
+import { endpointSlice, namespace, service } from "./k8s/objects.ts";
+import { startServer, type RunningServer } from "./helpers/server.ts";
+import { dig, digUntil } from "./helpers/dig.ts";
+import { httpGet } from "./helpers/http-get.ts";
+import { freePort } from "./helpers/free-port.ts";
+import { sample } from "./helpers/metrics.ts";
+
+/** Queries per round: with two sockets, the chance that all of them land on one is 2^-(ROUNDS-1). */
+const ROUNDS = 30;
+
+/** ROUNDS queries at once, each from a dig of its own (a new source port each). */
+function digRound(port: number, name: string, type = "A") {
+  return Promise.all(Array.from({ length: ROUNDS }, () => dig(port, name, type)));
+}
+
+const corefile = (
+  kubeconfig: string,
+  ports: { metrics: number; ready: number },
+  ttl: number,
+) => `cluster.local {
+    prometheus 127.0.0.1:${ports.metrics}
+    ready 127.0.0.1:${ports.ready}
+    health 127.0.0.1:0 {
+        lameduck 3s
+    }
+    kubernetes {
+        kubeconfig ${kubeconfig}
+        ttl ${ttl}${ttl === 5 ? "" : "\n        endpoint_pod_names"}
+    }
+}
+`;
+
+describe("-workers 2", () => {
+  let api: TestApiServer;
+  let srv: RunningServer;
+  let dir: string;
+  let kubeconfig: string;
+  const ports = { metrics: 0, ready: 0 };
+  const metrics = async () => (await httpGet(ports.metrics, "/metrics")).body;
+  const perThread = async () => {
+    const text = await metrics();
+    return [0, 1].map((w) => sample(text, "clusterdns_worker_queries_total", { worker: String(w) }) ?? 0);
+  };
+
+  before(async () => {
+    api = await startApiServer({ bookmarkIntervalMs: 200 });
+    api.create("namespaces", namespace("default"));
+    api.create("services", service("default", "web", { clusterIP: "10.96.7.1" }));
+    dir = mkdtempSync(join(tmpdir(), "clusterdns-workers-"));
+    kubeconfig = writeKubeconfig(dir, api.url);
+    ports.metrics = await freePort();
+    ports.ready = await freePort();
+    srv = await startServer(corefile(kubeconfig, ports, 5), { args: ["-workers", "2"] });
+  });
+  after(async () => {
+    await srv?.stop("SIGKILL");
+    await api.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("both threads answer the cluster's names, from one watch", async () => {
+    assert.equal((await httpGet(ports.ready, "/ready")).status, 200);
+    const before = await perThread();
+    for (const r of await digRound(srv.port, "web.default.svc.cluster.local")) {
+      assert.deepEqual(r.answer, ["web.default.svc.cluster.local. 5 IN A 10.96.7.1"]);
+    }
+    const now = await perThread();
+    const served = now.map((n, i) => n - before[i]);
+    assert.equal(served[0] + served[1], ROUNDS, `per thread: ${served.join(", ")}`);
+    assert.ok(served[0] > 0 && served[1] > 0, `both sockets served: ${served.join(", ")}`);
+    // One watch per kind for the whole process, not one per thread.
+    assert.equal(api.openWatches("services"), 1);
+    const lists = api.requests.filter((r) => r.path.endsWith("/services") && !r.watch);
+    assert.equal(lists.length, 1, "the services were listed once");
+    // TCP is the main thread's.
+    const tcp = await dig(srv.port, "web.default.svc.cluster.local", "A", "+tcp");
+    assert.deepEqual(tcp.answer, ["web.default.svc.cluster.local. 5 IN A 10.96.7.1"]);
+  });
+
+  it("a Service created through the API is answered by every thread", async () => {
+    const name = "api.default.svc.cluster.local";
+    assert.equal((await dig(srv.port, name)).status, "NXDOMAIN");
+    api.create("services", service("default", "api", { clusterIP: "None" }));
+    api.create("endpointslices", endpointSlice("default", "api", "api-1", ["10.1.0.9"]));
+    await digUntil(srv.port, name, "A", [`${name}. 5 IN A 10.1.0.9`]);
+    const before = await perThread();
+    // Every later query gets it, whichever socket takes it: each thread's store saw the events.
+    for (const r of await digRound(srv.port, name)) assert.deepEqual(r.answer, [`${name}. 5 IN A 10.1.0.9`]);
+    const now = await perThread();
+    assert.ok(now[0] > before[0] && now[1] > before[1], `both answered: ${before} -> ${now}`);
+  });
+
+  it("the metrics add up over the threads", async () => {
+    const count = async () =>
+      sample(await metrics(), "coredns_dns_requests_total", {
+        server: `dns://:${srv.port}`,
+        zone: "cluster.local.",
+        view: "",
+        proto: "udp",
+        family: "1",
+        type: "TXT",
+      }) ?? 0;
+    const before = await count();
+    await digRound(srv.port, "dns-version.cluster.local", "TXT");
+    assert.equal((await count()) - before, ROUNDS);
+    // The process's own gauges are counted once, not once per thread.
+    assert.equal(sample(await metrics(), "coredns_build_info", {}) ?? 1, 1);
+  });
+
+  it("SIGUSR1 reloads every thread, onto a new store from a new watch", async () => {
+    // endpoint_pod_names changes what the store keeps: the reload lists the cluster again into a new
+    // store (one LIST for the process), and every worker's new store is fed from it.
+    writeFileSync(join(srv.dir, "Corefile"), corefile(kubeconfig, ports, 7));
+    srv.proc.kill("SIGUSR1");
+    const name = "web.default.svc.cluster.local";
+    // Each thread reloads on its own: wait until a whole round answers with the new TTL.
+    const deadline = Date.now() + 10_000;
+    let ttls: string[] = [];
+    while (Date.now() < deadline) {
+      ttls = (await digRound(srv.port, name)).map((r) => r.answer[0]?.split(/\s+/)[1]);
+      if (ttls.every((t) => t === "7")) break;
+      await sleep(100);
+    }
+    assert.deepEqual(new Set(ttls), new Set(["7"]));
+    const lists = api.requests.filter((r) => r.path.endsWith("/services") && !r.watch);
+    assert.equal(lists.length, 2, "listed once at start and once for the new store");
+    assert.ok(
+      srv.logs.some((l) => l.msg === "reloaded" && l.worker === 1),
+      "the worker logged its reload",
+    );
+  });
+
+  it("SIGTERM: every thread answers through the lameduck, then the process exits 0", async () => {
+    const before = await perThread();
+    const exited = srv.stop("SIGTERM");
+    const name = "web.default.svc.cluster.local";
+    for (const r of await digRound(srv.port, name)) assert.deepEqual(r.answer, [`${name}. 7 IN A 10.96.7.1`]);
+    const during = await perThread();
+    assert.ok(during[0] > before[0] && during[1] > before[1], `both answered: ${before} -> ${during}`);
+    assert.equal(await exited, 0);
+  });
+});
+
+describe("-workers 2 and a warm-start snapshot", () => {
+  it("every thread answers from the snapshot the main thread restored while the API is down", async () => {
+    const api = await startApiServer();
+    const dir = mkdtempSync(join(tmpdir(), "clusterdns-workers-snapshot-"));
+    try {
+      api.create("namespaces", namespace("default"));
+      api.create("services", service("default", "web", { clusterIP: "10.96.0.80" }));
+      const conf = `cluster.local {
+    kubernetes {
+        kubeconfig ${writeKubeconfig(dir, api.url)}
+        snapshot ${join(dir, "snapshot.json")} 1s
+        startup_timeout 500ms
+    }
+}
+`;
+      const name = "web.default.svc.cluster.local";
+      const first = await startServer(conf);
+      await digUntil(first.port, name, "A", [`${name}. 5 IN A 10.96.0.80`]);
+      assert.equal(await first.stop("SIGTERM"), 0);
+      api.setDown(true);
+      const srv = await startServer(conf, { args: ["-workers", "2"] });
+      try {
+        for (const r of await digRound(srv.port, name))
+          assert.deepEqual(r.answer, [`${name}. 5 IN A 10.96.0.80`]);
+      } finally {
+        assert.equal(await srv.stop("SIGTERM"), 0);
+      }
+    } finally {
+      await api.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
