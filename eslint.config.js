@@ -16,12 +16,6 @@ export default tseslint.config(
     },
   },
   {
-    // Issue 34: the lane's #refill, #keep and #filePlain are being reshaped by its own change; this
-    // override goes with it.
-    files: ["src/answers/lane.ts"],
-    rules: { "max-params": "off" },
-  },
-  {
     // The test fixtures' endpointSlice()/importedSlice() (namespace, service, name, endpoints, ports,
     // address type, options) are called from some 90 places in 23 test files: left for a change of
     // their own (issue 34).

@@ -11,6 +11,9 @@
 // as the measure's uncertainty. The window's ends are placed on the isolate's clock by the lines'
 // arrival: a line is read a moment after V8 prints it, so the smallest difference between arrival and
 // stamp is the offset between the clocks.
+// Each isolate (the main thread, every worker thread) collects on its own and stamps its lines on its
+// own clock, so the lines are read per isolate (the "[pid:0xADDRESS:N]" tag V8 prefixes) and the
+// isolates' allocations summed.
 // Buffers' backing stores live outside the JS heap (malloc) and are not counted; their JS objects are.
 // bench/alloc-check.ts checks the method on a toy server that allocates a known amount per query.
 
@@ -43,8 +46,10 @@ interface Collection {
 
 const LINE = /\s(\d+) ms: pause=.* allocated=(\d+) /;
 
+const ISOLATE = /^\[\d+:(0x[0-9a-f]+)/;
+
 /** The allocation the trace lines (with the times they were read) report for a load that ran
- * `loadMs` inside the window [from, to] of performance.now(). */
+ * `loadMs` inside the window [from, to] of performance.now(), summed over the process's isolates. */
 export function allocatedIn(
   lines: readonly string[],
   times: readonly number[],
@@ -52,14 +57,39 @@ export function allocatedIn(
   to: number,
   loadMs: number,
 ): Allocation {
-  const all: Collection[] = [];
+  const byIsolate = new Map<string, Collection[]>();
   lines.forEach((line, i) => {
     const m = LINE.exec(line);
     if (m === null) return;
     const youngCapacity = Number(/ new_space_capacity=(\d+)/.exec(line)?.[1] ?? 0);
     const full = line.includes(" gc=mc ");
-    all.push({ at: Number(m[1]), read: times[i], allocated: Number(m[2]), youngCapacity, full });
+    const isolate = ISOLATE.exec(line)?.[1] ?? "";
+    if (!byIsolate.has(isolate)) byIsolate.set(isolate, []);
+    byIsolate
+      .get(isolate)!
+      .push({ at: Number(m[1]), read: times[i], allocated: Number(m[2]), youngCapacity, full });
   });
+  const total: Allocation = {
+    bytes: 0,
+    extrapolated: 0,
+    collections: 0,
+    full: 0,
+    measured: byIsolate.size > 0,
+  };
+  for (const all of byIsolate.values()) {
+    const a = isolateAllocation(all, { from, to, loadMs });
+    total.bytes += a.bytes;
+    total.extrapolated += a.extrapolated;
+    total.collections += a.collections;
+    total.full += a.full;
+    total.measured &&= a.measured;
+  }
+  return total;
+}
+
+/** One isolate's allocation in the window, from its collections. */
+function isolateAllocation(all: Collection[], w: { from: number; to: number; loadMs: number }): Allocation {
+  const { from, to, loadMs } = w;
   if (all.length === 0) return { bytes: 0, extrapolated: 0, collections: 0, full: 0, measured: false };
   const offset = Math.min(...all.map((c) => c.read - c.at));
   const start = from - offset;

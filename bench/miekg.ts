@@ -28,6 +28,10 @@ export function buildMiekg(): string {
   return bin;
 }
 
-export function startMiekg(bin: string, port: number, answersFile: string): Promise<Started> {
-  return startPinned(bin, [String(port), answersFile], /miekg listening/);
+/** Starts the server with `sockets` SO_REUSEPORT sockets and GOMAXPROCS as many (CoreDNS's
+ * multisocket on N cores); with 1, one socket on one core. */
+export function startMiekg(bin: string, answersFile: string, sockets = 1): Promise<Started> {
+  return startPinned(bin, ["0", answersFile, String(sockets)], /miekg listening/, {
+    GOMAXPROCS: String(sockets),
+  });
 }

@@ -11,12 +11,15 @@ import type { MixId } from "./mixes.ts";
 import { GC_TRACE_FLAG, allocatedIn } from "./gc-alloc.ts";
 import {
   NODE_FLAGS,
-  PIN,
   cpuSecondsOf,
   memoryOf,
+  pinning,
   resetPeak,
+  rssSplitOf,
+  sampleRssSplit,
   startPinned,
   stop,
+  type RssSplit,
   type Started,
 } from "./processes.ts";
 import { freeUdpTcpPort } from "../test/helpers/free-port.ts";
@@ -42,11 +45,21 @@ export const SERVER_NAMES: Record<ServerId, string> = {
   "kubeadm-disable": "clusterdns, kubeadm Corefile of 1.31+ (cache skips cluster.local)",
   lean: "clusterdns, `kubernetes` only (trimmed)",
   "lean-dgram": "clusterdns, `kubernetes` only (trimmed), dgram engine",
-  knot: "Knot DNS, 1 UDP worker",
+  knot: "Knot DNS",
   minimal: "minimal Node server (precomputed answers)",
   miekg: "miekg/dns minimal server (precomputed answers)",
   echo: "bare Node UDP echo (no DNS)",
 };
+
+/** A row's name with the workers it runs: clusterdns -workers N, Knot's udp-workers, miekg/dns's
+ * GOMAXPROCS and SO_REUSEPORT sockets, the minimal server's threads. */
+export function serverName(id: ServerId, workers: number): string {
+  const n = workers === 1 ? "1 worker" : `${workers} workers`;
+  if (id === "knot") return `Knot DNS, ${workers === 1 ? "1 UDP worker" : `${workers} UDP workers`}`;
+  if (id === "miekg") return `${SERVER_NAMES[id]}, GOMAXPROCS=${workers}, ${workers} socket(s)`;
+  if (id === "echo") return `${SERVER_NAMES[id]}, 1 thread`;
+  return `${SERVER_NAMES[id]}, ${n}`;
+}
 
 /** Each clusterdns row: its Corefile and UDP engine (batched ships; dgram is Node's own). */
 export const CLUSTERDNS: Partial<Record<ServerId, [BenchCorefile, "batched" | "dgram"]>> = {
@@ -68,6 +81,8 @@ export interface Setup {
   miekgBin?: string;
   /** Node flags for clusterdns after the image's (BENCH_NODE_FLAGS: a profiler, say). */
   nodeFlags: string[];
+  /** Workers of every server (BENCH_WORKERS); above 1 nothing is pinned. */
+  workers: number;
 }
 
 export interface Load {
@@ -99,6 +114,10 @@ export interface PassResult {
   heapPerQuery?: number;
   heapSlack?: number;
   heapMeasured?: boolean;
+  /** RSS by kind after the start (clusterdns: synced), before the load, and at the highest RSS sampled
+   * under load. */
+  idleSplit?: RssSplit;
+  peakSplit?: RssSplit;
   /** Answer cache hits over hits and misses in the measured window (clusterdns with prometheus). */
   hitRatio?: number;
 }
@@ -122,13 +141,16 @@ export async function runPass(
     const pid = server.proc.pid!;
     const url = CLUSTERDNS[id] ? await metricsUrl(pid, port) : undefined;
     const startPeak = memoryOf(pid).peak;
+    const idleSplit = rssSplitOf(pid);
     resetPeak(pid);
     const run = (seconds: number, fixedQps?: number) =>
       dnsperf({
         port,
         queryFile: load.queryFile,
         seconds,
-        core: PIN ? 1 : undefined,
+        core: pinning() ? 1 : undefined,
+        // Several client sockets (source ports), which SO_REUSEPORT spreads over the servers' sockets.
+        sockets: setup.workers > 1 ? Number(process.env.BENCH_SOCKETS ?? 8) : undefined,
         maxRuns: Math.ceil((seconds * QPS_BOUND) / load.queries),
         maxQps: fixedQps,
         percentiles: fixedQps !== undefined,
@@ -137,9 +159,11 @@ export async function runPass(
     if (load.mix === "hot") await run(WARMUP_SECONDS);
     const before = url === undefined ? undefined : await answerCacheCounters(url);
     const cpuBefore = cpuSecondsOf(pid);
+    const sampler = sampleRssSplit(pid);
     const from = performance.now();
     const r = await run(load.seconds, load.fixedQps);
     const to = performance.now();
+    const peakSplit = sampler.stop();
     const cpu = cpuSecondsOf(pid) - cpuBefore;
     await sleep(100); // the trace lines of the last collections
     const alloc = trace.length > 0 ? allocatedIn(server.lines, server.times, from, to, r.runMs) : undefined;
@@ -161,6 +185,8 @@ export async function runPass(
       heapPerQuery: alloc && alloc.bytes / r.completed,
       heapSlack: alloc && alloc.extrapolated / r.completed,
       heapMeasured: alloc?.measured,
+      idleSplit: idleSplit && { anon: idleSplit.anon, file: idleSplit.file, shmem: idleSplit.shmem },
+      peakSplit,
       hitRatio: hits === undefined || misses === undefined ? undefined : hits / (hits + misses),
     };
   } finally {
@@ -182,18 +208,22 @@ async function start(
     const { cd, port } = await startClusterdns(setup.corefiles[corefile]!, {
       engine,
       nodeFlags: [...traceFlags, ...setup.nodeFlags],
+      args: ["-workers", String(setup.workers)],
     });
     await untilSynced(cd);
     return { server: cd, port };
   }
   if (id === "knot") {
     const port = await freeUdpTcpPort();
-    return { server: await startKnot("cluster.local", setup.zoneFile, port), port };
+    return { server: await startKnot("cluster.local", setup.zoneFile, port, setup.workers), port };
   }
   let server: Started;
-  if (id === "miekg") server = await startMiekg(setup.miekgBin!, 0, load.answersFile!);
+  if (id === "miekg") server = await startMiekg(setup.miekgBin!, load.answersFile!, setup.workers);
   else {
-    const script = id === "minimal" ? ["minimal-server.ts", "0", load.answersFile!] : ["echo-server.ts", "0"];
+    const script =
+      id === "minimal"
+        ? ["minimal-server.ts", "0", load.answersFile!, String(setup.workers)]
+        : ["echo-server.ts", "0"];
     // The image's node flags, as clusterdns runs: the same young generation, and collections often
     // enough to read the allocation per query.
     const args = [...NODE_FLAGS, ...traceFlags, join(ROOT, "bench", script[0]), ...script.slice(1)];

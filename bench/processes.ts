@@ -10,6 +10,14 @@ import { createInterface } from "node:readline";
  * server with -workers 2 then has both cores, beside dnsperf. */
 export const PIN = cpus().length > 1 && process.env.BENCH_PIN !== "0";
 
+/** Whether startPinned pins now: bench/run.ts turns it off for its passes with more than one worker,
+ * where the servers and dnsperf share both cores. */
+let pinned = PIN;
+export const setPinning = (on: boolean) => {
+  pinned = on && PIN;
+};
+export const pinning = () => pinned;
+
 /** The node flags clusterdns runs with in its image (Dockerfile ENTRYPOINT): measure what ships. */
 export const NODE_FLAGS = ["--max-semi-space-size=1"];
 /** The environment its image sets (Dockerfile ENV), NODE_ENV aside. */
@@ -38,7 +46,7 @@ export function startPinned(
   env: Record<string, string> = {},
   timeoutMs = 120_000,
 ): Promise<Started> {
-  const proc = spawn(PIN ? "taskset" : cmd, PIN ? ["-c", "0", cmd, ...args] : args, {
+  const proc = spawn(pinned ? "taskset" : cmd, pinned ? ["-c", "0", cmd, ...args] : args, {
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, ...env },
   });
@@ -91,6 +99,57 @@ export function memoryOf(pid: number | undefined): { rss: number; peak: number }
   } catch {
     return { rss: 0, peak: 0 };
   }
+}
+
+/** Resident memory by kind, MiB: anonymous (heaps, stacks: what the process made), file-backed (the
+ * binary's and libraries' pages it has touched, shared with every process mapping the same files) and
+ * shared memory (shmem, memfd, a SharedArrayBuffer's pages are anonymous unless shared by a file). */
+export interface RssSplit {
+  anon: number;
+  file: number;
+  shmem: number;
+}
+
+/** The split from the text of /proc/PID/status (RssAnon, RssFile, RssShmem, in kB); undefined when a
+ * line is missing (a kernel before 4.5). */
+export function parseRssSplit(status: string): RssSplit | undefined {
+  const mib = (key: string) => {
+    const m = new RegExp(`^${key}:\\s+(\\d+) kB$`, "m").exec(status);
+    return m ? Number(m[1]) / 1024 : undefined;
+  };
+  const [anon, file, shmem] = [mib("RssAnon"), mib("RssFile"), mib("RssShmem")];
+  return anon === undefined || file === undefined || shmem === undefined ? undefined : { anon, file, shmem };
+}
+
+/** A process's RSS split now, with its total (VmRSS), MiB; undefined when it is gone. */
+export function rssSplitOf(pid: number | undefined): (RssSplit & { rss: number }) | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const split = parseRssSplit(status);
+    const rss = Number(/^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1] ?? NaN) / 1024;
+    return split && { ...split, rss };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Samples a process's RSS split every `everyMs` until stopped, and keeps the sample of the highest
+ * RSS: the kernel keeps a peak of the total only (VmHWM), not of its parts. */
+export function sampleRssSplit(pid: number, everyMs = 50): { stop(): RssSplit | undefined } {
+  let top: (RssSplit & { rss: number }) | undefined;
+  const take = () => {
+    const now = rssSplitOf(pid);
+    if (now && (top === undefined || now.rss > top.rss)) top = now;
+  };
+  take();
+  const timer = setInterval(take, everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      take();
+      return top && { anon: top.anon, file: top.file, shmem: top.shmem };
+    },
+  };
 }
 
 /** Starts a new peak: VmHWM from now on shows the highest RSS after this call (clear_refs 5). */

@@ -1,7 +1,8 @@
 // The benchmark's tables, one per mix, and the targets under them, each met or not and by how much.
 
 import { MIX_TITLES, type MixId } from "./mixes.ts";
-import { SERVER_NAMES, type PassResult, type ServerId } from "./pass.ts";
+import { serverName, type PassResult, type ServerId } from "./pass.ts";
+import type { RssSplit } from "./processes.ts";
 
 /** A server's passes on one mix: the full-speed ones, and the fixed-rate one for latency. */
 export interface Measured {
@@ -14,14 +15,34 @@ export type Results = Map<MixId, Map<ServerId, Measured>>;
 export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** The median of a field over the passes that have it; undefined when none does. */
-function med(m: Measured | undefined, pick: (p: PassResult) => number | undefined): number | undefined {
+export function med(
+  m: Measured | undefined,
+  pick: (p: PassResult) => number | undefined,
+): number | undefined {
   const xs = (m?.passes ?? []).map(pick).filter((x): x is number => x !== undefined && !Number.isNaN(x));
   return xs.length === 0 ? undefined : median(xs);
 }
 
 const fixed = (x: number | undefined, digits: number) => (x === undefined ? "-" : x.toFixed(digits));
 
-export function mixTable(mix: MixId, rows: Map<ServerId, Measured>, fixedQps: number): string[] {
+/** "anon / file / shmem" MiB, medians over the passes. */
+export function splitText(m: Measured | undefined, pick: (p: PassResult) => RssSplit | undefined): string {
+  const part = (k: keyof RssSplit) =>
+    fixed(
+      med(m, (p) => pick(p)?.[k]),
+      0,
+    );
+  return med(m, (p) => pick(p)?.anon) === undefined
+    ? "-"
+    : `${part("anon")} / ${part("file")} / ${part("shmem")}`;
+}
+
+export function mixTable(
+  mix: MixId,
+  rows: Map<ServerId, Measured>,
+  o: { fixedQps: number; workers: number },
+): string[] {
+  const { fixedQps, workers } = o;
   const qps = (id: ServerId) => med(rows.get(id), (p) => p.qps);
   const ratio = (id: ServerId, anchor: ServerId) => {
     const a = qps(anchor);
@@ -37,6 +58,8 @@ export function mixTable(mix: MixId, rows: Map<ServerId, Measured>, fixedQps: nu
     "CPU us/query",
     fixedQps > 0 ? `p50 / p99 ms at ${fixedQps} QPS` : "p50 / p99 ms (no fixed-rate pass)",
     "RSS MiB: start peak / load peak / end",
+    "RSS anon / file / shmem MiB: idle",
+    "... at the load's peak",
     "JS heap B/query",
     "answer cache hits",
     "lost",
@@ -46,7 +69,7 @@ export function mixTable(mix: MixId, rows: Map<ServerId, Measured>, fixedQps: nu
     const f = m.fixed;
     const hits = med(m, (p) => p.hitRatio);
     return [
-      SERVER_NAMES[id],
+      serverName(id, workers),
       cell((p) => p.qps, 0),
       m.passes.map((p) => p.qps.toFixed(0)).join(" / "),
       ratio(id, "minimal"),
@@ -55,6 +78,8 @@ export function mixTable(mix: MixId, rows: Map<ServerId, Measured>, fixedQps: nu
       cell((p) => p.cpuUs, 1),
       f ? `${fixed(f.p50Ms, 3)} / ${fixed(f.p99Ms, 3)}` : "-",
       [cell((p) => p.startPeak, 0), cell((p) => p.loadPeak, 0), cell((p) => p.endRss, 0)].join(" / "),
+      splitText(m, (p) => p.idleSplit),
+      splitText(m, (p) => p.peakSplit),
       heapText(m),
       hits === undefined ? "-" : `${(100 * hits).toFixed(1)}%`,
       String(m.passes.reduce((n, p) => n + p.lost, 0) + (f?.lost ?? 0)),
@@ -63,7 +88,7 @@ export function mixTable(mix: MixId, rows: Map<ServerId, Measured>, fixedQps: nu
   const line = (cells: string[]) => `| ${cells.join(" | ")} |`;
   return [
     "",
-    `### ${MIX_TITLES[mix]}`,
+    `### ${MIX_TITLES[mix]}: ${workers === 1 ? "1 worker" : `${workers} workers`} each`,
     "",
     line(head),
     line(head.map(() => "---")).replaceAll(" ", ""),
@@ -83,7 +108,7 @@ function heapText(m: Measured): string {
 }
 
 /** "met"/"not met" for a ratio that must be at least `bar`, with the margin. */
-function atLeast(value: number, bar: number): string {
+export function atLeast(value: number, bar: number): string {
   const said = `${value.toFixed(2)}x (bar ${bar.toFixed(1)}x`;
   return value >= bar
     ? `met, ${said}; ${((value / bar - 1) * 100).toFixed(0)}% above)`
@@ -91,9 +116,8 @@ function atLeast(value: number, bar: number): string {
 }
 
 /** "met"/"not met" for a value that must be at most `bar` (a ratio, or MiB), with the margin. */
-function atMost(value: number, bar: number, unit: "x" | " MiB"): string {
-  const said =
-    unit === "x" ? `${value.toFixed(2)}x (bar ${bar.toFixed(1)}x` : `${value.toFixed(0)} MiB (bar ${bar} MiB`;
+export function atMost(value: number, bar: number, unit: "x" | " MiB"): string {
+  const said = unit === "x" ? `${value.toFixed(2)}x (bar ${bar}x` : `${value.toFixed(0)} MiB (bar ${bar} MiB`;
   return value <= bar
     ? `met, ${said}; ${((1 - value / bar) * 100).toFixed(0)}% under)`
     : `**not met**, ${said}; ${(value / bar).toFixed(2)}x the bar)`;
@@ -106,7 +130,7 @@ export function targets(results: Results, services: number, fixedQps: number): s
   const p99 = (mix: MixId, id: ServerId) => get(mix, id)?.fixed?.p99Ms;
   const lines = [
     "",
-    `### Targets: kubeadm's whole Corefile, \`cache\`'s default capacities, batched engine; medians of this run`,
+    `### Earlier issues' targets (1 worker): kubeadm's whole Corefile, \`cache\`'s default capacities, batched engine; medians of this run`,
     "",
   ];
   const missing = (mix: MixId, ids: ServerId[], what: () => number | undefined) =>

@@ -17,12 +17,17 @@
 //   BENCH_MIXES=over,unique BENCH_SERVERS=kubeadm,minimal,miekg BENCH_SECONDS=5 npm run bench
 //   BENCH_MIXES=over BENCH_SERVERS=kubeadm BENCH_ROUNDS=1 BENCH_FIXED_QPS=0 \
 //     BENCH_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof" npm run bench     (one server, one mix)
+// BENCH_WORKERS=2 runs every server on two workers (clusterdns -workers 2, Knot udp-workers 2, miekg/dns
+// GOMAXPROCS=2 on two SO_REUSEPORT sockets, the minimal server on two threads), unpinned: servers and
+// dnsperf (-c 8, BENCH_SOCKETS) share both cores. BENCH_WORKERS=1,2 runs both in one run, and the
+// targets then compare them (CPU and RSS of 2 workers against 1). The default, 1, is the pinned run.
+//   BENCH_MIXES=over BENCH_ROUNDS=1 BENCH_SECONDS=3 BENCH_WORKERS=1,2 npm run bench     (a short check)
 // Knobs: BENCH_SERVICES (10000), BENCH_SECONDS (10), BENCH_ROUNDS (3), BENCH_FIXED_QPS (10000; 0 skips
 // the fixed-rate pass), BENCH_MIXES, BENCH_SERVERS, BENCH_NODE_FLAGS (added to clusterdns's node flags).
 // Needs dnsperf, knotd, taskset, go and miekg/dns (Debian: dnsperf, knot, util-linux, golang-go,
 // golang-github-miekg-dns-dev).
 
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { generateCluster, type Cluster } from "./cluster-gen.ts";
@@ -35,7 +40,8 @@ import { buildMiekg } from "./miekg.ts";
 import { MIXES, mixQueries, mixShape, type MixId } from "./mixes.ts";
 import { CLUSTERDNS, SERVERS, SERVER_NAMES, runPass, type Load, type ServerId, type Setup } from "./pass.ts";
 import { mixTable, targets, type Measured, type Results } from "./report.ts";
-import { PIN, stop } from "./processes.ts";
+import { issueTargets, rssSplitLines } from "./targets.ts";
+import { PIN, setPinning, stop } from "./processes.ts";
 import { freeUdpTcpPort } from "../test/helpers/free-port.ts";
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -54,6 +60,11 @@ const list = <T extends string>(name: string, all: readonly T[], fallback: reado
   });
 const servers = list("BENCH_SERVERS", SERVERS, DEFAULT_SERVERS);
 const mixes = list("BENCH_MIXES", MIXES, MIXES);
+const workerCounts = (process.env.BENCH_WORKERS ?? "1").split(",").map((x) => {
+  const n = Number(x);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`BENCH_WORKERS: '${x}' is not a count of workers`);
+  return n;
+});
 const dir = mkdtempSync(join(tmpdir(), "clusterdns-bench-"));
 
 async function main(): Promise<void> {
@@ -69,16 +80,18 @@ async function main(): Promise<void> {
   const knot = await startKnot("cluster.local", zoneFile, knotPort);
   const needed = [...new Set(servers.flatMap((id) => CLUSTERDNS[id]?.[0] ?? []))];
   const { api, corefiles } = await serveWithCorefiles(cluster, dir, needed, knotPort);
-  const setup: Setup = {
-    corefiles,
-    zoneFile,
-    miekgBin: servers.includes("miekg") ? buildMiekg() : undefined,
-    nodeFlags,
-  };
+  const miekgBin = servers.includes("miekg") ? buildMiekg() : undefined;
 
-  const results: Results = new Map();
+  const byWorkers = new Map<number, Results>();
   try {
-    for (const mix of mixes) results.set(mix, await runMix(mix, cluster, setup, knotPort));
+    for (const workers of workerCounts) {
+      // One worker: servers on core 0, dnsperf on core 1. More: nothing pinned, all share both cores.
+      setPinning(workers === 1);
+      const setup: Setup = { corefiles, zoneFile, miekgBin, nodeFlags, workers };
+      const results: Results = new Map();
+      for (const mix of mixes) results.set(mix, await runMix(mix, cluster, setup, knotPort));
+      byWorkers.set(workers, results);
+    }
   } finally {
     await stop(knot.proc);
     await api.close();
@@ -90,13 +103,17 @@ async function main(): Promise<void> {
     `${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC, ${cpus()[0]?.model ?? "?"}, ${cpus().length} cores, ` +
       `Node ${process.version}, ${services} services, ${rounds} pass${rounds === 1 ? "" : "es"} of ${seconds} s per server and mix ` +
       `(median shown), each on a freshly started server` +
-      (PIN ? ", servers on core 0, dnsperf -c 4 -q 100 on core 1" : "") +
+      `; ${workerCounts.map(pinningText).join("; ")}` +
       `; load average ${load[0].toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end; ` +
       `the run took ${minutes.toFixed(1)} min` +
       (nodeFlags.length > 0 ? `; clusterdns with ${nodeFlags.join(" ")}` : ""),
   ];
-  for (const [mix, rows] of results) lines.push(...mixTable(mix, rows, fixedQps));
-  lines.push(...targets(results, services, fixedQps));
+  for (const [workers, results] of byWorkers) {
+    for (const [mix, rows] of results) lines.push(...mixTable(mix, rows, { fixedQps, workers }));
+  }
+  lines.push(...issueTargets(byWorkers, services, fixedQps), ...rssSplitLines(byWorkers));
+  const one = byWorkers.get(1);
+  if (one) lines.push(...targets(one, services, fixedQps));
   process.stdout.write(lines.join("\n") + "\n");
 }
 
@@ -110,11 +127,15 @@ async function runMix(
   const queryFile = join(dir, `queries-${mix}.txt`);
   writeFileSync(queryFile, queries.join("\n") + "\n");
   const shape = mixShape(queries);
-  log(`${mix}: ${queries.length} queries, ${shape.distinct} distinct, ${shape.once} of them asked once`);
+  log(
+    `${setup.workers} worker(s), ${mix}: ${queries.length} queries, ${shape.distinct} distinct, ${shape.once} of them asked once`,
+  );
   const load: Load = { mix, queryFile, queries: queries.length, seconds };
   if (servers.includes("minimal") || servers.includes("miekg")) {
     load.answersFile = join(dir, `answers-${mix}.bin`);
-    writeFileSync(load.answersFile, writeAnswers(await precomputeAnswers(knotPort, queries)));
+    if (!existsSync(load.answersFile)) {
+      writeFileSync(load.answersFile, writeAnswers(await precomputeAnswers(knotPort, queries)));
+    }
   }
   // Answers are compared with the reference Knot's after a server's first pass, on the same process.
   const check = (id: ServerId) => async (port: number) => {
@@ -148,6 +169,16 @@ async function runMix(
 }
 
 const began = performance.now();
+
+/** How a worker count's passes ran, for the run's header. */
+function pinningText(workers: number): string {
+  if (workers > 1) {
+    return `${workers} workers: nothing pinned, servers and dnsperf (-c ${process.env.BENCH_SOCKETS ?? 8} -q 100) share all ${cpus().length} cores`;
+  }
+  return PIN
+    ? "1 worker: servers on core 0, dnsperf -c 4 -q 100 on core 1"
+    : "1 worker: nothing pinned (BENCH_PIN=0)";
+}
 
 function log(s: string): void {
   const t = Math.round((performance.now() - began) / 1000);

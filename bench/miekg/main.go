@@ -3,7 +3,9 @@
 // does: the library unpacks the query, the handler makes a reply message and WriteMsg packs it. Its QPS
 // bounds what CoreDNS can do per core. Built in GOPATH mode from Debian's golang-go and
 // golang-github-miekg-dns-dev (no module downloads), by bench/miekg.ts.
-//   miekg-server PORT ANSWERS-FILE      (PORT 0: any free port; the ready line names it)
+// With SOCKETS > 1 it serves that many UDP sockets on one port with SO_REUSEPORT, each its own
+// dns.Server, as CoreDNS's multisocket plugin does to use more than one core (run with GOMAXPROCS=N).
+//   miekg-server PORT ANSWERS-FILE [SOCKETS]      (PORT 0: any free port; the ready line names it)
 package main
 
 import (
@@ -12,6 +14,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -54,8 +57,12 @@ func load(path string) (map[string]*answer, error) {
 }
 
 func main() {
-	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: miekg-server PORT ANSWERS-FILE")
+	sockets := 1
+	if len(os.Args) == 4 {
+		sockets, _ = strconv.Atoi(os.Args[3])
+	}
+	if (len(os.Args) != 3 && len(os.Args) != 4) || sockets < 1 {
+		fmt.Fprintln(os.Stderr, "usage: miekg-server PORT ANSWERS-FILE [SOCKETS]")
 		os.Exit(2)
 	}
 	answers, err := load(os.Args[2])
@@ -85,19 +92,31 @@ func main() {
 		m.Extra = a.extra
 		w.WriteMsg(m)
 	})
-	srv := &dns.Server{Addr: "127.0.0.1:" + os.Args[1], Net: "udp"}
-	srv.NotifyStartedFunc = func() {
-		fmt.Printf("miekg listening on %d, %d answers\n", srv.PacketConn.LocalAddr().(*net.UDPAddr).Port, len(answers))
+	// The first server binds the port (0: any); the others join it on the port it got.
+	port := os.Args[1]
+	servers := make([]*dns.Server, sockets)
+	for i := range servers {
+		started := make(chan error, 1)
+		srv := &dns.Server{Addr: "127.0.0.1:" + port, Net: "udp", ReusePort: sockets > 1}
+		srv.NotifyStartedFunc = func() { started <- nil }
+		servers[i] = srv
+		go func() {
+			if err := srv.ListenAndServe(); err != nil {
+				started <- err
+			}
+		}()
+		if err := <-started; err != nil {
+			fmt.Fprintln(os.Stderr, "miekg-server:", err)
+			os.Exit(1)
+		}
+		port = strconv.Itoa(srv.PacketConn.LocalAddr().(*net.UDPAddr).Port)
 	}
-	go func() {
-		sig := make(chan os.Signal, 1)
-		signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
-		<-sig
+	fmt.Printf("miekg listening on %s, %d answers, %d socket(s)\n", port, len(answers), sockets)
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	<-sig
+	for _, srv := range servers {
 		srv.Shutdown()
-		os.Exit(0)
-	}()
-	if err := srv.ListenAndServe(); err != nil {
-		fmt.Fprintln(os.Stderr, "miekg-server:", err)
-		os.Exit(1)
 	}
+	os.Exit(0)
 }

@@ -11,11 +11,10 @@ export interface LaneQuery {
   readonly qname: string;
   readonly qtype: number;
   readonly qclass: number;
-  /** The client spelled the name in mixed case (0x20): a reply that writes the name into rdata
-   * would have to spell it so, and such replies are not stored. */
-  readonly mixedCase: boolean;
-  /** The query carries EDNS options that change answers (a local option such as explain, NSID). */
-  readonly options: boolean;
+  /** The name as the client spelled it, when that is not `qname` (0x20 mixed case), as Request.spelled. */
+  readonly spelled: string | undefined;
+  /** The query carries the EDNS option `code`. */
+  option(code: number): boolean;
   /** "dns://:53": the server this query reached. */
   readonly server: string;
 }

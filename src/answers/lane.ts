@@ -4,7 +4,8 @@
 // scratch with the question taken from the key's octets, and files it as the chain's reply would be
 // filed. What a handler cannot do synchronously (a forward, a lookup, a first query before the sync),
 // it hands back, and the query takes the chain as before: the lane is an optimisation, never a second
-// set of rules.
+// set of rules (a handler's step carries out the decision its serve() makes: see
+// plugins/kubernetes/answers/decision.ts).
 //
 // With `cache` in the block, the reply of the handlers after it is also filed once as a SOURCE entry
 // (key.ts): the store's own copy of what kubernetes answers for that question, invalidated with the
@@ -12,7 +13,7 @@
 // keeps 9,984 of each kind), the next query refills it from that source with a copy of octets instead
 // of running the plugins again. Queries for names asked once (random subdomains) pay one encode.
 
-import type { ScannedQuery } from "../dns/scan.ts";
+import { spelledQname, type ScannedQuery } from "../dns/scan.ts";
 import type { Msg, RR } from "../dns/message.ts";
 import type { CacheCounters, CacheRules } from "./policy.ts";
 import { LaneResult, type LaneQuery, type LaneReply, type LaneStep } from "./lane-step.ts";
@@ -23,7 +24,7 @@ import { rotationOf } from "./replay.ts";
 import { WireFacts } from "./wire-facts.ts";
 import { AnswerPolicy, SHUFFLED_REPLAY_SECONDS } from "./policy.ts";
 import { encodeInto, encoded } from "../dns/encode.ts";
-import { EDNS_UDP_SIZE, Type } from "../dns/constants.ts";
+import { EDNS_UDP_SIZE, EdnsOption, Type } from "../dns/constants.ts";
 import { answerCacheStats } from "../metrics/server-stats.ts";
 
 /** The query as handlers see it in the lane: refilled for every query. */
@@ -31,10 +32,39 @@ class Query implements LaneQuery {
   qname = "";
   qtype = 0;
   qclass = 0;
-  mixedCase = false;
-  options = false;
   server = "";
+  #s: ScannedQuery | undefined = undefined;
+  #buf: Buffer | undefined = undefined;
+  #mixedCase = false;
+
+  fill(s: ScannedQuery, buf: Buffer, server: string): void {
+    this.qname = s.qname;
+    this.qtype = s.qtype;
+    this.qclass = s.qclass;
+    this.server = server;
+    this.#s = s;
+    this.#buf = buf;
+    this.#mixedCase = hasUpper(buf, 12, s.questionEnd - 5);
+  }
+
+  /** Read from the packet only when the client spelled the name in mixed case (a string made). */
+  get spelled(): string | undefined {
+    return this.#mixedCase ? spelledQname(this.#buf!, this.#s!.questionEnd) : undefined;
+  }
+
+  option(code: number): boolean {
+    // The key's state octet (scan.ts) says whether there is an OPT record and whether it holds a local
+    // option or NSID: the record is decoded only when it may hold `code`.
+    const local = code >= 65001 && code <= 65534;
+    const bit = local ? 0x04 : code === EdnsOption.NSID ? 0x40 : 0x03;
+    if ((this.#s!.keyState & bit) === 0) return false;
+    const options = this.#s!.edns?.options ?? NO_OPTIONS;
+    for (let i = 0; i < options.length; i++) if (options[i].code === code) return true;
+    return false;
+  }
 }
+
+const NO_OPTIONS: readonly { code: number }[] = [];
 
 class Reply implements LaneReply {
   readonly msg: Msg = {
@@ -80,10 +110,33 @@ class Reply implements LaneReply {
 
 const NONE: RR[] = [];
 
+/** What the lane knows of the query it files: one object, refilled for every query (the data plane
+ * allocates nothing per query). */
+class Filed {
+  /** The block that owns what is filed (Meta.owner). */
+  block: object = Filed;
+  s: ScannedQuery | undefined = undefined;
+  /** The cache that keeps the reply, and its counters (both or neither). */
+  rules: CacheRules | undefined = undefined;
+  counters: CacheCounters | undefined = undefined;
+  /** loadbalance asked for the store's rotation on every replay. */
+  rotate = false;
+  /** Seconds the reply may be replayed at most (Infinity: until its name changes). */
+  replay = Infinity;
+  /** The plugin that answered. */
+  plugin = "";
+  /** The reply: bytes[0..length). */
+  bytes: Uint8Array = NO_BYTES;
+  length = 0;
+}
+
+const NO_BYTES = new Uint8Array(0);
+
 export class Lane {
   readonly #answers: Answers;
   readonly #q = new Query();
   readonly #reply = new Reply();
+  readonly #filed = new Filed();
   readonly #filing = new Filing();
   readonly #facts = new WireFacts();
   readonly #sourceKey = new Uint8Array(MAX_KEY);
@@ -104,18 +157,17 @@ export class Lane {
     block: object,
     steps: readonly (LaneStep | undefined)[],
     s: ScannedQuery,
-    buf: Uint8Array,
+    buf: Buffer,
     server: string,
   ): number {
     const q = this.#q;
-    q.qname = s.qname;
-    q.qtype = s.qtype;
-    q.qclass = s.qclass;
-    q.mixedCase = hasUpper(buf, 12, s.questionEnd - 5);
-    q.options = (s.keyState & 0x44) !== 0;
-    q.server = server;
-    let rules: CacheRules | undefined;
-    let counters: CacheCounters | undefined;
+    q.fill(s, buf, server);
+    const j = this.#filed;
+    j.block = block;
+    j.s = s;
+    j.rules = j.counters = undefined;
+    j.rotate = false;
+    j.replay = Infinity;
     let shuffle: ((m: Msg) => void) | undefined;
     for (let i = 0; i < steps.length; i++) {
       const step = steps[i];
@@ -126,14 +178,15 @@ export class Lane {
           break;
         case "rotate":
           shuffle = step.shuffle;
+          j.rotate = true;
           break;
         case "keep": {
-          counters = step.rules.counters(server, q.qname);
+          const counters = step.rules.counters(server, q.qname);
           if (counters === undefined) break;
-          rules = step.rules;
+          j.rules = step.rules;
+          j.counters = counters;
           const source = this.#findSource(s);
-          if (source !== NO_SLOT)
-            return this.#refill(block, s, source, rules, counters, shuffle !== undefined);
+          if (source !== NO_SLOT) return this.#refill(source);
           break;
         }
         case "answer": {
@@ -142,7 +195,7 @@ export class Lane {
           const r = step.answer(q, reply);
           if (r === LaneResult.next) break;
           if (r === LaneResult.chain || !reply.stable) return NO_SLOT;
-          return this.#answered(block, s, rules, counters, shuffle);
+          return this.#answered(shuffle);
         }
       }
     }
@@ -153,41 +206,28 @@ export class Lane {
    * applies, else as the handler's own stable reply. A reply loadbalance must reorder in a way the
    * store's rotation cannot replay is shuffled once here and replayed for SHUFFLED_REPLAY_SECONDS, as
    * the chain would; it gets no source (a refill could not shuffle it). */
-  #answered(
-    block: object,
-    s: ScannedQuery,
-    rules: CacheRules | undefined,
-    counters: CacheCounters | undefined,
-    shuffle: ((m: Msg) => void) | undefined,
-  ): number {
-    const reply = this.#reply;
-    const msg = reply.msg;
-    let rotate = shuffle !== undefined;
-    let replay = Infinity;
+  #answered(shuffle: ((m: Msg) => void) | undefined): number {
+    const j = this.#filed;
+    const s = j.s!;
+    const msg = this.#reply.msg;
     if (shuffle !== undefined && !rotatableOrPlain(msg)) {
       shuffle(msg);
-      rotate = false;
-      replay = SHUFFLED_REPLAY_SECONDS;
+      j.rotate = false;
+      j.replay = SHUFFLED_REPLAY_SECONDS;
     }
-    let length: number;
     try {
-      length = encodeInto(msg, s.keyBytes, 0, s.keyLength - KEY_TAIL);
+      j.length = encodeInto(msg, s.keyBytes, 0, s.keyLength - KEY_TAIL);
     } catch {
       return NO_SLOT; // the chain answers it, and its errors plugin logs why
     }
-    const bytes = encoded();
-    if ((bytes[2] & 0x02) !== 0) return NO_SLOT; // cut at 65535 octets: never stored
-    this.plugin = reply.plugin;
-    if (rules === undefined || counters === undefined) {
-      return this.#filePlain(block, s, bytes, length, msg.rcode, rotate, replay, counters, false);
-    }
-    if (replay === Infinity) {
-      // The source holds the handlers' reply with its own TTLs, in pool 0 (the cache's copy, filed
-      // next from the same octets, cannot evict it).
-      const source = this.#filePlain(block, s, bytes, length, msg.rcode, false, replay, undefined, true);
-      if (source === NO_SLOT) return NO_SLOT;
-    }
-    return this.#keep(block, s, bytes, length, rules, counters, rotate, replay, reply.plugin);
+    j.bytes = encoded();
+    if ((j.bytes[2] & 0x02) !== 0) return NO_SLOT; // cut at 65535 octets: never stored
+    j.plugin = this.plugin = this.#reply.plugin;
+    if (j.rules === undefined) return this.#filePlain(msg.rcode, false);
+    // The source holds the handlers' reply with its own TTLs, in pool 0 (the cache's copy, filed
+    // next from the same octets, cannot evict it).
+    if (j.replay === Infinity && this.#filePlain(msg.rcode, true) === NO_SLOT) return NO_SLOT;
+    return this.#keep();
   }
 
   /** A source entry for this question that is still fresh, or NO_SLOT. */
@@ -199,101 +239,79 @@ export class Lane {
   }
 
   /** The cache's copy made again from the source: a copy of octets, no plugin run. */
-  #refill(
-    block: object,
-    s: ScannedQuery,
-    source: number,
-    rules: CacheRules,
-    counters: CacheCounters,
-    rotate: boolean,
-  ): number {
+  #refill(source: number): number {
     const answers = this.#answers;
-    const plugin = answers.meta(source).plugin;
-    this.plugin = plugin;
+    const j = this.#filed;
+    j.plugin = this.plugin = answers.meta(source).plugin;
     answerCacheStats.refills++;
-    const length = answers.store.replyLength(source);
-    const bytes = scratchFor(length);
-    answers.store.copyReply(source, bytes, 0);
-    return this.#keep(block, s, bytes, length, rules, counters, rotate, Infinity, plugin);
+    j.length = answers.store.replyLength(source);
+    j.bytes = scratchFor(j.length);
+    answers.store.copyReply(source, j.bytes, 0);
+    return this.#keep();
   }
 
-  /** Files the reply in bytes[0..length) under the client's key as `cache` keeps it (or, when it does
-   * not, as the plain stable reply the chain would have filed), replayed for `replay` seconds at most. */
-  #keep(
-    block: object,
-    s: ScannedQuery,
-    bytes: Uint8Array,
-    length: number,
-    rules: CacheRules,
-    counters: CacheCounters,
-    rotate: boolean,
-    replay: number,
-    plugin: string,
-  ): number {
+  /** Files the reply under the client's key as `cache` keeps it (or, when it does not, as the plain
+   * stable reply the chain would have filed), replayed for Filed.replay seconds at most. */
+  #keep(): number {
     const answers = this.#answers;
+    const j = this.#filed;
+    const s = j.s!;
+    const rules = j.rules!;
+    const counters = j.counters!;
     const now = answers.store.clock[0];
     counters.requests++;
     counters.misses++;
-    const facts = this.#facts.read(bytes, 0, length, s.questionEnd, s.qtype);
+    const facts = this.#facts.read(j.bytes, 0, j.length, s.questionEnd, s.qtype);
     const kind = facts.kind;
     const said = kind === "denial" ? facts.negativeTtl : facts.minTtlAll;
     const ttl =
       kind === undefined ? 0 : rules.ttlFor(s.qname, kind, facts.rcode, said < 0 ? undefined : said);
-    if (kind === undefined || ttl <= 0) {
-      return this.#filePlain(block, s, bytes, length, facts.rcode, rotate, replay, counters, false, plugin);
-    }
+    if (kind === undefined || ttl <= 0) return this.#filePlain(facts.rcode, false);
     const d = answers.draft;
     d.pool = answers.poolFor(rules, kind);
     const t = d.times;
-    t[EXPIRES] = now + Math.min(ttl, replay) * 1000;
+    t[EXPIRES] = now + Math.min(ttl, j.replay) * 1000;
     t[DROP_AT] = now + ttl * 1000 + rules.staleMs;
     d.ttl = ttl;
     t[STORED] = now;
     d.hits = 0;
     t[LAST_HIT] = now;
-    d.rotation = rotate ? rotationOf(bytes, s.questionEnd, length) : 0;
+    d.rotation = j.rotate ? rotationOf(j.bytes, s.questionEnd, j.length) : 0;
     d.flags = kind === "success" && facts.answers ? FLAG.answers : 0;
     d.counters = answers.counterId(counters);
-    d.meta = answers.metaId(block, facts.rcode, "cache");
+    d.meta = answers.metaId(j.block, facts.rcode, "cache");
     const f = this.#filing;
-    this.#fillFiling(f, s, bytes, length, false);
+    this.#fillFiling(f, false);
     return answers.putDraft(f);
   }
 
-  /** Files a reply the way the chain's stable reply is filed (a source entry under the SOURCE key). */
-  #filePlain(
-    block: object,
-    s: ScannedQuery,
-    bytes: Uint8Array,
-    length: number,
-    rcode: number,
-    rotate: boolean,
-    replay: number,
-    counters: CacheCounters | undefined,
-    source: boolean,
-    plugin = this.#reply.plugin,
-  ): number {
+  /** Files the reply the way the chain's stable reply is filed: under the client's key, or (`source`)
+   * as the source entry under the SOURCE key, which is neither rotated nor counted by a cache. */
+  #filePlain(rcode: number, source: boolean): number {
+    const j = this.#filed;
     const p = this.#policy;
     p.private = false;
-    p.maxAge = replay;
+    p.maxAge = j.replay;
     p.stable = true;
-    p.rotate = rotate;
+    p.rotate = source ? false : j.rotate;
     p.kept = undefined;
-    p.countedBy = counters;
+    p.countedBy = source ? undefined : j.counters;
     const f = this.#filing;
-    this.#fillFiling(f, s, bytes, length, source);
+    this.#fillFiling(f, source);
     f.policy = p;
-    f.owner = block;
+    f.owner = j.block;
     f.rcode = rcode;
     f.tc = false;
-    f.plugin = plugin;
+    f.plugin = j.plugin;
     return this.#answers.file(f);
   }
 
-  #fillFiling(f: Filing, s: ScannedQuery, bytes: Uint8Array, length: number, source: boolean): void {
-    f.reply = bytes;
+  #fillFiling(f: Filing, source: boolean): void {
+    const j = this.#filed;
+    const s = j.s!;
+    f.reply = j.bytes;
     f.replyFrom = 0;
-    f.replyLength = length;
+    f.replyLength = j.length;
     f.questionEnd = s.questionEnd;
     f.key = source ? this.#sourceKeyOf(s) : s.keyBytes;
     f.keyFrom = 0;

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import dns2 from "dns2";
-import { encode, EncodeError } from "./encode.ts";
+import { encode, encodeInto, encoded, EncodeError } from "./encode.ts";
 import { decode } from "./decode.ts";
 import { scanQuery } from "./scan.ts";
 import type { Edns, Msg, RData, RR } from "./message.ts";
@@ -309,6 +309,25 @@ test("compression: an SRV target's address record points at the target, not at t
   const got = decode(spelled);
   assert.equal(got.additional[0].name, target);
   assert.equal((got.answer[0].data as { target: string }).target, target);
+});
+
+test("encodeInto, the question from its octets, writes what encode writes when SRV targets name it", () => {
+  // A service's SRV records at the service's own name and at its endpoints' names: the owners of the
+  // second record and of the address point where encode() points them, at a target written whole,
+  // not at the question (the wire lane encodes with encodeInto, the chain with encode).
+  const q = "db.web.svc.cluster.local.";
+  const srv = (target: string) => rr(q, { type: Type.SRV, priority: 0, weight: 50, port: 3306, target });
+  for (const answer of [[srv(q)], [srv(`db-0.${q}`), srv(`db-1.${q}`)]]) {
+    const m = msg({
+      question: [{ name: q, type: Type.SRV, class: 1 }],
+      answer,
+      additional: [rr(q, { type: Type.A, address: "10.0.0.1" })],
+    });
+    const whole = encode(m);
+    const key = nameToWire(q) as Uint8Array;
+    const length = encodeInto(m, key, 0, key.length);
+    assert.equal(Buffer.from(encoded().subarray(0, length)).toString("hex"), whole.toString("hex"));
+  }
 });
 
 test("the question is written in place, as given, at offset 12", () => {

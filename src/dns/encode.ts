@@ -27,8 +27,7 @@ const MAX_MESSAGE = 65535;
 /** Compression pointers have 14 bits of offset. */
 const MAX_POINTER = 0x3fff;
 
-// A record is written before its size is known, so the scratch holds a full message plus one more
-// record of the largest size (name 255, fixed 10, rdata 65535) and an OPT.
+// Holds a full message, one more record of the largest size (name 255, fixed 10, rdata 65535), an OPT.
 const buf = Buffer.allocUnsafe(2 * MAX_MESSAGE + 255 + 10 + 64);
 let off = 0;
 
@@ -44,8 +43,7 @@ const targetStamp = new Int32Array(TARGETS);
 let stamp = 0;
 let targetCount = 0;
 
-/** The first question's name (text) when it was written from its octets (encodeInto): a record owned
- * by it is written as a pointer to offset 12. */
+/** The first question's name when encodeInto wrote it from octets: its owners point to 12 (writeName). */
 let questionName: string | undefined;
 
 /** Where the question section ends. The server writes the client's bytes over the first question
@@ -263,9 +261,8 @@ function writeOpt(edns: Edns, rcode: number): void {
   buf[off++] = 0;
   buf[off++] = Type.OPT;
   u16(edns.udpSize, "EDNS UDP size");
-  if (!Number.isInteger(edns.version) || edns.version < 0 || edns.version > 255) {
+  if (!Number.isInteger(edns.version) || edns.version < 0 || edns.version > 255)
     throw new EncodeError(`EDNS version ${edns.version} is not an octet`);
-  }
   buf[off++] = rcode >> 4;
   buf[off++] = edns.version;
   buf[off++] = edns.do ? 0x80 : 0;
@@ -293,10 +290,10 @@ const labelAt = new Int32Array(128);
  * in place below offset 0x4000 becomes a target, whether or not this name itself was compressed.
  * The wire form goes straight into the scratch from the text (a name with an escape is parsed first),
  * and the suffixes are looked up there: nothing is allocated or kept per name. A name written whole
- * (an SRV target) replaces the question as the target of its suffixes: pointing into the question
- * gives a name the client's spelling, so the address records of an SRV target would not be owned by
- * the target's name as spelled (CoreDNS's handler_case_test.go), while pointing at the target gives
- * them exactly its spelling.
+ * (an SRV target) replaces the question as the target of its suffixes (encodeInto's pointer to 12 too):
+ * pointing into the question gives a name the client's spelling, so the address records of an SRV
+ * target would not be owned by the target's name as spelled (CoreDNS's handler_case_test.go), while
+ * pointing at the target gives them exactly its spelling.
  */
 function writeName(name: string, compress: boolean): void {
   if (name === "." || name === "") {
@@ -329,7 +326,10 @@ function writeName(name: string, compress: boolean): void {
     else {
       const slot = targetSlot(hash, at, end);
       if (slot < 0) addTarget(hash, at);
-      else if (targetAt[slot] < questionEnd) targetAt[slot] = at;
+      else if (targetAt[slot] < questionEnd) {
+        if (targetAt[slot] === 12) questionName = undefined;
+        targetAt[slot] = at;
+      }
     }
   }
   off = end;

@@ -28,6 +28,14 @@ export async function reloadedInstance(current: Instance, corefile: string, dir:
   return next;
 }
 
+/** `corefile` as if read from DIR/Corefile (relative paths resolve against dir), started, ready or not
+ * (its kubernetes plugin may still wait for the first sync). */
+export async function startedInstance(corefile: string, dir: string): Promise<Instance> {
+  const inst = await setUp(corefile, dir);
+  await inst.start();
+  return inst;
+}
+
 /** `corefile` as if read from DIR/Corefile (relative paths resolve against dir), started and ready. */
 export async function readyInstance(corefile: string, dir: string): Promise<Instance> {
   const inst = await setUp(corefile, dir);

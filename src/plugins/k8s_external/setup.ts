@@ -11,7 +11,7 @@ import { NS_NAME } from "../kubernetes/store/store.ts";
 import { isReverseZone } from "../kubernetes/names/zones.ts";
 import { EXTERNALER } from "../kubernetes/external-offer.ts";
 import { offered } from "../offers.ts";
-import type { StoreAnswers } from "../kubernetes/answers/serve-from-store.ts";
+import type { StoreAnswers } from "../kubernetes/answers/decision.ts";
 import { ExternalRecords } from "./records.ts";
 import { k8sExternal } from "./external.ts";
 
@@ -60,7 +60,7 @@ export const setup: Setup = (d, ctx) => {
   if (!ctx.block.directives.includes("kubernetes")) {
     throw configError(d, NAME, "needs the kubernetes plugin in this server block: it reads its store");
   }
-  let state: { records: ExternalRecords; answers: StoreAnswers } | undefined;
+  let answers: StoreAnswers | undefined;
   // The kubernetes plugin is set up after this one (chain order): its store is there at start-up,
   // before its source starts, so the view is in place for the first sync.
   ctx.onStartup(() => {
@@ -75,15 +75,16 @@ export const setup: Setup = (d, ctx) => {
       // SERVICE.NS.svc -> SERVICE.NS (and the SRV and endpoint names below it); the name server's.
       map: (r) => (r === NS_NAME ? nameServer : r.endsWith(".svc") ? r.slice(0, -4) : undefined),
     });
-    const answers: StoreAnswers = {
+    answers = {
       name: NAME,
       gate: cluster.gate,
       fallthrough: c.fallthrough,
+      refusesOthers: false,
+      zoneOf: (qname) => records.zoneOf(qname),
       soa: (zone) => records.soa(zone),
       answer: (zone, qname, qtype, spelled) => records.answer(zone, qname, qtype, spelled),
       lookup: ctx.lookup,
     };
-    state = { records, answers };
   });
-  return k8sExternal({ state: () => state });
+  return k8sExternal({ answers: () => answers });
 };
