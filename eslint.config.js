@@ -16,13 +16,6 @@ export default tseslint.config(
     },
   },
   {
-    // The test fixtures' endpointSlice()/importedSlice() (namespace, service, name, endpoints, ports,
-    // address type, options) are called from some 90 places in 23 test files: left for a change of
-    // their own (issue 34).
-    files: ["test/k8s/objects.ts"],
-    rules: { "max-params": "off" },
-  },
-  {
     // Type-aware rules: a promise nobody awaits or catches loses its rejection (an unhandled rejection
     // is logged far from its cause), and a promise where a callback's result is ignored (an event
     // handler, a forEach) runs unchecked.

@@ -128,7 +128,7 @@ export function generateCluster(o: ClusterOptions): Cluster {
       return { ip: podIP(podNumber), hostname, ready: random() > 0.03 };
     });
     endpoints += n;
-    objects.push(endpointSlice(ns, name, `${name}-abcde`, eps, ports));
+    objects.push(endpointSlice(ns, name, `${name}-abcde`, eps, { ports }));
     const ready = eps.filter((e) => e.ready);
     if (headless) {
       for (const e of ready) rr(base, "A", e.ip);
@@ -182,7 +182,7 @@ export function generateCluster(o: ClusterOptions): Cluster {
       (_, i) => `172.${16 + ((i + 1) >> 16)}.${((i + 1) >> 8) & 255}.${(i + 1) & 255}`,
     );
     for (let s = 0; s * 100 < ips.length; s++) {
-      objects.push(endpointSlice(ns, name, `${name}-${s}`, ips.slice(s * 100, s * 100 + 100), ports));
+      objects.push(endpointSlice(ns, name, `${name}-${s}`, ips.slice(s * 100, s * 100 + 100), { ports }));
     }
     for (const ip of ips) rr(BIG_HEADLESS, "A", ip);
     endpoints += ips.length;

@@ -31,7 +31,7 @@ function measure(n: number): { listMs: number; p50: number; p99: number } {
         { length: Math.min(100, n - s * 100) },
         (_, i) => `10.${200 + (s >> 8)}.${s & 255}.${i + 1}`,
       ),
-      ports,
+      { ports },
     ),
   );
   const t0 = performance.now();

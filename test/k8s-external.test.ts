@@ -65,13 +65,9 @@ describe("k8s_external over dig", { concurrency: 8 }, () => {
     );
     api.create(
       "endpointslices",
-      endpointSlice(
-        "default",
-        "db",
-        "db-1",
-        [{ ip: "10.244.1.1", hostname: "db-0" }],
-        [{ name: "mysql", port: 3306 }],
-      ),
+      endpointSlice("default", "db", "db-1", [{ ip: "10.244.1.1", hostname: "db-0" }], {
+        ports: [{ name: "mysql", port: 3306 }],
+      }),
     );
     api.create(
       "services",
@@ -79,7 +75,7 @@ describe("k8s_external over dig", { concurrency: 8 }, () => {
     );
     api.create(
       "endpointslices",
-      endpointSlice("kube-system", "dns", "dns-1", ["10.244.0.53"], [{ port: 53 }]),
+      endpointSlice("kube-system", "dns", "dns-1", ["10.244.0.53"], { ports: [{ port: 53 }] }),
     );
     dir = mkdtempSync(join(tmpdir(), "clusterdns-k8s-external-"));
     srv = await startServer(corefile(writeKubeconfig(dir, api.url)), { env: { POD_IP: "10.244.0.53" } });

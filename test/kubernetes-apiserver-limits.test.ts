@@ -33,7 +33,10 @@ async function cluster(latencyMs = 0): Promise<TestApiServer> {
   const api = await startApiServer({ latencyMs });
   api.create("namespaces", namespace("default"));
   api.create("services", service("default", "web", { clusterIP: "10.96.0.20", ports: [80] }));
-  api.create("endpointslices", endpointSlice("default", "web", "web-1", ["10.244.1.1"], [{ port: 80 }]));
+  api.create(
+    "endpointslices",
+    endpointSlice("default", "web", "web-1", ["10.244.1.1"], { ports: [{ port: 80 }] }),
+  );
   api.create("pods", pod("default", "web-1", "10.244.1.1"));
   return api;
 }

@@ -46,22 +46,14 @@ const OBJECTS = [
     ports: [{ name: "pg", port: 5432 }],
     clusters: ["east", "west"],
   }),
-  importedSlice(
-    "shop",
-    "db",
-    "east",
-    "db-east-1",
-    [{ ip: "10.1.0.10", hostname: "db-0" }],
-    [{ name: "pg", port: 5432 }],
-  ),
-  importedSlice(
-    "shop",
-    "db",
-    "west",
-    "db-west-1",
-    [{ ip: "10.2.0.10", hostname: "db-0" }],
-    [{ name: "pg", port: 5432 }],
-  ),
+  importedSlice("shop", "db", "db-east-1", [{ ip: "10.1.0.10", hostname: "db-0" }], {
+    cluster: "east",
+    ports: [{ name: "pg", port: 5432 }],
+  }),
+  importedSlice("shop", "db", "db-west-1", [{ ip: "10.2.0.10", hostname: "db-0" }], {
+    cluster: "west",
+    ports: [{ name: "pg", port: 5432 }],
+  }),
 ];
 
 /** What both sources must answer for OBJECTS. */
@@ -131,14 +123,10 @@ describe("multicluster from the API", () => {
 
     const south = api.create(
       "endpointslices",
-      importedSlice(
-        "shop",
-        "db",
-        "south",
-        "db-south-1",
-        [{ ip: "10.3.0.10", hostname: "db-0" }],
-        [{ name: "pg", port: 5432 }],
-      ),
+      importedSlice("shop", "db", "db-south-1", [{ ip: "10.3.0.10", hostname: "db-0" }], {
+        cluster: "south",
+        ports: [{ name: "pg", port: 5432 }],
+      }),
     );
     await until(srv.port, `db-0.south.db.shop.${SET}`, "A", [A(`db-0.south.db.shop.${SET}`, "10.3.0.10")]);
     await until(srv.port, `db.shop.${SET}`, "A", [

@@ -54,12 +54,13 @@ const CLUSTER: [Kind, KObject][] = [
       "kube-dns",
       "kube-dns-a1",
       [{ ip: "10.244.0.5", pod: "coredns-5d78c9869d-x2x9z" }],
-      [
-        { name: "dns", port: 53, protocol: "UDP" },
-        { name: "dns-tcp", port: 53 },
-      ],
-      "IPv4",
-      { labels: labelled },
+      {
+        ports: [
+          { name: "dns", port: 53, protocol: "UDP" },
+          { name: "dns-tcp", port: 53 },
+        ],
+        labels: labelled,
+      },
     ),
   ],
   [
@@ -87,9 +88,7 @@ const CLUSTER: [Kind, KObject][] = [
         { ip: "10.244.1.2", pod: "web-7d9f8b6c5-fghij", ready: false, zone: "zone-a" },
         { ip: "10.244.1.3", pod: "web-7d9f8b6c5-klmno", terminating: true, serving: true, zone: "zone-b" },
       ],
-      [{ name: "http", port: 8080 }, { port: 8443 }],
-      "IPv4",
-      { labels: labelled },
+      { ports: [{ name: "http", port: 8080 }, { port: 8443 }], labels: labelled },
     ),
   ],
   // The same pod behind a second, headless service: its address has two PTR records.
@@ -132,41 +131,29 @@ const CLUSTER: [Kind, KObject][] = [
         { ip: "10.244.2.2", hostname: "db-1", pod: "db-1" },
         { ip: "10.244.2.3", hostname: "db-2", pod: "db-2", ready: false },
       ],
-      [{ name: "mysql", port: 3306 }],
+      { ports: [{ name: "mysql", port: 3306 }] },
     ),
   ],
   [
     "endpointslices",
-    endpointSlice(
-      "web",
-      "db",
-      "db-v4b",
-      [{ ip: "10.244.2.4", pod: "db-backup" }],
-      [{ name: "mysql", port: 3306 }],
-    ),
+    endpointSlice("web", "db", "db-v4b", [{ ip: "10.244.2.4", pod: "db-backup" }], {
+      ports: [{ name: "mysql", port: 3306 }],
+    }),
   ],
   [
     "endpointslices",
-    endpointSlice(
-      "web",
-      "db",
-      "db-v6",
-      [{ ip: "fd00::2:1", hostname: "db-0", pod: "db-0" }],
-      [{ name: "mysql", port: 3306 }],
-      "IPv6",
-    ),
+    endpointSlice("web", "db", "db-v6", [{ ip: "fd00::2:1", hostname: "db-0", pod: "db-0" }], {
+      ports: [{ name: "mysql", port: 3306 }],
+      addressType: "IPv6",
+    }),
   ],
   // Headless without a ready endpoint.
   ["services", service("web", "lonely", { headless: true, ports: [{ name: "http", port: 80 }] })],
   [
     "endpointslices",
-    endpointSlice(
-      "web",
-      "lonely",
-      "lonely-d4",
-      [{ ip: "10.244.5.1", ready: false }],
-      [{ name: "http", port: 80 }],
-    ),
+    endpointSlice("web", "lonely", "lonely-d4", [{ ip: "10.244.5.1", ready: false }], {
+      ports: [{ name: "http", port: 80 }],
+    }),
   ],
   // Not-ready endpoints published: by the field, and by the annotation the spec names.
   [
@@ -179,13 +166,9 @@ const CLUSTER: [Kind, KObject][] = [
   ],
   [
     "endpointslices",
-    endpointSlice(
-      "web",
-      "pnr",
-      "pnr-e5",
-      [{ ip: "10.244.3.1", hostname: "pnr-0", ready: false }],
-      [{ name: "peer", port: 7000 }],
-    ),
+    endpointSlice("web", "pnr", "pnr-e5", [{ ip: "10.244.3.1", hostname: "pnr-0", ready: false }], {
+      ports: [{ name: "peer", port: 7000 }],
+    }),
   ],
   ["services", tolerating(service("web", "tolerate", { headless: true }))],
   ["endpointslices", endpointSlice("web", "tolerate", "tolerate-f6", [{ ip: "10.244.3.2", ready: false }])],
@@ -201,7 +184,7 @@ const CLUSTER: [Kind, KObject][] = [
         { ip: "10.244.4.1", pod: "workers-7c9-abcde", zone: "zone-a", hints: ["zone-a"] },
         { ip: "10.244.4.2", pod: "workers-7c9-fghij", zone: "zone-b", hints: ["zone-b"] },
       ],
-      [{ name: "grpc", port: 9000 }],
+      { ports: [{ name: "grpc", port: 9000 }] },
     ),
   ],
   [
@@ -211,8 +194,7 @@ const CLUSTER: [Kind, KObject][] = [
       "workers",
       "workers-v6",
       [{ ip: "fd00::4:1", pod: "workers-7c9-abcde", zone: "zone-a" }],
-      [{ name: "grpc", port: 9000 }],
-      "IPv6",
+      { ports: [{ name: "grpc", port: 9000 }], addressType: "IPv6" },
     ),
   ],
 

@@ -59,13 +59,9 @@ describe("warm start from a snapshot", () => {
     );
     api.create(
       "endpointslices",
-      endpointSlice(
-        "default",
-        "db",
-        "db-1",
-        [{ ip: "10.244.1.7", hostname: "db-0" }],
-        [{ name: "pg", port: 5432 }],
-      ),
+      endpointSlice("default", "db", "db-1", [{ ip: "10.244.1.7", hostname: "db-0" }], {
+        ports: [{ name: "pg", port: 5432 }],
+      }),
     );
     dir = mkdtempSync(join(tmpdir(), "clusterdns-snapshot-"));
     kubeconfig = writeKubeconfig(dir, api.url);

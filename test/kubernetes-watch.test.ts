@@ -57,7 +57,7 @@ describe("a live watch", () => {
     );
     const slice = api.create(
       "endpointslices",
-      endpointSlice("default", "web", "web-1", ["10.1.0.1"], [{ name: "http", port: 80 }]),
+      endpointSlice("default", "web", "web-1", ["10.1.0.1"], { ports: [{ name: "http", port: 80 }] }),
     );
     await until(srv.port, name, "A", [a(name, "10.96.7.1")]);
     await until(srv.port, `_http._tcp.${name}`, "SRV", [`_http._tcp.${name}. 5 IN SRV 0 100 80 ${name}.`]);
@@ -85,7 +85,7 @@ describe("a live watch", () => {
     const svc = api.create("services", service("default", "db", { headless: true, ports }));
     const s1 = api.create(
       "endpointslices",
-      endpointSlice("default", "db", "db-1", [{ ip: "10.2.0.1", hostname: "db-0" }], ports),
+      endpointSlice("default", "db", "db-1", [{ ip: "10.2.0.1", hostname: "db-0" }], { ports }),
     );
     await until(srv.port, name, "A", [a(name, "10.2.0.1")]);
     await until(srv.port, `db-0.${name}`, "A", [a(`db-0.${name}`, "10.2.0.1")]);
@@ -94,22 +94,18 @@ describe("a live watch", () => {
       { ip: "10.2.0.1", hostname: "db-0" },
       { ip: "10.2.0.2", hostname: "db-1" },
     ];
-    s1.endpoints = endpointSlice("default", "db", "db-1", eps, ports).endpoints;
+    s1.endpoints = endpointSlice("default", "db", "db-1", eps, { ports }).endpoints;
     api.update("endpointslices", s1);
     const s2 = api.create(
       "endpointslices",
-      endpointSlice("default", "db", "db-2", [{ ip: "10.2.0.3", hostname: "db-2" }], ports),
+      endpointSlice("default", "db", "db-2", [{ ip: "10.2.0.3", hostname: "db-2" }], { ports }),
     );
     await until(srv.port, name, "A", [a(name, "10.2.0.1"), a(name, "10.2.0.2"), a(name, "10.2.0.3")]);
 
     // db-1 not ready: gone from the set and from its own name.
-    s1.endpoints = endpointSlice(
-      "default",
-      "db",
-      "db-1",
-      [eps[0], { ...eps[1], ready: false }],
+    s1.endpoints = endpointSlice("default", "db", "db-1", [eps[0], { ...eps[1], ready: false }], {
       ports,
-    ).endpoints;
+    }).endpoints;
     api.update("endpointslices", s1);
     await until(srv.port, name, "A", [a(name, "10.2.0.1"), a(name, "10.2.0.3")]);
     await until(srv.port, `db-1.${name}`, "A", "NXDOMAIN");
@@ -120,7 +116,7 @@ describe("a live watch", () => {
 
     // Scale down to one replica.
     api.remove("endpointslices", s2);
-    s1.endpoints = endpointSlice("default", "db", "db-1", [eps[0]], ports).endpoints;
+    s1.endpoints = endpointSlice("default", "db", "db-1", [eps[0]], { ports }).endpoints;
     api.update("endpointslices", s1);
     await until(srv.port, name, "A", [a(name, "10.2.0.1")]);
     await until(srv.port, `db-2.${name}`, "A", "NXDOMAIN");
@@ -140,11 +136,11 @@ describe("a live watch", () => {
     api.create("services", service("default", "lat-ip", { clusterIP: "10.96.7.9" }));
     api.create(
       "endpointslices",
-      endpointSlice("default", "lat-ip", "lat-ip-1", ["10.1.9.2"], [], "IPv4", { annotations: trigger }),
+      endpointSlice("default", "lat-ip", "lat-ip-1", ["10.1.9.2"], { ports: [], annotations: trigger }),
     );
     api.create(
       "endpointslices",
-      endpointSlice("default", "lat", "lat-1", ["10.1.9.1"], [], "IPv4", { annotations: trigger }),
+      endpointSlice("default", "lat", "lat-1", ["10.1.9.1"], { ports: [], annotations: trigger }),
     );
     await until(srv.port, "lat.default.svc.cluster.local", "A", [
       a("lat.default.svc.cluster.local", "10.1.9.1"),

@@ -233,7 +233,7 @@ describe("test API server", () => {
     const from = s.resourceVersion();
     const a = s.create(
       "endpointslices",
-      endpointSlice("w", "web", "web-1", ["10.244.1.1"], [{ name: "http", port: 8080 }]),
+      endpointSlice("w", "web", "web-1", ["10.244.1.1"], { ports: [{ name: "http", port: 8080 }] }),
     );
     a.endpoints![0].conditions!.ready = false;
     s.update("endpointslices", a);

@@ -15,14 +15,14 @@ export function headlessObjects(): object[] {
   return [
     namespace("default"),
     service("default", "many", { headless: true, ports: [{ name: "http", port: 80 }] }),
-    endpointSlice("default", "many", "many-a", MANY_ADDRESSES, [{ name: "http", port: 80 }]),
+    endpointSlice("default", "many", "many-a", MANY_ADDRESSES, { ports: [{ name: "http", port: 80 }] }),
     service("default", "nine", { headless: true, ports: [{ name: "http", port: 80 }] }),
     endpointSlice(
       "default",
       "nine",
       "nine-a",
       NINE_HOSTNAMES.map((hostname, i) => ({ ip: `10.244.9.${i + 1}`, hostname })),
-      [{ name: "http", port: 80 }],
+      { ports: [{ name: "http", port: 80 }] },
     ),
   ];
 }

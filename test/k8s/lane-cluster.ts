@@ -9,12 +9,16 @@ export const laneObjects = [
   namespace("default"),
   namespace("web"),
   service("default", "nginx", { clusterIP: "10.96.0.20", ports: [{ name: "http", port: 80 }] }),
-  endpointSlice("default", "nginx", "nginx-1", ["10.244.0.5", "10.244.0.6"], [{ name: "http", port: 8080 }]),
+  endpointSlice("default", "nginx", "nginx-1", ["10.244.0.5", "10.244.0.6"], {
+    ports: [{ name: "http", port: 8080 }],
+  }),
   service("default", "dual", {
     clusterIPs: ["10.96.0.21", "fd00::21"],
     ports: [{ name: "dns", port: 53, protocol: "UDP" }],
   }),
-  endpointSlice("default", "dual", "dual-1", ["10.244.0.7"], [{ name: "dns", port: 53, protocol: "UDP" }]),
+  endpointSlice("default", "dual", "dual-1", ["10.244.0.7"], {
+    ports: [{ name: "dns", port: 53, protocol: "UDP" }],
+  }),
   service("default", "ext", { externalName: "www.example.org" }),
   service("web", "db", { headless: true, ports: [{ name: "mysql", port: 3306 }] }),
   endpointSlice(
@@ -26,10 +30,12 @@ export const laneObjects = [
       { ip: "10.244.1.2", hostname: "db-1" },
       { ip: "10.244.1.3", hostname: "db-2", ready: false },
     ],
-    [{ name: "mysql", port: 3306 }],
+    { ports: [{ name: "mysql", port: 3306 }] },
   ),
   service("web", "pool", { headless: true, ports: [80] }),
-  endpointSlice("web", "pool", "pool-1", ["10.244.2.1", "10.244.2.2", "10.244.2.3"], [{ port: 80 }]),
+  endpointSlice("web", "pool", "pool-1", ["10.244.2.1", "10.244.2.2", "10.244.2.3"], {
+    ports: [{ port: 80 }],
+  }),
   service("web", "empty", { headless: true }),
 ];
 

@@ -156,6 +156,10 @@ export interface SlicePortSpec {
 }
 
 export interface EndpointSliceOptions {
+  /** Omitted gives `ports: null`, as the API sends it for a slice without ports. */
+  ports?: SlicePortSpec[];
+  /** Defaults to IPv4. */
+  addressType?: "IPv4" | "IPv6" | "FQDN";
   /** Labels copied from the Service (the controller mirrors them). */
   labels?: Record<string, string>;
   managedBy?: string;
@@ -172,17 +176,15 @@ function podRef(namespace: string, pod: string): KObjectReference {
   return { kind: "Pod", namespace, name: pod };
 }
 
-/** An EndpointSlice of Service `svc`. `name` defaults to `svc-xxxxx` as the controller generates it;
- * `ports` omitted gives `ports: null`, as the API sends it for a slice without ports. */
+/** An EndpointSlice of Service `svc`. `name` defaults to `svc-xxxxx` as the controller generates it. */
 export function endpointSlice(
   namespace: string,
   svc: string,
   name: string | undefined,
   endpoints: (SliceEndpointSpec | string)[],
-  ports?: SlicePortSpec[],
-  addressType: "IPv4" | "IPv6" | "FQDN" = "IPv4",
   o: EndpointSliceOptions = {},
 ): EndpointSliceObject {
+  const { ports, addressType = "IPv4" } = o;
   const labels = {
     ...o.labels,
     "endpointslice.kubernetes.io/managed-by": o.managedBy ?? "endpointslice-controller.k8s.io",
@@ -401,18 +403,27 @@ export function serviceImport(namespace: string, name: string, o: ServiceImportO
   } as KServiceImport;
 }
 
-/** An EndpointSlice an MCS controller imported for the ServiceImport `svc` from `cluster` (KEP-1645):
+export interface ImportedSliceOptions {
+  /** The source cluster the slice was imported from. */
+  cluster: string;
+  ports?: SlicePortSpec[];
+  /** Defaults to IPv4. */
+  addressType?: "IPv4" | "IPv6";
+}
+
+/** An EndpointSlice an MCS controller imported for the ServiceImport `svc` from `o.cluster` (KEP-1645):
  * labelled with the import and its source cluster, not with a Service. */
 export function importedSlice(
   namespace: string,
   svc: string,
-  cluster: string,
   name: string,
   endpoints: (SliceEndpointSpec | string)[],
-  ports?: SlicePortSpec[],
-  addressType: "IPv4" | "IPv6" = "IPv4",
+  o: ImportedSliceOptions,
 ): EndpointSliceObject {
-  const s = endpointSlice(namespace, svc, name, endpoints, ports, addressType, {
+  const { cluster, ports, addressType = "IPv4" } = o;
+  const s = endpointSlice(namespace, svc, name, endpoints, {
+    ports,
+    addressType,
     managedBy: "mcs-controller.multicluster.x-k8s.io",
   });
   const labels = { ...s.metadata.labels };

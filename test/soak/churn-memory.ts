@@ -139,7 +139,7 @@ export const churnMemory: SoakPart = {
             const svc = api.create("services", service("team-0", name, { clusterIP: ip(200), ports: http }));
             const slice = api.create(
               "endpointslices",
-              endpointSlice("team-0", name, `${name}-a`, [ip(201)], http),
+              endpointSlice("team-0", name, `${name}-a`, [ip(201)], { ports: http }),
             );
             live.push({ svc, slice });
             ask(fqdn(name), Type.A);

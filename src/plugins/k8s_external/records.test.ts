@@ -50,7 +50,7 @@ const OBJECTS: [Kind, KObject][] = [
         { ip: "1.2.3.4", hostname: "endpoint-svc-0" },
         { ip: "1.2.3.5", hostname: "endpoint-svc-1" },
       ],
-      http,
+      { ports: http },
     ),
   ],
   // Not CoreDNS's: a cluster IP service without external addresses publishes nothing here.
@@ -359,7 +359,7 @@ describe("k8s_external: SOA, the name servers, the client's spelling", () => {
           ingress: [{ ip: "203.0.113.53" }],
         }),
       ],
-      ["endpointslices", endpointSlice("testns", "dns", "dns-1", ["10.244.0.53"], [{ port: 53 }])],
+      ["endpointslices", endpointSlice("testns", "dns", "dns-1", ["10.244.0.53"], { ports: [{ port: 53 }] })],
     ];
     const r = fixture({}, own, ["10.244.0.53"]);
     const a = r.answer("example.com.", "ns1.dns.example.com.", Type.A);

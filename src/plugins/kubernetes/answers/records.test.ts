@@ -43,7 +43,7 @@ const FIXTURE: [Kind, KObject][] = [
         { ip: "10.244.1.1", pod: "web-7d9f-abcde" },
         { ip: "10.244.1.2", ready: false },
       ],
-      [{ name: "http", port: 8080 }],
+      { ports: [{ name: "http", port: 8080 }] },
     ),
   ],
   [
@@ -66,19 +66,15 @@ const FIXTURE: [Kind, KObject][] = [
         { ip: "10.244.2.2", hostname: "db-1" },
         { ip: "10.244.2.3", hostname: "db-2", ready: false },
       ],
-      [{ name: "mysql", port: 3306 }],
+      { ports: [{ name: "mysql", port: 3306 }] },
     ),
   ],
   [
     "endpointslices",
-    endpointSlice(
-      "web",
-      "db",
-      "db-v6",
-      [{ ip: "fd00::2:1", hostname: "db-0" }],
-      [{ name: "mysql", port: 3306 }],
-      "IPv6",
-    ),
+    endpointSlice("web", "db", "db-v6", [{ ip: "fd00::2:1", hostname: "db-0" }], {
+      ports: [{ name: "mysql", port: 3306 }],
+      addressType: "IPv6",
+    }),
   ],
   ["services", service("web", "lonely", { headless: true, ports: [{ name: "http", port: 80 }] })],
   ["services", service("web", "pnr", { headless: true, publishNotReadyAddresses: true })],
@@ -108,19 +104,15 @@ const FIXTURE: [Kind, KObject][] = [
         { ip: "10.244.5.3", zone: "zone-a", ready: false },
         { ip: "10.244.5.4" },
       ],
-      [{ name: "http", port: 8080 }],
+      { ports: [{ name: "http", port: 8080 }] },
     ),
   ],
   [
     "endpointslices",
-    endpointSlice(
-      "zonal",
-      "web",
-      "web-v6",
-      [{ ip: "fd00::5:1", zone: "Zone-A" }],
-      [{ name: "http", port: 8080 }],
-      "IPv6",
-    ),
+    endpointSlice("zonal", "web", "web-v6", [{ ip: "fd00::5:1", zone: "Zone-A" }], {
+      ports: [{ name: "http", port: 8080 }],
+      addressType: "IPv6",
+    }),
   ],
   ["services", service("zonal", "hl", { headless: true, ports: [{ name: "http", port: 80 }, 81] })],
   [
@@ -133,7 +125,7 @@ const FIXTURE: [Kind, KObject][] = [
         { ip: "10.244.6.1", hostname: "h-0", zone: "zone-a" },
         { ip: "10.244.6.2", zone: "zone-b" },
       ],
-      [{ name: "http", port: 80 }, { port: 81 }],
+      { ports: [{ name: "http", port: 80 }, { port: 81 }] },
     ),
   ],
 ];
@@ -440,7 +432,7 @@ const COREDNS_ZONAL: [Kind, KObject][] = [
         { ip: "172.0.0.2", zone: "us-west-2b" },
         { ip: "172.0.0.3", zone: "us-west-2b" },
       ],
-      [{ name: "http", port: 80 }],
+      { ports: [{ name: "http", port: 80 }] },
     ),
   ],
 ];

@@ -226,13 +226,9 @@ describe("kubernetes transfer", () => {
       ["services", service("web", "db", { headless: true, ports: [{ name: "mysql", port: 3306 }] })],
       [
         "endpointslices",
-        endpointSlice(
-          "web",
-          "db",
-          "db-1",
-          [{ ip: "10.1.0.1", hostname: "db-0" }],
-          [{ name: "mysql", port: 3306 }],
-        ),
+        endpointSlice("web", "db", "db-1", [{ ip: "10.1.0.1", hostname: "db-0" }], {
+          ports: [{ name: "mysql", port: 3306 }],
+        }),
       ],
       // The same endpoint in a second slice (a slice being replaced), and one more.
       [
@@ -245,7 +241,7 @@ describe("kubernetes transfer", () => {
             { ip: "10.1.0.1", hostname: "db-0" },
             { ip: "10.1.0.2", hostname: "db-1" },
           ],
-          [{ name: "mysql", port: 3306 }],
+          { ports: [{ name: "mysql", port: 3306 }] },
         ),
       ],
     ];

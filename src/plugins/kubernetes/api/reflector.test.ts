@@ -267,11 +267,11 @@ describe("reflector", () => {
       setup(s) {
         s.create(
           "endpointslices",
-          endpointSlice("app", "web", "web-a", ["10.244.0.1"], [{ name: "http", port: 80 }]),
+          endpointSlice("app", "web", "web-a", ["10.244.0.1"], { ports: [{ name: "http", port: 80 }] }),
         );
         s.create(
           "endpointslices",
-          endpointSlice("app", "web", "web-b", ["10.244.0.2"], [{ name: "http", port: 80 }]),
+          endpointSlice("app", "web", "web-b", ["10.244.0.2"], { ports: [{ name: "http", port: 80 }] }),
         );
       },
     });

@@ -146,7 +146,10 @@ class World {
 
   #slice(ns: string, svc: string, name: string): KObject {
     const v6 = this.chance(0.3);
-    return endpointSlice(ns, svc, name, this.#endpoints(v6 ? V6 : V4), this.#ports(), v6 ? "IPv6" : "IPv4");
+    return endpointSlice(ns, svc, name, this.#endpoints(v6 ? V6 : V4), {
+      ports: this.#ports(),
+      addressType: v6 ? "IPv6" : "IPv4",
+    });
   }
 
   #import(ns: string, name: string): KObject {
@@ -158,7 +161,11 @@ class World {
   #importedSlice(ns: string, svc: string, name: string): KObject {
     const v6 = this.chance(0.3);
     const endpoints = this.#endpoints(v6 ? V6 : V4);
-    return importedSlice(ns, svc, this.pick(CLUSTERS), name, endpoints, this.#ports(), v6 ? "IPv6" : "IPv4");
+    return importedSlice(ns, svc, name, endpoints, {
+      cluster: this.pick(CLUSTERS),
+      ports: this.#ports(),
+      addressType: v6 ? "IPv6" : "IPv4",
+    });
   }
 }
 

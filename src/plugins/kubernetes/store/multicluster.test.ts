@@ -57,14 +57,13 @@ const FIXTURE: [Kind, KObject][] = [
     importedSlice(
       "test",
       "headless",
-      "cluster-a",
       "headless-cluster-a-1",
       [
         { ip: "10.3.0.100", hostname: "my-pet-1" },
         { ip: "10.3.0.101", hostname: "my-pet-2" },
         { ip: "10.3.0.102", hostname: "my-pet-3", ready: false },
       ],
-      [{ name: "https", port: 443 }],
+      { cluster: "cluster-a", ports: [{ name: "https", port: 443 }] },
     ),
   ],
   [
@@ -72,10 +71,9 @@ const FIXTURE: [Kind, KObject][] = [
     importedSlice(
       "test",
       "headless",
-      "cluster-b",
       "headless-cluster-b-1",
       [{ ip: "10.4.0.100", hostname: "my-pet-1" }, "10.4.0.101"],
-      [{ name: "https", port: 443 }],
+      { cluster: "cluster-b", ports: [{ name: "https", port: 443 }] },
     ),
   ],
   [
@@ -83,11 +81,9 @@ const FIXTURE: [Kind, KObject][] = [
     importedSlice(
       "test",
       "headless",
-      "cluster-b",
       "headless-cluster-b-v6",
       [{ ip: "2001:db8::1", hostname: "my-pet-1" }],
-      [{ name: "https", port: 443 }],
-      "IPv6",
+      { cluster: "cluster-b", ports: [{ name: "https", port: 443 }], addressType: "IPv6" },
     ),
   ],
   // Imported, but no endpoint is ready: the headless import does not exist.
@@ -97,14 +93,10 @@ const FIXTURE: [Kind, KObject][] = [
   ],
   [
     "endpointslices",
-    importedSlice(
-      "other",
-      "idle",
-      "cluster-a",
-      "idle-a",
-      [{ ip: "10.5.0.1", ready: false }],
-      [{ name: "http", port: 80 }],
-    ),
+    importedSlice("other", "idle", "idle-a", [{ ip: "10.5.0.1", ready: false }], {
+      cluster: "cluster-a",
+      ports: [{ name: "http", port: 80 }],
+    }),
   ],
   // A local headless Service's slice: nothing to do with the imports.
   ["services", service("test", "local-db", { headless: true })],
@@ -361,14 +353,10 @@ describe("multicluster: changes", () => {
     store.apply(
       "endpointslices",
       "ADDED",
-      importedSlice(
-        "fresh",
-        "api",
-        "east",
-        "api-east",
-        [{ ip: "10.9.0.1", hostname: "api-0" }],
-        [{ name: "grpc", port: 9000 }],
-      ),
+      importedSlice("fresh", "api", "api-east", [{ ip: "10.9.0.1", hostname: "api-0" }], {
+        cluster: "east",
+        ports: [{ name: "grpc", port: 9000 }],
+      }),
     );
     check(records, {
       q: "api.fresh.svc.clusterset.local",
@@ -406,14 +394,10 @@ describe("multicluster: changes", () => {
     store.apply(
       "endpointslices",
       "DELETED",
-      importedSlice(
-        "test",
-        "headless",
-        "cluster-a",
-        "headless-cluster-a-1",
-        [],
-        [{ name: "https", port: 443 }],
-      ),
+      importedSlice("test", "headless", "headless-cluster-a-1", [], {
+        cluster: "cluster-a",
+        ports: [{ name: "https", port: 443 }],
+      }),
     );
     check(records, {
       q: "my-pet-1.cluster-a.headless.test.svc.clusterset.local",
@@ -482,32 +466,23 @@ const COREDNS_IMPORTS: [Kind, KObject][] = [
   ["serviceimports", serviceImport("testns", "hdlsprtls", { type: "Headless" })],
   [
     "endpointslices",
-    importedSlice(
-      "kube-system",
-      "kubedns",
-      "cluster1",
-      "kubedns-1",
-      ["172.0.0.100"],
-      [{ name: "dns", port: 53, protocol: "UDP" }],
-    ),
+    importedSlice("kube-system", "kubedns", "kubedns-1", ["172.0.0.100"], {
+      cluster: "cluster1",
+      ports: [{ name: "dns", port: 53, protocol: "UDP" }],
+    }),
   ],
   [
     "endpointslices",
-    importedSlice(
-      "testns",
-      "svc1",
-      "cluster1",
-      "svc1-1",
-      [{ ip: "172.0.0.1", hostname: "ep1a" }],
-      [{ name: "http", port: 80 }],
-    ),
+    importedSlice("testns", "svc1", "svc1-1", [{ ip: "172.0.0.1", hostname: "ep1a" }], {
+      cluster: "cluster1",
+      ports: [{ name: "http", port: 80 }],
+    }),
   ],
   [
     "endpointslices",
     importedSlice(
       "testns",
       "hdls1",
-      "cluster1",
       "hdls1-v4",
       [
         "172.0.0.2",
@@ -515,22 +490,21 @@ const COREDNS_IMPORTS: [Kind, KObject][] = [
         { ip: "172.0.0.4", hostname: "dup-name" },
         { ip: "172.0.0.5", hostname: "dup-name" },
       ],
-      [{ name: "http", port: 80 }],
+      { cluster: "cluster1", ports: [{ name: "http", port: 80 }] },
     ),
   ],
   [
     "endpointslices",
-    importedSlice(
-      "testns",
-      "hdls1",
-      "cluster1",
-      "hdls1-v6",
-      ["5678:abcd::1", "5678:abcd::2"],
-      [{ name: "http", port: 80 }],
-      "IPv6",
-    ),
+    importedSlice("testns", "hdls1", "hdls1-v6", ["5678:abcd::1", "5678:abcd::2"], {
+      cluster: "cluster1",
+      ports: [{ name: "http", port: 80 }],
+      addressType: "IPv6",
+    }),
   ],
-  ["endpointslices", importedSlice("testns", "hdlsprtls", "cluster1", "hdlsprtls-1", ["172.0.0.20"])],
+  [
+    "endpointslices",
+    importedSlice("testns", "hdlsprtls", "hdlsprtls-1", ["172.0.0.20"], { cluster: "cluster1" }),
+  ],
 ];
 
 // CoreDNS's expectedMultiClusterZone, in its order. Where it names a headless import's endpoints

@@ -55,7 +55,7 @@ function randomSlice(random: () => number, svc: string, name: string) {
     zone: random() < 0.3 ? pick(ZONE_NAMES) : undefined,
   }));
   const ports = PORTS.filter(() => random() < 0.7);
-  return endpointSlice("default", svc, name, endpoints, ports);
+  return endpointSlice("default", svc, name, endpoints, { ports });
 }
 
 describe("store: reported changes cover every changed answer", () => {

@@ -37,7 +37,7 @@ function names(c: readonly string[] | "all" | undefined): string[] {
 const web = (ip = "10.96.0.20") =>
   service("default", "web", { clusterIP: ip, ports: [{ name: "http", port: 80 }, { port: 8080 }] });
 const webSlice = (...eps: Parameters<typeof endpointSlice>[3]) =>
-  endpointSlice("default", "web", "web-abcde", eps, [{ name: "http", port: 8080 }]);
+  endpointSlice("default", "web", "web-abcde", eps, { ports: [{ name: "http", port: 8080 }] });
 
 describe("store: sync and lists", () => {
   it("is synced once the first list of every kind it waits for is done", () => {
@@ -261,7 +261,10 @@ describe("store: slim records", () => {
   });
 
   it("ignores FQDN slices, slices without a service label, and objects without a name", () => {
-    const fqdn = endpointSlice("default", "web", "web-f", [{ addresses: ["example.org"] }], [], "FQDN");
+    const fqdn = endpointSlice("default", "web", "web-f", [{ addresses: ["example.org"] }], {
+      ports: [],
+      addressType: "FQDN",
+    });
     const orphan = endpointSlice("default", "web", "web-o", ["10.244.1.1"]);
     delete orphan.metadata.labels!["kubernetes.io/service-name"];
     const { store } = synced([
@@ -397,7 +400,7 @@ describe("store: changed names", () => {
             { ip: "10.244.1.1", hostname: "a" },
             { ip: "10.244.1.2", hostname: "b" },
           ],
-          [{ name: "http", port: 80 }],
+          { ports: [{ name: "http", port: 80 }] },
         ),
       ],
     ]);
@@ -412,7 +415,7 @@ describe("store: changed names", () => {
           { ip: "10.244.1.1", hostname: "a" },
           { ip: "10.244.1.2", hostname: "b", ready: false },
         ],
-        [{ name: "http", port: 80 }],
+        { ports: [{ name: "http", port: 80 }] },
       ),
     );
     const n = names(changes[0]);
@@ -614,7 +617,9 @@ describe("store: external addresses, zones, the name server's services", () => {
 
   it("zonal names change with an endpoint's zone (with zonal, of a headless service)", () => {
     const slice = (zone: string) =>
-      endpointSlice("default", "hl", "hl-abcde", [{ ip: "10.244.1.1", zone }], [{ name: "http", port: 80 }]);
+      endpointSlice("default", "hl", "hl-abcde", [{ ip: "10.244.1.1", zone }], {
+        ports: [{ name: "http", port: 80 }],
+      });
     const { store, changes } = synced(
       [
         ["services", service("default", "hl", { headless: true })],
@@ -655,15 +660,10 @@ describe("store: DNS programming latency (endpoints.kubernetes.io/last-change-tr
   const TRIGGER = "endpoints.kubernetes.io/last-change-trigger-time";
   const at = (msAgo: number) => new Date(Date.now() - msAgo).toISOString();
   const slice = (svc: string, ip: string, when?: string) =>
-    endpointSlice(
-      "default",
-      svc,
-      `${svc}-1`,
-      [ip],
-      [],
-      "IPv4",
-      when ? { annotations: { [TRIGGER]: when } } : {},
-    );
+    endpointSlice("default", svc, `${svc}-1`, [ip], {
+      ports: [],
+      ...(when ? { annotations: { [TRIGGER]: when } } : {}),
+    });
 
   function recording(objects: [Kind, KObject][] = []) {
     const seen: [string, number][] = [];
