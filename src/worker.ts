@@ -12,6 +12,7 @@ import { parseCorefile } from "./corefile/parser.ts";
 import { plugins } from "./plugins/index.ts";
 import { NOT_SUPPORTED } from "./plugins/not-supported.ts";
 import { Instance } from "./server/instance.ts";
+import { READY_WAIT_MS } from "./server/reloader.ts";
 import { chooseUdpEngine } from "./server/udp-engine.ts";
 import { workerMetricsJson } from "./metrics/registry.ts";
 import { collectGarbage } from "./runtime/heap.ts";
@@ -21,8 +22,6 @@ const data = workerData as WorkerData;
 threadRole.index = data.index;
 const port = parentPort!;
 const log = createLogger().child({ worker: data.index });
-/** How long a new configuration may take to be ready before it takes over anyway (as Reloader's). */
-const READY_WAIT_MS = 5000;
 
 const options = {
   plugins,
@@ -42,8 +41,9 @@ port.on("message", (message: RelayMessage | ToWorker) => {
   if (message.t === "relay") relay.in.deliver(message);
   // Not queued: the start, which work holds, waits for it.
   else if (message.t === "listen") listenAt(message.ports);
-  else if (message.t !== "metrics")
-    work = work.then(() => handle(message)).catch((err: unknown) => fail(err));
+  // Scrapes are answered at once, whatever the instance is doing.
+  else if (message.t === "metrics") scrape(message.id);
+  else work = work.then(() => handle(message)).catch((err: unknown) => fail(err));
 });
 
 async function setUp(
@@ -105,14 +105,12 @@ async function handle(m: ToWorker): Promise<void> {
   }
 }
 
-// Scrapes are answered at once, whatever the instance is doing.
-port.on("message", (m: { t: string; id?: number }) => {
-  if (m.t !== "metrics") return;
+function scrape(id: number): void {
   workerMetricsJson().then(
-    (json) => port.postMessage({ t: "metrics", id: m.id, json }),
-    (err: unknown) => port.postMessage({ t: "metrics", id: m.id, json: [], error: String(err) }),
+    (json) => port.postMessage({ t: "metrics", id, json }),
+    (err: unknown) => port.postMessage({ t: "metrics", id, json: [], error: String(err) }),
   );
-});
+}
 
 function fail(err: unknown): void {
   log.fatal({ err }, "worker failed");

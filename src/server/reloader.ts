@@ -12,7 +12,7 @@ import { reloadStats } from "../metrics/server-stats.ts";
 /** How long a new configuration may take to become ready (a kubernetes store to sync) before it
  * takes over anyway, when the running one is not ready either. While the running one is ready it
  * serves until the new one is, however long that takes (a newer Corefile replaces the wait). */
-const READY_WAIT_MS = 5000;
+export const READY_WAIT_MS = 5000;
 /** How often a long wait for the new configuration is logged. */
 const WAIT_LOG_MS = 10_000;
 
