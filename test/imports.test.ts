@@ -91,6 +91,7 @@ const LAYERS: string[][] = [
   [
     "src/dns/",
     "src/runtime/",
+    "src/offheap/",
     "src/compat/",
     "src/version.ts",
     "src/log.ts",
