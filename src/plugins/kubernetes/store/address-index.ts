@@ -5,17 +5,25 @@
 
 import { parent, reverseName } from "../../../dns/name.ts";
 import type { Footprint } from "./footprint.ts";
+import type { Tables, Table } from "../../../offheap/table.ts";
 import { OneOrMany } from "./one-or-many.ts";
-import { ipKey, type IPKey } from "./packed.ts";
+import { storeTable } from "./tables.ts";
 
+/** Its indexes are tables (./tables.ts) keyed by the address's canonical text. */
 export class AddressIndex {
   /** Published address -> the keys of the services publishing it. The PTR targets are worked out
    * when asked (PTR queries are rare; one stored entry per endpoint is not). */
-  readonly #byIP = new OneOrMany<IPKey>();
+  readonly #byIP: OneOrMany;
   /** External address -> the keys of the services publishing it. */
-  readonly #byExternal = new OneOrMany<IPKey>();
+  readonly #byExternal: OneOrMany;
   /** Partial reverse names above published addresses ("10.in-addr.arpa."), counted. */
-  readonly #reverseParents = new Map<string, number>();
+  readonly #reverseParents: Table<number>;
+
+  constructor(tables: Tables) {
+    this.#byIP = new OneOrMany(storeTable(tables, "addresses.byIP"));
+    this.#byExternal = new OneOrMany(storeTable(tables, "addresses.byExternal"));
+    this.#reverseParents = storeTable(tables, "addresses.reverseParents");
+  }
 
   /** Published addresses. */
   get size(): number {
@@ -24,12 +32,12 @@ export class AddressIndex {
 
   /** Keys of the services that publish `ip` (as a cluster IP or an endpoint). */
   services(ip: string): readonly string[] {
-    return this.#byIP.get(ipKey(ip));
+    return this.#byIP.get(ip);
   }
 
   /** Keys of the services that publish `ip` as an external address. */
   externalServices(ip: string): readonly string[] {
-    return this.#byExternal.get(ipKey(ip));
+    return this.#byExternal.get(ip);
   }
 
   /** True when a published address lies below this partial reverse name ("244.10.in-addr.arpa."). */
@@ -59,26 +67,25 @@ export class AddressIndex {
     }
     for (const ip of before.external) {
       if (after.external.includes(ip)) continue;
-      this.#byExternal.delete(ipKey(ip), key);
+      this.#byExternal.delete(ip, key);
       changed.push(reverseName(ip)!);
     }
     for (const ip of after.external) {
       if (before.external.includes(ip)) continue;
-      this.#byExternal.add(ipKey(ip), key);
+      this.#byExternal.add(ip, key);
       changed.push(reverseName(ip)!);
     }
   }
 
   /** A rough estimate of the heap it takes. */
   bytes(): number {
-    const keyBytes = (ip: IPKey) => (typeof ip === "string" ? 24 + ip.length : 0);
-    let b = this.#byIP.bytes(keyBytes) + this.#byExternal.bytes(keyBytes);
+    let b = this.#byIP.bytes() + this.#byExternal.bytes();
     for (const k of this.#reverseParents.keys()) b += 40 + k.length;
     return b;
   }
 
   #index(ip: string, key: string, changed: string[]): void {
-    if (!this.#byIP.add(ipKey(ip), key)) return;
+    if (!this.#byIP.add(ip, key)) return;
     for (const p of reverseParents(ip)) {
       const n = this.#reverseParents.get(p) ?? 0;
       this.#reverseParents.set(p, n + 1);
@@ -87,7 +94,7 @@ export class AddressIndex {
   }
 
   #unindex(ip: string, key: string, changed: string[]): void {
-    if (!this.#byIP.delete(ipKey(ip), key)) return;
+    if (!this.#byIP.delete(ip, key)) return;
     for (const p of reverseParents(ip)) {
       const n = (this.#reverseParents.get(p) ?? 1) - 1;
       if (n > 0) this.#reverseParents.set(p, n);

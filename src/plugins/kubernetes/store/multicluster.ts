@@ -25,8 +25,10 @@ export class Multicluster {
   readonly #slim: Slimmer;
   /** ServiceImports by "ns/name". */
   readonly #imports = new Map<string, ServiceImport>();
-  /** Imported EndpointSlices by "ns/name", and by import. */
-  readonly #slices = new SliceIndex<ClusterGroup>();
+  /** Imported EndpointSlices by "ns/name", and by import. Plain Maps, unlike the store's tables
+   * (./tables.ts): multi-cluster imports are rare, so this index stays on the heap of the thread that
+   * watches them. */
+  readonly #slices = new SliceIndex<ClusterGroup>(new Map(), new Map());
   /** Namespaces with imports, counted: such a namespace exists in the multicluster zones. */
   readonly #perNs = new Map<string, number>();
 

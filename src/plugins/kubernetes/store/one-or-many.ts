@@ -1,55 +1,57 @@
-// A map from a key to a set of strings that keeps a lone string without an array around it: nearly
-// every address is published by one service and nearly every service has one EndpointSlice, and an
-// array per key costs about 80 bytes, times 280k addresses at 100k services.
+// A map from a key to a set of strings, kept in a table (../../../offheap/table.ts) of string lists.
+// Lists are stored by value: each change reads the list, makes a new one and stores that; a list read
+// back is never changed in place. The order of a key's values is the order they were added in.
 
-export class OneOrMany<K> {
-  readonly #m = new Map<K, string | string[]>();
+import type { Table } from "../../../offheap/table.ts";
+
+const NONE: readonly string[] = Object.freeze([]);
+
+export class OneOrMany {
+  readonly #t: Table<readonly string[]>;
+
+  constructor(table: Table<readonly string[]>) {
+    this.#t = table;
+  }
 
   get size(): number {
-    return this.#m.size;
+    return this.#t.size;
   }
 
   /** The values under `k`, empty when none. */
-  get(k: K): readonly string[] {
-    const v = this.#m.get(k);
-    if (v === undefined) return [];
-    return typeof v === "string" ? [v] : v;
+  get(k: string): readonly string[] {
+    return this.#t.get(k) ?? NONE;
   }
 
   /** Adds `v` under `k`; true when `k` had no value before. */
-  add(k: K, v: string): boolean {
-    const cur = this.#m.get(k);
+  add(k: string, v: string): boolean {
+    const cur = this.#t.get(k);
     if (cur === undefined) {
-      this.#m.set(k, v);
+      this.#t.set(k, [v]);
       return true;
     }
-    if (typeof cur === "string") {
-      if (cur !== v) this.#m.set(k, [cur, v]);
-    } else if (!cur.includes(v)) cur.push(v);
+    if (!cur.includes(v)) this.#t.set(k, [...cur, v]);
     return false;
   }
 
   /** Removes `v` from `k`; true when that left `k` without a value. */
-  delete(k: K, v: string): boolean {
-    const cur = this.#m.get(k);
-    if (cur === undefined) return false;
-    if (typeof cur === "string") {
-      if (cur !== v) return false;
-    } else {
-      const rest = cur.filter((x) => x !== v);
-      if (rest.length > 0) {
-        this.#m.set(k, rest.length === 1 ? rest[0] : rest);
-        return false;
-      }
+  delete(k: string, v: string): boolean {
+    const cur = this.#t.get(k);
+    if (cur === undefined || !cur.includes(v)) return false;
+    if (cur.length > 1) {
+      this.#t.set(
+        k,
+        cur.filter((x) => x !== v),
+      );
+      return false;
     }
-    this.#m.delete(k);
+    this.#t.delete(k);
     return true;
   }
 
-  /** A rough estimate of the heap it takes, given what a key takes. */
-  bytes(keyBytes: (k: K) => number): number {
+  /** A rough estimate of the heap it takes, were it a Map of arrays. */
+  bytes(): number {
     let b = 0;
-    for (const [k, v] of this.#m) b += 40 + keyBytes(k) + (typeof v === "string" ? 0 : 16 * v.length);
+    for (const [k, v] of this.#t.entries()) b += 72 + k.length + 8 * v.length;
     return b;
   }
 }

@@ -1,13 +1,21 @@
 // The store's pods (`pods verified`, autopath): each pod's slim record, and the pods by address, which
-// answer "is there a pod with this address in this namespace" and "which namespace asked".
+// answer "is there a pod with this address in this namespace" and "which namespace asked". Both are
+// tables (./tables.ts), by value: a pod list read back is copied, changed and stored again.
 
 import type { PodRef, SlimPod } from "../model/slim-types.ts";
 import { sameJSON } from "../model/object-key.ts";
 import { dashed } from "./packed.ts";
+import type { Table, Tables } from "../../../offheap/table.ts";
+import { storeTable } from "./tables.ts";
 
 export class PodIndex {
-  readonly #pods = new Map<string, SlimPod>();
-  readonly #byIP = new Map<string, PodRef[]>();
+  readonly #pods: Table<SlimPod>;
+  readonly #byIP: Table<readonly PodRef[]>;
+
+  constructor(tables: Tables) {
+    this.#pods = storeTable(tables, "pods");
+    this.#byIP = storeTable(tables, "pods.byIP");
+  }
 
   get size(): number {
     return this.#pods.size;
@@ -18,7 +26,7 @@ export class PodIndex {
   }
 
   entries(): [string, SlimPod][] {
-    return [...this.#pods];
+    return [...this.#pods.entries()];
   }
 
   /** Sets (or with undefined deletes) the pod `key`; returns the pod names whose answers changed
@@ -26,6 +34,7 @@ export class PodIndex {
   apply(key: string, next: SlimPod | undefined): string[] {
     const prev = this.#pods.get(key);
     if (prev === next || (prev && next && sameJSON(prev, next))) return [];
+    // prev is a copy: the pods by address are matched by namespace and name, never by identity.
     for (const ip of prev?.ips ?? []) {
       const list = this.#byIP.get(ip)?.filter((p) => !(p.ns === prev!.ns && p.name === prev!.name));
       if (list && list.length > 0) this.#byIP.set(ip, list);
@@ -34,13 +43,10 @@ export class PodIndex {
     if (next) {
       this.#pods.set(key, next);
       for (const ip of next.ips) {
-        const list = this.#byIP.get(ip) ?? [];
-        list.push(
-          next.hostNetwork
-            ? { ns: next.ns, name: next.name, hostNetwork: true }
-            : { ns: next.ns, name: next.name },
-        );
-        this.#byIP.set(ip, list);
+        const ref: PodRef = next.hostNetwork
+          ? { ns: next.ns, name: next.name, hostNetwork: true }
+          : { ns: next.ns, name: next.name };
+        this.#byIP.set(ip, [...(this.#byIP.get(ip) ?? []), ref]);
       }
     } else this.#pods.delete(key);
     const names: string[] = [];

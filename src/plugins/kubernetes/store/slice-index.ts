@@ -1,13 +1,20 @@
 // EndpointSlices by key, with the keys of each service's slices kept in step: the store keeps the
-// slices of Services in one, the multicluster index those of ServiceImports in another.
+// slices of Services in one, the multicluster index those of ServiceImports in another. Both kept in
+// tables, by value: what `get` returns is a copy.
 
+import type { Table } from "../../../offheap/table.ts";
 import type { EndpointGroup } from "../model/slim-types.ts";
 import { OneOrMany } from "./one-or-many.ts";
 
 export class SliceIndex<G extends EndpointGroup> {
-  readonly #byKey = new Map<string, G>();
+  readonly #byKey: Table<G>;
   /** A service's key -> the keys of its slices. */
-  readonly #byService = new OneOrMany<string>();
+  readonly #byService: OneOrMany;
+
+  constructor(byKey: Table<G>, byService: Table<readonly string[]>) {
+    this.#byKey = byKey;
+    this.#byService = new OneOrMany(byService);
+  }
 
   get size(): number {
     return this.#byKey.size;
@@ -21,14 +28,14 @@ export class SliceIndex<G extends EndpointGroup> {
    * another service moves to its list. */
   set(key: string, next: G | undefined): void {
     const prev = this.#byKey.get(key);
-    if (prev) this.#byService.delete(prev.service, key);
+    if (prev && prev.service !== next?.service) this.#byService.delete(prev.service, key);
     if (next) {
       this.#byKey.set(key, next);
       this.#byService.add(next.service, key);
     } else this.#byKey.delete(key);
   }
 
-  /** The keys of the service's slices. */
+  /** The keys of the service's slices, in the order they came. */
   keysOf(service: string): readonly string[] {
     return this.#byService.get(service);
   }

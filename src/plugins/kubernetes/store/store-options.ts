@@ -5,6 +5,7 @@ import type { Kind } from "../model/source.ts";
 import type { LabelSelector } from "../model/label-selector.ts";
 import type { NameOptions } from "../names/service-names.ts";
 import type { Multicluster } from "./multicluster.ts";
+import type { Tables } from "../../../offheap/table.ts";
 
 export interface StoreOptions {
   /** The stanza's zones (canonical); forward zones turn relative names into owner names. */
@@ -33,4 +34,7 @@ export interface StoreOptions {
   /** Which names a service has (../names/service-names.ts); the answers read them from the store's
    * `names`. */
   names?: NameOptions;
+  /** Where the store keeps its indexes (./tables.ts): Maps by default (heapTables), or a shared
+   * index's tables that reader stores in other threads read (Store.reader). */
+  tables?: Tables;
 }

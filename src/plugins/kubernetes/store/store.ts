@@ -31,6 +31,11 @@ import { SliceIndex } from "./slice-index.ts";
 import { ServiceNames } from "../names/service-names.ts";
 import { PendingChanges, type NameView } from "./pending-changes.ts";
 import { isReverseZone } from "../names/zones.ts";
+import { heapTables, type Table } from "../../../offheap/table.ts";
+import { storeTable } from "./tables.ts";
+import { groupBytes, serviceBytes, type StoreStats } from "./stats.ts";
+
+export type { StoreStats } from "./stats.ts";
 
 /** The store's slim state by kind, as [key, value] pairs: what a snapshot holds. */
 export interface StoreDump {
@@ -40,17 +45,6 @@ export interface StoreDump {
   /** Namespace name -> whether its labels match namespace_labels. */
   namespaces: [string, boolean][];
   pods: [string, SlimPod][];
-}
-
-export interface StoreStats {
-  objects: Record<Kind, number>;
-  /** Published addresses in the reverse index. */
-  addresses: number;
-  /** A rough estimate of the heap the slim records take. */
-  bytes: number;
-  synced: boolean;
-  /** Date.now() of the last change that altered an answer. */
-  modified: number;
 }
 
 const KUBE_DNS = serviceKey("kube-system", "kube-dns");
@@ -63,16 +57,20 @@ export class Store {
   readonly names: ServiceNames;
   readonly #options: StoreOptions;
   readonly #slim: Slimmer;
-  readonly #services = new Map<string, Service>();
+  // The indexes, in tables (./tables.ts) that hold their values by value: a value read back is an
+  // equal copy, so changes are found by comparing content, never identity.
+  readonly #services: Table<Service>;
   /** EndpointSlices by "ns/name", and by service. */
-  readonly #slices = new SliceIndex<EndpointGroup>();
+  readonly #slices: SliceIndex<EndpointGroup>;
   /** Legacy Endpoints by "ns/name": one group per subset. */
-  readonly #legacy = new Map<string, readonly EndpointGroup[]>();
+  readonly #legacy: Table<readonly EndpointGroup[]>;
   /** Namespace objects: name -> labels match namespace_labels (true without it). */
-  readonly #namespaces = new Map<string, boolean>();
-  readonly #servicesPerNs = new Map<string, number>();
-  readonly #pods = new PodIndex();
-  readonly #addresses = new AddressIndex();
+  readonly #namespaces: Table<boolean>;
+  readonly #servicesPerNs: Table<number>;
+  readonly #pods: PodIndex;
+  readonly #addresses: AddressIndex;
+  /** Set on a reader (Store.reader): the Sink refuses, the state comes from readerState. */
+  readonly #reader: boolean;
   readonly #listing = new Map<Kind, Set<string>>();
   readonly #listed = new Set<Kind>();
   /** Kinds loaded from a snapshot and not listed from the API since. */
@@ -84,24 +82,52 @@ export class Store {
   readonly #fromApi = new Latch();
   #modified = Date.now();
 
-  constructor(o: StoreOptions) {
+  constructor(o: StoreOptions, reader = false) {
     this.#options = o;
+    this.#reader = reader;
+    const tables = o.tables ?? heapTables;
+    this.#services = storeTable(tables, "services");
+    this.#slices = new SliceIndex(storeTable(tables, "slices"), storeTable(tables, "slices.byService"));
+    this.#legacy = storeTable(tables, "legacy");
+    this.#namespaces = storeTable(tables, "namespaces");
+    this.#servicesPerNs = storeTable(tables, "servicesPerNs");
+    this.#pods = new PodIndex(tables);
+    this.#addresses = new AddressIndex(tables);
     this.names = new ServiceNames(o.names);
     const forward = o.zones.filter((z) => !isReverseZone(z));
     this.#pending = new PendingChanges(o.zones, forward, o.maxNames ?? DEFAULT_MAX_NAMES);
     this.#slim = new Slimmer(o);
+    if (reader) return;
     if (this.#computeSynced()) this.#synced.open();
     if (this.#computeSynced(false)) this.#fromApi.open();
+  }
+
+  /** A store that only reads its tables, which another store (the writer, in another thread) fills
+   * through the same Tables: its Sink methods throw, and whether it is synced, where its answers come
+   * from and when they last changed are what the writer tells it through readerState. */
+  static reader(o: StoreOptions): Store {
+    return new Store(o, true);
+  }
+
+  /** On a reader, takes the writer's state (its synced, servingFrom === "api" and modified): `synced`
+   * and `fromApi` open the latches (they never close again), `modified` is the SOA serial's time. */
+  readerState(s: { synced: boolean; fromApi: boolean; modified: number }): void {
+    if (!this.#reader) throw new Error("readerState is for a reader store (Store.reader)");
+    this.#modified = s.modified;
+    if (s.synced || s.fromApi) this.#synced.open();
+    if (s.fromApi) this.#fromApi.open();
   }
 
   // -------------------------------------------------------------------------------------------------
   // Sink
 
   listStart(kind: Kind): void {
+    this.#writing();
     this.#listing.set(kind, new Set());
   }
 
   apply(kind: Kind, type: EventType, obj: KObject): void {
+    this.#writing();
     const meta = obj?.metadata;
     if (!meta || typeof meta.name !== "string") return;
     const key = objectKey(kind, meta.name, meta.namespace);
@@ -146,6 +172,7 @@ export class Store {
   }
 
   listDone(kind: Kind): void {
+    this.#writing();
     const seen = this.#listing.get(kind);
     if (!seen) return;
     for (const key of this.#keysOf(kind)) {
@@ -206,15 +233,16 @@ export class Store {
     return this.#synced.isOpen ? "snapshot" : "none";
   }
 
-  /** The slim state, for a snapshot file (snapshot.ts). Shares the stored objects: serialise it at
-   * once. */
+  /** The slim state, for a snapshot file (snapshot.ts), each kind sorted by key (a table's order is
+   * its own). */
   dump(): StoreDump {
+    const sorted = <V>(e: Iterable<[string, V]>) => [...e].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return {
-      services: [...this.#services],
-      endpointslices: [...this.#slices.entries()],
-      endpoints: [...this.#legacy],
-      namespaces: [...this.#namespaces],
-      pods: this.#pods.entries(),
+      services: sorted(this.#services.entries()),
+      endpointslices: sorted(this.#slices.entries()),
+      endpoints: sorted(this.#legacy.entries()),
+      namespaces: sorted(this.#namespaces.entries()),
+      pods: sorted(this.#pods.entries()),
     };
   }
 
@@ -222,6 +250,7 @@ export class Store {
    * until the API lists them: that list's listDone drops whatever the API no longer has. Returns the
    * kinds restored. */
   restore(d: StoreDump): Kind[] {
+    this.#writing();
     const kinds: Kind[] = [];
     const fresh = (k: Kind) => !this.#listed.has(k) && !this.#restored.has(k);
     if (fresh("services")) for (const [k, v] of d.services) this.#applyService(k, v);
@@ -319,13 +348,17 @@ export class Store {
   }
 
   /** The services that select this server's own pod: those whose published endpoints include one of
-   * its addresses (StoreOptions.localIPs), in exposed namespaces. */
+   * its addresses (StoreOptions.localIPs), in exposed namespaces, each once (by key: a table's values
+   * are copies). */
   localServices(): Service[] {
     const out: Service[] = [];
+    const seen = new Set<string>();
     for (const ip of this.#options.localIPs ?? []) {
       for (const key of this.#addresses.services(ip)) {
+        if (seen.has(key)) continue;
+        seen.add(key);
         const svc = this.#services.get(key);
-        if (svc && !out.includes(svc) && this.namespaceExposed(svc.ns)) out.push(svc);
+        if (svc && this.namespaceExposed(svc.ns)) out.push(svc);
       }
     }
     return out;
@@ -351,20 +384,9 @@ export class Store {
   }
 
   stats(): StoreStats {
-    let bytes = 0;
-    for (const s of this.#services.values()) {
-      bytes += 120 + s.name.length + s.ns.length + s.type.length + (s.externalName?.length ?? 0);
-      for (const ip of s.clusterIPs) bytes += 24 + ip.length;
-      if (s.external) for (const a of s.external) bytes += 40 + a.length;
-      bytes += s.ports.length * 56;
-    }
-    const groupBytes = (g: EndpointGroup) => {
-      let b = 64 + g.ports.length * 56;
-      b += g.endpoints.length * 56;
-      return b;
-    };
-    for (const g of this.#slices.values()) bytes += groupBytes(g);
-    for (const gs of this.#legacy.values()) for (const g of gs) bytes += groupBytes(g);
+    let bytes = serviceBytes(this.#services.values());
+    bytes += groupBytes(this.#slices.values());
+    for (const gs of this.#legacy.values()) bytes += groupBytes(gs);
     bytes += this.#pods.bytes();
     bytes += this.#addresses.bytes();
     return {
@@ -546,6 +568,10 @@ export class Store {
     if (names !== undefined) this.#options.onChange?.(names, this.#modified);
   }
 
+  #writing(): void {
+    if (this.#reader) throw new Error("a reader store (Store.reader) takes no changes: its writer does");
+  }
+
   #computeSynced(withRestored = true): boolean {
     const has = (k: Kind) => this.#listed.has(k) || (withRestored && this.#restored.has(k));
     return this.#options.waitFor.every(
@@ -557,19 +583,14 @@ export class Store {
   }
 
   #keysOf(kind: Kind): string[] {
-    switch (kind) {
-      case "services":
-        return [...this.#services.keys()];
-      case "endpointslices":
-        return [...this.#slices.keys()];
-      case "endpoints":
-        return [...this.#legacy.keys()];
-      case "namespaces":
-        return [...this.#namespaces.keys()];
-      case "pods":
-        return this.#pods.keys();
-      case "serviceimports":
-        return [];
-    }
+    const byKind: Record<Kind, { keys(): Iterable<string> } | undefined> = {
+      services: this.#services,
+      endpointslices: this.#slices,
+      endpoints: this.#legacy,
+      namespaces: this.#namespaces,
+      pods: this.#pods,
+      serviceimports: undefined,
+    };
+    return [...(byKind[kind]?.keys() ?? [])];
   }
 }
