@@ -55,7 +55,15 @@ class CopyingTable<V> implements Table<V> {
   }
 }
 
-/** Tables that round-trip every value through its codec (for tests). */
+/** Tables that round-trip every value through its codec (for tests). One table per name: a writer
+ * store and reader stores given the same Tables share them, as they would a shared index. */
 export function copyingTables(): Tables {
-  return { table: <V>(_name: string, codec: Codec<V>) => new CopyingTable(codec) };
+  const made = new Map<string, CopyingTable<unknown>>();
+  return {
+    table: <V>(name: string, codec: Codec<V>): Table<V> => {
+      let t = made.get(name);
+      if (t === undefined) made.set(name, (t = new CopyingTable(codec as Codec<unknown>)));
+      return t as Table<V>;
+    },
+  };
 }

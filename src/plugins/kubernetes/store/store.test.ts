@@ -1,43 +1,12 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { Kind, KObject } from "../model/source.ts";
-import type { StoreOptions } from "./store-options.ts";
 import { Store } from "./store.ts";
 import { normalIP } from "./slim.ts";
 import { dashed } from "./packed.ts";
 import { parseLabelSelector } from "../model/label-selector.ts";
 import { endpointSlice, endpoints, namespace, pod, service } from "../../../../test/k8s/objects.ts";
-
-const ZONES = ["cluster.local.", "in-addr.arpa.", "ip6.arpa."];
-const ALL: Kind[] = ["services", "endpointslices", "namespaces", "pods"];
-
-interface Recorded {
-  store: Store;
-  changes: (readonly string[] | "all")[];
-}
-
-/** A store with every kind listed once (from `objects`), recording what it reports as changed. */
-function synced(objects: [Kind, KObject][] = [], o: Partial<StoreOptions> = {}): Recorded {
-  const changes: (readonly string[] | "all")[] = [];
-  const store = new Store({ zones: ZONES, waitFor: ALL, onChange: (n) => void changes.push(n), ...o });
-  for (const kind of ALL) {
-    store.listStart(kind);
-    for (const [k, obj] of objects) if (k === kind) store.apply(kind, "ADDED", obj);
-    store.listDone(kind);
-  }
-  changes.length = 0;
-  return { store, changes };
-}
-
-function names(c: readonly string[] | "all" | undefined): string[] {
-  assert.ok(Array.isArray(c), `a list of names, not ${String(c)}`);
-  return [...c].sort();
-}
-
-const web = (ip = "10.96.0.20") =>
-  service("default", "web", { clusterIP: ip, ports: [{ name: "http", port: 80 }, { port: 8080 }] });
-const webSlice = (...eps: Parameters<typeof endpointSlice>[3]) =>
-  endpointSlice("default", "web", "web-abcde", eps, { ports: [{ name: "http", port: 8080 }] });
+import { ALL, ZONES, names, synced, web, webSlice } from "../../../../test/k8s/store-fixtures.ts";
 
 describe("store: sync and lists", () => {
   it("is synced once the first list of every kind it waits for is done", () => {
