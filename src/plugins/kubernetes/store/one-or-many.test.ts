@@ -1,11 +1,16 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { OneOrMany } from "./one-or-many.ts";
+import { LoneStringTable, OneOrMany } from "./one-or-many.ts";
 import { copyingTables } from "../../../offheap/copying-tables.ts";
 import { keysCodec } from "./codecs.ts";
 
 test("one-or-many: says when a key comes and goes, keeps each value once, in the order added", () => {
-  for (const table of [new Map<string, readonly string[]>(), copyingTables().table("k", keysCodec)]) {
+  const tables = [
+    new Map<string, readonly string[]>(),
+    new LoneStringTable(),
+    copyingTables().table("k", keysCodec),
+  ];
+  for (const table of tables) {
     const m = new OneOrMany(table);
     assert.equal(m.add("1", "a"), true);
     assert.equal(m.add("1", "a"), false);
@@ -24,4 +29,23 @@ test("one-or-many: says when a key comes and goes, keeps each value once, in the
     assert.equal(m.size, 0);
     assert.equal(m.delete("2", "a"), false);
   }
+});
+
+test("one-or-many: a lone-string table gives back lists equal to those stored, not the same ones", () => {
+  const t = new LoneStringTable();
+  const list = ["a", "b"];
+  t.set("k", list);
+  list.push("c");
+  assert.deepEqual(t.get("k"), ["a", "b"]);
+  t.set("one", ["x"]);
+  assert.deepEqual(
+    [...t.entries()],
+    [
+      ["k", ["a", "b"]],
+      ["one", ["x"]],
+    ],
+  );
+  assert.equal(t.size, 2);
+  assert.equal(t.delete("one"), true);
+  assert.equal(t.has("one"), false);
 });

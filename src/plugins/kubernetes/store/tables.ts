@@ -1,7 +1,8 @@
 // The store's tables (../../../offheap/table.ts), one place: each index's name and the codec of its
 // values. The store asks its Tables for each by name; a shared index creates them from this list.
 
-import type { Codec, Table, Tables } from "../../../offheap/table.ts";
+import { heapTables, type Codec, type Table, type Tables } from "../../../offheap/table.ts";
+import { LoneStringTable } from "./one-or-many.ts";
 import type { EndpointGroup, PodRef, Service, SlimPod } from "../model/slim-types.ts";
 import {
   countCodec,
@@ -57,7 +58,10 @@ export const STORE_TABLES: { readonly [N in StoreTableName]: Codec<StoreTableVal
   "pods.byIP": podRefsCodec,
 };
 
-/** The store's table `name` from `tables`. */
+/** The store's table `name` from `tables`. On the heap, key lists keep a lone key without an array. */
 export function storeTable<N extends StoreTableName>(tables: Tables, name: N): Table<StoreTableValues[N]> {
+  if (tables === heapTables && STORE_TABLES[name] === keysCodec) {
+    return new LoneStringTable() as Table<readonly string[]> as Table<StoreTableValues[N]>;
+  }
   return tables.table(name, STORE_TABLES[name]);
 }
