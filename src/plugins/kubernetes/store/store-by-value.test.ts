@@ -194,8 +194,9 @@ describe("store over copying tables: snapshots and readers", () => {
   });
 
   it("a reader reads what its writer wrote, takes its state, and refuses changes", async () => {
-    const { store, options } = synced(objects, { keepPods: true });
-    const reader = Store.reader(options);
+    const tables = copyingTables();
+    const { store, options } = synced(objects, { keepPods: true, tables });
+    const reader = Store.reader({ ...options, tables });
     assert.equal(reader.synced, false, "not synced until the writer says so");
     let api = false;
     void reader.whenApi().then(() => (api = true));

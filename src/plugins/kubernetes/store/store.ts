@@ -31,7 +31,7 @@ import { SliceIndex } from "./slice-index.ts";
 import { ServiceNames } from "../names/service-names.ts";
 import { PendingChanges, type NameView } from "./pending-changes.ts";
 import { isReverseZone } from "../names/zones.ts";
-import { heapTables, type Table } from "../../../offheap/table.ts";
+import { heapTables, type Table, type Tables } from "../../../offheap/table.ts";
 import { storeTable } from "./tables.ts";
 import { groupBytes, serviceBytes, type StoreStats } from "./stats.ts";
 
@@ -105,7 +105,7 @@ export class Store {
   /** A store that only reads its tables, which another store (the writer, in another thread) fills
    * through the same Tables: its Sink methods throw, and whether it is synced, where its answers come
    * from and when they last changed are what the writer tells it through readerState. */
-  static reader(o: StoreOptions): Store {
+  static reader(o: StoreOptions & { tables: Tables }): Store {
     return new Store(o, true);
   }
 
