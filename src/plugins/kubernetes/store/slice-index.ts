@@ -40,9 +40,15 @@ export class SliceIndex<G extends EndpointGroup> {
     return this.#byService.get(service);
   }
 
-  /** The service's slices. */
+  /** The service's slices. A key without a slice is skipped: a reader in another thread may see the
+   * list before the writer's next step. */
   of(service: string): G[] {
-    return this.#byService.get(service).map((k) => this.#byKey.get(k)!);
+    const out: G[] = [];
+    for (const k of this.#byService.get(service)) {
+      const g = this.#byKey.get(k);
+      if (g !== undefined) out.push(g);
+    }
+    return out;
   }
 
   keys(): IterableIterator<string> {

@@ -309,7 +309,10 @@ export class Store {
     const key = serviceKey(svc.ns, svc.name);
     const sliceKeys = this.#slices.keysOf(key);
     if (sliceKeys.length > 0) {
-      return sliceKeys.map((k) => ({ object: `EndpointSlice ${k}`, group: this.#slices.get(k)! }));
+      return sliceKeys.flatMap((k) => {
+        const group = this.#slices.get(k);
+        return group === undefined ? [] : [{ object: `EndpointSlice ${k}`, group }];
+      });
     }
     // An Endpoints object is named after its service: its key is the service's.
     return (this.#legacy.get(key) ?? []).map((group) => ({ object: `Endpoints ${key}`, group }));
