@@ -34,18 +34,10 @@ import { isReverseZone } from "../names/zones.ts";
 import { heapTables, type Table, type Tables } from "../../../offheap/table.ts";
 import { storeTable } from "./tables.ts";
 import { groupBytes, serviceBytes, type StoreStats } from "./stats.ts";
+import { byKey, type StoreDump } from "./store-dump.ts";
 
 export type { StoreStats } from "./stats.ts";
-
-/** The store's slim state by kind, as [key, value] pairs: what a snapshot holds. */
-export interface StoreDump {
-  services: [string, Service][];
-  endpointslices: [string, EndpointGroup][];
-  endpoints: [string, readonly EndpointGroup[]][];
-  /** Namespace name -> whether its labels match namespace_labels. */
-  namespaces: [string, boolean][];
-  pods: [string, SlimPod][];
-}
+export type { StoreDump } from "./store-dump.ts";
 
 const KUBE_DNS = serviceKey("kube-system", "kube-dns");
 /** The name server's name, relative to the zone. */
@@ -82,9 +74,10 @@ export class Store {
   readonly #fromApi = new Latch();
   #modified = Date.now();
 
-  constructor(o: StoreOptions, reader = false) {
+  /** `mode` "reader": see Store.reader. */
+  constructor(o: StoreOptions, mode: "writer" | "reader" = "writer") {
     this.#options = o;
-    this.#reader = reader;
+    this.#reader = mode === "reader";
     const tables = o.tables ?? heapTables;
     this.#services = storeTable(tables, "services");
     this.#slices = new SliceIndex(storeTable(tables, "slices"), storeTable(tables, "slices.byService"));
@@ -97,7 +90,7 @@ export class Store {
     const forward = o.zones.filter((z) => !isReverseZone(z));
     this.#pending = new PendingChanges(o.zones, forward, o.maxNames ?? DEFAULT_MAX_NAMES);
     this.#slim = new Slimmer(o);
-    if (reader) return;
+    if (this.#reader) return;
     if (this.#computeSynced()) this.#synced.open();
     if (this.#computeSynced(false)) this.#fromApi.open();
   }
@@ -106,7 +99,7 @@ export class Store {
    * through the same Tables: its Sink methods throw, and whether it is synced, where its answers come
    * from and when they last changed are what the writer tells it through readerState. */
   static reader(o: StoreOptions & { tables: Tables }): Store {
-    return new Store(o, true);
+    return new Store(o, "reader");
   }
 
   /** On a reader, takes the writer's state (its synced, servingFrom === "api" and modified): `synced`
@@ -236,13 +229,12 @@ export class Store {
   /** The slim state, for a snapshot file (snapshot.ts), each kind sorted by key (a table's order is
    * its own). */
   dump(): StoreDump {
-    const sorted = <V>(e: Iterable<[string, V]>) => [...e].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return {
-      services: sorted(this.#services.entries()),
-      endpointslices: sorted(this.#slices.entries()),
-      endpoints: sorted(this.#legacy.entries()),
-      namespaces: sorted(this.#namespaces.entries()),
-      pods: sorted(this.#pods.entries()),
+      services: byKey(this.#services.entries()),
+      endpointslices: byKey(this.#slices.entries()),
+      endpoints: byKey(this.#legacy.entries()),
+      namespaces: byKey(this.#namespaces.entries()),
+      pods: byKey(this.#pods.entries()),
     };
   }
 
