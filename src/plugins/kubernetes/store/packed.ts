@@ -52,7 +52,12 @@ export class Topologies {
     if (i === undefined) {
       if (this.#list.length >= MAX_TOPOLOGIES) return 0;
       i = this.#list.length;
-      this.#list.push(t);
+      // Its two fields only: `t` may be a whole endpoint (Slimmer.pack passes one read from a
+      // snapshot), whose address and name toJSON would then lend every endpoint of this topology.
+      const { zone, forZones } = t;
+      this.#list.push(
+        forZones === undefined ? { zone } : zone === undefined ? { forZones } : { zone, forZones },
+      );
       this.#index.set(key, i);
     }
     return i;

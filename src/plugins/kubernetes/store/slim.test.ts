@@ -82,3 +82,20 @@ describe("slim: the topologies table is one store's", () => {
     assert.equal(ey.zone, "zone-y");
   });
 });
+
+describe("slim: a group read back from a snapshot by a store of its own", () => {
+  it("keeps each endpoint's own address, name and readiness beside a zone it shares", () => {
+    const snapshot = {
+      service: "default/web",
+      ports: [],
+      endpoints: [
+        { ip: "10.0.0.1", name: "a", ready: true, zone: "z1" },
+        { ip: "10.0.0.2", name: "10-0-0-2", ready: false, zone: "z1" },
+        { ip: "10.0.0.3", name: "10-0-0-3", ready: true, zone: "z1", forZones: ["z1", "z2"] },
+        { ip: "10.0.0.4", name: "10-0-0-4", ready: true, zone: "z1", forZones: ["z1", "z2"] },
+      ],
+    };
+    const back = new Slimmer().pack(snapshot);
+    assert.deepEqual(JSON.parse(JSON.stringify(back)), snapshot);
+  });
+});
