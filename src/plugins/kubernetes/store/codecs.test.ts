@@ -81,7 +81,17 @@ describe("store codecs: services", () => {
 
   it("keeps text that only looks like an IPv4 address as text, so it reads back as it was", () => {
     const s = svc({
-      clusterIPs: ["010.1.2.3", "1.2.3", "1.2.3.4.5", "256.1.1.1", "1..2.3", "::ffff:1.2.3.4"],
+      clusterIPs: [
+        "010.1.2.3",
+        "1.2.3",
+        "1.2.3.4.5",
+        "256.1.1.1",
+        "1..2.3",
+        "1.2.3.",
+        ".1.2.3",
+        "1.2.3.4 ",
+        "::ffff:1.2.3.4",
+      ],
     });
     assertRoundTrips(serviceCodec, s);
   });
