@@ -2,6 +2,7 @@
 
 import type { ByteReader, ByteWriter } from "../../../offheap/bytes.ts";
 import type { SvcPort } from "../model/slim-types.ts";
+import { ipText } from "./packed.ts";
 
 /** The empty list every read returns, as slim.ts does: one frozen array, not one per value. */
 export const NONE: readonly never[] = Object.freeze([]);
@@ -35,19 +36,6 @@ const DOT = 46;
 const ZERO = 48;
 const NINE = 57;
 
-/** The decimal text of every octet: an address is four table reads and concatenations. */
-const OCTETS = Array.from({ length: 256 }, (_, i) => String(i));
-
-/** The text of an IPv4 address's 32 bits (signed or not). */
-export function ipv4Text(k: number): string {
-  return `${OCTETS[k >>> 24]}.${OCTETS[(k >>> 16) & 255]}.${OCTETS[(k >>> 8) & 255]}.${OCTETS[k & 255]}`;
-}
-
-/** Its dashed form, an endpoint's default DNS label (packed.ts's `dashed`). */
-export function ipv4Dashed(k: number): string {
-  return `${OCTETS[k >>> 24]}-${OCTETS[(k >>> 16) & 255]}-${OCTETS[(k >>> 8) & 255]}-${OCTETS[k & 255]}`;
-}
-
 /** Addresses: each a tag byte, then 4 bytes for an IPv4 address, or the text of anything else (an
  * IPv6 address, or a hostname in a service's external list). */
 export function writeAddresses(w: ByteWriter, list: readonly string[]): void {
@@ -68,7 +56,7 @@ export function readAddresses(r: ByteReader): readonly string[] {
   const n = r.count();
   if (n === 0) return NONE;
   const out = new Array<string>(n);
-  for (let i = 0; i < n; i++) out[i] = r.u8() === IPV4 ? ipv4Text(r.i32()) : r.str();
+  for (let i = 0; i < n; i++) out[i] = r.u8() === IPV4 ? ipText(r.i32()) : r.str();
   return out;
 }
 

@@ -6,8 +6,8 @@
 
 import type { ByteReader, ByteWriter } from "../../../offheap/bytes.ts";
 import type { Endpoint, EndpointGroup } from "../model/slim-types.ts";
-import { dashed } from "./packed.ts";
-import { NONE, ipv4Bits, ipv4Dashed, ipv4Text, readPorts, writePorts } from "./codec-parts.ts";
+import { dashedKey, ipText, type IPKey } from "./packed.ts";
+import { NONE, ipv4Bits, readPorts, writePorts } from "./codec-parts.ts";
 
 /** An endpoint's flag byte. */
 const READY = 1;
@@ -69,7 +69,7 @@ export function writeGroup(w: ByteWriter, g: EndpointGroup): void {
     const name = e.name;
     const bits = ipv4Bits(ip);
     const t = writeTopology[i];
-    const label = name !== dashed(ip);
+    const label = !isDashed(name, ip);
     w.u8((e.ready ? READY : 0) | (t >= 0 ? TOPOLOGY : 0) | (bits < 0 ? TEXT_IP : 0) | (label ? LABEL : 0));
     if (bits < 0) w.str(ip);
     else w.i32(bits);
@@ -77,6 +77,20 @@ export function writeGroup(w: ByteWriter, g: EndpointGroup): void {
     if (label) w.str(name);
   }
 }
+
+/** `name === dashed(ip)`, without making the dashed text: every "." and ":" of the address a "-". */
+function isDashed(name: string, ip: string): boolean {
+  if (name.length !== ip.length) return false;
+  for (let i = 0; i < ip.length; i++) {
+    const c = ip.charCodeAt(i);
+    if (name.charCodeAt(i) !== (c === DOT || c === COLON ? DASH : c)) return false;
+  }
+  return true;
+}
+
+const DOT = 46;
+const COLON = 58;
+const DASH = 45;
 
 function findTopology(
   among: number,
@@ -115,15 +129,11 @@ export function readGroup(r: ByteReader): EndpointGroup {
 
 function readEndpoint(r: ByteReader, topologies: number): Endpoint {
   const f = r.u8();
-  let ip: string;
-  let bits = 0;
-  if ((f & TEXT_IP) === 0) {
-    bits = r.i32();
-    ip = ipv4Text(bits);
-  } else ip = r.str();
+  const key: IPKey = (f & TEXT_IP) === 0 ? r.i32() : r.str();
+  const ip = ipText(key);
   const t = (f & TOPOLOGY) !== 0 ? r.uint() : -1;
   if (t >= topologies) throw new RangeError("offheap: an endpoint's topology past the group's list");
-  const name = (f & LABEL) !== 0 ? r.str() : (f & TEXT_IP) === 0 ? ipv4Dashed(bits) : dashed(ip);
+  const name = (f & LABEL) !== 0 ? r.str() : dashedKey(key);
   const ready = (f & READY) !== 0;
   if (t < 0) return { ip, name, ready };
   const zone = readZone[t];
