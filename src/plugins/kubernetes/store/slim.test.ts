@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { Slimmer } from "./slim.ts";
+import { Slimmer, slimPorts } from "./slim.ts";
 import { Topologies } from "./packed.ts";
 import { endpointSlice, service } from "../../../../test/k8s/objects.ts";
 
@@ -97,5 +97,23 @@ describe("slim: a group read back from a snapshot by a store of its own", () => 
     };
     const back = new Slimmer().pack(snapshot);
     assert.deepEqual(JSON.parse(JSON.stringify(back)), snapshot);
+  });
+});
+
+describe("slim: ports", () => {
+  it("drops a port number no port can have, which the store's tables could not hold", () => {
+    const ports = slimPorts([
+      { name: "HTTP", port: 80 },
+      { port: -1 },
+      { port: 1.5 },
+      { port: 70_000 },
+      { port: 0, protocol: "UDP" },
+      { port: 65535, protocol: "SCTP" },
+    ]);
+    assert.deepEqual(ports, [
+      { name: "http", proto: "tcp", port: 80 },
+      { name: "", proto: "udp", port: 0 },
+      { name: "", proto: "sctp", port: 65535 },
+    ]);
   });
 });
