@@ -2,6 +2,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { ByteReader, ByteWriter } from "../../../offheap/bytes.ts";
 import type { Codec } from "../../../offheap/table.ts";
+import { IndexReader, SharedIndex } from "../../../offheap/shared-index.ts";
 import { sameJSON } from "../model/object-key.ts";
 import type { Endpoint, EndpointGroup, PodRef, Service, SlimPod, SvcPort } from "../model/slim-types.ts";
 import {
@@ -213,7 +214,7 @@ describe("store codecs: random values from a seeded generator", () => {
   });
 });
 
-describe("store codecs: bytes in shared memory, and bytes that are not a value", () => {
+describe("store codecs: in shared memory, and bytes that are not a value", () => {
   const all: [Codec<unknown>, (n: () => number) => unknown][] = [
     [serviceCodec, randomService],
     [groupCodec, randomGroup],
@@ -235,6 +236,26 @@ describe("store codecs: bytes in shared memory, and bytes that are not a value",
     shared.set(w.bytes);
     const r = new ByteReader().at(shared, 0);
     all.forEach(([codec], i) => assert.ok(sameJSON(codec.read(r), values[i])));
+  });
+
+  it("round-trips through the shared index's tables, read by a reader of its own", () => {
+    const index = new SharedIndex({ initial: 4096 });
+    const next = rng(21);
+    all.forEach(([codec, make], i) => {
+      const table = index.table(`t${i}`, codec);
+      const view = new IndexReader(index.handle, 0).table(`t${i}`, codec);
+      const model = new Map<string, unknown>();
+      for (let step = 0; step < 300; step++) {
+        const key = `k${Math.floor(next() * 50)}`;
+        const v = make(next);
+        index.write(() => table.set(key, v));
+        model.set(key, v);
+      }
+      for (const [key, v] of model) {
+        assert.ok(sameJSON(view.get(key), v));
+        assert.ok(sameJSON(table.get(key), v));
+      }
+    });
   });
 
   it("ends a read of a value cut short, or of random bytes, with a value or a RangeError", () => {
