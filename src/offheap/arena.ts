@@ -20,16 +20,19 @@ export const H = {
   LIVE: 4,
   /** Readers the writer keeps overtaking, asking it to pause before its next write section. */
   WAITING: 5,
+  /** One past the highest reader slot ever taken: how far the writer looks. */
+  READER_HIGH: 6,
   /** Reader slots: the epoch each reader began at, 0 when idle. */
   READERS: 8,
   /** Table roots: [name hash, slot array offset, size, 0] each. */
-  ROOTS: 8 + 64,
+  ROOTS: 8 + 1024,
 } as const;
 
-export const MAX_READERS = 64;
+/** As many as -workers allows. */
+export const MAX_READERS = 1024;
 export const MAX_TABLES = 32;
 const HEADER_BYTES = (H.ROOTS + MAX_TABLES * 4) * 4;
-const FIRST_BLOCK = 1024;
+const FIRST_BLOCK = 8192;
 const MAGIC = 0x6b696478;
 const MIN_CLASS = 4;
 
@@ -112,7 +115,8 @@ export class Arena extends ArenaView {
    * a reader announced (all of them when none reads). */
   reclaim(): void {
     let oldest = Infinity;
-    for (let i = 0; i < MAX_READERS; i++) {
+    const high = Atomics.load(this.words, H.READER_HIGH);
+    for (let i = 0; i < high; i++) {
       const e = Atomics.load(this.words, H.READERS + i);
       if (e !== 0 && e < oldest) oldest = e;
     }

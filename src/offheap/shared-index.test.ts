@@ -92,7 +92,7 @@ test("a reader opens only the tables the writer made, with a clear error otherwi
   assert.throws(() => index.table("services", text), /table services made twice/);
   const reader = new IndexReader(index.handle, 0);
   assert.throws(() => reader.table("pods", text), /no table pods/);
-  assert.throws(() => new IndexReader(index.handle, 64), /reader slot 64/);
+  assert.throws(() => new IndexReader(index.handle, 1024), /reader slot 1024/);
 });
 
 /** Runs reader threads against a writer that changes both tables in one section each time. */

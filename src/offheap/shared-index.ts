@@ -17,7 +17,14 @@ import {
   type ArenaOptions,
 } from "./arena.ts";
 import { ByteWriter } from "./bytes.ts";
-import { SharedTable, SharedTableView, hashKey, rootOf, type ReadGuard } from "./shared-table.ts";
+import {
+  SharedTable,
+  SharedTableView,
+  hashKey,
+  rootOf,
+  type ReadGuard,
+  type WriteGuard,
+} from "./shared-table.ts";
 import type { Codec, Tables } from "./table.ts";
 
 /** Attempts after which a reader asks the writer to pause between two write sections (a storm of
@@ -30,7 +37,9 @@ const MAX_ATTEMPTS = 64;
 const WAIT_MS = 2;
 
 /** The writer's side. */
-export class SharedIndex implements Tables {
+export class SharedIndex implements Tables, WriteGuard {
+  /** The process's indexes in use: a reader thread that dies leaves its slot in each. */
+  static readonly #live = new Set<SharedIndex>();
   readonly #arena: Arena;
   readonly #writer = new ByteWriter();
   readonly #tables = new Set<string>();
@@ -38,6 +47,17 @@ export class SharedIndex implements Tables {
 
   constructor(o?: ArenaOptions) {
     this.#arena = new Arena(o);
+    SharedIndex.#live.add(this);
+  }
+
+  /** The reader thread of `slot` is gone (it may have died inside a read): every index forgets it. */
+  static clearReaderEverywhere(slot: number): void {
+    for (const index of SharedIndex.#live) index.clearReader(slot);
+  }
+
+  /** No thread reads this index any more (its store was stopped). */
+  retire(): void {
+    SharedIndex.#live.delete(this);
   }
 
   /** What a reader thread opens the index with (postMessage shares the buffer). */
@@ -56,7 +76,12 @@ export class SharedIndex implements Tables {
     const root = rootOf(this.#tables.size);
     this.#tables.add(name);
     this.#arena.words[root] = hashKey(name);
-    return new SharedTable(this.#arena, root, codec, this.#writer);
+    return new SharedTable({ arena: this.#arena, root, codec, writer: this.#writer, sections: this });
+  }
+
+  /** Inside a write section. */
+  get writing(): boolean {
+    return this.#depth > 0;
   }
 
   /** Runs `fn`, which changes tables, as one section: readers see all of its changes or none. */
@@ -77,11 +102,6 @@ export class SharedIndex implements Tables {
         this.#arena.reclaim();
       }
     }
-  }
-
-  /** The writer reads its own tables as they are. */
-  read<T>(fn: () => T): T {
-    return fn();
   }
 
   /** A reader thread that held `slot` is gone: what it was reading may be reused. */
@@ -106,6 +126,10 @@ export class IndexReader implements Tables, ReadGuard {
     }
     this.#view = new ArenaView(handle.sab);
     this.#slot = H.READERS + slot;
+    const w = this.#view.words;
+    for (let high = Atomics.load(w, H.READER_HIGH); high <= slot; high = Atomics.load(w, H.READER_HIGH)) {
+      if (Atomics.compareExchange(w, H.READER_HIGH, high, slot + 1) === high) break;
+    }
   }
 
   table<V>(name: string, codec: Codec<V>): SharedTableView<V> {

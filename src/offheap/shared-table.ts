@@ -171,20 +171,29 @@ export class SharedTableView<V> implements Table<V> {
   }
 }
 
-/** The writer's table. Changes must be made inside the index's write sections (shared-index.ts). */
+/** The writer's write sections (shared-index.ts): a change made outside one is a section of its own. */
+export interface WriteGuard {
+  readonly writing: boolean;
+  write<T>(fn: () => T): T;
+}
+
+/** The writer's table. */
 export class SharedTable<V> extends SharedTableView<V> {
   readonly #arena: Arena;
   readonly #writer: ByteWriter;
+  readonly #sections: WriteGuard;
   /** Slots in use or tombstoned: what decides when the array is rebuilt. */
   #filled = 0;
 
-  constructor(arena: Arena, root: number, codec: Codec<V>, writer: ByteWriter) {
-    super(arena, root, codec);
-    this.#arena = arena;
-    this.#writer = writer;
+  constructor(o: { arena: Arena; root: number; codec: Codec<V>; writer: ByteWriter; sections: WriteGuard }) {
+    super(o.arena, o.root, o.codec);
+    this.#arena = o.arena;
+    this.#writer = o.writer;
+    this.#sections = o.sections;
   }
 
   override set(key: string, value: V): void {
+    if (!this.#sections.writing) return this.#sections.write(() => this.set(key, value));
     const w = this.view.words;
     if (Atomics.load(w, this.root + 1) === 0 || (this.#filled + 1) * 10 > this.#capacity() * 7) {
       this.#rebuild(this.size + 1);
@@ -222,6 +231,7 @@ export class SharedTable<V> extends SharedTableView<V> {
   }
 
   override delete(key: string): boolean {
+    if (!this.#sections.writing) return this.#sections.write(() => this.delete(key));
     const w = this.view.words;
     const slots = Atomics.load(w, this.root + 1);
     if (slots === 0) return false;
