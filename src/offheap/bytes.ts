@@ -103,15 +103,26 @@ export class ByteReader {
     return this.#buf[this.#pos++];
   }
 
+  /** Throws a RangeError past the end: a value cut short, or torn by a writer, must fail, not spin
+   * (a missing byte reads as 0 under `& 0x7f` and never ends the loop). */
   uint(): number {
     let n = 0;
     let scale = 1;
     for (;;) {
       const b = this.#buf[this.#pos++];
+      if (b === undefined) throw new RangeError("offheap: integer past the end of the value");
       n += (b & 0x7f) * scale;
       if (b < 0x80) return n;
       scale *= 0x80;
     }
+  }
+
+  /** A list's length: every element takes a byte at least, so a length beyond the bytes left is
+   * corrupt, and throws a RangeError instead of allocating that many slots. */
+  count(): number {
+    const n = this.uint();
+    if (n > this.#buf.length - this.#pos) throw new RangeError("offheap: list longer than the value");
+    return n;
   }
 
   i32(): number {
@@ -136,7 +147,7 @@ export class ByteReader {
   }
 
   strs(): string[] {
-    const n = this.uint();
+    const n = this.count();
     const out = new Array<string>(n);
     for (let i = 0; i < n; i++) out[i] = this.str();
     return out;

@@ -27,6 +27,9 @@ export interface Table<V> {
 /** Where a store gets its tables, one per name: Maps (heapTables) or a shared index's tables. */
 export interface Tables {
   table<V>(name: string, codec: Codec<V>): Table<V>;
+  /** Runs `fn`, which reads several tables, on one consistent view of them (a reader thread's
+   * IndexReader; absent where the tables cannot change meanwhile). */
+  read?<T>(fn: () => T): T;
 }
 
 /** Tables that are plain Maps, for a store read by its own thread only. */

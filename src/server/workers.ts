@@ -9,6 +9,7 @@ import { Worker } from "node:worker_threads";
 import type { Logger } from "pino";
 import type { MetricObjectWithValues, MetricValue } from "prom-client";
 import type { UdpEngineName } from "../cli-flags.ts";
+import { SharedIndex } from "../offheap/shared-index.ts";
 import { relay } from "../runtime/relay.ts";
 
 /** What a worker starts with (workerData). */
@@ -173,6 +174,8 @@ export class WorkerPool {
     worker.on("error", (err) => log.error({ worker: index, err }, "worker error"));
     worker.on("exit", (code) => {
       relay.out.leave(worker);
+      // It may have died inside a read of a shared index: what it held may be reused now.
+      SharedIndex.clearReaderEverywhere(index);
       slot.listening = false;
       if (this.#stopping) return;
       log.error(

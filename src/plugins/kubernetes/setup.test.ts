@@ -362,6 +362,19 @@ items:
       1,
       /spec.ports\[0\] has no port number/,
     ],
+    // The API server takes 1 to 65535 only; the store's tables cannot hold a negative or fractional one.
+    [
+      "a port number out of range",
+      "kind: Service\nmetadata: {name: a}\nspec:\n  ports: [{port: 80}, {port: -1}]\n",
+      1,
+      /Service a: spec.ports\[1\].port -1 is not a port number \(1 to 65535\)/,
+    ],
+    [
+      "a fractional port number",
+      "kind: Service\nmetadata: {name: a}\nspec:\n  ports: [{port: 80.5}]\n",
+      1,
+      /spec.ports\[0\].port 80.5 is not a port number/,
+    ],
     [
       "an ExternalName without a name",
       "kind: Service\nmetadata: {name: a}\nspec: {type: ExternalName}\n",

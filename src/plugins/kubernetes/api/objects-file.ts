@@ -188,6 +188,9 @@ function checkService(o: Record<string, unknown>, fail: Fail): void {
   }
   for (const [j, p] of ((spec.ports ?? []) as unknown[]).entries()) {
     if (!isPlainObject(p) || typeof p.port !== "number") fail(`spec.ports[${j}] has no port number`);
+    if (!Number.isInteger(p.port) || p.port < 1 || p.port > 65535) {
+      fail(`spec.ports[${j}].port ${p.port} is not a port number (1 to 65535)`);
+    }
   }
   // The API server refuses these; a file is checked here, or the address would just be dropped.
   const clusterIP = (ip: unknown, path: string) => {

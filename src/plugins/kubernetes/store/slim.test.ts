@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { Slimmer } from "./slim.ts";
+import { Slimmer, slimPorts } from "./slim.ts";
 import { Topologies } from "./packed.ts";
 import { endpointSlice, service } from "../../../../test/k8s/objects.ts";
 
@@ -80,5 +80,40 @@ describe("slim: the topologies table is one store's", () => {
     const ey = one(y, "zone-y");
     assert.equal(ex.zone, "zone-x");
     assert.equal(ey.zone, "zone-y");
+  });
+});
+
+describe("slim: a group read back from a snapshot by a store of its own", () => {
+  it("keeps each endpoint's own address, name and readiness beside a zone it shares", () => {
+    const snapshot = {
+      service: "default/web",
+      ports: [],
+      endpoints: [
+        { ip: "10.0.0.1", name: "a", ready: true, zone: "z1" },
+        { ip: "10.0.0.2", name: "10-0-0-2", ready: false, zone: "z1" },
+        { ip: "10.0.0.3", name: "10-0-0-3", ready: true, zone: "z1", forZones: ["z1", "z2"] },
+        { ip: "10.0.0.4", name: "10-0-0-4", ready: true, zone: "z1", forZones: ["z1", "z2"] },
+      ],
+    };
+    const back = new Slimmer().pack(snapshot);
+    assert.deepEqual(JSON.parse(JSON.stringify(back)), snapshot);
+  });
+});
+
+describe("slim: ports", () => {
+  it("drops a port number no port can have, which the store's tables could not hold", () => {
+    const ports = slimPorts([
+      { name: "HTTP", port: 80 },
+      { port: -1 },
+      { port: 1.5 },
+      { port: 70_000 },
+      { port: 0, protocol: "UDP" },
+      { port: 65535, protocol: "SCTP" },
+    ]);
+    assert.deepEqual(ports, [
+      { name: "http", proto: "tcp", port: 80 },
+      { name: "", proto: "udp", port: 0 },
+      { name: "", proto: "sctp", port: 65535 },
+    ]);
   });
 });

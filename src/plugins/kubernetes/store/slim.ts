@@ -195,7 +195,9 @@ export function slimPorts(
 ) {
   const out: SvcPort[] = [];
   for (const p of arrayOf(ports)) {
-    if (typeof p?.port !== "number") continue;
+    // A number no port can have (the API takes 1 to 65535) is dropped: the store's tables hold
+    // integers only (codecs.ts).
+    if (typeof p?.port !== "number" || !Number.isInteger(p.port) || p.port < 0 || p.port > 65535) continue;
     out.push({
       name: (p.name ?? "").toLowerCase(),
       proto: protoName(p.protocol),
