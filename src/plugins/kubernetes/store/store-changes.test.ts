@@ -4,7 +4,7 @@
 // from before must be among the names the store reported (a missed name is a cached answer that stays
 // stale; an extra one only costs a cache miss), and every answer must equal that of a store that
 // took the same slices in one list (the indexes were kept in step). Run over Maps and over tables that
-// copy every value through its codec (copyingTables), as a shared index does.
+// copy every value through its codec (copyingTables), and over a shared index's.
 
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -17,7 +17,8 @@ import { rrToText } from "../../../dns/text.ts";
 import { endpointSlice, namespace, service } from "../../../../test/k8s/objects.ts";
 import { rng } from "../../../../test/helpers/rng.ts";
 import { copyingTables } from "../../../offheap/copying-tables.ts";
-import { heapTables } from "../../../offheap/table.ts";
+import { heapTables, type Tables } from "../../../offheap/table.ts";
+import { SharedIndex } from "../../../offheap/shared-index.ts";
 
 const ZONES = ["cluster.local.", "in-addr.arpa."];
 const KINDS: Kind[] = ["services", "endpointslices", "namespaces"];
@@ -62,12 +63,14 @@ function randomSlice(random: () => number, svc: string, name: string) {
 }
 
 describe("store: reported changes cover every changed answer", () => {
-  for (const [ignoreEmptyService, copying] of [
-    [false, false],
-    [true, false],
-    [false, true],
-  ]) {
-    it(`over 400 random slice changes (ignore empty_service ${ignoreEmptyService}${copying ? ", copying tables" : ""})`, () => {
+  const variants: [boolean, string, () => Tables][] = [
+    [false, "Maps", () => heapTables],
+    [true, "Maps", () => heapTables],
+    [false, "copying tables", copyingTables],
+    [false, "a shared index", () => new SharedIndex({ initial: 64 << 10 })],
+  ];
+  for (const [ignoreEmptyService, over, make] of variants) {
+    it(`over 400 random slice changes (ignore empty_service ${ignoreEmptyService}, over ${over})`, () => {
       const random = rng(ignoreEmptyService ? 18 : 81);
       const reported: { names: readonly string[] | "all" } = { names: [] };
       /** A store that took the namespace, the services and these slices in one list each. */
@@ -75,7 +78,7 @@ describe("store: reported changes cover every changed answer", () => {
         slices: ReturnType<typeof endpointSlice>[],
         onChange?: (n: readonly string[] | "all") => void,
       ) => {
-        const tables = copying ? copyingTables() : heapTables;
+        const tables = make();
         const store = new Store({
           zones: ZONES,
           waitFor: KINDS,
