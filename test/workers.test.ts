@@ -82,8 +82,11 @@ describe("-workers 2", () => {
     const served = now.map((n, i) => n - before[i]);
     assert.equal(served[0] + served[1], ROUNDS, `per thread: ${served.join(", ")}`);
     assert.ok(served[0] > 0 && served[1] > 0, `both sockets served: ${served.join(", ")}`);
-    // One watch per kind for the whole process, not one per thread.
+    // One watch per kind for the whole process, not one per thread, and one store: the worker's
+    // reads the main thread's shared index, it holds no copy.
     assert.equal(api.openWatches("services"), 1);
+    const synced = srv.logs.filter((l) => l.msg === "synced").map((l) => `${l.worker ?? 0} ${l.source}`);
+    assert.deepEqual(synced.sort(), [`0 api ${api.url} (connected)`, "1 the main thread's store (shared)"]);
     const lists = api.requests.filter((r) => r.path.endsWith("/services") && !r.watch);
     assert.equal(lists.length, 1, "the services were listed once");
     // TCP is the main thread's.

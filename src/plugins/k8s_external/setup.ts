@@ -68,6 +68,7 @@ export const setup: Setup = (d, ctx) => {
     if (cluster === undefined)
       throw configError(d, NAME, "the kubernetes plugin of this block offers no store");
     const records = new ExternalRecords(cluster, c);
+    const { read } = cluster;
     const nameServer = `ns1.${c.apex}`;
     cluster.addView({
       zones: c.zones.filter((z) => !isReverseZone(z)),
@@ -82,7 +83,10 @@ export const setup: Setup = (d, ctx) => {
       refusesOthers: false,
       zoneOf: (qname) => records.zoneOf(qname),
       soa: (zone) => records.soa(zone),
-      answer: (zone, qname, qtype, spelled) => records.answer(zone, qname, qtype, spelled),
+      answer:
+        read === undefined
+          ? (zone, qname, qtype, spelled) => records.answer(zone, qname, qtype, spelled)
+          : (zone, qname, qtype, spelled) => read(() => records.answer(zone, qname, qtype, spelled)),
       lookup: ctx.lookup,
     };
   });

@@ -26,6 +26,8 @@ export interface Externaler {
   localServices(): Service[];
   /** Publishes the store's names under other zones too: see NameView. */
   addView(view: NameView): void;
+  /** One question's reads on one view of the store (Store.read); undefined where it cannot change. */
+  readonly read: (<T>(fn: () => T) => T) | undefined;
 }
 
 /** The key of the kubernetes plugin's Externaler. */
@@ -45,5 +47,6 @@ export function externaler(store: Store, gate: StartupGate, localIPs: readonly s
     externalServices: (ip) => store.externalServices(ip),
     localServices: () => store.localServices(),
     addView: (view) => store.addView(view),
+    read: store.read,
   };
 }

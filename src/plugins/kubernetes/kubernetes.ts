@@ -31,6 +31,7 @@ export function kubernetesPlugin(o: KubernetesOptions): Plugin {
 
 export function kubernetesHandler(o: KubernetesOptions, next: Handler): Handler {
   const { store, records } = o;
+  const { read } = store;
   const answers: StoreAnswers = {
     name: "kubernetes",
     gate: o.gate,
@@ -38,7 +39,12 @@ export function kubernetesHandler(o: KubernetesOptions, next: Handler): Handler 
     refusesOthers: true,
     zoneOf: (qname) => records.zoneOf(qname),
     soa: (zone) => records.soa(zone),
-    answer: (zone, qname, qtype, spelled) => records.answer(zone, qname, qtype, spelled),
+    // A worker thread reads the main thread's store: one question, one view of it (no closure where
+    // the store cannot change meanwhile).
+    answer:
+      read === undefined
+        ? (zone, qname, qtype, spelled) => records.answer(zone, qname, qtype, spelled)
+        : (zone, qname, qtype, spelled) => read(() => records.answer(zone, qname, qtype, spelled)),
     explain: (zone, qname) => explainRecords(qname, explain(store, records.options, zone, qname)),
     lookup: o.lookup,
   };

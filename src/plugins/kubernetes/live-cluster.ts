@@ -17,6 +17,10 @@ import { tuneHeapAroundSync } from "./heap-tuning.ts";
 import { fileStampSync } from "../file/file.ts";
 import { inWorker } from "../../runtime/thread-role.ts";
 import { relaySource, relayingSink } from "./relay-source.ts";
+import { SharedWriter, sharedReader } from "./shared-store.ts";
+import { SharedIndex } from "../../offheap/shared-index.ts";
+import type { StoreOptions } from "./store/store-options.ts";
+import type { Source } from "./model/source.ts";
 
 /** Where a change of the store goes: an answer cache's invalidation. */
 export type CacheDrop = (names: readonly string[] | "all") => void;
@@ -52,6 +56,31 @@ export function liveKey(c: KubernetesConfig, kinds: readonly Kind[], local: read
   });
 }
 
+/** What a live cluster is made for. */
+interface LiveOptions {
+  c: KubernetesConfig;
+  kinds: readonly Kind[];
+  local: readonly string[];
+  log: Logger;
+  /** Its liveKey: what the main thread posts to the workers under (-workers N). */
+  key: string;
+}
+
+/** The store's options for `o`, but for where its changes go. */
+function storeOptions(o: LiveOptions, multicluster: Multicluster | undefined): StoreOptions {
+  const { c } = o;
+  return {
+    zones: c.zones,
+    waitFor: [...o.kinds],
+    endpointPodNames: c.endpointPodNames,
+    keepPods: c.pods === "verified",
+    namespaceSelector: c.namespaceSelector,
+    localIPs: o.local,
+    multicluster,
+    names: { ignoreEmptyService: c.ignoreEmptyService, zonal: c.zonal },
+  };
+}
+
 export class LiveCluster {
   readonly store: Store;
   readonly configured: ConfiguredSource;
@@ -59,7 +88,7 @@ export class LiveCluster {
   readonly warm: WarmStart | undefined;
   /** The answer caches serving from the store: the running configuration's, and during a reload the
    * next one's as well. */
-  readonly caches = new Set<CacheDrop>();
+  readonly caches: Set<CacheDrop>;
   /** Synced, and the work after the sync done (the heap's compaction). */
   settled = false;
   readonly whenSettled: Promise<void>;
@@ -69,11 +98,15 @@ export class LiveCluster {
   readonly #log: Logger;
   readonly #key: string;
   #relaying: ReturnType<typeof relayingSink> | undefined;
+  /** The main thread's side of the shared store (shared-store.ts); undefined in a worker, and for a
+   * store whose threads each keep a copy (multicluster). */
+  #writer: SharedWriter | undefined;
   #settle: () => void = () => {};
 
   private constructor(
-    o: { c: KubernetesConfig; kinds: readonly Kind[]; local: readonly string[]; log: Logger; key: string },
+    o: LiveOptions,
     configured: ConfiguredSource,
+    shared?: { writer: SharedWriter; index: SharedIndex } | { reader: Store; caches: Set<CacheDrop> },
   ) {
     const { c } = o;
     this.#c = c;
@@ -81,22 +114,25 @@ export class LiveCluster {
     this.#log = o.log;
     this.multicluster =
       c.multicluster && new Multicluster(c.multicluster, { endpointPodNames: c.endpointPodNames });
-    this.store = new Store({
-      zones: c.zones,
-      waitFor: [...o.kinds],
-      endpointPodNames: c.endpointPodNames,
-      keepPods: c.pods === "verified",
-      namespaceSelector: c.namespaceSelector,
-      localIPs: o.local,
-      onChange: (names) => {
-        for (const drop of this.caches) drop(names);
-      },
-      onProgrammed: observeProgramming,
-      multicluster: this.multicluster,
-      names: { ignoreEmptyService: c.ignoreEmptyService, zonal: c.zonal },
-    });
+    const options = storeOptions(o, this.multicluster);
+    if (shared !== undefined && "reader" in shared) {
+      this.store = shared.reader;
+      this.caches = shared.caches;
+    } else {
+      this.caches = new Set();
+      this.#writer = shared?.writer;
+      this.store = new Store({
+        ...options,
+        tables: shared?.index,
+        onChange: (names) => {
+          for (const drop of this.caches) drop(names);
+          this.#writer?.changed(names, this.store.modified);
+        },
+        onProgrammed: observeProgramming,
+      });
+    }
     this.configured = configured;
-    // A worker's store is a copy: the main thread's writes the snapshot and restores it.
+    // A worker's store reads the main thread's: the main thread's writes the snapshot and restores it.
     this.warm = inWorker()
       ? undefined
       : c.snapshot &&
@@ -105,20 +141,33 @@ export class LiveCluster {
   }
 
   /** A new one for `c`; throws on bad connection settings (configuredSource). */
-  static async create(o: {
-    c: KubernetesConfig;
-    kinds: readonly Kind[];
-    local: readonly string[];
-    log: Logger;
-    checkOnly: boolean;
-    /** Its liveKey: what the main thread's events are relayed under to the workers (-workers N). */
-    key: string;
-  }): Promise<LiveCluster> {
-    // In a worker thread the objects come from the main thread's one watch, not from an API of its own.
-    const configured = inWorker()
-      ? { source: relaySource(o.key) }
-      : await configuredSource(o.c, o.kinds, o.log, o.checkOnly);
-    return new LiveCluster(o, configured);
+  static async create(o: LiveOptions & { checkOnly: boolean }): Promise<LiveCluster> {
+    // Multi-cluster services keep their own maps (store/multicluster.ts): each thread then holds a
+    // copy of the store, filled from the main thread's relayed events, as before the shared index.
+    const shareable = o.c.multicluster === undefined;
+    if (!inWorker()) {
+      const configured = await configuredSource(o.c, o.kinds, o.log, o.checkOnly);
+      if (!shareable) return new LiveCluster(o, configured);
+      const index = new SharedIndex();
+      return new LiveCluster(o, configured, { index, writer: new SharedWriter(index, o.key) });
+    }
+    if (!shareable) return new LiveCluster(o, { source: relaySource(o.key) });
+    // In a worker thread the store is a reader of the main thread's, which its one watch fills.
+    const caches = new Set<CacheDrop>();
+    const options = storeOptions(o, undefined);
+    const reader = await sharedReader(
+      o.key,
+      (tables) => Store.reader({ ...options, tables }),
+      (names) => {
+        for (const drop of caches) drop(names);
+      },
+    );
+    const source: Source = {
+      start: () => Promise.resolve(),
+      stop: () => Promise.resolve(reader.stop()),
+      describe: () => "the main thread's store (shared)",
+    };
+    return new LiveCluster(o, { source }, { reader: reader.store, caches });
   }
 
   /** Starts the source (once: an adopted one runs already). `takesOver`: see tuneHeapAroundSync. */
@@ -137,6 +186,7 @@ export class LiveCluster {
       this.#log.info({ source: source.describe(), objects: store.stats().objects, compactMs }, "synced");
     });
     if (inWorker()) await source.start(store);
+    else if (this.#writer !== undefined) await source.start(this.#writer.sink(store));
     else {
       const sink = relayingSink(store, this.#key);
       this.#relaying = sink;
@@ -148,6 +198,7 @@ export class LiveCluster {
   async stop(): Promise<void> {
     await this.configured.source.stop();
     this.#relaying?.close();
+    this.#writer?.close();
     await this.warm?.stop();
   }
 }

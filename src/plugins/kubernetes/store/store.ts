@@ -74,11 +74,16 @@ export class Store {
   readonly #fromApi = new Latch();
   #modified = Date.now();
 
+  /** Runs `fn`, which reads the store more than once (one question's answer), on one consistent view
+   * of it: a reader store's tables change under it (Tables.read). Undefined where they cannot. */
+  readonly read: (<T>(fn: () => T) => T) | undefined;
+
   /** `mode` "reader": see Store.reader. */
   constructor(o: StoreOptions, mode: "writer" | "reader" = "writer") {
     this.#options = o;
     this.#reader = mode === "reader";
     const tables = o.tables ?? heapTables;
+    this.read = tables.read?.bind(tables);
     this.#services = storeTable(tables, "services");
     this.#slices = new SliceIndex(storeTable(tables, "slices"), storeTable(tables, "slices.byService"));
     this.#legacy = storeTable(tables, "legacy");
