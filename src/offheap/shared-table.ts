@@ -17,6 +17,8 @@ const WIDE = 0x80000000;
 /** Slot array block: [capacity, 0] then capacity slots of [hash, entry]. */
 const SLOTS_AT = 2;
 const MIN_CAPACITY = 16;
+/** Values a table's reader remembers (SharedTableView's memo); a power of two. */
+const MEMO = 256;
 
 /** The root of table `index` (its word offset in the header). */
 export function rootOf(index: number): number {
@@ -44,6 +46,13 @@ export class SharedTableView<V> implements Table<V> {
   protected readonly codec: Codec<V>;
   readonly #reader = new ByteReader();
   readonly #guard: ReadGuard | undefined;
+  // The last values read, by key hash: one question reads the same service, namespace and slice list
+  // several times (the name tree, the exposure check, the endpoints), and each read would decode the
+  // value again. An entry holds while the index's sequence word is the one it was read under (even: no
+  // write section open); any write section moves it, so nothing stale is ever served.
+  readonly #memoKeys: (string | undefined)[] = new Array<string | undefined>(MEMO).fill(undefined);
+  readonly #memoSeqs = new Int32Array(MEMO).fill(1);
+  readonly #memoValues: (V | undefined)[] = new Array<V | undefined>(MEMO).fill(undefined);
 
   /** `guard` is the reader thread's; the writer's own tables have none. */
   constructor(view: ArenaView, root: number, codec: Codec<V>, guard?: ReadGuard) {
@@ -59,13 +68,22 @@ export class SharedTableView<V> implements Table<V> {
 
   get(key: string): V | undefined {
     if (this.#guard?.reading === false) return this.#guard.read(() => this.get(key));
-    const e = this.find(key);
-    return e === 0 ? undefined : this.valueAt(e);
+    const seq = Atomics.load(this.view.words, H.SEQ);
+    const h = hashKey(key);
+    const m = h & (MEMO - 1);
+    if (this.#memoSeqs[m] === seq && this.#memoKeys[m] === key) return this.#memoValues[m];
+    const e = this.find(key, h);
+    const v = e === 0 ? undefined : this.valueAt(e);
+    if ((seq & 1) === 0) {
+      this.#memoSeqs[m] = seq;
+      this.#memoKeys[m] = key;
+      this.#memoValues[m] = v;
+    }
+    return v;
   }
 
   has(key: string): boolean {
-    if (this.#guard?.reading === false) return this.#guard.read(() => this.has(key));
-    return this.find(key) !== 0;
+    return this.get(key) !== undefined;
   }
 
   set(_key: string, _value: V): void {
@@ -110,12 +128,11 @@ export class SharedTableView<V> implements Table<V> {
     return this.entries();
   }
 
-  /** The entry offset of `key`, 0 when absent. */
-  protected find(key: string): number {
+  /** The entry offset of `key` (whose hash is `h`), 0 when absent. */
+  protected find(key: string, h: number): number {
     const w = this.view.words;
     const slots = Atomics.load(w, this.root + 1);
     if (slots === 0) return 0;
-    const h = hashKey(key);
     const mask = w[slots >> 2] - 1;
     const base = (slots >> 2) + SLOTS_AT;
     for (let i = h & mask; ; i = (i + 1) & mask) {
