@@ -70,6 +70,11 @@ export class SharedIndex implements Tables, WriteGuard {
     return this.#arena.used;
   }
 
+  /** Bytes in entries and slot arrays in use. */
+  bytes(): number {
+    return this.#arena.used.live;
+  }
+
   table<V>(name: string, codec: Codec<V>): SharedTable<V> {
     if (this.#tables.has(name)) throw new Error(`shared index: table ${name} made twice`);
     if (this.#tables.size >= MAX_TABLES) throw new Error(`shared index: more than ${MAX_TABLES} tables`);

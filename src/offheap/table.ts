@@ -30,6 +30,8 @@ export interface Tables {
   /** Runs `fn`, which reads several tables, on one consistent view of them (a reader thread's
    * IndexReader; absent where the tables cannot change meanwhile). */
   read?<T>(fn: () => T): T;
+  /** Bytes the tables' entries take, where that is known exactly (a shared index's arena). */
+  bytes?(): number;
 }
 
 /** Tables that are plain Maps, for a store read by its own thread only. */

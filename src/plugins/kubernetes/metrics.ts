@@ -30,9 +30,14 @@ gauge("clusterdns_kubernetes_objects", "Objects in the slim store, by kind.", ["
     for (const [kind, n] of Object.entries(store.stats().objects)) g.inc({ kind }, n);
   }
 });
-gauge("clusterdns_kubernetes_store_bytes", "Estimated heap taken by the slim store's records.", [], (g) => {
-  for (const { store } of live) g.inc(store.stats().bytes);
-});
+gauge(
+  "clusterdns_kubernetes_store_bytes",
+  "Bytes the slim store's records take: the shared index's entries, or an estimate of their heap.",
+  [],
+  (g) => {
+    for (const { store } of live) g.inc(store.stats().bytes);
+  },
+);
 gauge("clusterdns_kubernetes_synced", "1 once every store has completed its first sync.", [], (g) => {
   g.set([...live].every(({ store }) => store.stats().synced) ? 1 : 0);
 });

@@ -31,3 +31,16 @@ export function groupBytes(groups: Iterable<EndpointGroup>): number {
   for (const g of groups) bytes += 64 + g.ports.length * 56 + g.endpoints.length * 56;
   return bytes;
 }
+
+/** The estimate of a store on the heap: its services, its endpoint groups (EndpointSlices, and the
+ * subsets of Endpoints objects), and the indexes, which know their own. */
+export function heapBytes(
+  services: { values(): Iterable<Service> },
+  groups: [{ values(): Iterable<EndpointGroup> }, { values(): Iterable<readonly EndpointGroup[]> }],
+  ...indexes: { bytes(): number }[]
+): number {
+  let bytes = serviceBytes(services.values()) + groupBytes(groups[0].values());
+  for (const subsets of groups[1].values()) bytes += groupBytes(subsets);
+  for (const x of indexes) bytes += x.bytes();
+  return bytes;
+}

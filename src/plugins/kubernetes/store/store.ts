@@ -33,7 +33,7 @@ import { PendingChanges, type NameView } from "./pending-changes.ts";
 import { isReverseZone } from "../names/zones.ts";
 import { heapTables, type Table, type Tables } from "../../../offheap/table.ts";
 import { storeTable } from "./tables.ts";
-import { groupBytes, serviceBytes, type StoreStats } from "./stats.ts";
+import { heapBytes, type StoreStats } from "./stats.ts";
 import { byKey, type StoreDump } from "./store-dump.ts";
 
 export type { StoreStats } from "./stats.ts";
@@ -77,6 +77,7 @@ export class Store {
   /** Runs `fn`, which reads the store more than once (one question's answer), on one consistent view
    * of it: a reader store's tables change under it (Tables.read). Undefined where they cannot. */
   readonly read: (<T>(fn: () => T) => T) | undefined;
+  readonly #bytes: (() => number) | undefined;
 
   /** `mode` "reader": see Store.reader. */
   constructor(o: StoreOptions, mode: "writer" | "reader" = "writer") {
@@ -84,6 +85,7 @@ export class Store {
     this.#reader = mode === "reader";
     const tables = o.tables ?? heapTables;
     this.read = tables.read?.bind(tables);
+    this.#bytes = tables.bytes?.bind(tables);
     this.#services = storeTable(tables, "services");
     this.#slices = new SliceIndex(storeTable(tables, "slices"), storeTable(tables, "slices.byService"));
     this.#legacy = storeTable(tables, "legacy");
@@ -384,11 +386,9 @@ export class Store {
   }
 
   stats(): StoreStats {
-    let bytes = serviceBytes(this.#services.values());
-    bytes += groupBytes(this.#slices.values());
-    for (const gs of this.#legacy.values()) bytes += groupBytes(gs);
-    bytes += this.#pods.bytes();
-    bytes += this.#addresses.bytes();
+    // A shared index knows its bytes; estimating them would decode every record (at every scrape).
+    const bytes =
+      this.#bytes?.() ?? heapBytes(this.#services, [this.#slices, this.#legacy], this.#pods, this.#addresses);
     return {
       objects: {
         services: this.#services.size,
