@@ -3,10 +3,13 @@
 // EndpointSlice controller cuts them, listed once, then 200 watch events that each flip one endpoint's
 // readiness, as a rollout does. Each event runs on the event loop that answers queries, so its time is
 // how long every query waits behind it.
-//   node bench/store-churn.ts [--endpoints 1000,5000,20000] [--headless]
+//   node bench/store-churn.ts [--endpoints 1000,5000,20000] [--headless] [--shared]
+// --shared keeps the store in a shared index (as the server does, src/offheap/), each event one write
+// section; without it, in Maps.
 
 import { parseArgs } from "node:util";
 import { Store } from "../src/plugins/kubernetes/store/store.ts";
+import { SharedIndex } from "../src/offheap/shared-index.ts";
 import type { Kind } from "../src/plugins/kubernetes/model/source.ts";
 import { endpointSlice, namespace, service } from "../test/k8s/objects.ts";
 
@@ -14,13 +17,16 @@ const { values } = parseArgs({
   options: {
     endpoints: { type: "string", default: "1000,5000,20000" },
     headless: { type: "boolean", default: false },
+    shared: { type: "boolean", default: false },
   },
 });
 const KINDS: Kind[] = ["services", "endpointslices", "namespaces"];
 const EVENTS = 200;
 
 function measure(n: number): { listMs: number; p50: number; p99: number } {
-  const store = new Store({ zones: ["cluster.local.", "in-addr.arpa."], waitFor: KINDS });
+  const index = values.shared ? new SharedIndex() : undefined;
+  const store = new Store({ zones: ["cluster.local.", "in-addr.arpa."], waitFor: KINDS, tables: index });
+  const section = index ? (fn: () => void) => index.write(fn) : (fn: () => void) => fn();
   const ports = [{ name: "http", port: 80 }];
   const slices = Array.from({ length: Math.ceil(n / 100) }, (_, s) =>
     endpointSlice(
@@ -50,7 +56,7 @@ function measure(n: number): { listMs: number; p50: number; p99: number } {
     e.conditions = { ...e.conditions, ready: !(e.conditions?.ready ?? true) };
     slices[at] = s;
     const t = performance.now();
-    store.apply("endpointslices", "MODIFIED", s);
+    section(() => store.apply("endpointslices", "MODIFIED", s));
     times.push(performance.now() - t);
   }
   times.sort((a, b) => a - b);

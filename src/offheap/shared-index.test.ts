@@ -18,12 +18,15 @@ test("a shared table behaves as a Map under random changes, read by its writer a
   for (let step = 0; step < 20_000; step++) {
     const key = keyOf(Math.floor(next() * 3000));
     index.write(() => {
+      // The writer reads its own change at once, inside the section (its remembered value is gone).
+      assert.equal(t.get(key), model.get(key));
       if (next() < 0.3) assert.equal(t.delete(key), model.delete(key));
       else {
         const v = "v".repeat(Math.floor(next() * 300)) + step;
         t.set(key, v);
         model.set(key, v);
       }
+      assert.equal(t.get(key), model.get(key));
     });
     if (step % 997 === 0) {
       for (const table of [t, reader]) {

@@ -19,6 +19,9 @@ const SLOTS_AT = 2;
 const MIN_CAPACITY = 16;
 /** Values a table's reader remembers (SharedTableView's memo); a power of two. */
 const MEMO = 256;
+/** The stamp of the writer's remembered values: even, and no sequence word a reader sees in practice
+ * (it would take 2^31 write sections to wrap there). */
+const WRITER = -2;
 
 /** The root of table `index` (its word offset in the header). */
 export function rootOf(index: number): number {
@@ -47,9 +50,11 @@ export class SharedTableView<V> implements Table<V> {
   readonly #reader = new ByteReader();
   readonly #guard: ReadGuard | undefined;
   // The last values read, by key hash: one question reads the same service, namespace and slice list
-  // several times (the name tree, the exposure check, the endpoints), and each read would decode the
-  // value again. An entry holds while the index's sequence word is the one it was read under (even: no
-  // write section open); any write section moves it, so nothing stale is ever served.
+  // several times (the name tree, the exposure check, the endpoints), and a change reads a service's
+  // slices before and after it, and each read would decode the value again. In a reader thread an entry
+  // holds while the index's sequence word is the one it was read under (even: no write section open);
+  // any write section moves it, so nothing stale is ever served. The writer's own table stamps its
+  // entries WRITER and forgets a key when it changes it, so it keeps them inside its write sections.
   readonly #memoKeys: (string | undefined)[] = new Array<string | undefined>(MEMO).fill(undefined);
   readonly #memoSeqs = new Int32Array(MEMO).fill(1);
   readonly #memoValues: (V | undefined)[] = new Array<V | undefined>(MEMO).fill(undefined);
@@ -68,7 +73,7 @@ export class SharedTableView<V> implements Table<V> {
 
   get(key: string): V | undefined {
     if (this.#guard?.reading === false) return this.#guard.read(() => this.get(key));
-    const seq = Atomics.load(this.view.words, H.SEQ);
+    const seq = this.writes ? WRITER : Atomics.load(this.view.words, H.SEQ);
     const h = hashKey(key);
     const m = h & (MEMO - 1);
     if (this.#memoSeqs[m] === seq && this.#memoKeys[m] === key) return this.#memoValues[m];
@@ -84,6 +89,17 @@ export class SharedTableView<V> implements Table<V> {
 
   has(key: string): boolean {
     return this.get(key) !== undefined;
+  }
+
+  /** This is the writer's table (SharedTable). */
+  protected get writes(): boolean {
+    return false;
+  }
+
+  /** The writer changed `key` (hash `h`): its remembered value is gone. */
+  protected forget(key: string, h: number): void {
+    const m = h & (MEMO - 1);
+    if (this.#memoKeys[m] === key) this.#memoKeys[m] = undefined;
   }
 
   set(_key: string, _value: V): void {
@@ -209,6 +225,10 @@ export class SharedTable<V> extends SharedTableView<V> {
     this.#sections = o.sections;
   }
 
+  protected override get writes(): boolean {
+    return true;
+  }
+
   override set(key: string, value: V): void {
     if (!this.#sections.writing) return this.#sections.write(() => this.set(key, value));
     const w = this.view.words;
@@ -217,6 +237,7 @@ export class SharedTable<V> extends SharedTableView<V> {
     }
     const entry = this.#entry(key, value);
     const h = hashKey(key);
+    this.forget(key, h);
     const slots = Atomics.load(w, this.root + 1);
     const mask = w[slots >> 2] - 1;
     const base = (slots >> 2) + SLOTS_AT;
@@ -253,6 +274,7 @@ export class SharedTable<V> extends SharedTableView<V> {
     const slots = Atomics.load(w, this.root + 1);
     if (slots === 0) return false;
     const h = hashKey(key);
+    this.forget(key, h);
     const mask = w[slots >> 2] - 1;
     const base = (slots >> 2) + SLOTS_AT;
     for (let i = h & mask; ; i = (i + 1) & mask) {
