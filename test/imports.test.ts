@@ -174,6 +174,20 @@ const ROOMS: Record<string, readonly string[]> = {
   answers: ["model", "names", "store", "sync"],
 };
 
+/** What answers/ may import of store/: the store's view, and the multi-cluster imports' own. */
+const STORE_VIEWS = ["store-view.ts", "multicluster.ts"].map((f) => `${KUBERNETES}store/${f}`);
+
+test("the answers read the store through its narrow view only", () => {
+  const wrong: string[] = [];
+  for (const [file, deps] of importGraph()) {
+    if (!file.startsWith(`${KUBERNETES}answers/`)) continue;
+    for (const dep of deps.filter((d) => d.startsWith(`${KUBERNETES}store/`))) {
+      if (!STORE_VIEWS.includes(dep)) wrong.push(`${file} -> ${dep}`);
+    }
+  }
+  assert.deepEqual(wrong, []);
+});
+
 test("the kubernetes plugin's rooms import only the rooms below them", () => {
   const roomOf = (file: string) => {
     const rest = file.slice(KUBERNETES.length);

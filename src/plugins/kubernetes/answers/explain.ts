@@ -8,11 +8,11 @@ import { Class, Type } from "../../../dns/constants.ts";
 import { labelsBelow } from "../../../dns/name.ts";
 import type { RecordsOptions } from "./records.ts";
 import { podAddress } from "./records.ts";
-import type { Store } from "../store/store.ts";
+import type { StoreView } from "../store/store-view.ts";
 import type { Service } from "../model/slim-types.ts";
 
 /** Lines saying what produced the answer to `qname` in `zone` (a forward zone of the stanza). */
-export function explain(store: Store, o: RecordsOptions, zone: string, qname: string): string[] {
+export function explain(store: StoreView, o: RecordsOptions, zone: string, qname: string): string[] {
   if (qname === zone) return [`the zone apex: SOA and NS of ${zone}`];
   if (o.multicluster?.serves(zone)) return [`a multicluster zone: its names come from ServiceImports`];
   const labels = labelsBelow(qname, zone);
@@ -71,7 +71,7 @@ function describeService(svc: Service): string {
 
 /** The endpoints behind a service (or one endpoint name, or those of one zone), each with the object
  * it is listed in. */
-function explainEndpoints(store: Store, svc: Service, name: string | undefined, zone?: string): string[] {
+function explainEndpoints(store: StoreView, svc: Service, name: string | undefined, zone?: string): string[] {
   if (svc.externalName !== undefined) return [];
   if (!svc.headless && name === undefined && zone === undefined) return [];
   const lines: string[] = [];
@@ -98,7 +98,7 @@ function explainEndpoints(store: Store, svc: Service, name: string | undefined, 
   return lines;
 }
 
-function explainPod(store: Store, o: RecordsOptions, labels: string[]): string[] {
+function explainPod(store: StoreView, o: RecordsOptions, labels: string[]): string[] {
   if (o.pods === "disabled") return ["pod names are off (pods disabled)"];
   const ns = labels[labels.length - 2];
   if (labels.length !== 3) return [`a pod name is ADDRESS.NAMESPACE.pod`];

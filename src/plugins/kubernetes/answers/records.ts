@@ -10,11 +10,11 @@
 import type { Msg, RR } from "../../../dns/message.ts";
 import { Class, Rcode, Type } from "../../../dns/constants.ts";
 import { addressFromReverse, labelsBelow } from "../../../dns/name.ts";
-import type { Store } from "../store/store.ts";
+import type { StoreView } from "../store/store-view.ts";
 import { isReverseZone, Zones } from "../names/zones.ts";
-import { normalIP } from "../store/slim.ts";
-import { dashed } from "../store/packed.ts";
-import { NS_NAME } from "../store/store.ts";
+import { normalIP } from "../model/addresses.ts";
+import { dashed } from "../model/addresses.ts";
+import { NS_NAME } from "../store/store-view.ts";
 import { addressRecords, holdingRecords } from "./record-sets.ts";
 import type { Multicluster } from "../store/multicluster.ts";
 import { MCS_SCHEMA_VERSION, multiclusterNode } from "./multicluster-records.ts";
@@ -66,7 +66,7 @@ const OPEN_MISSING: Node = { rrs: [], missing: true, uncacheable: true };
 const NO_RECORDS = Object.freeze([]) as unknown as RR[];
 
 export class Records {
-  readonly #store: Store;
+  readonly #store: StoreView;
   readonly #options: RecordsOptions;
   get options(): RecordsOptions {
     return this.#options;
@@ -78,7 +78,7 @@ export class Records {
   readonly #nxdomains = new Map<string, Answer>();
   readonly #nodatas = new Map<string, Answer>();
 
-  constructor(store: Store, o: RecordsOptions) {
+  constructor(store: StoreView, o: RecordsOptions) {
     this.#store = store;
     this.#options = o;
     this.#zones = new Zones(o.zones, "kubernetes", (z) => !o.multicluster?.serves(z));

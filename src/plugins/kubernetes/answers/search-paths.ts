@@ -4,14 +4,14 @@
 import type { SearchPathSource } from "../../autopath/search-path.ts";
 import { join } from "../../../dns/name.ts";
 import type { PodMode } from "./records.ts";
-import type { Store } from "../store/store.ts";
-import { normalIP } from "../store/slim.ts";
+import type { StoreView } from "../store/store-view.ts";
+import { normalIP } from "../model/addresses.ts";
 import { OfferKey } from "../../offers.ts";
 
 /** The key under which the kubernetes plugin offers autopath its clients' search paths. */
 export const SEARCH_PATHS = new OfferKey<SearchPathSource>("kubernetes:search-paths");
 
-export function clientSearchPaths(store: Store, zone: string, pods: PodMode): SearchPathSource {
+export function clientSearchPaths(store: StoreView, zone: string, pods: PodMode): SearchPathSource {
   if (pods !== "verified") {
     return {
       searchPath: () => undefined,

@@ -24,10 +24,10 @@ import { join } from "../../../dns/name.ts";
 import type { Transferer } from "../../transfer/transferer.ts";
 import type { Records } from "./records.ts";
 import type { EndpointGroup, SvcPort } from "../model/slim-types.ts";
-import type { Store } from "../store/store.ts";
+import type { StoreView } from "../store/store-view.ts";
 import { isReverseZone } from "../names/zones.ts";
 
-export function kubernetesTransferer(store: Store, records: Records): Transferer {
+export function kubernetesTransferer(store: StoreView, records: Records): Transferer {
   return {
     name: "kubernetes",
     transfer(zone) {
@@ -39,7 +39,7 @@ export function kubernetesTransferer(store: Store, records: Records): Transferer
 }
 
 /** The zone's records between its two SOAs, one service (or import) per array. */
-export function* zoneRecords(store: Store, records: Records, zone: string): Generator<RR[]> {
+export function* zoneRecords(store: StoreView, records: Records, zone: string): Generator<RR[]> {
   const apex = records.answer(zone, zone, Type.NS);
   yield [...apex.answer, ...apex.additional];
   const { ttl, multicluster } = records.options;

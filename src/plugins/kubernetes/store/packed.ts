@@ -24,10 +24,9 @@ export function ipText(k: IPKey): string {
   return `${OCTETS[k >>> 24]}.${OCTETS[(k >>> 16) & 255]}.${OCTETS[(k >>> 8) & 255]}.${OCTETS[k & 255]}`;
 }
 
-/** The dashed form of an address, as endpoint and pod names use it: 10.244.4.3 -> 10-244-4-3. */
-export function dashed(ip: string): string {
-  return ip.replace(/[.:]/g, "-");
-}
+import { dashed } from "../model/addresses.ts";
+
+export { dashed } from "../model/addresses.ts";
 
 /** The dashed form of a key's address, an IPv4 one made from its integer (a third of the time of
  * the text's replace). */

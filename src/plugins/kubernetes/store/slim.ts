@@ -2,13 +2,15 @@
 // raw object. Endpoints come out packed and port sets shared (packed.ts), since a big cluster has
 // hundreds of thousands of them.
 
-import { isIP } from "node:net";
 import type { KEndpoints, KEndpointSlice, KPod, KService } from "../model/source.ts";
 import { SERVICE_NAME_LABEL } from "../model/source.ts";
 import type { Endpoint, EndpointGroup, Service, SlimPod, SvcPort } from "../model/slim-types.ts";
 import { PortSets, Topologies, dashed, packedEndpoint, protoName, type Topology } from "./packed.ts";
 import { serviceKey } from "../model/object-key.ts";
-import { addressFromReverse, canonical, reverseName } from "../../../dns/name.ts";
+import { normalIP } from "../model/addresses.ts";
+
+export { normalIP } from "../model/addresses.ts";
+import { canonical } from "../../../dns/name.ts";
 
 const TOLERATE_UNREADY = "service.alpha.kubernetes.io/tolerate-unready-endpoints";
 const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/i;
@@ -179,15 +181,6 @@ export function slimPod(o: KPod): SlimPod | undefined {
   return o.spec?.hostNetwork === true
     ? { ns: namespace, name, ips, hostNetwork: true }
     : { ns: namespace, name, ips };
-}
-
-/** An address in canonical text (IPv6 compressed, lowercase), or undefined when it is not one. */
-export function normalIP(ip: unknown): string | undefined {
-  if (typeof ip !== "string") return undefined;
-  const v = isIP(ip);
-  if (v === 4) return ip;
-  if (v === 6) return addressFromReverse(reverseName(ip)!);
-  return undefined;
 }
 
 export function slimPorts(

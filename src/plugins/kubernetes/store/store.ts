@@ -34,17 +34,17 @@ import { isReverseZone } from "../names/zones.ts";
 import { heapTables, type Table, type Tables } from "../../../offheap/table.ts";
 import { storeTable } from "./tables.ts";
 import { heapBytes, type StoreStats } from "./stats.ts";
+import { NS_NAME, type StoreView } from "./store-view.ts";
 import { byKey, type StoreDump } from "./store-dump.ts";
 
 export type { StoreStats } from "./stats.ts";
 export type { StoreDump } from "./store-dump.ts";
 
 const KUBE_DNS = serviceKey("kube-system", "kube-dns");
-/** The name server's name, relative to the zone. */
-export const NS_NAME = "ns.dns";
+export { NS_NAME } from "./store-view.ts";
 const DEFAULT_MAX_NAMES = 10_000;
 
-export class Store {
+export class Store implements StoreView {
   /** The names below services, which answers/records.ts answers and footprints list. */
   readonly names: ServiceNames;
   readonly #options: StoreOptions;
