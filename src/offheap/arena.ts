@@ -47,17 +47,34 @@ export interface ArenaHandle {
   readonly sab: SharedArrayBuffer;
 }
 
-/** Views of the arena that any thread holds. Views made on a growable buffer track its length. */
+/** Views of the arena that any thread holds. They are fixed-length views, made again when the buffer
+ * grew (refresh): a length-tracking view of a growable buffer reads about 25 times slower in V8
+ * (2.3 s against 0.08-0.13 s for 50M reads, Node 24). The buffer's memory does not move when it grows,
+ * so an old view stays right for the bytes it covers. */
 export class ArenaView {
   readonly sab: SharedArrayBuffer;
-  readonly words: Int32Array;
-  readonly bytes: Buffer;
+  words: Int32Array;
+  bytes: Buffer;
 
   constructor(sab: SharedArrayBuffer) {
     this.sab = sab;
-    this.words = new Int32Array(sab);
-    this.bytes = Buffer.from(sab);
+    this.words = new Int32Array(sab, 0, sab.byteLength >> 2);
+    this.bytes = Buffer.from(sab, 0, sab.byteLength);
     if (this.words[H.MAGIC] !== MAGIC && this.words[H.TOP] !== 0) throw new Error("not a shared index");
+  }
+
+  /** New views when the buffer grew since they were made; true then. */
+  refresh(): boolean {
+    const n = this.sab.byteLength;
+    if (n === this.bytes.length) return false;
+    this.words = new Int32Array(this.sab, 0, n >> 2);
+    this.bytes = Buffer.from(this.sab, 0, n);
+    return true;
+  }
+
+  /** The buffer grew past these views. */
+  get stale(): boolean {
+    return this.sab.byteLength !== this.bytes.length;
   }
 }
 
@@ -146,6 +163,7 @@ export class Arena extends ArenaView {
       );
     }
     this.sab.grow(next);
+    this.refresh();
   }
 }
 

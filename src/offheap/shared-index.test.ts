@@ -110,6 +110,8 @@ async function race(o: { readers: number; ms: number; unguarded: boolean }) {
       const g = `g${gen};`;
       a.set("g", g);
       b.set("filler", g.repeat(1 + (gen % 97)));
+      // Keys that keep coming: the tables are rebuilt and the buffer grows while the readers read.
+      a.set(`k${gen % 20_000}`, g.repeat(1 + (gen % 13)));
       b.set("g", g);
     });
   writeOne();

@@ -163,12 +163,24 @@ export class IndexReader implements Tables, ReadGuard {
           asked = true;
         }
         this.#announce();
+        this.#view.refresh();
         let seq = Atomics.load(w, H.SEQ);
         if ((seq & 1) !== 0) {
           Atomics.wait(w, H.SEQ, seq, WAIT_MS);
           seq = Atomics.load(w, H.SEQ);
+          this.#view.refresh();
         }
-        const out = fn();
+        let out: T;
+        try {
+          out = fn();
+        } catch (err) {
+          // A read that raced a write section may reach past this thread's views (the buffer grew
+          // meanwhile, and the new entries are past them): read again. Otherwise it is a bug.
+          if (attempt >= MAX_ATTEMPTS || (Atomics.load(w, H.SEQ) === seq && !this.#view.stale)) throw err;
+          this.retried++;
+          Atomics.store(w, this.#slot, 0);
+          continue;
+        }
         const clean = (seq & 1) === 0 && Atomics.load(w, H.SEQ) === seq;
         if (clean || attempt === MAX_ATTEMPTS) {
           if (!clean) this.givenUp++;

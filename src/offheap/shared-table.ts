@@ -231,11 +231,15 @@ export class SharedTable<V> extends SharedTableView<V> {
 
   override set(key: string, value: V): void {
     if (!this.#sections.writing) return this.#sections.write(() => this.set(key, value));
-    const w = this.view.words;
-    if (Atomics.load(w, this.root + 1) === 0 || (this.#filled + 1) * 10 > this.#capacity() * 7) {
+    if (
+      Atomics.load(this.view.words, this.root + 1) === 0 ||
+      (this.#filled + 1) * 10 > this.#capacity() * 7
+    ) {
       this.#rebuild(this.size + 1);
     }
     const entry = this.#entry(key, value);
+    // After the allocations: one may have grown the buffer, and views are made again then (arena.ts).
+    const w = this.view.words;
     const h = hashKey(key);
     this.forget(key, h);
     const slots = Atomics.load(w, this.root + 1);
