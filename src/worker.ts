@@ -1,8 +1,9 @@
 // A worker thread of -workers N (src/server/workers.ts starts it): the same Corefile set up again in
 // this thread, its own pipelines and answer stores, UDP sockets of its own on the ports the main
 // thread bound (SO_REUSEPORT: the kernel spreads the clients over the sockets), and its kubernetes
-// stores fed from the main thread's one watch (src/runtime/relay.ts). It opens no HTTP listener and no
-// TCP socket and watches no API: the main thread does those once for the process.
+// stores reading the main thread's, which its one watch fills (a shared index; src/runtime/relay.ts
+// brings what changed). It opens no HTTP listener and no TCP socket and watches no API: the main thread
+// does those once for the process.
 
 import { parentPort, workerData } from "node:worker_threads";
 import { threadRole } from "./runtime/thread-role.ts";

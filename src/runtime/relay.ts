@@ -1,7 +1,8 @@
-// A keyed, ordered relay from the main thread to the worker threads (-workers N): the main thread's
-// kubernetes source posts every list and watch event under the key of its live cluster, and each
-// worker's relay source (src/plugins/kubernetes/relay-source.ts) takes the events of its key in
-// the order they were posted. A worker posts nothing back through it.
+// A keyed, ordered relay from the main thread to the worker threads (-workers N): under the key of a
+// live cluster the main thread posts its shared index once, then the names each change touched and the
+// store's sync state (src/plugins/kubernetes/shared-store.ts), or, for a store each thread keeps a copy
+// of (multicluster), every list and watch event (relay-source.ts); each worker takes the messages of
+// its key in the order they were posted. A worker posts nothing back through it.
 
 /** What a message is posted to: a Worker (main side). */
 export interface RelayTarget {
