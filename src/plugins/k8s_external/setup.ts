@@ -11,7 +11,7 @@ import { NS_NAME } from "../kubernetes/store/store.ts";
 import { isReverseZone } from "../kubernetes/names/zones.ts";
 import { EXTERNALER } from "../kubernetes/external-offer.ts";
 import { offered } from "../offers.ts";
-import type { StoreAnswers } from "../kubernetes/answers/decision.ts";
+import { inOneRead, type StoreAnswers } from "../kubernetes/answers/decision.ts";
 import { ExternalRecords } from "./records.ts";
 import { k8sExternal } from "./external.ts";
 
@@ -68,7 +68,6 @@ export const setup: Setup = (d, ctx) => {
     if (cluster === undefined)
       throw configError(d, NAME, "the kubernetes plugin of this block offers no store");
     const records = new ExternalRecords(cluster, c);
-    const { read } = cluster;
     const nameServer = `ns1.${c.apex}`;
     cluster.addView({
       zones: c.zones.filter((z) => !isReverseZone(z)),
@@ -83,10 +82,9 @@ export const setup: Setup = (d, ctx) => {
       refusesOthers: false,
       zoneOf: (qname) => records.zoneOf(qname),
       soa: (zone) => records.soa(zone),
-      answer:
-        read === undefined
-          ? (zone, qname, qtype, spelled) => records.answer(zone, qname, qtype, spelled)
-          : (zone, qname, qtype, spelled) => read(() => records.answer(zone, qname, qtype, spelled)),
+      answer: inOneRead(cluster.read, (zone, qname, qtype, spelled) =>
+        records.answer(zone, qname, qtype, spelled),
+      ),
       lookup: ctx.lookup,
     };
   });

@@ -10,7 +10,7 @@ import type { Records } from "./answers/records.ts";
 import type { Store } from "./store/store.ts";
 import { explain, explainRecords } from "./answers/explain.ts";
 import type { StartupGate } from "./sync/startup-gate.ts";
-import type { StoreAnswers } from "./answers/decision.ts";
+import { inOneRead, type StoreAnswers } from "./answers/decision.ts";
 import { serveFromStore } from "./answers/serve-from-store.ts";
 import { laneStep } from "./answers/answer-in-lane.ts";
 
@@ -31,7 +31,6 @@ export function kubernetesPlugin(o: KubernetesOptions): Plugin {
 
 export function kubernetesHandler(o: KubernetesOptions, next: Handler): Handler {
   const { store, records } = o;
-  const { read } = store;
   const answers: StoreAnswers = {
     name: "kubernetes",
     gate: o.gate,
@@ -39,12 +38,9 @@ export function kubernetesHandler(o: KubernetesOptions, next: Handler): Handler 
     refusesOthers: true,
     zoneOf: (qname) => records.zoneOf(qname),
     soa: (zone) => records.soa(zone),
-    // A worker thread reads the main thread's store: one question, one view of it (no closure where
-    // the store cannot change meanwhile).
-    answer:
-      read === undefined
-        ? (zone, qname, qtype, spelled) => records.answer(zone, qname, qtype, spelled)
-        : (zone, qname, qtype, spelled) => read(() => records.answer(zone, qname, qtype, spelled)),
+    answer: inOneRead(store.read, (zone, qname, qtype, spelled) =>
+      records.answer(zone, qname, qtype, spelled),
+    ),
     explain: (zone, qname) => explainRecords(qname, explain(store, records.options, zone, qname)),
     lookup: o.lookup,
   };

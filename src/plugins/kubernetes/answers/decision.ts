@@ -32,6 +32,17 @@ export interface StoreAnswers {
   lookup(name: string, qtype: number, depth?: number): Promise<Msg>;
 }
 
+/** `answer`, each call in one read section of the store when it has them (a worker thread's reader:
+ * Store.read), so one question sees one view of it; `answer` itself where the store cannot change
+ * meanwhile (no closure per question then). */
+export function inOneRead(
+  read: (<T>(fn: () => T) => T) | undefined,
+  answer: StoreAnswers["answer"],
+): StoreAnswers["answer"] {
+  if (read === undefined) return answer;
+  return (zone, qname, qtype, spelled) => read(() => answer(zone, qname, qtype, spelled));
+}
+
 /** A question as the decision reads it: a LaneQuery, or the chain's Request seen so. */
 export interface Question {
   /** Canonical (lowercase, absolute). */
