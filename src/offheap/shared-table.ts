@@ -28,6 +28,11 @@ export function rootOf(index: number): number {
   return H.ROOTS + index * 4;
 }
 
+/** The bytes a key takes in its entry, from its length word. */
+function keyBytes(k: number): number {
+  return (k & WIDE) !== 0 ? 2 * (k & ~WIDE) : k;
+}
+
 /** FNV-1a of the key's UTF-16 code units, kept clear of the two marks. */
 export function hashKey(key: string): number {
   let h = 0x811c9dc5;
@@ -184,9 +189,7 @@ export class SharedTableView<V> implements Table<V> {
   }
 
   protected valueAt(e: number): V {
-    const k = this.view.words[e >> 2];
-    const keyBytes = (k & WIDE) !== 0 ? 2 * (k & ~WIDE) : k;
-    return this.codec.read(this.#reader.at(this.view.bytes, e + 8 + keyBytes));
+    return this.codec.read(this.#reader.at(this.view.bytes, e + 8 + keyBytes(this.view.words[e >> 2])));
   }
 
   protected keyIs(e: number, key: string): boolean {
@@ -294,11 +297,6 @@ export class SharedTable<V> extends SharedTableView<V> {
     }
   }
 
-  /** Deletes every entry. */
-  clear(): void {
-    for (const k of [...this.keys()]) this.delete(k);
-  }
-
   #capacity(): number {
     const slots = Atomics.load(this.view.words, this.root + 1);
     return slots === 0 ? 0 : this.view.words[slots >> 2];
@@ -334,19 +332,17 @@ export class SharedTable<V> extends SharedTableView<V> {
     this.codec.write(out, value);
     let wide = false;
     for (let i = 0; i < key.length && !wide; i++) wide = key.charCodeAt(i) > 255;
-    const keyBytes = wide ? 2 * key.length : key.length;
-    const e = this.#arena.alloc(8 + keyBytes + out.length);
+    const keyLength = wide ? 2 * key.length : key.length;
+    const e = this.#arena.alloc(8 + keyLength + out.length);
     const w = this.view.words;
     w[e >> 2] = wide ? key.length | WIDE : key.length;
     w[(e >> 2) + 1] = out.length;
     this.view.bytes.write(key, e + 8, wide ? "utf16le" : "latin1");
-    this.view.bytes.set(out.bytes, e + 8 + keyBytes);
+    this.view.bytes.set(out.bytes, e + 8 + keyLength);
     return e;
   }
 
   #entrySize(e: number): number {
-    const k = this.view.words[e >> 2];
-    const keyBytes = (k & WIDE) !== 0 ? 2 * (k & ~WIDE) : k;
-    return 8 + keyBytes + this.view.words[(e >> 2) + 1];
+    return 8 + keyBytes(this.view.words[e >> 2]) + this.view.words[(e >> 2) + 1];
   }
 }

@@ -34,7 +34,9 @@ export class SharedWriter {
   readonly #index: SharedIndex;
   readonly #key: string;
   #store: Store | undefined;
-  #posted = "";
+  /** The sync state last posted. */
+  #synced = false;
+  #fromApi = false;
 
   constructor(index: SharedIndex, key: string) {
     this.#index = index;
@@ -74,12 +76,13 @@ export class SharedWriter {
 
   /** Posts the sync state when it moved (a restored snapshot, a list done). */
   #state(): void {
-    if (this.#store === undefined || !relay.out.active) return;
-    const s = stateOf(this.#store);
-    const text = `${s.synced}/${s.fromApi}`;
-    if (text === this.#posted) return;
-    this.#posted = text;
-    this.#post({ op: "state", ...s });
+    const store = this.#store;
+    if (store === undefined || !relay.out.active) return;
+    const fromApi = store.servingFrom === "api";
+    if (store.synced === this.#synced && fromApi === this.#fromApi) return;
+    this.#synced = store.synced;
+    this.#fromApi = fromApi;
+    this.#post({ op: "state", ...stateOf(store) });
   }
 
   #post(m: Message): void {
