@@ -129,6 +129,8 @@ test("a kubernetes source that changed: the running configuration serves until t
     writeFileSync(file, k8s(9));
     srv.proc.kill("SIGUSR1");
     await until("the newer edit to be served", () => load.last()?.answer[0]?.ttl === 9);
+    // The take-over answers first and logs after: the line can reach the test a moment later.
+    await until("the reloaded line", () => logged("reloaded"));
     assert.ok(logged("reload: the Corefile changed again"));
     assert.equal(srv.logs.find((l) => l.msg === "reloaded")?.adopted, 1);
   } finally {
