@@ -57,8 +57,14 @@ const missing = (plugin: string, note: string, once = false): PluginCompat => ({
 /** Every plugin of CoreDNS's plugin.cfg, in its order. */
 export const COREDNS_PLUGINS: readonly PluginCompat[] = [
   missing("root", "relative paths are read from the Corefile's folder"),
-  missing("metadata", "no plugin here produces or reads request metadata"),
-  missing("geoip", "it only feeds metadata, which nothing here reads"),
+  {
+    plugin: "metadata",
+    options: "ZONES",
+    verdict: "same",
+    note: "labels published: kubernetes's (but `client-label/*`, `cluster` and `zone`) and `view/name`; a value is worked out when log, rewrite or view reads it",
+    twice: "refused",
+  },
+  missing("geoip", "no reader of MaxMind databases here"),
   missing("cancel", "forward gives each query 5 s in all, and internal lookups are bounded in depth"),
   missing("tls", "clusterdns serves plain DNS over UDP and TCP; no DoT, DoH or gRPC listeners"),
   missing("quic", "no DNS-over-QUIC listener"),
@@ -115,7 +121,7 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     plugin: "prometheus",
     options: "ADDRESS",
     verdict: "same",
-    note: "CoreDNS's series names, `view` always empty",
+    note: "CoreDNS's series names",
     twice: "refused",
   },
   {
@@ -130,15 +136,6 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     options: "NAMES, FORMAT, `class`",
     verdict: "same",
     note: "",
-    parts: [
-      {
-        args: /\{\/[^}]*\}/,
-        what: "metadata placeholders (`{/LABEL}`)",
-        verdict: "missing",
-        note: "no plugin here produces metadata",
-        example: '. {\n    log . "{remote} {/kubernetes/client-namespace}"\n}\n',
-      },
-    ],
   },
   missing("dnstap", "no dnstap output"),
   missing("local", "answer `localhost` and the like with `hosts` or `template`"),
@@ -170,16 +167,6 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     options: "`name`, `type`, `class`, `ttl`, `edns0`, `cname`, `rcode`, `answer`",
     verdict: "same",
     note: "",
-    parts: [
-      {
-        option: "edns0",
-        args: /\{\/[^}]*\}/,
-        what: "metadata variables in `edns0` (`{/LABEL}`)",
-        verdict: "missing",
-        note: "no plugin here produces metadata",
-        example: ". {\n    rewrite edns0 local set 0xffee {/kubernetes/client-namespace}\n    whoami\n}\n",
-      },
-    ],
   },
   {
     plugin: "header",
@@ -313,7 +300,13 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
   { plugin: "whoami", options: "", verdict: "same", note: "" },
   missing("on", "no commands run on server events"),
   missing("sign", "no zone signing"),
-  missing("view", "every server block answers every client (`acl` can refuse by network)", true),
+  {
+    plugin: "view",
+    options: "NAME, `expr`",
+    verdict: "same",
+    note: "expressions are the subset of expr-lang that CoreDNS's README uses, checked at start-up; each view's replies are kept apart in the answer cache",
+    twice: "refused",
+  },
 ];
 
 /** Plugins CoreDNS removed (from its release notes); each is refused at its line with what replaces it. */

@@ -68,6 +68,9 @@ function secondLine(d: Directive, earlier: readonly Directive[]): string | undef
 export function checkKeys(blocks: ServerBlock[], defaultPort?: number): void {
   const seen = new Map<string, string>();
   for (const b of blocks) {
+    // A block with a view shares its zone and port with others: the first whose view matches answers
+    // (CoreDNS checks only the blocks without one).
+    if (b.directives.some((d) => d.name === "view")) continue;
     for (const t of b.keys) {
       for (const k of parseKey(t)) {
         const port = k.port ?? defaultPort;

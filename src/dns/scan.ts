@@ -7,7 +7,7 @@
 
 import type { Edns, Msg } from "./message.ts";
 import { labelText } from "./name.ts";
-import { MAX_KEY, hashBytes } from "./key.ts";
+import { MAX_KEY, VIEW_OCTET, hashBytes } from "./key.ts";
 import { metaRecordMalformed, metaRecordMisplaced, optRecord, skipName } from "./walk.ts";
 import { Class, EDNS_UDP_SIZE, EdnsOption, Opcode, PLAIN_UDP_SIZE, Rcode, Type } from "./constants.ts";
 
@@ -259,6 +259,14 @@ export class ScannedQuery implements Scanned {
     const c = new ScannedQuery(this.keyBytes.slice(0, this.keyLength));
     c.read(buf, this.opcode, this.questionEnd, this.#opt, this.keyLength);
     return c;
+  }
+
+  /** Puts a view's octet (1-255, 0 for none) in the key (key.ts, VIEW_OCTET) and hashes it again: the
+   * replies of one view are then never another's. Only for a class under 256 (the octet is its). */
+  keyView(view: number): void {
+    this.keyBytes[this.keyLength - VIEW_OCTET] = view;
+    this.keyHash = hashBytes(this.keyBytes, 0, this.keyLength);
+    this.#key = undefined;
   }
 
   /** The packet read (for a copy(), its own copy). */

@@ -63,7 +63,7 @@ describe("migrate coredns", () => {
       "}", // 3
       ".:53 {", // 4
       "    dnstap /tmp/dnstap.sock full", // 5
-      '    log . "{remote} {/kubernetes/client-namespace}"', // 6
+      "    pprof", // 6
       "    header {", // 7
       "        response set rd", // 8
       "    }", // 9
@@ -90,7 +90,7 @@ describe("migrate coredns", () => {
     const note = (line: number) => lines.find((l) => l.line === line)!.note;
     assert.match(note(1)!, /tls:\/\/ is not supported/);
     assert.match(note(5)!, /^plugin dnstap of CoreDNS is not supported by clusterdns: no dnstap output/);
-    assert.match(note(6)!, /metadata/);
+    assert.match(note(6)!, /Go's profiler/);
     assert.match(note(8)!, /rd and cd always echo the query's/);
     assert.match(
       note(11)!,

@@ -21,6 +21,7 @@ import { setup as kubernetes } from "./kubernetes/setup.ts";
 import { setup as loadbalance } from "./loadbalance/setup.ts";
 import { setup as log } from "./log/setup.ts";
 import { setup as loop } from "./loop/setup.ts";
+import { setup as metadata } from "./metadata/setup.ts";
 import { setup as minimal } from "./minimal/setup.ts";
 import { setup as multisocket } from "./multisocket/setup.ts";
 import { setup as nodelocal } from "./nodelocal/setup.ts";
@@ -33,10 +34,12 @@ import { setup as rrl } from "./rrl/setup.ts";
 import { setup as template } from "./template/setup.ts";
 import { setup as transfer } from "./transfer/setup.ts";
 import { setup as timeouts } from "./timeouts/setup.ts";
+import { setup as view } from "./view/setup.ts";
 import { setup as whoami } from "./whoami/setup.ts";
 
 /** Execution order: a new plugin goes where CoreDNS's plugin.cfg puts it (index.test.ts checks). */
 export const plugins: Registry = new Map<string, Setup>([
+  ["metadata", metadata],
   ["timeouts", timeouts],
   ["multisocket", multisocket],
   ["reload", reload],
@@ -72,4 +75,6 @@ export const plugins: Registry = new Map<string, Setup>([
   ["loop", loop],
   ["forward", forward],
   ["whoami", whoami],
+  // A setting of the block (which queries it answers), read by the server: it adds no handler.
+  ["view", view],
 ]);

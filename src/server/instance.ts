@@ -13,6 +13,7 @@ import type { TcpTimeoutSettings } from "../setup/block.ts";
 import { endOfChain } from "../chain/handler.ts";
 import { parseKey } from "../corefile/keys.ts";
 import { checkDirectives, checkKeys } from "../corefile/check.ts";
+import { ConfigError } from "../corefile/errors.ts";
 import { memoryBudget } from "./memory-budget.ts";
 import { Pipeline } from "./pipeline.ts";
 import type { UdpListener } from "./udp.ts";
@@ -70,6 +71,9 @@ interface Group {
 
 const WILDCARD = ["0.0.0.0", "::"];
 
+/** Views an instance can keep apart: the octet in the answer store's key (src/dns/key.ts). */
+const MAX_VIEWS = 255;
+
 export class Instance implements InstanceHooks {
   stopping = false;
   lameduckMs = 0;
@@ -88,6 +92,8 @@ export class Instance implements InstanceHooks {
   readonly #listening: (() => void | Promise<void>)[] = [];
   readonly #onStopping: (() => Promise<void>)[] = [];
   readonly #handover: Handover;
+  /** Blocks with a view so far: the last one's key octet. */
+  #views = 0;
   /** What it adopted is its own: it never replaced a running instance, or has taken its place. */
   #took: boolean;
 
@@ -148,6 +154,7 @@ export class Instance implements InstanceHooks {
       rrl: undefined,
       directives,
       shared: new Map(),
+      viewKey: 0,
     };
     const ctx: SetupContext = {
       zones,
@@ -179,7 +186,8 @@ export class Instance implements InstanceHooks {
       },
       // Internal queries go to the listener of the block's first key: its zones are what it answers.
       // Resolved at call time: the bind plugin sets the block's addresses during setup.
-      lookup: (name, qtype, depth = 1) => this.#group(keys[0], block).pipeline.lookup(name, qtype, depth),
+      lookup: (name, qtype, depth = 1) =>
+        this.#group(keys[0], block).pipeline.lookup(name, qtype, depth, block),
       block,
       instance: this,
     };
@@ -195,12 +203,36 @@ export class Instance implements InstanceHooks {
       return h;
     }, endOfChain);
     if (handlers.length > 0 && handlers[0].lane !== undefined) block.lane = handlers.map((h) => h.lane);
+    if (block.view !== undefined) {
+      if (this.#views === MAX_VIEWS) {
+        throw new ConfigError(b.keys[0].file, b.keys[0].line, `view: more than ${MAX_VIEWS} views`);
+      }
+      block.viewKey = ++this.#views;
+    }
     for (const { key: k, token } of keyed) {
       const g = this.#group(k, block);
       if (k.port !== undefined) g.portKey ??= token;
-      g.pipeline.mux.add(k.zone, block);
+      if (!g.pipeline.mux.add(k.zone, block)) this.#behind(g.pipeline.mux.get(k.zone)!, block, token);
+      if (block.view !== undefined) g.pipeline.viewed = true;
       for (const h of handlers) if (h.lane?.kind === "keep") g.pipeline.answers.reserve(h.lane.rules);
       withTimeouts(g, block.timeouts);
+    }
+  }
+
+  /** Puts `block` after the blocks of its zone and port already there (corefile/check.ts let it share
+   * them: it has a view), where the pipeline asks it when none of them matches. */
+  #behind(first: Block, block: Block, token: Token): void {
+    let last = first;
+    let open = first.view !== undefined;
+    for (; last !== block && last.otherwise !== undefined; last = last.otherwise)
+      open &&= last.otherwise.view !== undefined;
+    if (last === block) return; // a key given twice
+    last.otherwise = block;
+    if (!open) {
+      this.#log.warn(
+        { at: `${token.file}:${token.line}`, zone: token.text },
+        "this block is never asked: a block of the same zone and port without a view comes first and answers every query (put the blocks with a view first)",
+      );
     }
   }
 

@@ -24,6 +24,33 @@ export interface ListenAddress {
   port: number;
 }
 
+/** What a view's expression reads of a query (src/plugins/view): the question, the client and the
+ * server. The pipeline fills one object again and again; do not keep it. */
+export interface ViewQuery {
+  readonly qname: string;
+  readonly qtype: number;
+  readonly qclass: number;
+  readonly id: number;
+  readonly opcode: number;
+  /** The OPT record's DO bit. */
+  readonly dnssecOk: boolean;
+  /** The OPT record's UDP payload size, 0 without one. */
+  readonly udpSize: number;
+  readonly proto: "udp" | "tcp";
+  readonly remoteAddress: string;
+  readonly remotePort: number;
+  readonly localAddress: string;
+  readonly localPort: number;
+  /** The query's size in octets. */
+  readonly size: number;
+}
+
+/** A block's `view`: it answers only the queries its expressions hold true for. */
+export interface BlockView {
+  readonly name: string;
+  matches(q: ViewQuery): boolean;
+}
+
 export interface BlockSettings {
   /** Addresses to listen on; empty means all (0.0.0.0 and ::). Filled by `bind`. */
   bind: string[];
@@ -37,6 +64,9 @@ export interface BlockSettings {
   timeouts?: TcpTimeoutSettings;
   /** The response-rate limit of the block's UDP replies, from `rrl`. */
   rrl?: ReplyLimiter;
+  /** Set by `view`: the block answers only the queries it matches; blocks of one zone and port are
+   * asked in Corefile order, and the first that matches (or has no view) answers. */
+  view?: BlockView;
   /** The block's directive names, in execution order. */
   readonly directives: readonly string[];
   /** What a block's plugins offer each other, by name: kubernetes offers its client search paths
