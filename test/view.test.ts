@@ -9,6 +9,14 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { startServer, type RunningServer } from "./helpers/server.ts";
 import { parseDig, type DigResult } from "./helpers/dig.ts";
+import { queryMsg } from "./helpers/query-msg.ts";
+import { pino } from "pino";
+import { Instance } from "../src/server/instance.ts";
+import { parseCorefile } from "../src/corefile/parser.ts";
+import { plugins } from "../src/plugins/index.ts";
+import { encode } from "../src/dns/encode.ts";
+import { decode } from "../src/dns/decode.ts";
+import { Rcode, Type } from "../src/dns/constants.ts";
 
 const run = promisify(execFile);
 
@@ -152,5 +160,67 @@ describe("view: one Corefile, two client networks", () => {
       msg("127.0.0.1"),
       "127.0.0.1 web.default.svc.cluster.local. view=inside ns=- pod=- svc=web kind=svc none=-",
     );
+  });
+});
+
+describe("view: choosing the block, in process", () => {
+  const COREFILE_ORDER = `example.org {
+    view lab {
+        expr incidr(client_ip(), '10.1.0.0/16')
+    }
+    template IN A example.org {
+        answer "{{ .Name }} 60 IN A 192.0.2.1"
+    }
+}
+. {
+    template IN A {
+        answer "{{ .Name }} 60 IN A 192.0.2.9"
+    }
+}
+. {
+    view never {
+        expr true
+    }
+    template IN A {
+        answer "{{ .Name }} 60 IN A 192.0.2.7"
+    }
+}
+`;
+  let inst: Instance;
+  const lines: { msg: string; at?: string }[] = [];
+  before(async () => {
+    const log = pino({ level: "warn" }, { write: (s: string) => void lines.push(JSON.parse(s)) });
+    inst = await Instance.create({
+      blocks: parseCorefile(COREFILE_ORDER, "Corefile"),
+      plugins,
+      root: ".",
+      defaultPort: 0,
+      log,
+    });
+  });
+
+  const ask = async (name: string, from: string) => {
+    const peer = {
+      proto: "udp" as const,
+      remoteAddress: from,
+      remotePort: 5353,
+      localAddress: "127.0.0.1",
+      localPort: 53,
+    };
+    const reply = await inst.pipelines[0].handle(encode(queryMsg(name, Type.A)), peer);
+    const m = decode(reply!);
+    return m.rcode === Rcode.NOERROR ? String((m.answer[0]?.data as { address?: string }).address) : m.rcode;
+  };
+
+  it("a zone none of whose views matches leaves the query to the zones above", async () => {
+    for (let i = 0; i < 3; i++) {
+      assert.equal(await ask("www.example.org.", "10.1.2.3"), "192.0.2.1");
+      assert.equal(await ask("www.example.org.", "10.2.2.3"), "192.0.2.9");
+    }
+  });
+
+  it("a view block after a block without a view is never asked, and start-up says so", async () => {
+    assert.equal(await ask("www.example.net.", "10.1.2.3"), "192.0.2.9");
+    assert.ok(lines.some((l) => l.at === "Corefile:14" && /never asked/.test(l.msg)));
   });
 });

@@ -125,3 +125,17 @@ test("checkKeys rejects a zone served twice on one port, across and within block
   checkKeys([block(1, "."), block(3, ".:53")], 1053);
   checkKeys([block(1, "0.0.10.in-addr.arpa"), block(2, "10.0.1.0/24")]);
 });
+
+test("checkKeys lets blocks with a view share a zone and port, and only them", () => {
+  const viewed = (line: number, key: string): ServerBlock => ({
+    ...block(line, key),
+    directives: [{ name: "view", args: [], file: "Corefile", line: line + 1 }],
+  });
+  checkKeys([viewed(1, "."), viewed(4, "."), block(7, ".")]);
+  checkKeys([block(1, "."), viewed(4, ".")]);
+  assert.throws(
+    () => checkKeys([viewed(1, "."), block(4, "."), block(7, ".")]),
+    (e: unknown) =>
+      e instanceof ConfigError && e.line === 7 && /already defined at Corefile:4/.test(e.message),
+  );
+});

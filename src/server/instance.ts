@@ -16,6 +16,7 @@ import { checkDirectives, checkKeys } from "../corefile/check.ts";
 import { ConfigError } from "../corefile/errors.ts";
 import { memoryBudget } from "./memory-budget.ts";
 import { Pipeline } from "./pipeline.ts";
+import { Views } from "./views.ts";
 import type { UdpListener } from "./udp.ts";
 import { dgramEngine, type UdpEngine } from "./udp-engine.ts";
 import { TcpListener, defaultTcpOptions, type TcpOptions } from "./tcp.ts";
@@ -213,7 +214,7 @@ export class Instance implements InstanceHooks {
       const g = this.#group(k, block);
       if (k.port !== undefined) g.portKey ??= token;
       if (!g.pipeline.mux.add(k.zone, block)) this.#behind(g.pipeline.mux.get(k.zone)!, block, token);
-      if (block.view !== undefined) g.pipeline.viewed = true;
+      if (block.view !== undefined) g.pipeline.views ??= new Views(g.pipeline.mux, this.#log);
       for (const h of handlers) if (h.lane?.kind === "keep") g.pipeline.answers.reserve(h.lane.rules);
       withTimeouts(g, block.timeouts);
     }

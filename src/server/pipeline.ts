@@ -20,7 +20,7 @@ import { Lane } from "../answers/lane.ts";
 import { VIEW_OCTET, hashBytes, latin1Bytes } from "../dns/key.ts";
 import { answerCacheStats, memoryStats, serverStats } from "../metrics/server-stats.ts";
 import { ZoneMux } from "./mux.ts";
-import { ViewInput } from "./view-input.ts";
+import type { Views, Match } from "./views.ts";
 import { ClientCosts, REFUSE } from "./client-costs.ts";
 import { memoryBudget } from "./memory-budget.ts";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -29,7 +29,7 @@ import { encode } from "../dns/encode.ts";
 import { fitReply } from "../dns/fit.ts";
 import { newQuery, replyTo, type RR } from "../dns/message.ts";
 import { decode } from "../dns/decode.ts";
-import { parent, wireKey } from "../dns/name.ts";
+import { wireKey } from "../dns/name.ts";
 import { Class, EDNS_UDP_SIZE, PLAIN_UDP_SIZE, Rcode, Type } from "../dns/constants.ts";
 
 export type { Peer, Proto } from "./peer.ts";
@@ -38,9 +38,6 @@ export type { Peer, Proto } from "./peer.ts";
 const MAX_LOOKUP_DEPTH = 8;
 
 export { STABLE_CACHE_SECONDS } from "../answers/policy.ts";
-
-/** A zone the mux matched and the block that answers in it. */
-type Match = { readonly zone: string; readonly value: Block };
 
 /** What a stored reply is filed under and how it is finished: from the client's scanned query, or from
  * an internal lookup's name; and the block that answers it. */
@@ -93,10 +90,9 @@ export class Pipeline {
   inFlight = 0;
   /** What each client has cost lately: one past its share waits (src/server/client-costs.ts). */
   costs = new ClientCosts();
-  /** A block of this listener has a `view`: each query's block is chosen before the answer store is
-   * asked, and the key carries its view (ScannedQuery.keyView). False: nothing of this runs. */
-  viewed = false;
-  readonly #viewQuery = new ViewInput();
+  /** Set (src/server/instance.ts) once a block of this listener has a `view`: each query's block is
+   * then chosen before the answer store is asked, and the key carries its view (views.ts). */
+  views: Views | undefined = undefined;
 
   constructor(label: string, log: Logger, answers = new Answers(), now?: () => number) {
     this.label = label;
@@ -156,15 +152,11 @@ export class Pipeline {
     // Times live in typed arrays: a double passed to a call V8 does not inline is a number allocated.
     const times = this.#times;
     times[0] = performance.now();
-    let chosen: Match | undefined;
-    if (this.viewed) {
-      chosen = this.#choose(s, length, peer);
-      // No block for it (REFUSED), or a class whose octet the view's would overwrite (NOTIMP).
-      if (chosen === undefined || s.qclass > 0xff) {
-        const own = Buffer.from(buf.subarray(0, length));
-        return this.#slow(s.copy(own), { ...peer }, chosen, times[0], undefined);
-      }
-      s.keyView(chosen.value.viewKey ?? 0);
+    const views = this.views;
+    const chosen = views?.choose(s, length, peer);
+    if (views !== undefined && chosen === undefined) {
+      const own = Buffer.from(buf.subarray(0, length));
+      return this.#slow(s.copy(own), { ...peer }, undefined, times[0], undefined);
     }
     const answers = this.answers;
     answers.clock[0] = this.#now === undefined ? TIME_ORIGIN + times[0] : this.#now();
@@ -174,7 +166,7 @@ export class Pipeline {
     if (ttl === SLOW) {
       answerCacheStats.misses++;
       const stored = slot;
-      const m = this.viewed ? chosen : this.mux.match(s.qname);
+      const m = views !== undefined ? chosen : this.mux.match(s.qname);
       slot = stored === NO_SLOT ? this.#runLane(s, buf, m) : NO_SLOT;
       if (slot === NO_SLOT) {
         // Its own copies: buf, the scan and the peer are reused once this returns.
@@ -244,32 +236,6 @@ export class Pipeline {
       this.#finish(block);
     }
     return n;
-  }
-
-  /** The block of a listener with views that answers the query `s` (of `size` octets) from `peer`: in
-   * the longest zone that holds the name, the first block in Corefile order whose view matches or that
-   * has none; when none does, the same in the zones above it (as CoreDNS). Undefined: none at all. */
-  #choose(s: ScannedQuery, size: number, peer: Peer): Match | undefined {
-    const q = this.#viewQuery.fill(s, size, peer);
-    for (let name = s.qname; ;) {
-      const m = this.mux.match(name);
-      if (m === undefined) return undefined;
-      for (let b: Block | undefined = m.value; b !== undefined; b = b.otherwise) {
-        if (b.view === undefined || this.#viewMatches(b, q))
-          return b === m.value ? m : { zone: m.zone, value: b };
-      }
-      if (m.zone === ".") return undefined;
-      name = parent(m.zone);
-    }
-  }
-
-  #viewMatches(b: Block, q: ViewInput): boolean {
-    try {
-      return b.view!.matches(q);
-    } catch (err) {
-      this.#log.error({ err, view: b.view!.name, qname: q.qname }, "view expression failed; taken as false");
-      return false;
-    }
   }
 
   /** The wire lane for a query the store does not hold: the slot of the reply it filed, or NO_SLOT. */
@@ -480,10 +446,10 @@ export class Pipeline {
   /** An internal query through the zone mux and the chain, for plugins (SetupContext.lookup): no finish
    * hooks, and a failure is a SERVFAIL reply rather than an exception. It answers from and fills the
    * answer store only through `cache` (as a client without EDNS would see it). `from`: the block that
-   * asks (#internalChoice). */
+   * asks (Views.forLookup). */
   async lookup(name: string, qtype: number, depth: number, from?: Block): Promise<Msg> {
     const query = newQuery(name, qtype);
-    const m = this.viewed ? this.#internalChoice(name, from) : this.mux.match(name);
+    const m = this.views !== undefined ? this.views.forLookup(name, from) : this.mux.match(name);
     if (m === undefined) return replyTo(query, Rcode.REFUSED);
     if (depth > MAX_LOOKUP_DEPTH) {
       this.#log.warn({ qname: name, qtype, depth }, "internal lookups nested too deep; answering SERVFAIL");
@@ -528,20 +494,6 @@ export class Pipeline {
       this.#log.error({ err, qname: name, qtype }, "plugin chain failed in an internal lookup");
       return replyTo(query, Rcode.SERVFAIL);
     }
-  }
-
-  /** The block an internal lookup goes to on a listener with views: it has no client to match a view
-   * against, so the asking block when it serves the name (it asks for its own clients), else the first
-   * block of the name's zone without a view. */
-  #internalChoice(name: string, from: Block | undefined): Match | undefined {
-    const m = this.mux.match(name);
-    if (m === undefined) return undefined;
-    let open: Block | undefined;
-    for (let b: Block | undefined = m.value; b !== undefined; b = b.otherwise) {
-      if (b === from) return { zone: m.zone, value: b };
-      if (b.view === undefined) open ??= b;
-    }
-    return open && { zone: m.zone, value: open };
   }
 
   /** A new request's view of the answer store. */

@@ -8,6 +8,8 @@ import { goSeconds } from "./format.ts";
 import { Class, Rcode, Type } from "../../dns/constants.ts";
 import { directive as dir, fakeContext } from "../../../test/helpers/setup-context.ts";
 import { assertConfigErrors } from "../../../test/helpers/config-errors.ts";
+import { setup as metadataSetup } from "../metadata/setup.ts";
+import { metadataOf } from "../metadata/labels.ts";
 
 /** A server block's context, and `finish` to run its finish hooks on a query like query(). */
 function fakeBlock() {
@@ -213,6 +215,29 @@ test("goSeconds prints like Go's Seconds() with 'f', -1", () => {
   assert.equal(goSeconds(2), "2s");
   assert.equal(goSeconds(12.5), "12.5s");
   assert.equal(goSeconds(0.000001), "0.000001s");
+});
+
+test("{/LABEL} placeholders print the block's metadata, '-' where a label has none", async () => {
+  const b = fakeBlock();
+  await metadataSetup(dir("metadata"), b.ctx);
+  metadataOf(b.ctx.block.shared)!.provide({
+    label: (name) =>
+      name === "test/client" ? { value: (q) => q.remoteAddress, perClient: true } : undefined,
+  });
+  await setupAll(b, dir("log", [".", "{name} {/test/client} {/test/none}"]));
+  await b.start();
+  b.finish();
+  assert.equal(b.logs[0].msg, "example.org. 10.0.0.1 -");
+});
+
+test("{/LABEL} in a block without metadata: '-', and a warning at start-up", async () => {
+  const b = fakeBlock();
+  await setupAll(b, dir("log", [".", "{name} {/kubernetes/client-namespace}"], undefined, 7));
+  assert.ok(
+    b.logs.some((l) => l.level === 40 && l.at === "Corefile:7" && /no metadata directive/.test(l.msg)),
+  );
+  b.finish();
+  assert.equal(b.logs.at(-1)!.msg, "example.org. -");
 });
 
 test("setup errors name file:line", async () => {
