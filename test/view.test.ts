@@ -1,7 +1,8 @@
 // view and metadata end to end: one Corefile answers clients on 127.0.0.1, 127.0.0.2 and any other
 // loopback address differently for the same name, asked again and again so the answer store (the
 // kubernetes plugin's wire-lane replies, `cache`'s) is what answers, and never with another view's
-// reply; log lines carry metadata labels (the pod that asked, the service asked about, the view).
+// reply. One view is chosen by a metadata label (the namespace of the pod that asked); log lines carry
+// labels too (the pod that asked, the service asked about, the view).
 
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -63,7 +64,7 @@ const COREFILE = `cluster.local {
 }
 cluster.local {
     view team-b {
-        expr client_ip() == '127.0.0.2' && type() in ['A', 'AAAA']
+        expr metadata('kubernetes/client-namespace') == 'team-b' && type() in ['A', 'AAAA']
     }
     metadata
     ${LOG}
@@ -97,7 +98,7 @@ const rdata = (r: DigResult) => r.answer.map((l) => l.split(/\s+/).at(-1)).join(
 describe("view: one Corefile, two client networks", () => {
   let srv: RunningServer;
   before(async () => {
-    srv = await startServer(COREFILE, { files: { "objects.json": OBJECTS } });
+    srv = await startServer(COREFILE, { files: { "objects.json": OBJECTS }, timeoutMs: 60_000 });
   });
   after(async () => {
     assert.equal(await srv.stop(), 0);
@@ -106,7 +107,7 @@ describe("view: one Corefile, two client networks", () => {
   it("answers each client from its own view, on every repeat, over UDP and TCP, with and without EDNS", async () => {
     const want: Record<string, string> = {
       "127.0.0.1": "10.96.0.20", // kubernetes, in the wire lane, kept until the name changes
-      "127.0.0.2": "192.0.2.2", // team-b: its kubernetes falls through to template; kept by cache
+      "127.0.0.2": "192.0.2.2", // team-b's pod (metadata): its kubernetes falls through to template; kept by cache
       "127.0.0.3": "192.0.2.3", // no view matches: the catch-all
     };
     const variants = [[], ["+tcp"], ["+noedns"], ["+dnssec"]];
