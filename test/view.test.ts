@@ -225,3 +225,20 @@ describe("view: choosing the block, in process", () => {
     assert.ok(lines.some((l) => l.at === "Corefile:14" && /never asked/.test(l.msg)));
   });
 });
+
+describe("view: limits", () => {
+  it("more views than the key's octet holds is a start-up error at the view that is one too many", async () => {
+    const block = (i: number) => `. {\n    view v${i} {\n        expr true\n    }\n    whoami\n}\n`;
+    const text = Array.from({ length: 256 }, (_, i) => block(i)).join("");
+    await assert.rejects(
+      Instance.create({
+        blocks: parseCorefile(text, "Corefile"),
+        plugins,
+        root: ".",
+        defaultPort: 0,
+        log: pino({ level: "silent" }),
+      }),
+      (e: Error) => /^Corefile:1532 - .*view: more than 255 views in one Corefile/.test(e.message),
+    );
+  });
+});

@@ -258,6 +258,7 @@ export class ScannedQuery implements Scanned {
   copy(buf = this.#buf!): ScannedQuery {
     const c = new ScannedQuery(this.keyBytes.slice(0, this.keyLength));
     c.read(buf, this.opcode, this.questionEnd, this.#opt, this.keyLength);
+    c.#qname = this.#qname; // the same name: not built twice
     return c;
   }
 

@@ -206,7 +206,8 @@ export class Instance implements InstanceHooks {
     if (handlers.length > 0 && handlers[0].lane !== undefined) block.lane = handlers.map((h) => h.lane);
     if (block.view !== undefined) {
       if (this.#views === MAX_VIEWS) {
-        throw new ConfigError(b.keys[0].file, b.keys[0].line, `view: more than ${MAX_VIEWS} views`);
+        const at = b.directives.find((d) => d.name === "view")!;
+        throw new ConfigError(at.file, at.line, `view: more than ${MAX_VIEWS} views in one Corefile`);
       }
       block.viewKey = ++this.#views;
     }
