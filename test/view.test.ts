@@ -18,6 +18,7 @@ import { plugins } from "../src/plugins/index.ts";
 import { encode } from "../src/dns/encode.ts";
 import { decode } from "../src/dns/decode.ts";
 import { Rcode, Type } from "../src/dns/constants.ts";
+import { registry } from "../src/metrics/registry.ts";
 
 const run = promisify(execFile);
 
@@ -169,6 +170,7 @@ describe("view: choosing the block, in process", () => {
     view lab {
         expr incidr(client_ip(), '10.1.0.0/16')
     }
+    prometheus 127.0.0.1:0
     template IN A example.org {
         answer "{{ .Name }} 60 IN A 192.0.2.1"
     }
@@ -222,7 +224,15 @@ describe("view: choosing the block, in process", () => {
 
   it("a view block after a block without a view is never asked, and start-up says so", async () => {
     assert.equal(await ask("www.example.net.", "10.1.2.3"), "192.0.2.9");
-    assert.ok(lines.some((l) => l.at === "Corefile:14" && /never asked/.test(l.msg)));
+    assert.ok(lines.some((l) => l.at === "Corefile:15" && /never asked/.test(l.msg)));
+  });
+
+  it("the block's metrics carry its view's name", async () => {
+    const text = await registry.metrics();
+    assert.match(
+      text,
+      /coredns_dns_requests_total\{server="dns:\/\/:0",zone="example\.org\.",view="lab",[^}]*\} 3/,
+    );
   });
 });
 
