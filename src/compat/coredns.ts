@@ -209,7 +209,7 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     plugin: "transfer",
     options: "ZONES, `to`",
     verdict: "differs",
-    note: "AXFR and IXFR of the *kubernetes* and *file* zones; IXFR without a change history (a full transfer, as RFC 1995 allows); no NOTIFY",
+    note: "AXFR and IXFR of the *kubernetes*, *file* and *secondary* zones; IXFR without a change history (a full transfer, as RFC 1995 allows); no NOTIFY",
   },
   { plugin: "hosts", options: "every option", verdict: "same", note: "", twice: "refused" },
   missing("route53", "no cloud DNS backends"),
@@ -274,7 +274,12 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     note: "no DNSSEC: a signed zone's RRSIG and NSEC records are not added to answers; `upstream` is accepted with a warning, a no-op as in CoreDNS",
   },
   missing("auto", "write one `file` directive per zone"),
-  missing("secondary", "no inbound zone transfers"),
+  {
+    plugin: "secondary",
+    options: "ZONES, `transfer from`, `upstream`",
+    verdict: "differs",
+    note: "IXFR as well as AXFR; a NOTIFY from an address that is no primary is REFUSED (CoreDNS sends no reply); `transfer from` is required (CoreDNS takes a stanza without it and never serves the zone); the first transfer is retried after 1, 2, 4, 8 s, then every 10 s (CoreDNS: every 10 s); `upstream` is accepted with a warning, a no-op as in CoreDNS",
+  },
   missing("etcd", "no etcd backend"),
   missing("nomad", "no Nomad backend"),
   {

@@ -74,7 +74,8 @@ const DROP: ScanDrop = Object.freeze({ drop: true });
 /**
  * Reads one query. Rules, first match wins:
  * - under 12 octets or QR=1 -> drop (never answer a response);
- * - opcode other than QUERY -> NOTIMP, with RD and CD clear (they are defined for QUERY only);
+ * - opcode other than QUERY and NOTIFY -> NOTIMP, with RD and CD clear (they are defined for QUERY
+ *   only); a NOTIFY (RFC 1996) passes, and the pipeline hands it to a block that takes it (secondary);
  * - QDCOUNT other than 1, a question that does not parse, a malformed record or trailing octets ->
  *   FORMERR;
  * - OPT outside the additional section, more than one OPT, or an OPT owner other than the root ->
@@ -97,7 +98,7 @@ const DROP: ScanDrop = Object.freeze({ drop: true });
  * there could only reach the header or loop). Any octet may sit in a label (RFC 2181 11), "." too:
  * the text qname escapes it (name.ts).
  *
- * One function (104 lines) on purpose: it is every query's first step, one pass over the packet whose
+ * One function (105 lines) on purpose: it is every query's first step, one pass over the packet whose
  * state (offset, counts, the first OPT and TSIG) stays in locals; its error paths are failure()'s.
  */
 export function scanQuery(buf: Buffer, into?: ScannedQuery, len = buf.length): ScannedQuery | ScanFailure {
@@ -106,7 +107,8 @@ export function scanQuery(buf: Buffer, into?: ScannedQuery, len = buf.length): S
   if (len < 12 || (buf[2] & 0x80) !== 0) return DROP;
   const opcode = (buf[2] >> 3) & 0x0f;
   const qdcount = (buf[4] << 8) | buf[5];
-  let rcode: number = opcode !== Opcode.QUERY ? Rcode.NOTIMP : qdcount !== 1 ? Rcode.FORMERR : Rcode.NOERROR;
+  const known = opcode === Opcode.QUERY || opcode === Opcode.NOTIFY;
+  let rcode: number = !known ? Rcode.NOTIMP : qdcount !== 1 ? Rcode.FORMERR : Rcode.NOERROR;
 
   // The question, its name copied ASCII-lowercased into scratch (the key) on the way.
   let p = 12;

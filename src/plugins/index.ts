@@ -30,6 +30,7 @@ import { setup as ready } from "./ready/setup.ts";
 import { setup as reload } from "./reload/setup.ts";
 import { setup as rewrite } from "./rewrite/setup.ts";
 import { setup as rrl } from "./rrl/setup.ts";
+import { setup as secondary } from "./secondary/setup.ts";
 import { setup as template } from "./template/setup.ts";
 import { setup as transfer } from "./transfer/setup.ts";
 import { setup as timeouts } from "./timeouts/setup.ts";
@@ -69,6 +70,7 @@ export const plugins: Registry = new Map<string, Setup>([
   ["k8s_external", k8sExternal],
   ["kubernetes", kubernetes],
   ["file", file],
+  ["secondary", secondary],
   ["loop", loop],
   ["forward", forward],
   ["whoami", whoami],

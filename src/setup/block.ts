@@ -37,6 +37,8 @@ export interface BlockSettings {
   timeouts?: TcpTimeoutSettings;
   /** The response-rate limit of the block's UDP replies, from `rrl`. */
   rrl?: ReplyLimiter;
+  /** Set by a plugin that answers NOTIFY messages (secondary); the block's NOTIFYs are NOTIMP without. */
+  notify?: boolean;
   /** The block's directive names, in execution order. */
   readonly directives: readonly string[];
   /** What a block's plugins offer each other, by name: kubernetes offers its client search paths
