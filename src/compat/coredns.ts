@@ -209,7 +209,7 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     plugin: "transfer",
     options: "ZONES, `to`",
     verdict: "differs",
-    note: "AXFR and IXFR of the *kubernetes*, *file* and *secondary* zones; IXFR without a change history (a full transfer, as RFC 1995 allows); no NOTIFY",
+    note: "AXFR and IXFR of the *kubernetes*, *file*, *auto* and *secondary* zones; IXFR without a change history (a full transfer, as RFC 1995 allows); no NOTIFY",
   },
   { plugin: "hosts", options: "every option", verdict: "same", note: "", twice: "refused" },
   missing("route53", "no cloud DNS backends"),
@@ -273,7 +273,12 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     verdict: "differs",
     note: "no DNSSEC: a signed zone's RRSIG and NSEC records are not added to answers; `upstream` is accepted with a warning, a no-op as in CoreDNS",
   },
-  missing("auto", "write one `file` directive per zone"),
+  {
+    plugin: "auto",
+    options: "ZONES, `directory`, `reload`, `upstream`",
+    verdict: "same",
+    note: "REGEXP in JavaScript syntax, which takes RE2's patterns but for RE2's own extensions; a file that does not parse, or changed without a new serial, is logged; `upstream` is accepted with a warning, a no-op as in CoreDNS",
+  },
   {
     plugin: "secondary",
     options: "ZONES, `transfer from`, `upstream`",

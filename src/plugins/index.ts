@@ -5,6 +5,7 @@
 import type { Registry, Setup } from "../setup/registry.ts";
 import { setup as acl } from "./acl/setup.ts";
 import { setup as any } from "./any/setup.ts";
+import { setup as auto } from "./auto/setup.ts";
 import { setup as autopath } from "./autopath/setup.ts";
 import { setup as bind } from "./bind/setup.ts";
 import { setup as bufsize } from "./bufsize/setup.ts";
@@ -70,6 +71,7 @@ export const plugins: Registry = new Map<string, Setup>([
   ["k8s_external", k8sExternal],
   ["kubernetes", kubernetes],
   ["file", file],
+  ["auto", auto],
   ["secondary", secondary],
   ["loop", loop],
   ["forward", forward],
