@@ -157,7 +157,13 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     verdict: "differs",
     note: "a cached reply may be replayed in the same order for up to 1 s before it is rotated again",
   },
-  missing("tsig", "no signed transactions", true),
+  {
+    plugin: "tsig",
+    options: "ZONE, `secret`, `secrets`, `require`",
+    verdict: "same",
+    note: "any HMAC of RFC 8945 (MD5, SHA-1, SHA-224/256/384/512); replies signed, a transfer's every message too; *secondary* signs its queries to the primaries with the block's first key (hmac-sha256), which CoreDNS's does not",
+    twice: "refused",
+  },
   {
     plugin: "cache",
     options: "every option",

@@ -65,6 +65,8 @@ export interface ScanError {
   readonly do: boolean;
   /** Offset of the query's TSIG record when the rcode is NOTAUTH (its key is unknown), else -1. */
   readonly tsig: number;
+  /** The TSIG error of the reply's unsigned TSIG record: BADKEY unless a key's check says BADSIG. */
+  readonly tsigError?: number;
 }
 
 export type ScanFailure = ScanDrop | ScanError;
@@ -396,7 +398,7 @@ export function errorReply(query: Buffer, f: ScanFailure & { drop: false }): Buf
   const qlen = f.questionEnd > 12 ? f.questionEnd - 12 : 0;
   const withOpt = f.edns || f.rcode > 15;
   const head = 12 + qlen + (withOpt ? 11 : 0);
-  let tsig = f.tsig >= 0 ? badKey(query, f.tsig) : undefined;
+  let tsig = f.tsig >= 0 ? badKey(query, f.tsig, f.tsigError ?? TSIG_BADKEY) : undefined;
   if (tsig !== undefined && head + tsig.length > PLAIN_UDP_SIZE) tsig = undefined;
   const out = Buffer.alloc(head + (tsig?.length ?? 0));
   out[0] = query[0];
@@ -420,7 +422,7 @@ export function errorReply(query: Buffer, f: ScanFailure & { drop: false }): Buf
 
 /** The unsigned BADKEY TSIG record answering the query's TSIG record at `at`; names written whole
  * (RFC 8945 4.2: not compressed). scanQuery has checked the record. */
-function badKey(query: Buffer, at: number): Buffer {
+function badKey(query: Buffer, at: number, error: number): Buffer {
   const owner = nameOctets(query, at);
   const p = skipName(query, at, query.length); // TYPE
   const alg = nameOctets(query, p + 10);
@@ -431,7 +433,7 @@ function badKey(query: Buffer, at: number): Buffer {
   query.copy(rdata, alg.length, times, times + 8);
   // MAC size 0 (already), original ID, error BADKEY, other length 0.
   query.copy(rdata, alg.length + 10, origId, origId + 2);
-  rdata.writeUInt16BE(TSIG_BADKEY, alg.length + 12);
+  rdata.writeUInt16BE(error, alg.length + 12);
   const fixed = Buffer.from([0, Type.TSIG, 0, Class.ANY, 0, 0, 0, 0, rdata.length >> 8, rdata.length & 0xff]);
   return Buffer.concat([owner, fixed, rdata]);
 }

@@ -34,6 +34,7 @@ import { setup as rrl } from "./rrl/setup.ts";
 import { setup as secondary } from "./secondary/setup.ts";
 import { setup as template } from "./template/setup.ts";
 import { setup as transfer } from "./transfer/setup.ts";
+import { setup as tsig } from "./tsig/setup.ts";
 import { setup as timeouts } from "./timeouts/setup.ts";
 import { setup as whoami } from "./whoami/setup.ts";
 
@@ -60,6 +61,7 @@ export const plugins: Registry = new Map<string, Setup>([
   ["any", any],
   ["chaos", chaos],
   ["loadbalance", loadbalance],
+  ["tsig", tsig],
   ["cache", cache],
   ["rewrite", rewrite],
   ["header", header],

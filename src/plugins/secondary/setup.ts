@@ -3,6 +3,7 @@
 // takes an address, address:port, [v6]:port or a resolv.conf-style file, and may repeat; the zones
 // are transferred after start-up, so a primary that is down does not stop the server.
 
+import { createHash } from "node:crypto";
 import type { Setup } from "../../setup/registry.ts";
 import { argCount, blockOptions, ignoredOption, noBlock, zonesArg } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
@@ -11,6 +12,7 @@ import { offerTransferer } from "../transfer/transferer.ts";
 import type { Primary } from "./primary.ts";
 import { SecondaryZone } from "./secondary-zone.ts";
 import { secondaryPlugin, secondaryTransferer } from "./secondary.ts";
+import { tsigSigner } from "./tsig-signer.ts";
 
 const NAME = "secondary";
 
@@ -45,11 +47,16 @@ export const setup: Setup = (d, ctx) => {
     throw configError(d, NAME, "'transfer from ADDRESS...' is required: the primaries");
 
   const log = ctx.log(NAME);
+  // With tsig in the block, what is sent to the primaries is signed with its first key (hmac-sha256):
+  // CoreDNS's secondary signs nothing.
+  const first = ctx.block.tsig?.secrets.entries().next().value;
+  const signer = first && tsigSigner({ name: first[0], algorithm: "hmac-sha256.", secret: first[1] });
+  if (first) log.info({ key: first[0], zones: origins }, "transfers and SOA queries are signed with TSIG");
   // A reload takes over the zones the running configuration holds, timers and all.
-  const key = `secondary ${origins.join(" ")} from ${primaries.map((p) => p.to).join(" ")}`;
+  const key = `secondary ${origins.join(" ")} from ${primaries.map((p) => p.to).join(" ")} key ${first ? `${first[0]}:${createHash("sha256").update(first[1]).digest("hex")}` : ""}`;
   let zones = ctx.adopt<SecondaryZone[]>(key);
   if (zones === undefined) {
-    zones = origins.map((origin) => new SecondaryZone({ origin, primaries, log }));
+    zones = origins.map((origin) => new SecondaryZone({ origin, primaries, log, signer }));
     const own = zones;
     ctx.keep(key, own, () => own.forEach((z) => z.stop()));
   }
