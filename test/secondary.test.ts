@@ -43,7 +43,7 @@ async function server(corefile: string, port: number): Promise<RunningServer> {
   return s;
 }
 
-const corefile = (primary: number) => `example.org {
+const corefile = (primary: number, extra = "") => `example.org {${extra}
     secondary {
         transfer from 127.0.0.1:${primary}
     }
@@ -130,13 +130,23 @@ test("secondary: primary down at start-up: SERVFAIL, the zone once it is up, SER
 test("secondary: NOTIFY from a stranger is REFUSED; a block without secondary answers NOTIFY NOTIMP", async () => {
   const port = await freeUdpTcpPort();
   const k = await knot({ zone: zone("3600 600 86400") });
-  await server(corefile(k.port), port);
-  await digUntil(port, "www.example.org", "A", ["www.example.org. 300 IN A 192.0.2.1"]);
+  // With cache: a NOTIFY's reply must never be kept and replayed to a query of the same question.
+  await server(corefile(k.port, "\n    cache 30"), port);
+  // cache keeps the SERVFAIL of before the first transfer for a few seconds: wait it out.
+  for (let i = 0; i < 150 && (await dig(port, "www.example.org", "A")).status !== "NOERROR"; i++)
+    await sleep(100);
   const stranger = await dig(port, "example.org", "SOA", "+opcode=notify", "+norec", "-b", "127.0.0.2");
   assert.equal(stranger.status, "REFUSED");
   const primary = await dig(port, "example.org", "SOA", "+opcode=notify", "+norec");
   assert.equal(primary.status, "NOERROR");
   assert.ok(primary.flags.includes("aa"));
   assert.match(primary.text, /opcode: NOTIFY/);
+  for (let i = 0; i < 2; i++) {
+    const soa = await dig(port, "example.org", "SOA");
+    assert.match(soa.text, /opcode: QUERY/);
+    assert.equal(soa.answer.length, 1, "the query gets the zone's SOA, not the NOTIFY's empty reply");
+  }
+  const again = await dig(port, "example.org", "SOA", "+opcode=notify", "+norec");
+  assert.deepEqual([again.answer, /opcode: NOTIFY/.test(again.text)], [[], true]);
   assert.equal((await dig(port, "other.test", "SOA", "+opcode=notify")).status, "NOTIMP");
 });
