@@ -11,7 +11,8 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
-import { ROOT, startServer } from "./helpers/server.ts";
+import { ROOT, startServer, type RunningServer } from "./helpers/server.ts";
+import { makePki, startTlsFront } from "./upstream/tls-front.ts";
 import { dig } from "./helpers/dig.ts";
 import { freePort, freeUdpTcpPort } from "./helpers/free-port.ts";
 import { serveTable } from "./helpers/recording-dns-server.ts";
@@ -204,4 +205,44 @@ async function askUntilTapped(port: number, receiver: Receiver, name: string): P
     if (t !== undefined) return t;
   }
   assert.fail(`no CLIENT_QUERY for ${name} reached the receiver`);
+}
+
+test("dnstap over TLS: the receiver's certificate is verified, unless skipverify", async () => {
+  const port = await freePort();
+  const receiver = await startReceiver(["-l", `127.0.0.1:${port}`]);
+  const pki = makePki();
+  const front = await startTlsFront(pki, port);
+  const corefile = (block: string) => `example.org {
+    dnstap tls://127.0.0.1:${front.port} ${block}
+    file ${join(ROOT, "zones", "example.org.zone")}
+  }`;
+  const servers: RunningServer[] = [];
+  try {
+    const unverified = await startServer(corefile(""));
+    servers.push(unverified);
+    assert.equal((await dig(unverified.port, "www.example.org")).answer.length, 1);
+    await waitForLog(unverified, /cannot reach the receiver/);
+    assert.equal(receiver.got.length, 0, "nothing goes to a receiver whose certificate does not verify");
+
+    const skipping = await startServer(corefile("{\n skipverify\n }"));
+    servers.push(skipping);
+    await askUntilTapped(skipping.port, receiver, "ns1.example.org.");
+
+    const trusting = await startServer(corefile(""), { env: { NODE_EXTRA_CA_CERTS: pki.ca } });
+    servers.push(trusting);
+    await askUntilTapped(trusting.port, receiver, "ns2.example.org.");
+  } finally {
+    for (const s of servers) await s.stop();
+    await front.close();
+    await receiver.stop();
+    rmSync(pki.dir, { recursive: true, force: true });
+  }
+});
+
+async function waitForLog(server: RunningServer, re: RegExp): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (server.logs.some((l) => re.test(String(l.msg)))) return;
+    await sleep(50);
+  }
+  assert.fail(`no log line like ${re}: ${JSON.stringify(server.logs)}`);
 }

@@ -10,7 +10,7 @@
 // says so at most once a minute. A receiver that goes away is connected to again, with backoff from
 // 0.5 s up to 30 s; nothing it does throws into the server.
 
-import { connect as netConnect, type Socket } from "node:net";
+import { connect as netConnect, isIP, type Socket } from "node:net";
 import { connect as tlsConnect } from "node:tls";
 import type { Logger } from "pino";
 
@@ -211,7 +211,13 @@ export class FrameStream {
         ? netConnect(e.path)
         : e.kind === "tcp"
           ? netConnect(e.port, e.host)
-          : tlsConnect({ host: e.host, port: e.port, servername: e.host, rejectUnauthorized: !e.skipVerify });
+          : tlsConnect({
+              host: e.host,
+              port: e.port,
+              // SNI carries names only (RFC 6066 3); an address is checked against the certificate's.
+              servername: isIP(e.host) === 0 ? e.host : undefined,
+              rejectUnauthorized: !e.skipVerify,
+            });
     this.#socket = s;
     s.setNoDelay?.(true);
     const handshake = setTimeout(
