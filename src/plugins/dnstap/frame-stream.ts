@@ -68,8 +68,10 @@ export class FrameStream {
   #chunkFrames: number[] = [];
   #chunk: Buffer = Buffer.allocUnsafe(CHUNK);
   #used = 0;
+  /** Where the octets of #chunk not yet in #chunks begin. */
+  #from = 0;
   #frames = 0;
-  /** Octets in #chunks and #chunk not yet written. */
+  /** Octets in #chunks and #chunk not yet handed to the socket. */
   #octets = 0;
   #socket: Socket | undefined;
   #ready = false;
@@ -82,7 +84,7 @@ export class FrameStream {
   #connectedOnce = false;
   /** Where the frame being written starts in #chunk (after its length). */
   #frameAt = 0;
-  /** Frames in the chunk being filled: writing a chunk gives back its frames. */
+  /** Frames in #chunk after #from: handing them over gives them back. */
   #fillingFrames = 0;
 
   constructor(o: FrameStreamOptions) {
@@ -112,7 +114,7 @@ export class FrameStream {
       return undefined;
     }
     if (this.#used + n + 4 > this.#chunk.length) {
-      this.#seal();
+      this.#seal(true);
       if (n + 4 > this.#chunk.length) this.#chunk = Buffer.allocUnsafe(n + 4);
     }
     this.#chunk.writeUInt32BE(n, this.#used);
@@ -163,14 +165,19 @@ export class FrameStream {
     s.destroy();
   }
 
-  /** Moves the chunk being filled to the written-next list and starts a new one. */
-  #seal(): void {
-    if (this.#used === 0) return;
-    this.#chunks.push(this.#chunk.subarray(0, this.#used));
-    this.#chunkFrames.push(this.#fillingFrames);
+  /** Moves the unwritten part of the chunk being filled to the written-next list; with `fresh`, goes
+   * on in a new chunk (the socket may still hold the old one's octets). */
+  #seal(fresh: boolean): void {
+    if (this.#used > this.#from) {
+      this.#chunks.push(this.#chunk.subarray(this.#from, this.#used));
+      this.#chunkFrames.push(this.#fillingFrames);
+      this.#fillingFrames = 0;
+    }
+    this.#from = this.#used;
+    if (!fresh) return;
     this.#chunk = Buffer.allocUnsafe(CHUNK);
     this.#used = 0;
-    this.#fillingFrames = 0;
+    this.#from = 0;
   }
 
   #drop(): void {
@@ -192,7 +199,9 @@ export class FrameStream {
     this.#flushQueued = false;
     const s = this.#socket;
     if (!this.#ready || s === undefined) return;
-    this.#seal();
+    // The chunk being filled goes on being filled after what is handed over now: a new chunk only
+    // every CHUNK octets, not every turn.
+    this.#seal(false);
     while (this.#chunks.length > 0 && s.writableLength < this.#o.socketOctets) {
       const c = this.#chunks.shift()!;
       const n = this.#chunkFrames.shift()!;
