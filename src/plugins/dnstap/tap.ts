@@ -43,18 +43,20 @@ export class Tap implements ForwardTap {
     this.#o = o;
   }
 
-  /** The finish hook: the client's query and the reply it got. */
+  /** The finish hook: the client's query and the reply it got. Both messages share the addresses,
+   * ports and query time, filled once. */
   client(q: QueryDone): void {
     const types = this.#o.types;
     const m = this.#m;
     const nowMs = performance.timeOrigin + performance.now();
+    this.#clientCommon(q, MessageType.CLIENT_QUERY, nowMs);
     if (types & (1 << MessageType.CLIENT_QUERY)) {
-      this.#clientCommon(q, MessageType.CLIENT_QUERY, nowMs);
       if (this.#o.full && q.queryBytes !== undefined) setSlice(m.query, q.queryBytes, 0, q.size);
       this.#emit();
     }
     if (types & (1 << MessageType.CLIENT_RESPONSE)) {
-      this.#clientCommon(q, MessageType.CLIENT_RESPONSE, nowMs);
+      m.type = MessageType.CLIENT_RESPONSE;
+      m.query.bytes = undefined;
       setTime(m, false, nowMs);
       if (this.#o.full && q.replyBytes !== undefined) {
         const at = q.replyAt ?? 0;
