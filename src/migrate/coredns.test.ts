@@ -89,7 +89,10 @@ describe("migrate coredns", () => {
     ]);
     const note = (line: number) => lines.find((l) => l.line === line)!.note;
     assert.match(note(1)!, /tls:\/\/ is not supported/);
-    assert.match(note(5)!, /^plugin route53 of CoreDNS is not supported by clusterdns: no cloud DNS backends/);
+    assert.match(
+      note(5)!,
+      /^plugin route53 of CoreDNS is not supported by clusterdns: no cloud DNS backends/,
+    );
     assert.match(note(6)!, /metadata/);
     assert.match(note(8)!, /rd and cd always echo the query's/);
     assert.match(
