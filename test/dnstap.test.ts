@@ -96,10 +96,15 @@ test("dnstap over a unix socket, full: client and forwarder messages, decoded by
   const socket = join(dir, "tap.sock");
   const upstream = await serveTable({ "up.example.net.": { A: ["192.0.2.99"] } }, "127.0.0.1", 0, () => {});
   const receiver = await startReceiver(["-u", socket]);
+  // A second dnstap line of the block has a receiver of its own, and sends only what it is asked to.
+  const onlyForwarded = await startReceiver(["-u", join(dir, "forwarded.sock")]);
   const server = await startServer(`. {
     dnstap unix://${socket} full {
       identity test-identity
       version test-version
+    }
+    dnstap ${join(dir, "forwarded.sock")} {
+      message_types FORWARDER_RESPONSE
     }
     file ${join(ROOT, "zones", "example.org.zone")} example.org
     forward . 127.0.0.1:${upstream.port}
@@ -146,9 +151,14 @@ test("dnstap over a unix socket, full: client and forwarder messages, decoded by
     await receiver.until(
       (t) => ofType("CLIENT_RESPONSE")(t) && (t.message.response_message ?? "").includes("192.0.2.99"),
     );
+    const [only] = await onlyForwarded.until(ofType("FORWARDER_RESPONSE"));
+    assert.equal(only.message.response_port, upstream.port);
+    assert.equal(only.message.response_message, undefined, "without full");
+    assert.deepEqual(new Set(onlyForwarded.got.map((t) => t.message.type)), new Set(["FORWARDER_RESPONSE"]));
   } finally {
     await server.stop();
     await receiver.stop();
+    await onlyForwarded.stop();
     await upstream.close();
     rmSync(dir, { recursive: true, force: true });
   }
