@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { promisify } from "node:util";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -256,3 +256,28 @@ async function waitForLog(server: RunningServer, re: RegExp): Promise<void> {
   }
   assert.fail(`no log line like ${re}: ${JSON.stringify(server.logs)}`);
 }
+
+test("after a reload the new configuration sends, on a connection of its own", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "clusterdns-dnstap-"));
+  const socket = join(dir, "tap.sock");
+  const receiver = await startReceiver(["-u", socket]);
+  const corefile = (identity: string) => `example.org {
+    dnstap ${socket} {
+      identity ${identity}
+    }
+    file ${join(ROOT, "zones", "example.org.zone")}
+  }`;
+  const server = await startServer(corefile("before-reload"));
+  try {
+    assert.equal((await askUntilTapped(server.port, receiver, "ns1.example.org.")).identity, "before-reload");
+    writeFileSync(join(server.dir, "Corefile"), corefile("after-reload"));
+    server.proc.kill("SIGUSR1");
+    await waitForLog(server, /^reloaded$/);
+    assert.equal((await askUntilTapped(server.port, receiver, "ns2.example.org.")).identity, "after-reload");
+    assert.ok(server.logs.filter((l) => l.msg === "dnstap: connected to the receiver").length >= 2);
+  } finally {
+    await server.stop();
+    await receiver.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
