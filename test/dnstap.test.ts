@@ -94,7 +94,12 @@ const ofType = (type: string, protocol?: string) => (t: Tapped) =>
 test("dnstap over a unix socket, full: client and forwarder messages, decoded by the real receiver", async () => {
   const dir = mkdtempSync(join(tmpdir(), "clusterdns-dnstap-"));
   const socket = join(dir, "tap.sock");
-  const upstream = await serveTable({ "up.example.net.": { A: ["192.0.2.99"] } }, "127.0.0.1", 0, () => {});
+  const upstream = await serveTable(
+    { "up.example.net.": { A: ["192.0.2.99"] }, "silent.example.net.": { drop: ["*"] } },
+    "127.0.0.1",
+    0,
+    () => {},
+  );
   const receiver = await startReceiver(["-u", socket]);
   // A second dnstap line of the block has a receiver of its own, and sends only what it is asked to.
   const onlyForwarded = await startReceiver(["-u", join(dir, "forwarded.sock")]);
@@ -151,6 +156,15 @@ test("dnstap over a unix socket, full: client and forwarder messages, decoded by
     await receiver.until(
       (t) => ofType("CLIENT_RESPONSE")(t) && (t.message.response_message ?? "").includes("192.0.2.99"),
     );
+    // A try that gets no reply: its query is sent, and no response.
+    void dig(server.port, "silent.example.net", "A").catch(() => {});
+    await receiver.until((t) => ofType("FORWARDER_QUERY")(t) && asks(t, "silent.example.net."));
+    assert.ok(
+      !receiver.got.some(
+        (t) => ofType("FORWARDER_RESPONSE")(t) && (t.message.response_message ?? "").includes("silent"),
+      ),
+    );
+
     const [only] = await onlyForwarded.until(ofType("FORWARDER_RESPONSE"));
     assert.equal(only.message.response_port, upstream.port);
     assert.equal(only.message.response_message, undefined, "without full");
