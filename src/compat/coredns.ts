@@ -140,7 +140,24 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
       },
     ],
   },
-  missing("dnstap", "no dnstap output"),
+  {
+    plugin: "dnstap",
+    options:
+      "SOCKET (a path, `unix://`, `tcp://`, `tls://`), `full`, WRITEBUFFER, QUEUE, `identity`, `version`, `extra`, `skipverify`, `message_types`",
+    verdict: "same",
+    note: "client messages for every answered query (replayed ones too) and forwarder messages for every try upstream; a query left unanswered (acl's `drop`) sends none",
+    parts: [
+      {
+        option: "extra",
+        args: /\{[^{}\s]*\}/,
+        what: "placeholders in `extra`",
+        verdict: "missing",
+        note: "`extra` is sent as written; no plugin here produces metadata",
+        example:
+          '. {\n    dnstap /tmp/dnstap.sock {\n        extra "{/kubernetes/client-namespace}"\n    }\n}\n',
+      },
+    ],
+  },
   missing("local", "answer `localhost` and the like with `hosts` or `template`"),
   missing("dns64", "no AAAA synthesis for IPv6-only clusters"),
   {

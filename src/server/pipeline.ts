@@ -238,6 +238,10 @@ export class Pipeline {
       done.header = sent !== undefined ? (sent[2] << 8) | sent[3] : (out![t.at + 2] << 8) | out![t.at + 3];
       done.rcode = meta.rcode;
       done.rsize = n;
+      done.queryBytes = t.packet;
+      done.replyBytes = sent ?? out;
+      done.replyAt = sent !== undefined ? 0 : t.at;
+      done.replyLength = n;
       done.cached = plugin === "";
       done.plugin = done.cached ? meta.plugin : plugin;
       this.#finish(block);
@@ -328,6 +332,10 @@ export class Pipeline {
       done.micros = ((performance.now() - start) * 1000) | 0;
       done.rcode = reply.rcode;
       done.rsize = sent.length + q.streamed;
+      done.queryBytes = buf;
+      done.replyBytes = sent;
+      done.replyAt = 0;
+      done.replyLength = sent.length;
       done.cached = false;
       done.plugin = req.answeredBy ?? "";
       this.#finish(block);
@@ -550,19 +558,25 @@ export class Pipeline {
     done.proto = peer.proto;
     done.remoteAddress = peer.remoteAddress;
     done.remotePort = peer.remotePort;
+    done.localAddress = peer.localAddress;
+    done.localPort = peer.localPort;
     done.size = size;
     return done;
   }
 
-  /** Runs the block's finish hooks (metrics, log) on the query #finishing filled. */
+  /** Runs the block's finish hooks (metrics, log, dnstap) on the query #finishing filled; the octets
+   * they saw are the engine's to reuse after. */
   #finish(block: Block): void {
+    const done = this.#done;
     for (const hook of block.hooks) {
       try {
-        hook(this.#done);
+        hook(done);
       } catch (err) {
         this.#log.error({ err }, "finish hook failed");
       }
     }
+    done.queryBytes = undefined;
+    done.replyBytes = undefined;
   }
 }
 
