@@ -10,6 +10,7 @@ import { setup as bind } from "./bind/setup.ts";
 import { setup as bufsize } from "./bufsize/setup.ts";
 import { setup as cache } from "./cache/setup.ts";
 import { setup as chaos } from "./chaos/setup.ts";
+import { setup as dns64 } from "./dns64/setup.ts";
 import { setup as errors } from "./errors/setup.ts";
 import { setup as file } from "./file/setup.ts";
 import { setup as forward } from "./forward/setup.ts";
@@ -54,6 +55,7 @@ export const plugins: Registry = new Map<string, Setup>([
   ["prometheus", prometheus],
   ["errors", errors],
   ["log", log],
+  ["dns64", dns64],
   ["acl", acl],
   ["any", any],
   ["chaos", chaos],
