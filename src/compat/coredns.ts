@@ -141,7 +141,12 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     ],
   },
   missing("dnstap", "no dnstap output"),
-  missing("local", "answer `localhost` and the like with `hosts` or `template`"),
+  {
+    plugin: "local",
+    options: "`localhost_prefix`",
+    verdict: "differs",
+    note: "also answers the PTR of ::1 (`1.0.0...0.ip6.arpa.`, `localhost.`), which CoreDNS passes on; queries of class CH pass on",
+  },
   {
     plugin: "dns64",
     options: "PREFIX, `prefix`, `translate_all`, `allow_ipv4`",

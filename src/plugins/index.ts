@@ -20,6 +20,7 @@ import { setup as hosts } from "./hosts/setup.ts";
 import { setup as k8sExternal } from "./k8s_external/setup.ts";
 import { setup as kubernetes } from "./kubernetes/setup.ts";
 import { setup as loadbalance } from "./loadbalance/setup.ts";
+import { setup as local } from "./local/setup.ts";
 import { setup as log } from "./log/setup.ts";
 import { setup as loop } from "./loop/setup.ts";
 import { setup as minimal } from "./minimal/setup.ts";
@@ -55,6 +56,7 @@ export const plugins: Registry = new Map<string, Setup>([
   ["prometheus", prometheus],
   ["errors", errors],
   ["log", log],
+  ["local", local],
   ["dns64", dns64],
   ["acl", acl],
   ["any", any],
