@@ -56,7 +56,12 @@ const missing = (plugin: string, note: string, once = false): PluginCompat => ({
 
 /** Every plugin of CoreDNS's plugin.cfg, in its order. */
 export const COREDNS_PLUGINS: readonly PluginCompat[] = [
-  missing("root", "relative paths are read from the Corefile's folder"),
+  {
+    plugin: "root",
+    options: "PATH",
+    verdict: "differs",
+    note: "without it, relative paths are read from the Corefile's folder (CoreDNS: the working folder), and a relative PATH is too; a second `root` line in a block is refused rather than replacing the first",
+  },
   missing("metadata", "no plugin here produces or reads request metadata"),
   missing("geoip", "it only feeds metadata, which nothing here reads"),
   missing("cancel", "forward gives each query 5 s in all, and internal lookups are bounded in depth"),

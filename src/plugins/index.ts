@@ -31,6 +31,7 @@ import { setup as prometheus } from "./prometheus/setup.ts";
 import { setup as ready } from "./ready/setup.ts";
 import { setup as reload } from "./reload/setup.ts";
 import { setup as rewrite } from "./rewrite/setup.ts";
+import { setup as root } from "./root/setup.ts";
 import { setup as rrl } from "./rrl/setup.ts";
 import { setup as template } from "./template/setup.ts";
 import { setup as transfer } from "./transfer/setup.ts";
@@ -39,6 +40,8 @@ import { setup as whoami } from "./whoami/setup.ts";
 
 /** Execution order: a new plugin goes where CoreDNS's plugin.cfg puts it (index.test.ts checks). */
 export const plugins: Registry = new Map<string, Setup>([
+  // First: the folder every other directive of the block reads relative paths from.
+  ["root", root],
   ["timeouts", timeouts],
   ["multisocket", multisocket],
   ["reload", reload],
