@@ -168,7 +168,10 @@ test("the answer store's terms: cache's keep dropped, the A lookup's limits kept
   const { next } = zone(["www.example. 60 IN A 192.0.2.33"], {
     onServe(r) {
       seen.push([typeName(r.qtype), r.cache.stored, r.cache.refresh]);
-      if (r.qtype === Type.AAAA) r.cache.kept = { kind: "denial" } as never;
+      if (r.qtype === Type.AAAA) {
+        r.cache.kept = { kind: "denial" } as never;
+        r.cache.countedBy = {} as never;
+      }
       else {
         r.cache.limit(1);
         r.cache.outside = true;
@@ -194,6 +197,7 @@ test("the answer store's terms: cache's keep dropped, the A lookup's limits kept
   assert.equal(req.cache.stored, stored);
   assert.equal(req.cache.refresh, refresh);
   assert.equal(req.cache.kept, undefined, "the synthesized reply is not what cache kept");
+  assert.equal(req.cache.countedBy, undefined, "nor are its replays cache misses");
   assert.equal(req.cache.maxAge, 1);
   assert.equal(req.cache.outside, true);
   assert.equal(req.cache.stable, false);

@@ -4,13 +4,14 @@
 // asked for the name's A records and each becomes an AAAA under the prefix (RFC 6052), the other
 // records (a CNAME chain) unchanged (5.3.3).
 //
-// What the answer store may keep: the synthesized reply is not the reply `cache` decided to keep
-// (AnswerPolicy.kept is cleared), and it carries the narrowest of both lookups' terms (a forwarded A
-// is replayed for a second, a kubernetes one until its name changes). While dns64 runs, the plugins
-// after it never see the client's stored entry or its refresh: cache's prefetch or serve_stale would
-// fetch without dns64 and file a bare NODATA where synthesis is due. And when the block takes both
-// IPv4 and IPv6 clients without `allow_ipv4`, the reply depends on the client's family, which the
-// store's key does not hold, so such AAAA replies are never stored.
+// What the answer store may keep: the synthesized reply is not the one `cache` decided to keep
+// (AnswerPolicy.kept and countedBy are cleared); it is kept for its records' TTL within the narrowest
+// of both lookups' terms (without `cache`, a forwarded A for a second, a kubernetes one until its name
+// changes). While dns64 runs, the plugins after it never see the client's stored entry or its
+// refresh: cache's prefetch or serve_stale would fetch without dns64 and file a bare NODATA where
+// synthesis is due. And when the block takes both IPv4 and IPv6 clients without `allow_ipv4`, the
+// reply depends on the client's family, which the store's key does not hold, so such AAAA replies
+// are never stored.
 
 import { isIPv6 } from "node:net";
 import type { Handler, Plugin } from "../../chain/handler.ts";
@@ -78,6 +79,8 @@ async function translate(o: Dns64Options, req: Request, next: Handler): Promise<
     }
     translated(req.server);
     req.answeredBy = "dns64";
+    // Its replays are no cache misses (nothing is looked up): cache counts the lookups, not them.
+    outer.countedBy = undefined;
     return synthesize(o.prefix, req, first, a);
   } finally {
     outer.stored = stored;
