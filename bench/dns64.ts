@@ -5,7 +5,7 @@
 //   none       no dns64: NODATA, replayed from the answer store
 //   v6-only    dns64 in a block bound to ::1: synthesized once, then replayed
 //   dual       dns64 in a block on both families (no bind), without allow_ipv4: the reply depends on
-//              the client's family, so every AAAA query runs the chain (two lookups and a synthesis)
+//              the client's family, which the answer store keys apart (BlockSettings.familyKeys)
 //   allow_ipv4 dns64 allow_ipv4 on both families: synthesized once, then replayed
 // Usage: node bench/dns64.ts [--rounds 3] [--seconds 5]
 

@@ -87,6 +87,9 @@ export class Pipeline {
   readonly #times = new Float64Array(1);
   /** Queries answered through the chain and not finished yet (for graceful stop). */
   inFlight = 0;
+  /** A block of this listener answers AAAA by the client's address family (BlockSettings.familyKeys):
+   * an IPv4 client's AAAA question is keyed apart. */
+  familyKeys = false;
   /** What each client has cost lately: one past its share waits (src/server/client-costs.ts). */
   costs = new ClientCosts();
 
@@ -145,6 +148,7 @@ export class Pipeline {
       this.#out = errorReply(length === buf.length ? buf : buf.subarray(0, length), s);
       return this.#out.length;
     }
+    if (this.familyKeys && s.qtype === Type.AAAA && isIPv4Client(peer.remoteAddress)) s.keyApartForIPv4();
     const maxSize = peer.proto === "tcp" ? 65535 : s.udpSize > 0 ? clampUdp(s.udpSize) : PLAIN_UDP_SIZE;
     // Times live in typed arrays: a double passed to a call V8 does not inline is a number allocated.
     const times = this.#times;
@@ -578,4 +582,9 @@ function authorityOf(buf: Buffer): RR[] {
  * at 1232 avoids IP fragmentation on overlay networks (DNS flag day 2020). */
 function clampUdp(size: number): number {
   return Math.max(PLAIN_UDP_SIZE, Math.min(size, EDNS_UDP_SIZE));
+}
+
+/** An IPv4 address, or one mapped into IPv6 as a dual-stack socket reports it. */
+function isIPv4Client(address: string): boolean {
+  return !address.includes(":") || address.startsWith("::ffff:");
 }

@@ -40,7 +40,7 @@ async function handler(block: ReturnType<typeof dir>[] = [], args: string[] = []
   f.ctx.block.bind.push(...bind);
   const plugin = await setup(dir("dns64", args, block.length > 0 ? block : undefined), f.ctx);
   assert.ok(plugin);
-  return { plugin, logs: f.logs };
+  return { plugin, logs: f.logs, familyKeys: f.ctx.block.familyKeys };
 }
 
 const texts = (rrs: Parameters<typeof rrToText>[0][]) => rrs.map(rrToText);
@@ -59,7 +59,7 @@ test("NODATA for AAAA: the A records under 64:ff9b::/96, TTL the lower of the A'
   ]);
   assert.deepEqual(m.question, [{ name: "www.example.", type: Type.AAAA, class: Class.IN }]);
   assert.equal(req.answeredBy, "dns64");
-  assert.equal(req.cache.private, true, "the block takes IPv4 clients too, which get no synthesis");
+  assert.equal(req.cache.private, false, "the same reply for every IPv6 client");
 });
 
 test("an AAAA answer passes as it is; translate_all replaces it with the synthesized one", async () => {
@@ -121,7 +121,6 @@ test("IPv4 clients: no synthesis without allow_ipv4; other types and classes pas
     const req = makeRequest("www.example", Type.AAAA, { remoteAddress });
     assert.deepEqual((await plugin(z.next).serve(req)).answer, []);
     assert.deepEqual(z.calls, ["AAAA"]);
-    assert.equal(req.cache.private, true, "an IPv6 client of the same store is due a synthesized one");
   }
   const allowed = await handler([dir("allow_ipv4")]);
   const z = zone(records);
@@ -132,6 +131,14 @@ test("IPv4 clients: no synthesis without allow_ipv4; other types and classes pas
   await allowed.plugin(other.next).serve(makeRequest("www.example", Type.A, V6));
   await allowed.plugin(other.next).serve(makeRequest("www.example", Type.AAAA, { ...V6, qclass: Class.CH }));
   assert.deepEqual(other.calls, ["A", "AAAA"]);
+});
+
+test("the store keys the families apart only where the answer depends on them", async () => {
+  assert.equal((await handler()).familyKeys, true, "both families, no allow_ipv4");
+  assert.equal((await handler([], [], ["127.0.0.1", "::1"])).familyKeys, true);
+  assert.equal((await handler([dir("allow_ipv4")])).familyKeys, undefined);
+  assert.equal((await handler([], [], ["::1"])).familyKeys, undefined);
+  assert.equal((await handler([], [], ["127.0.0.1"])).familyKeys, undefined);
 });
 
 test("a block that listens on IPv6 only keeps its replies; on IPv4 only, dns64 warns and does nothing", async () => {
@@ -171,8 +178,7 @@ test("the answer store's terms: cache's keep dropped, the A lookup's limits kept
       if (r.qtype === Type.AAAA) {
         r.cache.kept = { kind: "denial" } as never;
         r.cache.countedBy = {} as never;
-      }
-      else {
+      } else {
         r.cache.limit(1);
         r.cache.outside = true;
       }

@@ -10,8 +10,8 @@
 // changes). While dns64 runs, the plugins after it never see the client's stored entry or its
 // refresh: cache's prefetch or serve_stale would fetch without dns64 and file a bare NODATA where
 // synthesis is due. And when the block takes both IPv4 and IPv6 clients without `allow_ipv4`, the
-// reply depends on the client's family, which the store's key does not hold, so such AAAA replies
-// are never stored.
+// reply depends on the client's family: setup asks the listener to key an IPv4 client's AAAA
+// question apart (BlockSettings.familyKeys), so neither family is replayed the other's reply.
 
 import { isIPv6 } from "node:net";
 import type { Handler, Plugin } from "../../chain/handler.ts";
@@ -39,7 +39,6 @@ export interface Dns64Options {
 export function dns64(o: Dns64Options): Plugin {
   // Without allow_ipv4, a block that listens on IPv4 only never translates (setup says so).
   const inert = !o.allowIpv4 && !o.families.v6;
-  const familyMatters = !o.allowIpv4 && o.families.v4 && o.families.v6;
   return (next: Handler): Handler => ({
     name: "dns64",
     // Everything but AAAA IN goes on in the wire lane; those need the chain (the client's family, a
@@ -47,7 +46,6 @@ export function dns64(o: Dns64Options): Plugin {
     lane: { kind: "pass", passes: (q) => q.qtype !== Type.AAAA || q.qclass !== Class.IN || inert },
     serve(req) {
       if (req.qtype !== Type.AAAA || req.qclass !== Class.IN || inert) return next.serve(req);
-      if (familyMatters) req.cache.private = true;
       if (!o.allowIpv4 && !isIPv6(plainAddress(req.remoteAddress))) return next.serve(req);
       return translate(o, req, next);
     },

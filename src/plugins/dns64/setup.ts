@@ -62,6 +62,8 @@ export const setup: Setup = (d, ctx) => {
         "this block listens on IPv4 only and dns64 translates for IPv6 clients only: add allow_ipv4, or bind an IPv6 address",
       );
   }
+  // The reply then depends on the client's family: the store keys the families' AAAA apart.
+  if (!allowIpv4 && families.v4 && families.v6) ctx.block.familyKeys = true;
   const o: Dns64Options = {
     prefix: prefix ?? (parsePrefix(WELL_KNOWN_PREFIX) as Pref64),
     translateAll,
