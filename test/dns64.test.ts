@@ -144,7 +144,7 @@ describe("dns64 over dig", () => {
     assert.ok((await translated(0)) - before <= 1, `${(await translated(0)) - before} syntheses`);
   });
 
-  it("with allow_ipv4 the synthesized answer is kept, and dropped when its Service changes", async () => {
+  it("with allow_ipv4 a synthesized answer is kept, and each kind dropped when its Service changes", async () => {
     const srv = await start("dns64 {\n        allow_ipv4\n    }");
     const name = "later.default.svc.cluster.local";
     for (const ask of [v4, v6, v4]) {
@@ -161,5 +161,14 @@ describe("dns64 over dig", () => {
     }
     assert.deepEqual(answer, [`${name}. 5 IN AAAA fd00::22`]);
     assert.deepEqual((await v4(srv, name)).answer, [`${name}. 5 IN AAAA fd00::22`]);
+    // And back to IPv4 only: the kept real AAAA goes, synthesis is due again.
+    api.update("services", service("default", "later", { clusterIP: "10.96.0.22" }));
+    for (let i = 0; i < 100; i++) {
+      answer = (await v6(srv, name)).answer;
+      if (answer[0]?.endsWith("64:ff9b::a60:16")) break;
+      await sleep(50);
+    }
+    assert.deepEqual(answer, [`${name}. 5 IN AAAA 64:ff9b::a60:16`]);
+    assert.deepEqual((await v4(srv, name)).answer, [`${name}. 5 IN AAAA 64:ff9b::a60:16`]);
   });
 });
