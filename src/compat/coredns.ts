@@ -156,7 +156,7 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     plugin: "dns64",
     options: "PREFIX, `prefix`, `translate_all`, `allow_ipv4`",
     verdict: "differs",
-    note: "RFC 6147's rules where CoreDNS skips them: an IPv4-mapped AAAA counts as none (5.1.4), and when the name has no A either the AAAA reply goes back as it was, with its SOA; a prefix whose bits 64-71 are not zero is refused (RFC 6052 2.2); a second `dns64` line in a block is refused rather than replacing the first. In a block that takes IPv4 and IPv6 clients without `allow_ipv4`, the answer cache keeps the two families' AAAA replies apart",
+    note: "RFC 6147's rules where CoreDNS skips them: an IPv4-mapped AAAA counts as none (5.1.4), a query with DO and CD set is not translated (5.5), and when the name has no A either the AAAA reply goes back as it was, with its SOA; a prefix whose bits 64-71 are not zero is refused (RFC 6052 2.2); a second `dns64` line in a block is refused rather than replacing the first. In a block that takes IPv4 and IPv6 clients without `allow_ipv4`, the answer cache keeps the two families' AAAA replies apart",
   },
   {
     plugin: "acl",

@@ -113,6 +113,17 @@ test("no A either: the AAAA denial as it was; a CNAME chain is kept, its target'
   ]);
 });
 
+test("RFC 6147 5.5: DO and CD set, the reply as it is; DO alone is translated", async () => {
+  const { plugin } = await handler();
+  const z = zone(["www.example. 60 IN A 192.0.2.33"]);
+  const validating = makeRequest("www.example", Type.AAAA, { ...V6, do: true });
+  validating.msg.cd = true;
+  assert.deepEqual((await plugin(z.next).serve(validating)).answer, []);
+  assert.deepEqual(z.calls, ["AAAA"]);
+  const m = await plugin(z.next).serve(makeRequest("www.example", Type.AAAA, { ...V6, do: true }));
+  assert.equal(m.answer.length, 1);
+});
+
 test("IPv4 clients: no synthesis without allow_ipv4; other types and classes pass untouched", async () => {
   const records = ["www.example. 60 IN A 192.0.2.33"];
   const { plugin } = await handler();

@@ -47,6 +47,9 @@ export function dns64(o: Dns64Options): Plugin {
     serve(req) {
       if (req.qtype !== Type.AAAA || req.qclass !== Class.IN || inert) return next.serve(req);
       if (!o.allowIpv4 && !isIPv6(plainAddress(req.remoteAddress))) return next.serve(req);
+      // RFC 6147 5.5: a client that validates itself (DO and CD) gets the data as it is, never a
+      // synthesized record it could not validate. The store keys DO and CD apart.
+      if (req.msg.cd && req.msg.edns?.do === true) return next.serve(req);
       return translate(o, req, next);
     },
   });
