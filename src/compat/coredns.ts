@@ -56,7 +56,12 @@ const missing = (plugin: string, note: string, once = false): PluginCompat => ({
 
 /** Every plugin of CoreDNS's plugin.cfg, in its order. */
 export const COREDNS_PLUGINS: readonly PluginCompat[] = [
-  missing("root", "relative paths are read from the Corefile's folder"),
+  {
+    plugin: "root",
+    options: "PATH",
+    verdict: "differs",
+    note: "without it, relative paths are read from the Corefile's folder (CoreDNS: the working folder), and a relative PATH is too; a second `root` line in a block is refused rather than replacing the first",
+  },
   missing("metadata", "no plugin here produces or reads request metadata"),
   missing("geoip", "it only feeds metadata, which nothing here reads"),
   missing("cancel", "forward gives each query 5 s in all, and internal lookups are bounded in depth"),
@@ -158,8 +163,18 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
       },
     ],
   },
-  missing("local", "answer `localhost` and the like with `hosts` or `template`"),
-  missing("dns64", "no AAAA synthesis for IPv6-only clusters"),
+  {
+    plugin: "local",
+    options: "`localhost_prefix`",
+    verdict: "differs",
+    note: "also answers the PTR of ::1 (`1.0.0...0.ip6.arpa.`, `localhost.`), which CoreDNS passes on; queries of class CH pass on",
+  },
+  {
+    plugin: "dns64",
+    options: "PREFIX, `prefix`, `translate_all`, `allow_ipv4`",
+    verdict: "differs",
+    note: "RFC 6147's rules where CoreDNS skips them: an IPv4-mapped AAAA counts as none (5.1.4), a query with DO and CD set is not translated (5.5), and when the name has no A either the AAAA reply goes back as it was, with its SOA; a prefix whose bits 64-71 are not zero is refused (RFC 6052 2.2); a second `dns64` line in a block is refused rather than replacing the first. In a block that takes IPv4 and IPv6 clients without `allow_ipv4`, the answer cache keeps the two families' AAAA replies apart",
+  },
   {
     plugin: "acl",
     options: "ZONES, `allow`, `block`, `filter`, `drop`, `type`, `net`",

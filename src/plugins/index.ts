@@ -12,6 +12,7 @@ import { setup as bufsize } from "./bufsize/setup.ts";
 import { setup as cache } from "./cache/setup.ts";
 import { setup as chaos } from "./chaos/setup.ts";
 import { setup as dnstap } from "./dnstap/setup.ts";
+import { setup as dns64 } from "./dns64/setup.ts";
 import { setup as errors } from "./errors/setup.ts";
 import { setup as file } from "./file/setup.ts";
 import { setup as forward } from "./forward/setup.ts";
@@ -21,6 +22,7 @@ import { setup as hosts } from "./hosts/setup.ts";
 import { setup as k8sExternal } from "./k8s_external/setup.ts";
 import { setup as kubernetes } from "./kubernetes/setup.ts";
 import { setup as loadbalance } from "./loadbalance/setup.ts";
+import { setup as local } from "./local/setup.ts";
 import { setup as log } from "./log/setup.ts";
 import { setup as loop } from "./loop/setup.ts";
 import { setup as minimal } from "./minimal/setup.ts";
@@ -31,6 +33,7 @@ import { setup as prometheus } from "./prometheus/setup.ts";
 import { setup as ready } from "./ready/setup.ts";
 import { setup as reload } from "./reload/setup.ts";
 import { setup as rewrite } from "./rewrite/setup.ts";
+import { setup as root } from "./root/setup.ts";
 import { setup as rrl } from "./rrl/setup.ts";
 import { setup as secondary } from "./secondary/setup.ts";
 import { setup as template } from "./template/setup.ts";
@@ -41,6 +44,8 @@ import { setup as whoami } from "./whoami/setup.ts";
 
 /** Execution order: a new plugin goes where CoreDNS's plugin.cfg puts it (index.test.ts checks). */
 export const plugins: Registry = new Map<string, Setup>([
+  // First: the folder every other directive of the block reads relative paths from.
+  ["root", root],
   ["timeouts", timeouts],
   ["multisocket", multisocket],
   ["reload", reload],
@@ -59,6 +64,8 @@ export const plugins: Registry = new Map<string, Setup>([
   ["errors", errors],
   ["log", log],
   ["dnstap", dnstap],
+  ["local", local],
+  ["dns64", dns64],
   ["acl", acl],
   ["any", any],
   ["chaos", chaos],

@@ -199,6 +199,7 @@ export class Instance implements InstanceHooks {
       const g = this.#group(k, block);
       if (k.port !== undefined) g.portKey ??= token;
       g.pipeline.mux.add(k.zone, block);
+      if (block.familyKeys === true) g.pipeline.familyKeys = true;
       for (const h of handlers) if (h.lane?.kind === "keep") g.pipeline.answers.reserve(h.lane.rules);
       withTimeouts(g, block.timeouts);
     }

@@ -28,7 +28,7 @@ import { encode } from "../dns/encode.ts";
 import { fitReply } from "../dns/fit.ts";
 import { newQuery, replyTo } from "../dns/message.ts";
 import { Class, EDNS_UDP_SIZE, Opcode, PLAIN_UDP_SIZE, Rcode, Type } from "../dns/constants.ts";
-import { authorityOf, clampUdp, lookupKey } from "./query-parts.ts";
+import { authorityOf, clampUdp, isIPv4Client, lookupKey } from "./query-parts.ts";
 import { checkSigned, type ReplySigner } from "./signed-query.ts";
 
 export type { Peer, Proto } from "./peer.ts";
@@ -89,6 +89,9 @@ export class Pipeline {
   readonly #times = new Float64Array(1);
   /** Queries answered through the chain and not finished yet (for graceful stop). */
   inFlight = 0;
+  /** A block of this listener answers AAAA by the client's address family (BlockSettings.familyKeys):
+   * an IPv4 client's AAAA question is keyed apart. */
+  familyKeys = false;
   /** What each client has cost lately: one past its share waits (src/server/client-costs.ts). */
   costs = new ClientCosts();
 
@@ -157,6 +160,7 @@ export class Pipeline {
       this.#out = signed?.reply ?? errorReply(length === buf.length ? buf : buf.subarray(0, length), s);
       return this.#out.length;
     }
+    if (this.familyKeys && s.qtype === Type.AAAA && isIPv4Client(peer.remoteAddress)) s.keyApartForIPv4();
     const maxSize = peer.proto === "tcp" ? 65535 : s.udpSize > 0 ? clampUdp(s.udpSize) : PLAIN_UDP_SIZE;
     // Times live in typed arrays: a double passed to a call V8 does not inline is a number allocated.
     const times = this.#times;

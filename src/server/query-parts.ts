@@ -1,5 +1,5 @@
 // Small pieces of a query the pipeline works out on its slow path: the answer-store key of an internal
-// lookup, an IXFR's authority section, and the UDP size a client gets.
+// lookup, an IXFR's authority section, the UDP size a client gets, and the client's address family.
 
 import type { RR } from "../dns/message.ts";
 import { decode } from "../dns/decode.ts";
@@ -25,4 +25,9 @@ export function authorityOf(buf: Buffer): RR[] {
  * at 1232 avoids IP fragmentation on overlay networks (DNS flag day 2020). */
 export function clampUdp(size: number): number {
   return Math.max(PLAIN_UDP_SIZE, Math.min(size, EDNS_UDP_SIZE));
+}
+
+/** An IPv4 address, or one mapped into IPv6 as a dual-stack socket reports it. */
+export function isIPv4Client(address: string): boolean {
+  return !address.includes(":") || address.startsWith("::ffff:");
 }
