@@ -1,12 +1,17 @@
 // The answer store's key (src/answers/): the question's name in wire form ASCII-lowercased, its type
 // and class octets as they are, and one octet of state (scan.ts builds it: EDNS present, DO, a local
 // option, CD, NSID, and SOURCE below). On a listener with views, the class's high octet holds the
-// view that answered (VIEW_OCTET): the classes the store keeps (IN, CH, ANY) all have it 0. Hashes are FNV-1a over the octets: cheap, and good enough for
-// keys that differ in a label or two.
+// view that answered (VIEW_OCTET): the classes the store keeps (IN, CH, ANY) all have it 0. Hashes
+// are FNV-1a over the octets: cheap, and good enough for keys that differ in a label or two.
 
 /** State bit of a key that holds what the plugins after `cache` answered, not what a client got: the
  * cache refills from it without running them again (src/answers/lane.ts). */
 export const SOURCE = 0x80;
+
+/** A bit every state octet has ("0", "1", "2" are 0x30-0x32), cleared in the key of an IPv4 client's
+ * AAAA question where a block answers AAAA by the client's address family (dns64 without allow_ipv4):
+ * the two families' replies are then two entries, and neither is replayed to the other. */
+export const IPV4_APART = 0x20;
 
 /** Octets after the name: type, class, state. */
 export const KEY_TAIL = 5;

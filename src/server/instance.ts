@@ -216,6 +216,7 @@ export class Instance implements InstanceHooks {
       if (k.port !== undefined) g.portKey ??= token;
       if (!g.pipeline.mux.add(k.zone, block)) this.#behind(g.pipeline.mux.get(k.zone)!, block, token);
       if (block.view !== undefined) g.pipeline.views ??= new Views(g.pipeline.mux, this.#log);
+      if (block.familyKeys === true) g.pipeline.familyKeys = true;
       for (const h of handlers) if (h.lane?.kind === "keep") g.pipeline.answers.reserve(h.lane.rules);
       withTimeouts(g, block.timeouts);
     }

@@ -17,7 +17,7 @@ import { Answers, BIG_REPLY_OCTETS, Filing, SLOW } from "../answers/answers.ts";
 import { NO_SLOT } from "../answers/store.ts";
 import { replayInto } from "../answers/replay.ts";
 import { Lane } from "../answers/lane.ts";
-import { VIEW_OCTET, hashBytes, latin1Bytes } from "../dns/key.ts";
+import { VIEW_OCTET, hashBytes } from "../dns/key.ts";
 import { answerCacheStats, memoryStats, serverStats } from "../metrics/server-stats.ts";
 import { ZoneMux } from "./mux.ts";
 import type { Views, Match } from "./views.ts";
@@ -27,10 +27,10 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { ScannedQuery, scanQuery, errorReply, spelledQname, toQueryMsg, type Scanned } from "../dns/scan.ts";
 import { encode } from "../dns/encode.ts";
 import { fitReply } from "../dns/fit.ts";
-import { newQuery, replyTo, type RR } from "../dns/message.ts";
-import { decode } from "../dns/decode.ts";
-import { wireKey } from "../dns/name.ts";
-import { Class, EDNS_UDP_SIZE, PLAIN_UDP_SIZE, Rcode, Type } from "../dns/constants.ts";
+import { newQuery, replyTo } from "../dns/message.ts";
+import { Class, EDNS_UDP_SIZE, Opcode, PLAIN_UDP_SIZE, Rcode, Type } from "../dns/constants.ts";
+import { authorityOf, isIPv4Client, lookupKey, maxSizeOf, normalise } from "./query-parts.ts";
+import { checkSigned, type ReplySigner } from "./signed-query.ts";
 
 export type { Peer, Proto } from "./peer.ts";
 
@@ -63,6 +63,8 @@ interface ClientQuestion extends Question {
   readonly stored: StoredAnswer | undefined;
   /** Octets written ahead of the last message (Request.stream over TCP). */
   streamed: number;
+  /** Signs each message of the reply (a query signed with TSIG). */
+  readonly signer: ReplySigner | undefined;
 }
 
 /** The largest UDP reply: what handleInto's UDP callers keep room for (every reply is fitted to the
@@ -88,10 +90,13 @@ export class Pipeline {
   readonly #times = new Float64Array(1);
   /** Queries answered through the chain and not finished yet (for graceful stop). */
   inFlight = 0;
+  /** A block of this listener answers AAAA by the client's address family (BlockSettings.familyKeys):
+   * an IPv4 client's AAAA question is keyed apart. */
+  familyKeys = false;
   /** What each client has cost lately: one past its share waits (src/server/client-costs.ts). */
   costs = new ClientCosts();
-  /** Set (src/server/instance.ts) once a block of this listener has a `view`: each query's block is
-   * then chosen before the answer store is asked, and the key carries its view (views.ts). */
+  /** Set (instance.ts) once a block of this listener has a `view`: each query's block is then chosen
+   * before the answer store is asked, and the key carries its view (views.ts). */
   views: Views | undefined = undefined;
 
   constructor(label: string, log: Logger, answers = new Answers(), now?: () => number) {
@@ -146,17 +151,27 @@ export class Pipeline {
     const s = scanQuery(buf, this.#scan, length);
     if ("drop" in s) {
       if (s.drop) return 0;
-      this.#out = errorReply(length === buf.length ? buf : buf.subarray(0, length), s);
+      const signed = s.tsig >= 0 ? checkSigned(buf.subarray(0, length), s, this.mux) : undefined;
+      if (signed !== undefined && "scan" in signed) {
+        const match = this.views?.choose(signed.scan, length, peer);
+        const o = { signer: signed.signer, match };
+        return this.#slow(signed.scan, { ...peer }, maxSizeOf(signed.scan, peer), performance.now(), o);
+      }
+      this.#out = signed?.reply ?? errorReply(length === buf.length ? buf : buf.subarray(0, length), s);
       return this.#out.length;
     }
+    if (this.familyKeys && s.qtype === Type.AAAA && isIPv4Client(peer.remoteAddress)) s.keyApartForIPv4();
+    const maxSize = maxSizeOf(s, peer);
     // Times live in typed arrays: a double passed to a call V8 does not inline is a number allocated.
     const times = this.#times;
     times[0] = performance.now();
     const views = this.views;
     const chosen = views?.choose(s, length, peer);
-    if (views !== undefined && chosen === undefined) {
+    // A NOTIFY (the one other opcode the scan lets through) is never replayed nor stored: its question
+    // names a zone as a query's would. Nor is a query no view takes (views.ts): REFUSED or NOTIMP.
+    if (s.opcode !== Opcode.QUERY || (views !== undefined && chosen === undefined)) {
       const own = Buffer.from(buf.subarray(0, length));
-      return this.#slow(s.copy(own), { ...peer }, undefined, times[0], undefined);
+      return this.#slow(s.copy(own), { ...peer }, maxSize, times[0], { match: chosen });
     }
     const answers = this.answers;
     answers.clock[0] = this.#now === undefined ? TIME_ORIGIN + times[0] : this.#now();
@@ -171,7 +186,10 @@ export class Pipeline {
       if (slot === NO_SLOT) {
         // Its own copies: buf, the scan and the peer are reused once this returns.
         const own = Buffer.from(buf.subarray(0, length));
-        return this.#slow(s.copy(own), { ...peer }, m, times[0], answers.handle(stored));
+        return this.#slow(s.copy(own), { ...peer }, maxSize, times[0], {
+          stored: answers.handle(stored),
+          match: m,
+        });
       }
       answerCacheStats.lane++;
       plugin = this.#lane.plugin;
@@ -185,7 +203,7 @@ export class Pipeline {
     t.length = length;
     t.questionEnd = s.questionEnd;
     t.peer = peer;
-    t.maxSize = maxSizeOf(s, peer);
+    t.maxSize = maxSize;
     t.out = out;
     t.at = at;
     t.ttl = ttl;
@@ -231,6 +249,10 @@ export class Pipeline {
       done.header = sent !== undefined ? (sent[2] << 8) | sent[3] : (out![t.at + 2] << 8) | out![t.at + 3];
       done.rcode = meta.rcode;
       done.rsize = n;
+      done.queryBytes = t.packet;
+      done.replyBytes = sent ?? out;
+      done.replyAt = sent !== undefined ? 0 : t.at;
+      done.replyLength = n;
       done.cached = plugin === "";
       done.plugin = done.cached ? meta.plugin : plugin;
       this.#finish(block);
@@ -252,19 +274,20 @@ export class Pipeline {
     }
   }
 
-  /** A client's query through the chain of the block `m` matched (undefined: none, REFUSED). */
+  /** A client's query through the chain; `match`: its block when the caller knows it (on a listener
+   * with views, undefined is none: REFUSED). */
   async #slow(
     s: ScannedQuery,
     peer: Peer,
-    m: Match | undefined,
+    maxSize: number,
     start: number,
-    stored: StoredAnswer | undefined,
+    { stored, signer, match }: { stored?: StoredAnswer; signer?: ReplySigner; match?: Match },
   ): Promise<Buffer | undefined> {
     const buf = s.packet;
     const query = toQueryMsg(s);
-    let maxSize = maxSizeOf(s, peer);
     // An IXFR names the client's version by the SOA in its authority section (RFC 1995 3).
     if (s.qtype === Type.IXFR) query.authority = authorityOf(buf);
+    const m = match ?? (this.views !== undefined ? undefined : this.mux.match(s.qname));
     if (s.qclass !== Class.IN && s.qclass !== Class.CH && s.qclass !== Class.ANY) {
       return this.#simple(buf, s, query, Rcode.NOTIMP);
     }
@@ -274,6 +297,8 @@ export class Pipeline {
     if (wait === REFUSE) return this.#simple(buf, s, query, Rcode.REFUSED);
     if (wait > 0) await this.#defer(wait);
     const block = m.value;
+    // NOTIFY goes to a block with a plugin that takes it (secondary); elsewhere it is not implemented.
+    if (s.opcode === Opcode.NOTIFY && block.notify !== true) return this.#simple(buf, s, query, Rcode.NOTIMP);
     if (peer.proto === "udp" && block.udpSize !== undefined) maxSize = Math.min(maxSize, block.udpSize);
     const q: ClientQuestion = {
       key: s.keyBytes,
@@ -289,8 +314,10 @@ export class Pipeline {
       zone: m.zone,
       stored,
       streamed: 0,
+      signer,
     };
     const req = this.#request(q);
+    if (s.opcode !== Opcode.QUERY || signer !== undefined) req.cache.private = true;
     const generation = this.answers.generation;
     const reply = await this.#serve(block, req);
     if (req.noReply) return undefined;
@@ -300,8 +327,9 @@ export class Pipeline {
       memoryStats.refused++;
       return this.#simple(buf, s, query, Rcode.REFUSED);
     }
-    const out = fitReply(full, s.questionEnd, maxSize);
+    let out = fitReply(full, s.questionEnd, maxSize - (signer?.room ?? 0));
     buf.copy(out, 12, 12, s.questionEnd);
+    if (signer !== undefined) out = signer.sign(out);
 
     this.#storeReply(q, reply, full, req, generation);
     // A response over its rate limit (`rrl`) is dropped, or sent empty and truncated; it was stored.
@@ -316,6 +344,10 @@ export class Pipeline {
       done.micros = ((performance.now() - start) * 1000) | 0;
       done.rcode = reply.rcode;
       done.rsize = sent.length + q.streamed;
+      done.queryBytes = buf;
+      done.replyBytes = sent;
+      done.replyAt = 0;
+      done.replyLength = sent.length;
       done.cached = false;
       done.plugin = req.answeredBy ?? "";
       this.#finish(block);
@@ -351,13 +383,15 @@ export class Pipeline {
       localPort: peer.localPort,
       server: this.label,
       maxSize: q.maxSize,
+      tsig: q.signer?.keyName,
       cache: this.#policy(q.stored, (fetch) => this.#refresh(q, req, fetch)),
       stream:
         write &&
         ((part) => {
           normalise(part, query);
-          const bytes = encode(part);
+          let bytes = encode(part);
           packet.copy(bytes, 12, 12, s.questionEnd);
+          if (q.signer !== undefined) bytes = q.signer.sign(bytes);
           q.streamed += bytes.length;
           return write(bytes);
         }),
@@ -538,61 +572,24 @@ export class Pipeline {
     done.proto = peer.proto;
     done.remoteAddress = peer.remoteAddress;
     done.remotePort = peer.remotePort;
+    done.localAddress = peer.localAddress;
+    done.localPort = peer.localPort;
     done.size = size;
     return done;
   }
 
-  /** Runs the block's finish hooks (metrics, log) on the query #finishing filled. */
+  /** Runs the block's finish hooks (metrics, log, dnstap) on the query #finishing filled; the octets
+   * they saw are the engine's to reuse after. */
   #finish(block: Block): void {
+    const done = this.#done;
     for (const hook of block.hooks) {
       try {
-        hook(this.#done);
+        hook(done);
       } catch (err) {
         this.#log.error({ err }, "finish hook failed");
       }
     }
+    done.queryBytes = undefined;
+    done.replyBytes = undefined;
   }
-}
-
-/** What every reply gets whatever the plugin did: the query's ID and question, QR, and our EDNS, with
- * the options the plugins put in the reply (nsid's identifier). */
-function normalise(reply: Msg, query: Msg): void {
-  reply.id = query.id;
-  reply.qr = true;
-  reply.opcode = query.opcode;
-  reply.rd = query.rd;
-  reply.cd = query.cd;
-  reply.question = query.question;
-  if (query.edns) {
-    const options = reply.edns?.options ?? [];
-    reply.edns = { udpSize: EDNS_UDP_SIZE, version: 0, do: query.edns.do, options };
-  } else {
-    reply.edns = undefined;
-    if (reply.rcode > 15) reply.rcode = Rcode.SERVFAIL;
-  }
-}
-
-/** The answer-store key of a query without EDNS for a canonical name (see Scanned.keyBytes). */
-function lookupKey(name: string, qtype: number): Uint8Array {
-  return latin1Bytes(wireKey(name) + String.fromCharCode(qtype >> 8, qtype & 0xff, 0, Class.IN) + "0");
-}
-
-/** The authority section of a query the scan passed; empty if it does not decode after all. */
-function authorityOf(buf: Buffer): RR[] {
-  try {
-    return decode(buf).authority;
-  } catch {
-    return [];
-  }
-}
-
-/** The largest reply the client takes over its transport. */
-function maxSizeOf(s: Scanned, peer: Peer): number {
-  return peer.proto === "tcp" ? 65535 : s.udpSize > 0 ? clampUdp(s.udpSize) : PLAIN_UDP_SIZE;
-}
-
-/** UDP payload we send to an EDNS client: its size, at least 512, at most what we advertise. Capping
- * at 1232 avoids IP fragmentation on overlay networks (DNS flag day 2020). */
-function clampUdp(size: number): number {
-  return Math.max(PLAIN_UDP_SIZE, Math.min(size, EDNS_UDP_SIZE));
 }

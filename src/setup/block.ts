@@ -67,6 +67,15 @@ export interface BlockSettings {
   /** Set by `view`: the block answers only the queries it matches; blocks of one zone and port are
    * asked in Corefile order, and the first that matches (or has no view) answers. */
   view?: BlockView;
+  /** The TSIG secrets of the block by key name (canonical), and the zones they sign (`tsig`): the
+   * server checks signed queries against them, with any algorithm of RFC 8945 6 (as CoreDNS), and
+   * signs their replies. */
+  tsig?: { readonly secrets: ReadonlyMap<string, Buffer>; readonly zones: readonly string[] };
+  /** Set by a plugin that answers NOTIFY messages (secondary); the block's NOTIFYs are NOTIMP without. */
+  notify?: boolean;
+  /** Its AAAA answers depend on the client's address family (dns64 without allow_ipv4): the listener's
+   * answer store keys an IPv4 client's AAAA question apart from an IPv6 client's. */
+  familyKeys?: boolean;
   /** The block's directive names, in execution order. */
   readonly directives: readonly string[];
   /** What a block's plugins offer each other, by name: kubernetes offers its client search paths

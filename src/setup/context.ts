@@ -11,8 +11,9 @@ import type { InstanceHooks, ReadyCheck } from "./instance.ts";
 export interface SetupContext {
   /** The zones of the server block (canonical), in key order. */
   readonly zones: readonly string[];
-  /** The folder of the Corefile, against which relative paths in directives resolve. */
-  readonly root: string;
+  /** The folder against which relative paths in directives resolve: the Corefile's, unless the
+   * block's `root` (set up before every other directive) changed it. */
+  root: string;
   /** A pino logger for this plugin: `{ plugin: name }` bound once. */
   log(plugin: string): Logger;
   /** Runs when the instance starts, before listeners open; a rejection aborts start-up. */

@@ -97,6 +97,11 @@ export class Upstream {
     this.#pool = new ConnPool(addr, this.#opts, this.stats, (why) => this.#rejected(why));
   }
 
+  /** Whether every query goes over DNS over TLS (a tls:// upstream). */
+  get overTls(): boolean {
+    return this.#tls;
+  }
+
   /** Failed health checks in a row. */
   get fails(): number {
     return this.#fails;
