@@ -28,7 +28,8 @@ import { encode } from "../dns/encode.ts";
 import { fitReply } from "../dns/fit.ts";
 import { newQuery, replyTo } from "../dns/message.ts";
 import { Class, EDNS_UDP_SIZE, Opcode, PLAIN_UDP_SIZE, Rcode, Type } from "../dns/constants.ts";
-import { authorityOf, clampUdp, isIPv4Client, lookupKey } from "./query-parts.ts";
+import { authorityOf, clampUdp, isIPv4Client, lookupKey, normalise } from "./query-parts.ts";
+import type { ClientQuestion, Question } from "./question.ts";
 import { checkSigned, type ReplySigner } from "./signed-query.ts";
 
 export type { Peer, Proto } from "./peer.ts";
@@ -37,34 +38,6 @@ export type { Peer, Proto } from "./peer.ts";
 const MAX_LOOKUP_DEPTH = 8;
 
 export { STABLE_CACHE_SECONDS } from "../answers/policy.ts";
-
-/** What a stored reply is filed under and how it is finished: from the client's scanned query, or from
- * an internal lookup's name; and the block that answers it. */
-interface Question {
-  key: Uint8Array;
-  keyLength: number;
-  hash: number;
-  questionEnd: number;
-  query: Msg;
-  block: Block;
-}
-
-/** A client's query on the slow path: its own copies of the packet, scan and peer (the engine reuses
- * its), and what the chain's Request is made of. */
-interface ClientQuestion extends Question {
-  readonly packet: Buffer;
-  readonly scan: Scanned;
-  readonly peer: Peer;
-  /** The largest reply the client (and the block's bufsize) takes. */
-  readonly maxSize: number;
-  readonly zone: string;
-  /** The store's entry for the question when the fast path could not replay it (AnswerPolicy.stored). */
-  readonly stored: StoredAnswer | undefined;
-  /** Octets written ahead of the last message (Request.stream over TCP). */
-  streamed: number;
-  /** Signs each message of the reply (a query signed with TSIG). */
-  readonly signer: ReplySigner | undefined;
-}
 
 /** The largest UDP reply: what handleInto's UDP callers keep room for (every reply is fitted to the
  * client's size, at most what we advertise in EDNS). */
@@ -581,23 +554,5 @@ export class Pipeline {
     }
     done.queryBytes = undefined;
     done.replyBytes = undefined;
-  }
-}
-
-/** What every reply gets whatever the plugin did: the query's ID and question, QR, and our EDNS, with
- * the options the plugins put in the reply (nsid's identifier). */
-function normalise(reply: Msg, query: Msg): void {
-  reply.id = query.id;
-  reply.qr = true;
-  reply.opcode = query.opcode;
-  reply.rd = query.rd;
-  reply.cd = query.cd;
-  reply.question = query.question;
-  if (query.edns) {
-    const options = reply.edns?.options ?? [];
-    reply.edns = { udpSize: EDNS_UDP_SIZE, version: 0, do: query.edns.do, options };
-  } else {
-    reply.edns = undefined;
-    if (reply.rcode > 15) reply.rcode = Rcode.SERVFAIL;
   }
 }
