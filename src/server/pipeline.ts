@@ -30,6 +30,7 @@ import { fitReply } from "../dns/fit.ts";
 import { newQuery, replyTo } from "../dns/message.ts";
 import { Class, EDNS_UDP_SIZE, Opcode, PLAIN_UDP_SIZE, Rcode, Type } from "../dns/constants.ts";
 import { authorityOf, isIPv4Client, lookupKey, maxSizeOf, normalise } from "./query-parts.ts";
+import type { ClientQuestion, Question } from "./question.ts";
 import { checkSigned, type ReplySigner } from "./signed-query.ts";
 
 export type { Peer, Proto } from "./peer.ts";
@@ -38,34 +39,6 @@ export type { Peer, Proto } from "./peer.ts";
 const MAX_LOOKUP_DEPTH = 8;
 
 export { STABLE_CACHE_SECONDS } from "../answers/policy.ts";
-
-/** What a stored reply is filed under and how it is finished: from the client's scanned query, or from
- * an internal lookup's name; and the block that answers it. */
-interface Question {
-  key: Uint8Array;
-  keyLength: number;
-  hash: number;
-  questionEnd: number;
-  query: Msg;
-  block: Block;
-}
-
-/** A client's query on the slow path: its own copies of the packet, scan and peer (the engine reuses
- * its), and what the chain's Request is made of. */
-interface ClientQuestion extends Question {
-  readonly packet: Buffer;
-  readonly scan: Scanned;
-  readonly peer: Peer;
-  /** The largest reply the client (and the block's bufsize) takes. */
-  readonly maxSize: number;
-  readonly zone: string;
-  /** The store's entry for the question when the fast path could not replay it (AnswerPolicy.stored). */
-  readonly stored: StoredAnswer | undefined;
-  /** Octets written ahead of the last message (Request.stream over TCP). */
-  streamed: number;
-  /** Signs each message of the reply (a query signed with TSIG). */
-  readonly signer: ReplySigner | undefined;
-}
 
 /** The largest UDP reply: what handleInto's UDP callers keep room for (every reply is fitted to the
  * client's size, at most what we advertise in EDNS). */

@@ -1,6 +1,6 @@
 // Small pieces of a query the pipeline works out on its slow path: the answer-store key of an internal
 // lookup, an IXFR's authority section, the size of reply a client gets, the client's address family,
-// and what every reply gets whatever the plugin did.
+// and what every reply gets whatever the plugins did.
 
 import type { Msg, RR } from "../dns/message.ts";
 import { decode } from "../dns/decode.ts";
