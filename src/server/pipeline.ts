@@ -28,7 +28,7 @@ import { ScannedQuery, scanQuery, errorReply, spelledQname, toQueryMsg, type Sca
 import { encode } from "../dns/encode.ts";
 import { fitReply } from "../dns/fit.ts";
 import { newQuery, replyTo } from "../dns/message.ts";
-import { Class, EDNS_UDP_SIZE, Opcode, PLAIN_UDP_SIZE, Rcode, Type } from "../dns/constants.ts";
+import { Class, EDNS_UDP_SIZE, Opcode, Rcode, Type } from "../dns/constants.ts";
 import { authorityOf, isIPv4Client, lookupKey, maxSizeOf, normalise } from "./query-parts.ts";
 import type { ClientQuestion, Question } from "./question.ts";
 import { checkSigned, type ReplySigner } from "./signed-query.ts";
