@@ -59,7 +59,12 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
   missing("root", "relative paths are read from the Corefile's folder"),
   missing("metadata", "no plugin here produces or reads request metadata"),
   missing("geoip", "it only feeds metadata, which nothing here reads"),
-  missing("cancel", "forward gives each query 5 s in all, and internal lookups are bounded in depth"),
+  {
+    plugin: "cancel",
+    options: "TIMEOUT",
+    verdict: "differs",
+    note: "past the deadline the client gets SERVFAIL from cancel itself, whichever plugin is still at work, and forward stops waiting at once (CoreDNS's forward first finishes the attempt in flight, up to its 2 s read timeout); internal lookups (ExternalName targets, autopath) inherit the deadline",
+  },
   missing("tls", "clusterdns serves plain DNS over UDP and TCP; no DoT, DoH or gRPC listeners"),
   missing("quic", "no DNS-over-QUIC listener"),
   {
@@ -309,7 +314,12 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     ],
   },
   missing("grpc", "no DNS-over-gRPC upstreams", true),
-  missing("erratic", "a fault injector for testing CoreDNS"),
+  {
+    plugin: "erratic",
+    options: "`drop`, `truncate`, `delay`, `large`",
+    verdict: "differs",
+    note: "`truncate N` truncates one reply in N as documented (CoreDNS tests the count with a bitwise AND: `truncate 3` hits one in 4); `drop` without AMOUNT beside `delay` or `truncate` keeps dropping one in 2 (CoreDNS then drops nothing); its replies are never cached, not even by a `cache` in the block, so every query meets its faults; a delay ends at `cancel`'s deadline",
+  },
   { plugin: "whoami", options: "", verdict: "same", note: "" },
   missing("on", "no commands run on server events"),
   missing("sign", "no zone signing"),

@@ -9,7 +9,9 @@ import { setup as autopath } from "./autopath/setup.ts";
 import { setup as bind } from "./bind/setup.ts";
 import { setup as bufsize } from "./bufsize/setup.ts";
 import { setup as cache } from "./cache/setup.ts";
+import { setup as cancel } from "./cancel/setup.ts";
 import { setup as chaos } from "./chaos/setup.ts";
+import { setup as erratic } from "./erratic/setup.ts";
 import { setup as errors } from "./errors/setup.ts";
 import { setup as file } from "./file/setup.ts";
 import { setup as forward } from "./forward/setup.ts";
@@ -37,6 +39,7 @@ import { setup as whoami } from "./whoami/setup.ts";
 
 /** Execution order: a new plugin goes where CoreDNS's plugin.cfg puts it (index.test.ts checks). */
 export const plugins: Registry = new Map<string, Setup>([
+  ["cancel", cancel],
   ["timeouts", timeouts],
   ["multisocket", multisocket],
   ["reload", reload],
@@ -71,5 +74,6 @@ export const plugins: Registry = new Map<string, Setup>([
   ["file", file],
   ["loop", loop],
   ["forward", forward],
+  ["erratic", erratic],
   ["whoami", whoami],
 ]);

@@ -179,7 +179,8 @@ export class Instance implements InstanceHooks {
       },
       // Internal queries go to the listener of the block's first key: its zones are what it answers.
       // Resolved at call time: the bind plugin sets the block's addresses during setup.
-      lookup: (name, qtype, depth = 1) => this.#group(keys[0], block).pipeline.lookup(name, qtype, depth),
+      lookup: (name, qtype, depth = 1, deadline) =>
+        this.#group(keys[0], block).pipeline.lookup(name, qtype, depth, deadline),
       block,
       instance: this,
     };

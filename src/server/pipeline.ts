@@ -435,8 +435,9 @@ export class Pipeline {
 
   /** An internal query through the zone mux and the chain, for plugins (SetupContext.lookup): no finish
    * hooks, and a failure is a SERVFAIL reply rather than an exception. It answers from and fills the
-   * answer store only through `cache` (as a client without EDNS would see it). */
-  async lookup(name: string, qtype: number, depth: number): Promise<Msg> {
+   * answer store only through `cache` (as a client without EDNS would see it). It carries the asking
+   * query's `deadline` (Request.deadline), and past it answers SERVFAIL without running. */
+  async lookup(name: string, qtype: number, depth: number, deadline?: number): Promise<Msg> {
     const query = newQuery(name, qtype);
     const m = this.mux.match(name);
     if (m === undefined) return replyTo(query, Rcode.REFUSED);
@@ -444,6 +445,7 @@ export class Pipeline {
       this.#log.warn({ qname: name, qtype, depth }, "internal lookups nested too deep; answering SERVFAIL");
       return replyTo(query, Rcode.SERVFAIL);
     }
+    if (deadline !== undefined && Date.now() >= deadline) return replyTo(query, Rcode.SERVFAIL);
     const key = lookupKey(name, qtype);
     const hash = hashBytes(key, 0, key.length);
     const req: Request = {
@@ -461,6 +463,7 @@ export class Pipeline {
       maxSize: 65535,
       cache: this.#policy(this.#storedFor(key, hash), undefined),
       depth,
+      deadline,
     };
     const generation = this.answers.generation;
     try {

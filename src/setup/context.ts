@@ -55,8 +55,9 @@ export interface SetupContext {
   registerReady(plugin: string, check: ReadyCheck): void;
   /** Resolves a name through the server blocks of this block's listeners (zone mux and chains), as an
    * internal query that neither reads nor fills the answer cache: for ExternalName targets and
-   * autopath. `depth` counts nested lookups; past a few the reply is SERVFAIL, which stops loops. */
-  lookup(name: string, qtype: number, depth?: number): Promise<Msg>;
+   * autopath. `depth` counts nested lookups; past a few the reply is SERVFAIL, which stops loops.
+   * `deadline` is the asking query's (Request.deadline): the lookup is abandoned with it. */
+  lookup(name: string, qtype: number, depth?: number, deadline?: number): Promise<Msg>;
   /** Settings of the server block that are not handlers (bind addresses, ...). */
   readonly block: BlockSettings;
   /** The instance-wide state shared by every block (health/ready listeners, lameduck, ...). */
