@@ -321,7 +321,12 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     note: "`truncate N` truncates one reply in N as documented (CoreDNS tests the count with a bitwise AND: `truncate 3` hits one in 4); `drop` without AMOUNT beside `delay` or `truncate` keeps dropping one in 2 (CoreDNS then drops nothing); its replies are never cached, not even by a `cache` in the block, so every query meets its faults; a delay ends at `cancel`'s deadline",
   },
   { plugin: "whoami", options: "", verdict: "same", note: "" },
-  missing("on", "no commands run on server events"),
+  {
+    plugin: "on",
+    options: "EVENT (`startup`, `shutdown`), COMMAND, `&`",
+    verdict: "differs",
+    note: "the command's output is logged line by line (CoreDNS passes it to its own stdout and stderr); `certrenew`, which CoreDNS accepts and never fires, is accepted with a warning; with `-workers N` the main thread alone runs the commands",
+  },
   missing("sign", "no zone signing"),
   missing("view", "every server block answers every client (`acl` can refuse by network)", true),
 ];

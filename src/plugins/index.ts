@@ -27,6 +27,7 @@ import { setup as minimal } from "./minimal/setup.ts";
 import { setup as multisocket } from "./multisocket/setup.ts";
 import { setup as nodelocal } from "./nodelocal/setup.ts";
 import { setup as nsid } from "./nsid/setup.ts";
+import { setup as on } from "./on/setup.ts";
 import { setup as prometheus } from "./prometheus/setup.ts";
 import { setup as ready } from "./ready/setup.ts";
 import { setup as reload } from "./reload/setup.ts";
@@ -76,4 +77,5 @@ export const plugins: Registry = new Map<string, Setup>([
   ["forward", forward],
   ["erratic", erratic],
   ["whoami", whoami],
+  ["on", on],
 ]);

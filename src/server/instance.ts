@@ -87,6 +87,7 @@ export class Instance implements InstanceHooks {
   readonly #shutdown: (() => void | Promise<void>)[] = [];
   readonly #listening: (() => void | Promise<void>)[] = [];
   readonly #onStopping: (() => Promise<void>)[] = [];
+  readonly #serving: (() => void)[] = [];
   readonly #handover: Handover;
   /** What it adopted is its own: it never replaced a running instance, or has taken its place. */
   #took: boolean;
@@ -157,6 +158,7 @@ export class Instance implements InstanceHooks {
       holdListeners: (wait) => this.#holds.push(wait),
       onShutdown: (fn) => this.#shutdown.push(fn),
       onStopping: (fn) => this.#onStopping.push(fn),
+      onServing: (fn) => this.#serving.push(fn),
       onListening: (fn) =>
         this.#listening.push(() => {
           const g = this.#group(keys[0], block);
@@ -248,6 +250,7 @@ export class Instance implements InstanceHooks {
     await Promise.all(this.#holds.map((wait) => wait()));
     for (const g of this.#groups.values()) await this.#listen(g);
     for (const fn of this.#listening) await fn();
+    for (const fn of this.#serving) fn();
   }
 
   /** The port each listener group bound, by group id: what worker threads bind beside it. */
@@ -366,6 +369,7 @@ export class Instance implements InstanceHooks {
     }
     this.#took = true;
     await old.#retire();
+    for (const fn of this.#serving) fn();
   }
 
   #allReady(): boolean {
