@@ -111,7 +111,12 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
       },
     ],
   },
-  missing("debug", "a failing plugin is logged and answered SERVFAIL, and the server keeps serving"),
+  {
+    plugin: "debug",
+    options: "",
+    verdict: "differs",
+    note: "logs at debug level (process-wide, as in CoreDNS) with hex dumps of forwarded replies that fail the checks; an exception a plugin did not mean to throw (anything but a PluginError, the counterpart of a Go panic) ends the process with status 2 instead of a SERVFAIL, `errors` in the block or not; in the blocks that have `debug`, where CoreDNS turns recovery off for every block on the listener; a worker thread of `-workers N` that hits one ends and is started again",
+  },
   missing("trace", "no OpenTracing or Zipkin exporter"),
   { plugin: "ready", options: "ADDRESS, `monitor`", verdict: "same", note: "", twice: "refused" },
   { plugin: "health", options: "ADDRESS, `lameduck`", verdict: "same", note: "" },

@@ -11,6 +11,7 @@ import { setup as bufsize } from "./bufsize/setup.ts";
 import { setup as cache } from "./cache/setup.ts";
 import { setup as cancel } from "./cancel/setup.ts";
 import { setup as chaos } from "./chaos/setup.ts";
+import { setup as debug } from "./debug/setup.ts";
 import { setup as erratic } from "./erratic/setup.ts";
 import { setup as errors } from "./errors/setup.ts";
 import { setup as file } from "./file/setup.ts";
@@ -53,6 +54,8 @@ export const plugins: Registry = new Map<string, Setup>([
   // Not in CoreDNS's plugin.cfg (an external plugin there); a setting of the block, so its place
   // changes nothing.
   ["rrl", rrl],
+  // Before errors, whose setup reads the block's debug.
+  ["debug", debug],
   ["ready", ready],
   ["health", health],
   ["prometheus", prometheus],

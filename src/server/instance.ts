@@ -88,6 +88,8 @@ export class Instance implements InstanceHooks {
   readonly #listening: (() => void | Promise<void>)[] = [];
   readonly #onStopping: (() => Promise<void>)[] = [];
   readonly #serving: (() => void)[] = [];
+  /** A block has `debug`: the process logs at debug level while this instance runs. */
+  #debug = false;
   readonly #handover: Handover;
   /** What it adopted is its own: it never replaced a running instance, or has taken its place. */
   #took: boolean;
@@ -197,6 +199,7 @@ export class Instance implements InstanceHooks {
       handlers.unshift(h);
       return h;
     }, endOfChain);
+    if (block.debug) this.#debug = true;
     if (handlers.length > 0 && handlers[0].lane !== undefined) block.lane = handlers.map((h) => h.lane);
     for (const { key: k, token } of keyed) {
       const g = this.#group(k, block);
@@ -246,6 +249,7 @@ export class Instance implements InstanceHooks {
    * listener, then runs the listening hooks. Port 0 picks one free port per group, shared by UDP and
    * TCP on every address of the group. */
   async start(): Promise<void> {
+    debugLogs(this.#log, this.#debug);
     for (const fn of this.#startup) await fn();
     await Promise.all(this.#holds.map((wait) => wait()));
     for (const g of this.#groups.values()) await this.#listen(g);
@@ -368,6 +372,7 @@ export class Instance implements InstanceHooks {
       prev.tcp.length = 0;
     }
     this.#took = true;
+    debugLogs(this.#log, this.#debug);
     await old.#retire();
     for (const fn of this.#serving) fn();
   }
@@ -432,6 +437,17 @@ function withTimeouts(g: Group, t: TcpTimeoutSettings | undefined): void {
     if (ms !== undefined) set[k] = Math.max(set[k] ?? 0, ms);
   }
   g.tcpOptions = { ...defaultTcpOptions, ...set };
+}
+
+/** The level each process logger had before an instance set it: what a configuration without `debug`
+ * goes back to (CoreDNS's debug, too, is process-wide and undone by a reload without it). */
+const baseLevels = new WeakMap<Logger, string>();
+
+/** Sets the process's log level for a configuration with `debug` (on) or without. */
+function debugLogs(log: Logger, on: boolean): void {
+  if (!baseLevels.has(log)) baseLevels.set(log, log.level);
+  const base = baseLevels.get(log)!;
+  log.level = on && log.levels.values[base] > log.levels.values.debug ? "debug" : base;
 }
 
 function sleep(ms: number): Promise<void> {

@@ -9,6 +9,8 @@ import type { Logger } from "pino";
 import type { Block } from "./block.ts";
 import type { Request } from "../chain/request.ts";
 import { FinishedQuery } from "./finished-query.ts";
+import { PluginError } from "../chain/plugin-error.ts";
+import { panic } from "../runtime/panic.ts";
 import type { Peer } from "./peer.ts";
 import { Turn } from "./turn.ts";
 import { AnswerPolicy, TIME_ORIGIN, cacheClock, type StoredAnswer } from "../answers/policy.ts";
@@ -363,6 +365,8 @@ export class Pipeline {
       return await block.chain.serve(req);
     } catch (err) {
       serverStats.panics++;
+      // `debug`: no recovery from what no plugin meant to throw.
+      if (block.debug && !(err instanceof PluginError)) panic(err);
       this.#log.error({ err, qname: req.qname, qtype: req.qtype }, "plugin chain failed");
       return replyTo(req.msg, Rcode.SERVFAIL);
     } finally {

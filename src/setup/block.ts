@@ -37,6 +37,9 @@ export interface BlockSettings {
   timeouts?: TcpTimeoutSettings;
   /** The response-rate limit of the block's UDP replies, from `rrl`. */
   rrl?: ReplyLimiter;
+  /** Set by `debug`: an exception a plugin of this block did not mean to throw (not a PluginError) is not
+   * recovered (answered SERVFAIL) but ends the process (src/runtime/panic.ts). */
+  debug?: boolean;
   /** The block's directive names, in execution order. */
   readonly directives: readonly string[];
   /** What a block's plugins offer each other, by name: kubernetes offers its client search paths
