@@ -11,6 +11,11 @@ import { assertConfigErrors } from "../../../test/helpers/config-errors.ts";
 import { ROOT, startServer } from "../../../test/helpers/server.ts";
 import { dig } from "../../../test/helpers/dig.ts";
 import { hexdump } from "../../dns/hexdump.ts";
+import { pino } from "pino";
+import { Writable } from "node:stream";
+import { parseCorefile } from "../../corefile/parser.ts";
+import { Instance } from "../../server/instance.ts";
+import { plugins } from "../index.ts";
 
 test("setup takes no argument and no block, and marks its block", async () => {
   await assertConfigErrors(setup, [
@@ -113,4 +118,26 @@ test("end to end: debug logs at debug level, with a hex dump of a forwarded repl
   } finally {
     upstream.close();
   }
+});
+
+test("the process logs at debug level while the configuration has debug, and goes back after a reload", async () => {
+  const log = pino({ level: "info" }, new Writable({ write: (_c, _e, done) => done() }));
+  const make = (corefile: string, previous?: Instance) =>
+    Instance.create({
+      blocks: parseCorefile(corefile, "Corefile"),
+      root: ROOT,
+      defaultPort: 0,
+      log,
+      plugins,
+      takesOver: previous !== undefined,
+      previous,
+    });
+  const first = await make(". {\n    debug\n    whoami\n}\n");
+  assert.equal(log.level, "info", "set up, not started yet");
+  await first.start();
+  assert.equal(log.level, "debug");
+  const second = await make(". {\n    whoami\n}\n", first);
+  await second.takeOver(first, { readyWaitMs: 5000 });
+  assert.equal(log.level, "info");
+  await second.stop();
 });
