@@ -10,9 +10,12 @@ import { setup as autopath } from "./autopath/setup.ts";
 import { setup as bind } from "./bind/setup.ts";
 import { setup as bufsize } from "./bufsize/setup.ts";
 import { setup as cache } from "./cache/setup.ts";
+import { setup as cancel } from "./cancel/setup.ts";
 import { setup as chaos } from "./chaos/setup.ts";
 import { setup as dnstap } from "./dnstap/setup.ts";
 import { setup as dns64 } from "./dns64/setup.ts";
+import { setup as debug } from "./debug/setup.ts";
+import { setup as erratic } from "./erratic/setup.ts";
 import { setup as errors } from "./errors/setup.ts";
 import { setup as file } from "./file/setup.ts";
 import { setup as forward } from "./forward/setup.ts";
@@ -30,6 +33,7 @@ import { setup as minimal } from "./minimal/setup.ts";
 import { setup as multisocket } from "./multisocket/setup.ts";
 import { setup as nodelocal } from "./nodelocal/setup.ts";
 import { setup as nsid } from "./nsid/setup.ts";
+import { setup as on } from "./on/setup.ts";
 import { setup as prometheus } from "./prometheus/setup.ts";
 import { setup as ready } from "./ready/setup.ts";
 import { setup as reload } from "./reload/setup.ts";
@@ -49,6 +53,7 @@ export const plugins: Registry = new Map<string, Setup>([
   // First: the folder every other directive of the block reads relative paths from.
   ["root", root],
   ["metadata", metadata],
+  ["cancel", cancel],
   ["timeouts", timeouts],
   ["multisocket", multisocket],
   ["reload", reload],
@@ -61,6 +66,8 @@ export const plugins: Registry = new Map<string, Setup>([
   // Not in CoreDNS's plugin.cfg (an external plugin there); a setting of the block, so its place
   // changes nothing.
   ["rrl", rrl],
+  // Before errors, whose setup reads the block's debug.
+  ["debug", debug],
   ["ready", ready],
   ["health", health],
   ["prometheus", prometheus],
@@ -89,7 +96,9 @@ export const plugins: Registry = new Map<string, Setup>([
   ["secondary", secondary],
   ["loop", loop],
   ["forward", forward],
+  ["erratic", erratic],
   ["whoami", whoami],
+  ["on", on],
   // A setting of the block (which queries it answers), read by the server: it adds no handler.
   ["view", view],
 ]);

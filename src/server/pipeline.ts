@@ -9,6 +9,8 @@ import type { Logger } from "pino";
 import type { Block } from "./block.ts";
 import type { Request } from "../chain/request.ts";
 import { FinishedQuery } from "./finished-query.ts";
+import { PluginError } from "../chain/plugin-error.ts";
+import { panic } from "../runtime/panic.ts";
 import type { Peer } from "./peer.ts";
 import { Turn } from "./turn.ts";
 import { AnswerPolicy, TIME_ORIGIN, cacheClock, type StoredAnswer } from "../answers/policy.ts";
@@ -380,6 +382,8 @@ export class Pipeline {
       return await block.chain.serve(req);
     } catch (err) {
       serverStats.panics++;
+      // `debug`: no recovery from what no plugin meant to throw.
+      if (block.debug && !(err instanceof PluginError)) panic(err);
       this.#log.error({ err, qname: req.qname, qtype: req.qtype }, "plugin chain failed");
       return replyTo(req.msg, Rcode.SERVFAIL);
     } finally {
@@ -452,9 +456,10 @@ export class Pipeline {
 
   /** An internal query through the zone mux and the chain, for plugins (SetupContext.lookup): no finish
    * hooks, and a failure is a SERVFAIL reply rather than an exception. It answers from and fills the
-   * answer store only through `cache` (as a client without EDNS would see it). `from`: the block that
-   * asks (Views.forLookup). */
-  async lookup(name: string, qtype: number, depth: number, from?: Block): Promise<Msg> {
+   * answer store only through `cache` (as a client without EDNS would see it). It carries the asking
+   * query's `deadline` (Request.deadline), and past it answers SERVFAIL without running. `from`: the
+   * block that asks (Views.forLookup). */
+  async lookup(name: string, qtype: number, depth: number, deadline?: number, from?: Block): Promise<Msg> {
     const query = newQuery(name, qtype);
     const m = this.views !== undefined ? this.views.forLookup(name, from) : this.mux.match(name);
     if (m === undefined) return replyTo(query, Rcode.REFUSED);
@@ -462,6 +467,7 @@ export class Pipeline {
       this.#log.warn({ qname: name, qtype, depth }, "internal lookups nested too deep; answering SERVFAIL");
       return replyTo(query, Rcode.SERVFAIL);
     }
+    if (deadline !== undefined && Date.now() >= deadline) return replyTo(query, Rcode.SERVFAIL);
     const key = lookupKey(name, qtype);
     key[key.length - VIEW_OCTET] = m.value.viewKey ?? 0;
     const hash = hashBytes(key, 0, key.length);
@@ -480,6 +486,7 @@ export class Pipeline {
       maxSize: 65535,
       cache: this.#policy(this.#storedFor(key, hash), undefined),
       depth,
+      deadline,
     };
     const generation = this.answers.generation;
     try {
