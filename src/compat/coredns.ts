@@ -60,13 +60,28 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
   missing("metadata", "no plugin here produces or reads request metadata"),
   missing("geoip", "it only feeds metadata, which nothing here reads"),
   missing("cancel", "forward gives each query 5 s in all, and internal lookups are bounded in depth"),
-  missing("tls", "clusterdns serves plain DNS over UDP and TCP; no DoT, DoH or gRPC listeners"),
-  missing("quic", "no DNS-over-QUIC listener"),
+  {
+    plugin: "tls",
+    options: "CERT KEY [CA], `client_auth`, `keylog`",
+    verdict: "same",
+    note: "the certificate of `tls://` (DNS over TLS) and `https://` (DNS over HTTPS, HTTP/2 and HTTP/1.1) blocks; TLS 1.2 at least; `grpc://` and `quic://` blocks are refused (see the tls plugin's README)",
+    twice: "refused",
+    parts: [
+      {
+        option: "acme",
+        what: "certificates from ACME (`tls { acme ... }`)",
+        verdict: "missing",
+        note: "give CERT KEY files (cert-manager can write them into a Secret)",
+        example: "tls://. {\n    tls {\n        acme dns.example.org\n    }\n    whoami\n}\n",
+      },
+    ],
+  },
+  missing("quic", "no DNS-over-QUIC listener: Node 24 is built without QUIC (`node:quic` is not there)"),
   {
     plugin: "timeouts",
     options: "`read`, `write`, `idle`",
     verdict: "same",
-    note: "for the TCP listener (no TLS, DoH or DoQ listeners here); blocks sharing a port get the longest each sets",
+    note: "for the TCP, DNS-over-TLS and DNS-over-HTTPS listeners (no DoQ here); blocks sharing a port get the longest each sets",
   },
   {
     plugin: "multisocket",

@@ -33,10 +33,13 @@ import { setup as rrl } from "./rrl/setup.ts";
 import { setup as template } from "./template/setup.ts";
 import { setup as transfer } from "./transfer/setup.ts";
 import { setup as timeouts } from "./timeouts/setup.ts";
+import { setup as tls } from "./tls/setup.ts";
 import { setup as whoami } from "./whoami/setup.ts";
 
 /** Execution order: a new plugin goes where CoreDNS's plugin.cfg puts it (index.test.ts checks). */
 export const plugins: Registry = new Map<string, Setup>([
+  // A setting of tls:// and https:// blocks (their certificate), not a handler.
+  ["tls", tls],
   ["timeouts", timeouts],
   ["multisocket", multisocket],
   ["reload", reload],
