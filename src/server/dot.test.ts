@@ -5,7 +5,9 @@ import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import net from "node:net";
 import tls from "node:tls";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { kdig } from "../../test/helpers/kdig.ts";
 import { dig } from "../../test/helpers/dig.ts";
 import { freePort } from "../../test/helpers/free-port.ts";
@@ -171,4 +173,38 @@ test("plain DNS sent to the TLS port gets no answer and the server keeps serving
 test("the log says where a tls:// block listens", () => {
   const listening = srv.logs.filter((l) => l.msg === "listening").map((l) => l.server);
   assert.ok(listening.includes(`tls://:${dot}`), JSON.stringify(listening));
+});
+
+test("a reload with another certificate: new tls:// and https:// connections get it", async () => {
+  const [t, h] = [await freePort(), await freePort()];
+  const corefile = (p: Pki) =>
+    `tls://.:${t} {\n    tls ${p.serverCert} ${p.serverKey}\n    whoami\n}\n` +
+    `https://.:${h} {\n    tls ${p.serverCert} ${p.serverKey}\n    whoami\n}\n`;
+  const s = await startServer(corefile(pki));
+  try {
+    const ask = (ca: string) =>
+      Promise.all([
+        kdig(t, "a.example", "A", `+tls-ca=${ca}`),
+        kdig(h, "a.example", "A", "+https", `+tls-ca=${ca}`),
+      ]);
+    assert.deepEqual(
+      (await ask(pki.ca)).map((r) => r.status),
+      ["NOERROR", "NOERROR"],
+    );
+    writeFileSync(join(s.dir, "Corefile"), corefile(other));
+    s.proc.kill("SIGUSR1");
+    for (let i = 0; i < 200 && !s.logs.some((l) => l.msg === "reloaded"); i++) await sleep(50);
+    assert.deepEqual(
+      (await ask(other.ca)).map((r) => r.status),
+      ["NOERROR", "NOERROR"],
+      "the new CA's",
+    );
+    assert.deepEqual(
+      (await ask(pki.ca)).map((r) => r.status),
+      ["", ""],
+      "not the old one's",
+    );
+  } finally {
+    assert.equal(await s.stop(), 0);
+  }
 });
