@@ -37,7 +37,7 @@ before(async () => {
   [dot, verified, required] = [await freePort(), await freePort(), await freePort()];
   const files = (p: Pki) => `${p.serverCert} ${p.serverKey}`;
   srv = await startServer(
-    `. {\n    file db.example example.org\n}\n` +
+    `. {\n    tls ${files(pki)}\n    file db.example example.org\n}\n` +
       `tls://.:${dot} {\n    tls ${files(pki)}\n    file db.example example.org\n}\n` +
       `tls://.:${verified} {\n    tls ${files(pki)} ${pki.ca} {\n        client_auth require_and_verify\n    }\n    whoami\n}\n` +
       `tls://.:${required} {\n    tls ${files(pki)} ${pki.ca} {\n        client_auth verify_if_given\n    }\n    whoami\n}\n`,
@@ -170,9 +170,13 @@ test("plain DNS sent to the TLS port gets no answer and the server keeps serving
   assert.equal(k.status, "NOERROR");
 });
 
-test("the log says where a tls:// block listens", () => {
+test("the log says where a tls:// block listens, and what a tls in a dns:// block does", () => {
   const listening = srv.logs.filter((l) => l.msg === "listening").map((l) => l.server);
   assert.ok(listening.includes(`tls://:${dot}`), JSON.stringify(listening));
+  // The tls of the plain block does nothing there, and a line says so with its place.
+  const warned = srv.logs.find((l) => String(l.msg).includes("tls has no effect on a dns:// server block"));
+  assert.ok(warned, "a warning about tls in a dns:// block");
+  assert.match(String(warned.tls), /Corefile:2$/);
 });
 
 test("a reload with another certificate: new tls:// and https:// connections get it", async () => {
