@@ -10,6 +10,7 @@ import https from "node:https";
 import { readFileSync } from "node:fs";
 import { kdig } from "../../test/helpers/kdig.ts";
 import { freePort } from "../../test/helpers/free-port.ts";
+import { httpGet } from "../../test/helpers/http-get.ts";
 import { startServer, type RunningServer } from "../../test/helpers/server.ts";
 import { makePki, type Pki } from "../../test/upstream/tls-front.ts";
 import { queryMsg } from "../../test/helpers/query-msg.ts";
@@ -21,15 +22,16 @@ let pki: Pki;
 let srv: RunningServer;
 let doh: number;
 let plainHttp: number;
+let metrics: number;
 
 const ZONE =
   "$ORIGIN example.org.\n@ 300 IN SOA ns hostmaster 1 7200 3600 1209600 60\nwww 300 IN A 192.0.2.7\n";
 
 before(async () => {
   pki = makePki();
-  [doh, plainHttp] = [await freePort(), await freePort()];
+  [doh, plainHttp, metrics] = [await freePort(), await freePort(), await freePort()];
   srv = await startServer(
-    `https://.:${doh} {\n    tls ${pki.serverCert} ${pki.serverKey}\n    file db.example example.org\n}\n` +
+    `https://.:${doh} {\n    tls ${pki.serverCert} ${pki.serverKey}\n    prometheus 127.0.0.1:${metrics}\n    file db.example example.org\n}\n` +
       `https://.:${plainHttp} {\n    file db.example example.org\n}\n`,
     { files: { "db.example": ZONE } },
   );
@@ -138,6 +140,15 @@ test("malformed DoH requests get clear HTTP statuses, and the server keeps answe
   }
   const ok = await h2(`/dns-query?dns=${q.toString("base64url")}`);
   assert.equal(ok.status, 200);
+  // CoreDNS's coredns_https_responses_total counts them by status.
+  const text = (await httpGet(metrics, "/metrics")).body;
+  const count = (status: number) =>
+    new RegExp(`coredns_https_responses_total\\{server="https://:${doh}",status="${status}"\\} (\\d+)`).exec(
+      text,
+    )?.[1];
+  assert.equal(count(415), "2", text);
+  assert.equal(count(413), "1");
+  assert.equal(count(404), "1");
 });
 
 /** One HTTP/1.1 request: over TLS to the DoH port, or plain to the block without `tls`. */

@@ -20,6 +20,15 @@ import type { TlsSettings } from "../setup/block.ts";
 import { clientAllowed, keyLog, rawSocketOf, tlsOptions } from "./secure.ts";
 import { WireFacts } from "../answers/wire-facts.ts";
 import { afterOwner } from "../dns/wire-ttl.ts";
+import { PlainCounter } from "../metrics/plain.ts";
+import { registry } from "../metrics/registry.ts";
+
+/** CoreDNS's coredns_https_responses_total{server,status}: DoH replies by HTTP status. */
+const httpsResponses = new PlainCounter(
+  "coredns_https_responses_total",
+  "DNS-over-HTTPS replies by server and HTTP status.",
+);
+registry.registerMetric(httpsResponses.asMetric());
 
 export const DOH_PATH = "/dns-query";
 const MEDIA_TYPE = "application/dns-message";
@@ -142,6 +151,7 @@ export class DohListener {
         "cache-control": `max-age=${this.#maxAge(reply)}`,
       });
       res.end(reply);
+      this.#count(200);
     } catch (err) {
       if (!(err instanceof HttpRefusal)) this.log.error({ err }, "https: query failed");
       const { status, why } = err instanceof HttpRefusal ? err : new HttpRefusal(500, "no reply");
@@ -150,7 +160,12 @@ export class DohListener {
       if (status === 405) headers.allow = "GET, POST";
       (res as http.ServerResponse).writeHead(status, headers);
       res.end(`${why}\n`);
+      this.#count(status);
     }
+  }
+
+  #count(status: number): void {
+    httpsResponses.series({ server: this.pipeline.label, status: String(status) }).value++;
   }
 
   /** The DNS message of a DoH request, or an HttpRefusal. */
