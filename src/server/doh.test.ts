@@ -38,7 +38,9 @@ before(async () => {
 });
 
 after(async () => {
-  assert.equal(await srv.stop(), 0);
+  const logs = srv.logs;
+  const code = await srv.stop();
+  assert.equal(code, 0, JSON.stringify(logs.slice(-5)));
 });
 
 test("kdig +https (HTTP/2 POST) and +https-get: the zone's answers", async () => {
@@ -181,4 +183,38 @@ test("HTTP/1.1 clients: over TLS (no h2 in ALPN), and plain HTTP on a block with
   }
   const warned = srv.logs.some((l) => String(l.msg).includes("DoH is served over plain HTTP/1.1"));
   assert.ok(warned, "a line says the block without tls is served unencrypted");
+});
+
+test("a POST whose body never ends is cut after read + write (8 s), and the connection serves on", async () => {
+  const session = http2.connect(`https://127.0.0.1:${doh}`, {
+    ca: readFileSync(pki.ca),
+    servername: "dns.test",
+  });
+  try {
+    const t0 = performance.now();
+    const ended = await new Promise<string>((resolve) => {
+      const req = session.request({
+        ":method": "POST",
+        ":path": "/dns-query",
+        "content-type": "application/dns-message",
+      });
+      req.write(Buffer.alloc(5));
+      req.on("response", (h) => resolve(`status ${String(h[":status"])}`));
+      req.on("close", () => resolve(`reset ${req.rstCode}`));
+      req.on("error", () => undefined);
+      setTimeout(() => resolve("still open"), 20_000).unref();
+    });
+    assert.equal(ended, `reset ${http2.constants.NGHTTP2_CANCEL}`);
+    assert.ok(performance.now() - t0 >= 7000, "not before its time");
+    const q = query("www.example.org.");
+    const ok = await new Promise<number>((resolve, reject) => {
+      const req = session.request({ ":method": "GET", ":path": `/dns-query?dns=${q.toString("base64url")}` });
+      req.on("response", (h) => resolve(Number(h[":status"])));
+      req.on("error", reject);
+      req.end();
+    });
+    assert.equal(ok, 200);
+  } finally {
+    session.close();
+  }
 });

@@ -35,6 +35,8 @@ const MEDIA_TYPE = "application/dns-message";
 const MAX_MESSAGE = 65535;
 /** base64url of the largest message, unpadded. */
 const MAX_BASE64 = Math.ceil((MAX_MESSAGE * 4) / 3);
+/** How long connections may finish their requests once the listener closes. */
+const CLOSE_GRACE_MS = 1000;
 /** CoreDNS's cap on the max-age it derives from a reply's TTLs. */
 const MAX_AGE = 3600;
 
@@ -60,6 +62,8 @@ export class DohListener {
   readonly #facts = new WireFacts();
   /** HTTP/2 connections, closed (GOAWAY once their streams are done) when the listener closes. */
   readonly #sessions = new Set<http2.ServerHttp2Session>();
+  /** Every connection, HTTP/1.1 ones too: what is still open once the listener has closed is cut. */
+  readonly #sockets = new Set<net.Socket>();
 
   constructor(pipeline: Pipeline, opts: TcpOptions, log: Logger, secure?: TlsSettings) {
     this.pipeline = pipeline;
@@ -85,6 +89,8 @@ export class DohListener {
       );
       server.on("secureConnection", (socket: tls.TLSSocket) => {
         if (this.#tls !== undefined && !clientAllowed(this.#tls, socket)) socket.destroy();
+        // HTTP/1.1 over TLS has no session to time out: a connection silent for idle is let go.
+        else if (socket.alpnProtocol !== "h2") socket.setTimeout(this.opts.idleMs, () => socket.destroy());
       });
       server.on("session", (session: http2.ServerHttp2Session) => {
         this.#sessions.add(session);
@@ -100,6 +106,10 @@ export class DohListener {
       this.#server = server;
     }
     this.#server.maxConnections = opts.maxConnections;
+    this.#server.on("connection", (socket: net.Socket) => {
+      this.#sockets.add(socket);
+      socket.once("close", () => this.#sockets.delete(socket));
+    });
   }
 
   /** A reload: later requests go to `pipeline`, later handshakes get the new certificate. */
@@ -123,16 +133,31 @@ export class DohListener {
     });
   }
 
-  /** Stops accepting; requests being answered finish, then their connections close. */
+  /** Stops accepting; requests being answered finish, then their connections close (GOAWAY); what is
+   * still open after CLOSE_GRACE_MS is cut. */
   close(): Promise<void> {
     return new Promise((resolve) => {
-      this.#server.close(() => resolve());
-      if ("closeIdleConnections" in this.#server) this.#server.closeIdleConnections();
+      const server = this.#server;
+      server.close(() => resolve());
+      if ("closeIdleConnections" in server) server.closeIdleConnections();
       for (const session of this.#sessions) session.close();
+      setTimeout(() => {
+        for (const session of this.#sessions) session.destroy();
+        for (const socket of this.#sockets) socket.destroy();
+      }, CLOSE_GRACE_MS).unref();
     });
   }
 
   async #handle(req: Request, res: Response): Promise<void> {
+    // An HTTP/2 request (a stream) must be whole and answered within read + write, as one that
+    // trickles in its body would otherwise hold a stream (HTTP/1.1: requestTimeout does it).
+    if (req instanceof http2.Http2ServerRequest)
+      req.setTimeout(this.opts.readMs + this.opts.writeMs, () =>
+        req.stream.close(http2.constants.NGHTTP2_CANCEL),
+      );
+    let status = 200;
+    let headers: http.OutgoingHttpHeaders;
+    let body: Buffer | string;
     try {
       const query = await this.#query(req);
       const s = req.socket;
@@ -145,22 +170,28 @@ export class DohListener {
       };
       const reply = await this.pipeline.handle(query, peer);
       if (reply === undefined) throw new HttpRefusal(400, "not a DNS query");
-      (res as http.ServerResponse).writeHead(200, {
+      headers = {
         "content-type": MEDIA_TYPE,
         "content-length": reply.length,
         "cache-control": `max-age=${this.#maxAge(reply)}`,
-      });
-      res.end(reply);
-      this.#count(200);
+      };
+      body = reply;
     } catch (err) {
       if (!(err instanceof HttpRefusal)) this.log.error({ err }, "https: query failed");
-      const { status, why } = err instanceof HttpRefusal ? err : new HttpRefusal(500, "no reply");
-      if (res.headersSent) return;
-      const headers: http.OutgoingHttpHeaders = { "content-type": "text/plain; charset=utf-8" };
+      const refusal = err instanceof HttpRefusal ? err : new HttpRefusal(500, "no reply");
+      status = refusal.status;
+      headers = { "content-type": "text/plain; charset=utf-8" };
       if (status === 405) headers.allow = "GET, POST";
+      body = `${refusal.why}\n`;
+    }
+    // The client may have gone (a reset stream, a closed connection) while the query was answered.
+    if (res.headersSent || res.writableEnded || req.socket?.destroyed !== false) return;
+    try {
       (res as http.ServerResponse).writeHead(status, headers);
-      res.end(`${why}\n`);
+      res.end(body);
       this.#count(status);
+    } catch (err) {
+      this.log.debug({ err }, "https: the client left before its reply");
     }
   }
 
@@ -225,5 +256,7 @@ function body(req: Request): Promise<Buffer> {
     });
     req.on("end", () => resolve(Buffer.concat(parts)));
     req.on("error", reject);
+    // Cut or reset before its end (after 'end' this changes nothing).
+    req.on("close", () => reject(new HttpRefusal(400, "the request's body did not arrive whole")));
   });
 }
