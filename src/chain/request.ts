@@ -29,6 +29,9 @@ export interface Request {
    * plugin derives from this one (rewrite) shares the object, so what the inner plugins decide reaches
    * the pipeline. */
   readonly cache: AnswerPolicy<Request>;
+  /** The name of the TSIG key the query was signed with and checked against (its replies are signed);
+   * undefined for an unsigned query. */
+  readonly tsig?: string;
   /** Which plugin produced the reply (for metrics' `plugin` label), set by whoever answers. */
   answeredBy?: string;
   /** EDNS options to send upstream with this query (rewrite's edns0 rules): forward puts them in its

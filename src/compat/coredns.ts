@@ -155,7 +155,24 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
       },
     ],
   },
-  missing("dnstap", "no dnstap output"),
+  {
+    plugin: "dnstap",
+    options:
+      "SOCKET (a path, `unix://`, `tcp://`, `tls://`), `full`, WRITEBUFFER, QUEUE, `identity`, `version`, `extra`, `skipverify`, `message_types`",
+    verdict: "same",
+    note: "client messages for every answered query (replayed ones too) and forwarder messages for every try upstream; a query left unanswered (acl's `drop`) sends none",
+    parts: [
+      {
+        option: "extra",
+        args: /\{[^{}\s]*\}/,
+        what: "placeholders in `extra`",
+        verdict: "missing",
+        note: "`extra` is sent as written; no plugin here produces metadata",
+        example:
+          '. {\n    dnstap /tmp/dnstap.sock {\n        extra "{/kubernetes/client-namespace}"\n    }\n}\n',
+      },
+    ],
+  },
   missing("local", "answer `localhost` and the like with `hosts` or `template`"),
   missing("dns64", "no AAAA synthesis for IPv6-only clusters"),
   {
@@ -172,7 +189,13 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     verdict: "differs",
     note: "a cached reply may be replayed in the same order for up to 1 s before it is rotated again",
   },
-  missing("tsig", "no signed transactions", true),
+  {
+    plugin: "tsig",
+    options: "ZONE, `secret`, `secrets`, `require`",
+    verdict: "same",
+    note: "any HMAC of RFC 8945 (MD5, SHA-1, SHA-224/256/384/512); replies signed, a transfer's every message too; *secondary* signs its queries to the primaries with the block's first key (hmac-sha256), which CoreDNS's does not",
+    twice: "refused",
+  },
   {
     plugin: "cache",
     options: "every option",
@@ -224,7 +247,7 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     plugin: "transfer",
     options: "ZONES, `to`",
     verdict: "differs",
-    note: "AXFR and IXFR of the *kubernetes* and *file* zones; IXFR without a change history (a full transfer, as RFC 1995 allows); no NOTIFY",
+    note: "AXFR and IXFR of the *kubernetes*, *file*, *auto* and *secondary* zones; IXFR without a change history (a full transfer, as RFC 1995 allows); no NOTIFY",
   },
   { plugin: "hosts", options: "every option", verdict: "same", note: "", twice: "refused" },
   missing("route53", "no cloud DNS backends"),
@@ -288,8 +311,18 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     verdict: "differs",
     note: "no DNSSEC: a signed zone's RRSIG and NSEC records are not added to answers; `upstream` is accepted with a warning, a no-op as in CoreDNS",
   },
-  missing("auto", "write one `file` directive per zone"),
-  missing("secondary", "no inbound zone transfers"),
+  {
+    plugin: "auto",
+    options: "ZONES, `directory`, `reload`, `upstream`",
+    verdict: "same",
+    note: "REGEXP in JavaScript syntax, which takes RE2's patterns but for RE2's own extensions; a file that does not parse, or changed without a new serial, is logged; `upstream` is accepted with a warning, a no-op as in CoreDNS",
+  },
+  {
+    plugin: "secondary",
+    options: "ZONES, `transfer from`, `upstream`",
+    verdict: "differs",
+    note: "IXFR as well as AXFR; a NOTIFY from an address that is no primary is REFUSED (CoreDNS sends no reply); `transfer from` is required (CoreDNS takes a stanza without it and never serves the zone); the first transfer is retried after 1, 2, 4, 8 s, then every 10 s (CoreDNS: every 10 s); `upstream` is accepted with a warning, a no-op as in CoreDNS",
+  },
   missing("etcd", "no etcd backend"),
   missing("nomad", "no Nomad backend"),
   {

@@ -5,11 +5,13 @@
 import type { Registry, Setup } from "../setup/registry.ts";
 import { setup as acl } from "./acl/setup.ts";
 import { setup as any } from "./any/setup.ts";
+import { setup as auto } from "./auto/setup.ts";
 import { setup as autopath } from "./autopath/setup.ts";
 import { setup as bind } from "./bind/setup.ts";
 import { setup as bufsize } from "./bufsize/setup.ts";
 import { setup as cache } from "./cache/setup.ts";
 import { setup as chaos } from "./chaos/setup.ts";
+import { setup as dnstap } from "./dnstap/setup.ts";
 import { setup as errors } from "./errors/setup.ts";
 import { setup as file } from "./file/setup.ts";
 import { setup as forward } from "./forward/setup.ts";
@@ -30,8 +32,10 @@ import { setup as ready } from "./ready/setup.ts";
 import { setup as reload } from "./reload/setup.ts";
 import { setup as rewrite } from "./rewrite/setup.ts";
 import { setup as rrl } from "./rrl/setup.ts";
+import { setup as secondary } from "./secondary/setup.ts";
 import { setup as template } from "./template/setup.ts";
 import { setup as transfer } from "./transfer/setup.ts";
+import { setup as tsig } from "./tsig/setup.ts";
 import { setup as timeouts } from "./timeouts/setup.ts";
 import { setup as tls } from "./tls/setup.ts";
 import { setup as whoami } from "./whoami/setup.ts";
@@ -57,10 +61,12 @@ export const plugins: Registry = new Map<string, Setup>([
   ["prometheus", prometheus],
   ["errors", errors],
   ["log", log],
+  ["dnstap", dnstap],
   ["acl", acl],
   ["any", any],
   ["chaos", chaos],
   ["loadbalance", loadbalance],
+  ["tsig", tsig],
   ["cache", cache],
   ["rewrite", rewrite],
   ["header", header],
@@ -72,6 +78,8 @@ export const plugins: Registry = new Map<string, Setup>([
   ["k8s_external", k8sExternal],
   ["kubernetes", kubernetes],
   ["file", file],
+  ["auto", auto],
+  ["secondary", secondary],
   ["loop", loop],
   ["forward", forward],
   ["whoami", whoami],

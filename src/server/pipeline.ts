@@ -17,7 +17,7 @@ import { Answers, BIG_REPLY_OCTETS, Filing, SLOW } from "../answers/answers.ts";
 import { NO_SLOT } from "../answers/store.ts";
 import { replayInto } from "../answers/replay.ts";
 import { Lane } from "../answers/lane.ts";
-import { hashBytes, latin1Bytes } from "../dns/key.ts";
+import { hashBytes } from "../dns/key.ts";
 import { answerCacheStats, memoryStats, serverStats } from "../metrics/server-stats.ts";
 import { ZoneMux } from "./mux.ts";
 import { ClientCosts, REFUSE } from "./client-costs.ts";
@@ -26,10 +26,10 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { ScannedQuery, scanQuery, errorReply, spelledQname, toQueryMsg, type Scanned } from "../dns/scan.ts";
 import { encode } from "../dns/encode.ts";
 import { fitReply } from "../dns/fit.ts";
-import { newQuery, replyTo, type RR } from "../dns/message.ts";
-import { decode } from "../dns/decode.ts";
-import { wireKey } from "../dns/name.ts";
-import { Class, EDNS_UDP_SIZE, PLAIN_UDP_SIZE, Rcode, Type } from "../dns/constants.ts";
+import { newQuery, replyTo } from "../dns/message.ts";
+import { Class, EDNS_UDP_SIZE, Opcode, PLAIN_UDP_SIZE, Rcode, Type } from "../dns/constants.ts";
+import { authorityOf, clampUdp, lookupKey } from "./query-parts.ts";
+import { checkSigned, type ReplySigner } from "./signed-query.ts";
 
 export type { Peer, Proto } from "./peer.ts";
 
@@ -62,6 +62,8 @@ interface ClientQuestion extends Question {
   readonly stored: StoredAnswer | undefined;
   /** Octets written ahead of the last message (Request.stream over TCP). */
   streamed: number;
+  /** Signs each message of the reply (a query signed with TSIG). */
+  readonly signer: ReplySigner | undefined;
 }
 
 /** The largest UDP reply: what handleInto's UDP callers keep room for (every reply is fitted to the
@@ -142,13 +144,28 @@ export class Pipeline {
     const s = scanQuery(buf, this.#scan, length);
     if ("drop" in s) {
       if (s.drop) return 0;
-      this.#out = errorReply(length === buf.length ? buf : buf.subarray(0, length), s);
+      const signed = s.tsig >= 0 ? checkSigned(buf.subarray(0, length), s, this.mux) : undefined;
+      if (signed !== undefined && "scan" in signed) {
+        const size =
+          peer.proto === "tcp"
+            ? 65535
+            : signed.scan.udpSize > 0
+              ? clampUdp(signed.scan.udpSize)
+              : PLAIN_UDP_SIZE;
+        return this.#slow(signed.scan, { ...peer }, size, performance.now(), { signer: signed.signer });
+      }
+      this.#out = signed?.reply ?? errorReply(length === buf.length ? buf : buf.subarray(0, length), s);
       return this.#out.length;
     }
     const maxSize = peer.proto === "tcp" ? 65535 : s.udpSize > 0 ? clampUdp(s.udpSize) : PLAIN_UDP_SIZE;
     // Times live in typed arrays: a double passed to a call V8 does not inline is a number allocated.
     const times = this.#times;
     times[0] = performance.now();
+    // A NOTIFY (the one other opcode the scan lets through) is never replayed nor stored: its question
+    // names a zone as a query's would.
+    if (s.opcode !== Opcode.QUERY) {
+      return this.#slow(s.copy(Buffer.from(buf.subarray(0, length))), { ...peer }, maxSize, times[0], {});
+    }
     const answers = this.answers;
     answers.clock[0] = this.#now === undefined ? TIME_ORIGIN + times[0] : this.#now();
     let slot = answers.lookup(s.keyBytes, 0, s.keyLength, s.keyHash);
@@ -161,7 +178,7 @@ export class Pipeline {
       if (slot === NO_SLOT) {
         // Its own copies: buf, the scan and the peer are reused once this returns.
         const own = Buffer.from(buf.subarray(0, length));
-        return this.#slow(s.copy(own), { ...peer }, maxSize, times[0], answers.handle(stored));
+        return this.#slow(s.copy(own), { ...peer }, maxSize, times[0], { stored: answers.handle(stored) });
       }
       answerCacheStats.lane++;
       plugin = this.#lane.plugin;
@@ -221,6 +238,10 @@ export class Pipeline {
       done.header = sent !== undefined ? (sent[2] << 8) | sent[3] : (out![t.at + 2] << 8) | out![t.at + 3];
       done.rcode = meta.rcode;
       done.rsize = n;
+      done.queryBytes = t.packet;
+      done.replyBytes = sent ?? out;
+      done.replyAt = sent !== undefined ? 0 : t.at;
+      done.replyLength = n;
       done.cached = plugin === "";
       done.plugin = done.cached ? meta.plugin : plugin;
       this.#finish(block);
@@ -248,7 +269,7 @@ export class Pipeline {
     peer: Peer,
     maxSize: number,
     start: number,
-    stored: StoredAnswer | undefined,
+    { stored, signer }: { stored?: StoredAnswer; signer?: ReplySigner },
   ): Promise<Buffer | undefined> {
     const buf = s.packet;
     const query = toQueryMsg(s);
@@ -264,6 +285,8 @@ export class Pipeline {
     if (wait === REFUSE) return this.#simple(buf, s, query, Rcode.REFUSED);
     if (wait > 0) await this.#defer(wait);
     const block = m.value;
+    // NOTIFY goes to a block with a plugin that takes it (secondary); elsewhere it is not implemented.
+    if (s.opcode === Opcode.NOTIFY && block.notify !== true) return this.#simple(buf, s, query, Rcode.NOTIMP);
     if (peer.proto === "udp" && block.udpSize !== undefined) maxSize = Math.min(maxSize, block.udpSize);
     const q: ClientQuestion = {
       key: s.keyBytes,
@@ -279,8 +302,10 @@ export class Pipeline {
       zone: m.zone,
       stored,
       streamed: 0,
+      signer,
     };
     const req = this.#request(q);
+    if (s.opcode !== Opcode.QUERY || signer !== undefined) req.cache.private = true;
     const generation = this.answers.generation;
     const reply = await this.#serve(block, req);
     if (req.noReply) return undefined;
@@ -290,8 +315,9 @@ export class Pipeline {
       memoryStats.refused++;
       return this.#simple(buf, s, query, Rcode.REFUSED);
     }
-    const out = fitReply(full, s.questionEnd, maxSize);
+    let out = fitReply(full, s.questionEnd, maxSize - (signer?.room ?? 0));
     buf.copy(out, 12, 12, s.questionEnd);
+    if (signer !== undefined) out = signer.sign(out);
 
     this.#storeReply(q, reply, full, req, generation);
     // A response over its rate limit (`rrl`) is dropped, or sent empty and truncated; it was stored.
@@ -306,6 +332,10 @@ export class Pipeline {
       done.micros = ((performance.now() - start) * 1000) | 0;
       done.rcode = reply.rcode;
       done.rsize = sent.length + q.streamed;
+      done.queryBytes = buf;
+      done.replyBytes = sent;
+      done.replyAt = 0;
+      done.replyLength = sent.length;
       done.cached = false;
       done.plugin = req.answeredBy ?? "";
       this.#finish(block);
@@ -341,13 +371,15 @@ export class Pipeline {
       localPort: peer.localPort,
       server: this.label,
       maxSize: q.maxSize,
+      tsig: q.signer?.keyName,
       cache: this.#policy(q.stored, (fetch) => this.#refresh(q, req, fetch)),
       stream:
         write &&
         ((part) => {
           normalise(part, query);
-          const bytes = encode(part);
+          let bytes = encode(part);
           packet.copy(bytes, 12, 12, s.questionEnd);
+          if (q.signer !== undefined) bytes = q.signer.sign(bytes);
           q.streamed += bytes.length;
           return write(bytes);
         }),
@@ -526,19 +558,25 @@ export class Pipeline {
     done.proto = peer.proto;
     done.remoteAddress = peer.remoteAddress;
     done.remotePort = peer.remotePort;
+    done.localAddress = peer.localAddress;
+    done.localPort = peer.localPort;
     done.size = size;
     return done;
   }
 
-  /** Runs the block's finish hooks (metrics, log) on the query #finishing filled. */
+  /** Runs the block's finish hooks (metrics, log, dnstap) on the query #finishing filled; the octets
+   * they saw are the engine's to reuse after. */
   #finish(block: Block): void {
+    const done = this.#done;
     for (const hook of block.hooks) {
       try {
-        hook(this.#done);
+        hook(done);
       } catch (err) {
         this.#log.error({ err }, "finish hook failed");
       }
     }
+    done.queryBytes = undefined;
+    done.replyBytes = undefined;
   }
 }
 
@@ -558,24 +596,4 @@ function normalise(reply: Msg, query: Msg): void {
     reply.edns = undefined;
     if (reply.rcode > 15) reply.rcode = Rcode.SERVFAIL;
   }
-}
-
-/** The answer-store key of a query without EDNS for a canonical name (see Scanned.keyBytes). */
-function lookupKey(name: string, qtype: number): Uint8Array {
-  return latin1Bytes(wireKey(name) + String.fromCharCode(qtype >> 8, qtype & 0xff, 0, Class.IN) + "0");
-}
-
-/** The authority section of a query the scan passed; empty if it does not decode after all. */
-function authorityOf(buf: Buffer): RR[] {
-  try {
-    return decode(buf).authority;
-  } catch {
-    return [];
-  }
-}
-
-/** UDP payload we send to an EDNS client: its size, at least 512, at most what we advertise. Capping
- * at 1232 avoids IP fragmentation on overlay networks (DNS flag day 2020). */
-function clampUdp(size: number): number {
-  return Math.max(PLAIN_UDP_SIZE, Math.min(size, EDNS_UDP_SIZE));
 }

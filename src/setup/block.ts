@@ -57,6 +57,12 @@ export interface BlockSettings {
   tls?: TlsSettings;
   /** The response-rate limit of the block's UDP replies, from `rrl`. */
   rrl?: ReplyLimiter;
+  /** The TSIG secrets of the block by key name (canonical), and the zones they sign (`tsig`): the
+   * server checks signed queries against them, with any algorithm of RFC 8945 6 (as CoreDNS), and
+   * signs their replies. */
+  tsig?: { readonly secrets: ReadonlyMap<string, Buffer>; readonly zones: readonly string[] };
+  /** Set by a plugin that answers NOTIFY messages (secondary); the block's NOTIFYs are NOTIMP without. */
+  notify?: boolean;
   /** The block's directive names, in execution order. */
   readonly directives: readonly string[];
   /** What a block's plugins offer each other, by name: kubernetes offers its client search paths

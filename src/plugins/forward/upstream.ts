@@ -101,6 +101,12 @@ export class Upstream {
     this.#pool = new ConnPool(addr, this.#opts, this.stats, (why) => this.#rejected(why));
   }
 
+  /** The transport every query takes for a tls:// ("tcp-tls") or https:// ("https") upstream; undefined
+   * for a plain one (the client's transport, or force_tcp's, prefer_udp's). */
+  get secure(): "tcp-tls" | "https" | undefined {
+    return this.#secure;
+  }
+
   /** Failed health checks in a row. */
   get fails(): number {
     return this.#fails;
