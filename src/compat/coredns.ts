@@ -56,10 +56,20 @@ const missing = (plugin: string, note: string, once = false): PluginCompat => ({
 
 /** Every plugin of CoreDNS's plugin.cfg, in its order. */
 export const COREDNS_PLUGINS: readonly PluginCompat[] = [
-  missing("root", "relative paths are read from the Corefile's folder"),
+  {
+    plugin: "root",
+    options: "PATH",
+    verdict: "differs",
+    note: "without it, relative paths are read from the Corefile's folder (CoreDNS: the working folder), and a relative PATH is too; a second `root` line in a block is refused rather than replacing the first",
+  },
   missing("metadata", "no plugin here produces or reads request metadata"),
   missing("geoip", "it only feeds metadata, which nothing here reads"),
-  missing("cancel", "forward gives each query 5 s in all, and internal lookups are bounded in depth"),
+  {
+    plugin: "cancel",
+    options: "TIMEOUT",
+    verdict: "differs",
+    note: "past the deadline the client gets SERVFAIL from cancel itself, whichever plugin is still at work, and forward stops waiting at once (CoreDNS's forward first finishes the attempt in flight, up to its 2 s read timeout); internal lookups (ExternalName targets, autopath) inherit the deadline",
+  },
   {
     plugin: "tls",
     options: "CERT KEY [CA], `client_auth`, `keylog`",
@@ -121,7 +131,12 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
       },
     ],
   },
-  missing("debug", "a failing plugin is logged and answered SERVFAIL, and the server keeps serving"),
+  {
+    plugin: "debug",
+    options: "",
+    verdict: "differs",
+    note: "logs at debug level (process-wide, as in CoreDNS) with hex dumps of forwarded replies that fail the checks; an exception a plugin did not mean to throw (anything but a PluginError, the counterpart of a Go panic) ends the process with status 2 instead of a SERVFAIL, `errors` in the block or not; in the blocks that have `debug`, where CoreDNS turns recovery off for every block on the listener; a worker thread of `-workers N` that hits one ends and is started again",
+  },
   missing("trace", "no OpenTracing or Zipkin exporter"),
   { plugin: "ready", options: "ADDRESS, `monitor`", verdict: "same", note: "", twice: "refused" },
   { plugin: "health", options: "ADDRESS, `lameduck`", verdict: "same", note: "" },
@@ -173,8 +188,18 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
       },
     ],
   },
-  missing("local", "answer `localhost` and the like with `hosts` or `template`"),
-  missing("dns64", "no AAAA synthesis for IPv6-only clusters"),
+  {
+    plugin: "local",
+    options: "`localhost_prefix`",
+    verdict: "differs",
+    note: "also answers the PTR of ::1 (`1.0.0...0.ip6.arpa.`, `localhost.`), which CoreDNS passes on; queries of class CH pass on",
+  },
+  {
+    plugin: "dns64",
+    options: "PREFIX, `prefix`, `translate_all`, `allow_ipv4`",
+    verdict: "differs",
+    note: "RFC 6147's rules where CoreDNS skips them: an IPv4-mapped AAAA counts as none (5.1.4), a query with DO and CD set is not translated (5.5), and when the name has no A either the AAAA reply goes back as it was, with its SOA; a prefix whose bits 64-71 are not zero is refused (RFC 6052 2.2); a second `dns64` line in a block is refused rather than replacing the first. In a block that takes IPv4 and IPv6 clients without `allow_ipv4`, the answer cache keeps the two families' AAAA replies apart",
+  },
   {
     plugin: "acl",
     options: "ZONES, `allow`, `block`, `filter`, `drop`, `type`, `net`",
@@ -350,9 +375,19 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     ],
   },
   missing("grpc", "no DNS-over-gRPC upstreams", true),
-  missing("erratic", "a fault injector for testing CoreDNS"),
+  {
+    plugin: "erratic",
+    options: "`drop`, `truncate`, `delay`, `large`",
+    verdict: "differs",
+    note: "`truncate N` truncates one reply in N as documented (CoreDNS tests the count with a bitwise AND: `truncate 3` hits one in 4); `drop` without AMOUNT beside `delay` or `truncate` keeps dropping one in 2 (CoreDNS then drops nothing); its replies are never cached, not even by a `cache` in the block, so every query meets its faults; a delay ends at `cancel`'s deadline",
+  },
   { plugin: "whoami", options: "", verdict: "same", note: "" },
-  missing("on", "no commands run on server events"),
+  {
+    plugin: "on",
+    options: "EVENT (`startup`, `shutdown`), COMMAND, `&`",
+    verdict: "differs",
+    note: "the command's output is logged line by line (CoreDNS passes it to its own stdout and stderr); `certrenew`, which CoreDNS accepts and never fires, is accepted with a warning; with `-workers N` the main thread alone runs the commands",
+  },
   missing("sign", "no zone signing"),
   missing("view", "every server block answers every client (`acl` can refuse by network)", true),
 ];

@@ -1,7 +1,16 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import dns2 from "dns2";
-import { errorReply, scanQuery, spelledQname, toQueryMsg, type ScanError, type Scanned } from "./scan.ts";
+import {
+  ScannedQuery,
+  errorReply,
+  scanQuery,
+  spelledQname,
+  toQueryMsg,
+  type ScanError,
+  type Scanned,
+} from "./scan.ts";
+import { IPV4_APART } from "./key.ts";
 import { skipName } from "./walk.ts";
 import { decode } from "./decode.ts";
 import { encode } from "./encode.ts";
@@ -591,4 +600,18 @@ test("spelledQname: the client's spelling when it has capitals, nothing when it 
   const s = scanQuery(buf) as Scanned;
   assert.equal(spelledQname(buf, s.questionEnd), "A\\.\\001.");
   assert.equal(spelledQname(buf, s.questionEnd)!.toLowerCase(), s.qname);
+});
+
+test("keyApartForIPv4: another key and hash, the state's other bits kept, and a copy keeps it", () => {
+  const packet = encode(queryMsg("www.example.org.", Type.AAAA, { id: 1 }));
+  const s = scanQuery(packet, new ScannedQuery()) as ScannedQuery;
+  const [key, hash, state] = [s.key, s.keyHash, s.keyState];
+  s.keyApartForIPv4();
+  assert.notEqual(s.key, key);
+  assert.notEqual(s.keyHash, hash);
+  assert.equal(s.key.slice(0, -1), key.slice(0, -1), "the same question");
+  assert.equal(s.keyState, state & ~IPV4_APART);
+  assert.equal(s.keyState & 0x0f, state & 0x0f, "EDNS, DO, local option and CD bits as they were");
+  const c = s.copy();
+  assert.deepEqual([c.key, c.keyHash], [s.key, s.keyHash]);
 });

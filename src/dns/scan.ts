@@ -7,7 +7,7 @@
 
 import type { Edns, Msg } from "./message.ts";
 import { labelText } from "./name.ts";
-import { MAX_KEY, hashBytes } from "./key.ts";
+import { IPV4_APART, MAX_KEY, hashBytes } from "./key.ts";
 import { metaRecordMalformed, metaRecordMisplaced, optRecord, skipName } from "./walk.ts";
 import { Class, EDNS_UDP_SIZE, EdnsOption, Opcode, PLAIN_UDP_SIZE, Rcode, Type } from "./constants.ts";
 
@@ -263,6 +263,13 @@ export class ScannedQuery implements Scanned {
     const c = new ScannedQuery(this.keyBytes.slice(0, this.keyLength));
     c.read(buf, this.opcode, this.questionEnd, this.#opt, this.keyLength);
     return c;
+  }
+
+  /** Keys this query apart from the same question of an IPv6 client (key.ts IPV4_APART). */
+  keyApartForIPv4(): void {
+    this.keyBytes[this.keyLength - 1] &= ~IPV4_APART;
+    this.keyHash = hashBytes(this.keyBytes, 0, this.keyLength);
+    this.#key = undefined;
   }
 
   /** The packet read (for a copy(), its own copy). */

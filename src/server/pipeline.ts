@@ -9,6 +9,8 @@ import type { Logger } from "pino";
 import type { Block } from "./block.ts";
 import type { Request } from "../chain/request.ts";
 import { FinishedQuery } from "./finished-query.ts";
+import { PluginError } from "../chain/plugin-error.ts";
+import { panic } from "../runtime/panic.ts";
 import type { Peer } from "./peer.ts";
 import { Turn } from "./turn.ts";
 import { AnswerPolicy, TIME_ORIGIN, cacheClock, type StoredAnswer } from "../answers/policy.ts";
@@ -28,7 +30,8 @@ import { encode } from "../dns/encode.ts";
 import { fitReply } from "../dns/fit.ts";
 import { newQuery, replyTo } from "../dns/message.ts";
 import { Class, EDNS_UDP_SIZE, Opcode, PLAIN_UDP_SIZE, Rcode, Type } from "../dns/constants.ts";
-import { authorityOf, clampUdp, lookupKey } from "./query-parts.ts";
+import { authorityOf, clampUdp, isIPv4Client, lookupKey, normalise } from "./query-parts.ts";
+import type { ClientQuestion, Question } from "./question.ts";
 import { checkSigned, type ReplySigner } from "./signed-query.ts";
 
 export type { Peer, Proto } from "./peer.ts";
@@ -37,34 +40,6 @@ export type { Peer, Proto } from "./peer.ts";
 const MAX_LOOKUP_DEPTH = 8;
 
 export { STABLE_CACHE_SECONDS } from "../answers/policy.ts";
-
-/** What a stored reply is filed under and how it is finished: from the client's scanned query, or from
- * an internal lookup's name; and the block that answers it. */
-interface Question {
-  key: Uint8Array;
-  keyLength: number;
-  hash: number;
-  questionEnd: number;
-  query: Msg;
-  block: Block;
-}
-
-/** A client's query on the slow path: its own copies of the packet, scan and peer (the engine reuses
- * its), and what the chain's Request is made of. */
-interface ClientQuestion extends Question {
-  readonly packet: Buffer;
-  readonly scan: Scanned;
-  readonly peer: Peer;
-  /** The largest reply the client (and the block's bufsize) takes. */
-  readonly maxSize: number;
-  readonly zone: string;
-  /** The store's entry for the question when the fast path could not replay it (AnswerPolicy.stored). */
-  readonly stored: StoredAnswer | undefined;
-  /** Octets written ahead of the last message (Request.stream over TCP). */
-  streamed: number;
-  /** Signs each message of the reply (a query signed with TSIG). */
-  readonly signer: ReplySigner | undefined;
-}
 
 /** The largest UDP reply: what handleInto's UDP callers keep room for (every reply is fitted to the
  * client's size, at most what we advertise in EDNS). */
@@ -89,6 +64,9 @@ export class Pipeline {
   readonly #times = new Float64Array(1);
   /** Queries answered through the chain and not finished yet (for graceful stop). */
   inFlight = 0;
+  /** A block of this listener answers AAAA by the client's address family (BlockSettings.familyKeys):
+   * an IPv4 client's AAAA question is keyed apart. */
+  familyKeys = false;
   /** What each client has cost lately: one past its share waits (src/server/client-costs.ts). */
   costs = new ClientCosts();
 
@@ -157,6 +135,7 @@ export class Pipeline {
       this.#out = signed?.reply ?? errorReply(length === buf.length ? buf : buf.subarray(0, length), s);
       return this.#out.length;
     }
+    if (this.familyKeys && s.qtype === Type.AAAA && isIPv4Client(peer.remoteAddress)) s.keyApartForIPv4();
     const maxSize = peer.proto === "tcp" ? 65535 : s.udpSize > 0 ? clampUdp(s.udpSize) : PLAIN_UDP_SIZE;
     // Times live in typed arrays: a double passed to a call V8 does not inline is a number allocated.
     const times = this.#times;
@@ -395,6 +374,8 @@ export class Pipeline {
       return await block.chain.serve(req);
     } catch (err) {
       serverStats.panics++;
+      // `debug`: no recovery from what no plugin meant to throw.
+      if (block.debug && !(err instanceof PluginError)) panic(err);
       this.#log.error({ err, qname: req.qname, qtype: req.qtype }, "plugin chain failed");
       return replyTo(req.msg, Rcode.SERVFAIL);
     } finally {
@@ -467,8 +448,9 @@ export class Pipeline {
 
   /** An internal query through the zone mux and the chain, for plugins (SetupContext.lookup): no finish
    * hooks, and a failure is a SERVFAIL reply rather than an exception. It answers from and fills the
-   * answer store only through `cache` (as a client without EDNS would see it). */
-  async lookup(name: string, qtype: number, depth: number): Promise<Msg> {
+   * answer store only through `cache` (as a client without EDNS would see it). It carries the asking
+   * query's `deadline` (Request.deadline), and past it answers SERVFAIL without running. */
+  async lookup(name: string, qtype: number, depth: number, deadline?: number): Promise<Msg> {
     const query = newQuery(name, qtype);
     const m = this.mux.match(name);
     if (m === undefined) return replyTo(query, Rcode.REFUSED);
@@ -476,6 +458,7 @@ export class Pipeline {
       this.#log.warn({ qname: name, qtype, depth }, "internal lookups nested too deep; answering SERVFAIL");
       return replyTo(query, Rcode.SERVFAIL);
     }
+    if (deadline !== undefined && Date.now() >= deadline) return replyTo(query, Rcode.SERVFAIL);
     const key = lookupKey(name, qtype);
     const hash = hashBytes(key, 0, key.length);
     const req: Request = {
@@ -493,6 +476,7 @@ export class Pipeline {
       maxSize: 65535,
       cache: this.#policy(this.#storedFor(key, hash), undefined),
       depth,
+      deadline,
     };
     const generation = this.answers.generation;
     try {
@@ -577,23 +561,5 @@ export class Pipeline {
     }
     done.queryBytes = undefined;
     done.replyBytes = undefined;
-  }
-}
-
-/** What every reply gets whatever the plugin did: the query's ID and question, QR, and our EDNS, with
- * the options the plugins put in the reply (nsid's identifier). */
-function normalise(reply: Msg, query: Msg): void {
-  reply.id = query.id;
-  reply.qr = true;
-  reply.opcode = query.opcode;
-  reply.rd = query.rd;
-  reply.cd = query.cd;
-  reply.question = query.question;
-  if (query.edns) {
-    const options = reply.edns?.options ?? [];
-    reply.edns = { udpSize: EDNS_UDP_SIZE, version: 0, do: query.edns.do, options };
-  } else {
-    reply.edns = undefined;
-    if (reply.rcode > 15) reply.rcode = Rcode.SERVFAIL;
   }
 }

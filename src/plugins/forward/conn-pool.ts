@@ -30,7 +30,7 @@ export class ConnPool {
   readonly #port: number;
   readonly #opts: PoolOptions;
   readonly #stats: UpstreamStats;
-  readonly #onReject: (why: Mismatch) => void;
+  readonly #onReject: (why: Mismatch, packet?: Uint8Array) => void;
   readonly #idle: Record<Proto, Conn[]> = { udp: [], tcp: [], "tcp-tls": [], https: [] };
   /** A DoH upstream's HTTP/2 connection, which every query shares (a stream each). */
   #doh: DohSession | undefined;
@@ -44,7 +44,7 @@ export class ConnPool {
     to: { host: string; port: number },
     opts: PoolOptions,
     stats: UpstreamStats,
-    onReject: (why: Mismatch) => void,
+    onReject: (why: Mismatch, packet?: Uint8Array) => void,
   ) {
     this.#host = to.host;
     this.#port = to.port;

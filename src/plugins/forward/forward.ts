@@ -190,7 +190,8 @@ export class Forward {
     if (o.maxConnectAttempts > 0) list = list.slice(0, o.maxConnectAttempts);
     const proto: Proto = o.forceTcp ? "tcp" : o.preferUdp ? "udp" : req.proto;
     const query = upstreamQuery(req.msg, req.upstreamOptions ?? []);
-    const deadline = Date.now() + o.deadlineMs;
+    // CoreDNS's 5 s for all attempts, or the query's own deadline (`cancel`) when that comes first.
+    const deadline = Math.min(Date.now() + o.deadlineMs, req.deadline ?? Infinity);
     let last: Msg | undefined;
     for (let i = 0; i < list.length && Date.now() < deadline; i++) {
       const u = list[i];
