@@ -45,6 +45,7 @@ import { setup as template } from "./template/setup.ts";
 import { setup as transfer } from "./transfer/setup.ts";
 import { setup as tsig } from "./tsig/setup.ts";
 import { setup as timeouts } from "./timeouts/setup.ts";
+import { setup as tls } from "./tls/setup.ts";
 import { setup as view } from "./view/setup.ts";
 import { setup as whoami } from "./whoami/setup.ts";
 
@@ -54,6 +55,8 @@ export const plugins: Registry = new Map<string, Setup>([
   ["root", root],
   ["metadata", metadata],
   ["cancel", cancel],
+  // A setting of tls:// and https:// blocks (their certificate), not a handler.
+  ["tls", tls],
   ["timeouts", timeouts],
   ["multisocket", multisocket],
   ["reload", reload],

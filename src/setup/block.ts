@@ -18,6 +18,24 @@ export interface TcpTimeoutSettings {
   idleMs?: number;
 }
 
+/** CoreDNS's `client_auth` policies (Go's tls.ClientAuthType): whether a client certificate is asked
+ * for, whether one must be given, and whether it must chain to the CA. */
+export type ClientAuth = "nocert" | "request" | "require" | "verify_if_given" | "require_and_verify";
+
+/** `tls CERT KEY [CA]`: what a tls:// or https:// block's listener presents and asks of clients, read
+ * (and checked) at set-up. */
+export interface TlsSettings {
+  cert: Buffer;
+  key: Buffer;
+  /** CAs client certificates are checked against; undefined for the system's (Node's bundled) CAs. */
+  ca?: Buffer;
+  clientAuth: ClientAuth;
+  /** `keylog FILE`: where TLS secrets go, for debugging with Wireshark. */
+  keylog?: string;
+  /** "Corefile:3", for messages. */
+  at: string;
+}
+
 /** Where a block's listener is bound: a wildcard bind is "0.0.0.0" or "::". */
 export interface ListenAddress {
   address: string;
@@ -62,6 +80,8 @@ export interface BlockSettings {
   udpSize?: number;
   /** TCP time limits in ms, from `timeouts`; unset ones keep the server's defaults. */
   timeouts?: TcpTimeoutSettings;
+  /** The certificate a tls:// or https:// block serves with, from `tls`. */
+  tls?: TlsSettings;
   /** The response-rate limit of the block's UDP replies, from `rrl`. */
   rrl?: ReplyLimiter;
   /** Set by `view`: the block answers only the queries it matches; blocks of one zone and port are
