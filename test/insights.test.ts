@@ -13,11 +13,16 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { startApiServer, type TestApiServer } from "./k8s/api-server.ts";
 import { writeKubeconfig } from "./k8s/kubeconfig.ts";
 import { namespace, pod, service } from "./k8s/objects.ts";
-import { startFailure, startServer, type RunningServer } from "./helpers/server.ts";
+import { ROOT, startFailure, startServer, type RunningServer } from "./helpers/server.ts";
 import { dig } from "./helpers/dig.ts";
 import { httpGet } from "./helpers/http-get.ts";
 import { freePort } from "./helpers/free-port.ts";
 import type { Report } from "../src/plugins/insights/report.ts";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+const BIN = join(ROOT, "bin", "clusterdns");
 
 const CHECKOUT = "127.0.0.21"; // shop/checkout, a Deployment's pod
 const DB = "127.0.0.22"; // data/db-0, a StatefulSet's pod
@@ -162,6 +167,16 @@ describe("insights", () => {
         ["data", 2, 1],
       ],
     );
+  });
+
+  it("shows the same in a terminal: clusterdns top --once", async () => {
+    const { stdout } = await run(process.execPath, [BIN, "top", "--server", `127.0.0.1:${port}`, "--once"], {
+      env: { ...process.env, COLUMNS: "200" },
+    });
+    assert.match(stdout, /^clusterdns insights @ 127\.0\.0\.1:\d+ +window 1m/);
+    assert.match(stdout, /shop\/deployment\/checkout +8 +6 +6 +set dnsConfig\.options ndots/);
+    assert.match(stdout, /api\.example\.com cost 6 NXDOMAIN from shop\/deployment\/checkout/);
+    assert.match(stdout, new RegExp(`${CHECKOUT.replaceAll(".", "\\.")} +shop/deployment/checkout`));
   });
 
   it("exports per-namespace series and the top workloads to Prometheus", async () => {
