@@ -179,6 +179,37 @@ describe("insights", () => {
     assert.match(stdout, new RegExp(`${CHECKOUT.replaceAll(".", "\\.")} +shop/deployment/checkout`));
   });
 
+  it("the page, in headless chromium, shows the traffic sent", async () => {
+    // --dump-dom prints the DOM once the page's script has run (virtual time lets its fetch finish).
+    const { stdout } = await run(
+      "chromium",
+      [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        `--user-data-dir=${join(dir, "chromium")}`,
+        "--virtual-time-budget=5000",
+        "--dump-dom",
+        `http://127.0.0.1:${port}/`,
+      ],
+      { timeout: 60_000, maxBuffer: 8 * 1024 * 1024 },
+    );
+    const text = (id: string) => {
+      const m = new RegExp(`id="${id}"[^>]*>([^<]*)<`).exec(stdout);
+      return m?.[1];
+    };
+    assert.equal(text("status"), "live", stdout.slice(0, 2000));
+    assert.equal(text("wasted"), "53.8%"); // 7 of 13 queries
+    assert.equal(text("nx"), "61.5%"); // 8 of 13
+    const table = /<table id="workloads">.*?<\/table>/s.exec(stdout)?.[0] ?? "";
+    const firstRow = /<tbody><tr[^>]*>(.*?)<\/tr>/s.exec(table)?.[1] ?? "";
+    const cells = [...firstRow.matchAll(/<td[^>]*>([^<]*)<\/td>/g)].map((m) => m[1]);
+    assert.deepEqual(cells.slice(0, 5), ["shop/deployment/checkout", "8", "6", "6", "0"]);
+    assert.match(cells[5], /ndots/);
+    assert.match(stdout, /<li>api\.example\.com cost 6 NXDOMAIN from shop\/deployment\/checkout<\/li>/);
+    assert.match(stdout, /<li>nginx\.default cost 1 NXDOMAIN from data\/statefulset\/db<\/li>/);
+  });
+
   it("exports per-namespace series and the top workloads to Prometheus", async () => {
     const m = (await httpGet(metricsPort, "/metrics")).body;
     assert.match(m, /clusterdns_insights_queries_total\{namespace="shop"\} 8/);

@@ -129,7 +129,14 @@ export class Insights {
     if (length < 0) return;
     this.names.now.count(wire, 0, length);
     if (rcode === Rcode.NXDOMAIN) this.nxNames.now.count(wire, 0, length);
-    if (this.walks.observe(address, h, wire, length, rcode)) this.#walkEnded(row, base);
+    const w = this.walks.q;
+    w.address = address;
+    w.h = h;
+    w.wire = wire;
+    w.length = length;
+    w.rcode = rcode;
+    w.namespace = this.workloads.rows[row].namespace;
+    if (this.walks.observe()) this.#walkEnded(row, base);
   };
 
   #walkEnded(row: number, base: number): void {

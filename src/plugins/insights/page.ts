@@ -26,7 +26,7 @@ export const PAGE_HTML = `<!doctype html>
 </section>
 <section><h2>Queries per second, last 5 minutes</h2>
   <canvas id="chart" width="900" height="160"></canvas>
-  <p class="legend"><i class="q"></i>all <i class="n"></i>NXDOMAIN <i class="w"></i>wasted on search lists</p>
+  <p class="legend"><i class="lq"></i>all <i class="ln"></i>NXDOMAIN <i class="lw"></i>wasted on search lists</p>
 </section>
 <section><h2>Workloads by wasted queries</h2>
   <table id="workloads"><thead><tr><th>workload</th><th>queries</th><th>NXDOMAIN</th><th>wasted</th>
@@ -41,7 +41,8 @@ export const PAGE_HTML = `<!doctype html>
 <section><h2>Upstreams, last minute</h2><table id="upstreams"><thead><tr><th>upstream</th><th>queries</th>
   <th>failures</th><th>SERVFAIL</th><th>mean ms</th></tr></thead><tbody></tbody></table></section>
 <section><h2>SERVFAIL causes</h2><ul id="servfail-causes"></ul></section>
-<section><h2>Namespaces</h2><table id="namespaces"><tbody></tbody></table></section>
+<section><h2>Namespaces</h2><table id="namespaces"><thead><tr><th>namespace</th><th>queries</th>
+  <th>wasted</th></tr></thead><tbody></tbody></table></section>
 </div>
 <footer id="attribution"></footer>
 </body>
@@ -55,7 +56,7 @@ box-shadow:0 1px 2px #0002}.tile b{display:block;font-size:1.6em}.tile span{colo
 canvas{background:#fff;border-radius:6px;width:100%;max-width:900px}table{border-collapse:collapse;background:#fff}
 td,th{padding:.25em .6em;text-align:left;border-bottom:1px solid #eee}td.n{text-align:right;font-variant-numeric:tabular-nums}
 .cols{display:flex;gap:2em;flex-wrap:wrap}.legend i{display:inline-block;width:1em;height:.6em;margin:0 .3em 0 1em}
-.q{background:#2a6fdb}.n{background:#d9822b}.w{background:#c23b3b}tr.spike td{background:#fde8e8}
+.lq{background:#2a6fdb}.ln{background:#d9822b}.lw{background:#c23b3b}tr.spike td{background:#fde8e8}
 #status.err{color:#c23b3b}footer{margin-top:2em;color:#667}
 `;
 

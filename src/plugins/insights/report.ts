@@ -96,6 +96,16 @@ function clients(r: { now: TextTop; before: TextTop }, n: number): TopEntry<stri
   return merged(r.now.top(n * 2), r.before.top(n * 2), (k) => k).slice(0, n);
 }
 
+/** Whether the row's last minute has SPIKE_MIN NXDOMAINs and over 3 times its mean minute of the
+ * (up to) 9 before; never in the first 2 minutes, which have no past to compare with. */
+function spiking(ins: Insights, row: number): boolean {
+  const c = ins.counters;
+  const nx1 = c.window(row, C.NXDOMAIN, "1m");
+  const before = c.window(row, C.NXDOMAIN, "10m") - nx1;
+  const pastMinutes = Math.min(9, (Date.now() - ins.startedAt) / 60_000 - 1);
+  return pastMinutes >= 1 && nx1 >= SPIKE_MIN && nx1 > (3 * before) / pastMinutes;
+}
+
 function fixFor(w: Omit<WorkloadReport, "fix" | "spike">, autopathOn: boolean): string {
   if (w.wasted === 0) return "";
   if (w.saves.ndots2 * 2 >= w.wasted)
@@ -128,9 +138,7 @@ export function report(ins: Insights, window: WindowName, n: number): Report {
       walks: get(C.WALKS),
       saves: { trailingDot: get(C.WASTED), ndots2: get(C.WASTED_NDOTS2), autopath: get(C.WASTED_AUTOPATH) },
     };
-    const nx1 = c.window(row, C.NXDOMAIN, "1m");
-    const nx10 = c.window(row, C.NXDOMAIN, "10m");
-    const spike = nx1 >= SPIKE_MIN && nx1 > (3 * (nx10 - nx1)) / 9;
+    const spike = spiking(ins, row);
     rows.push({ ...base, fix: fixFor(base, ins.options.autopath), spike });
   }
   rows.sort((a, b) => b.wasted - a.wasted || b.queries - a.queries);

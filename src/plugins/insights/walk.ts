@@ -7,13 +7,18 @@
 // from the same client, and ends with the first query for NAME or NAME.<more> that is not an
 // NXDOMAIN, or for NAME itself whatever its answer. What it cost is the NXDOMAINs before the end.
 //
-// State per client is one slot of a direct-mapped table (by the address's hash): a client whose slot
-// another takes loses its walk (counted as never ended), which bounds memory whatever the clients.
+// State per client is a bucket of WAYS slots in a direct-mapped table (by the address's hash): a walk
+// whose slot another takes is lost (counted as never ended), which bounds memory whatever the clients.
+// The first step is told from a later step of a shorter name (api.github.com.svc.cluster.local looks
+// like api.github + namespace com) by the client's namespace, when it is a pod, and by the walks
+// already under way, which a later step continues.
 // A walk not ended within WALK_MS is dropped: a resolver does its walk in one go.
 
 import { Rcode } from "../../dns/constants.ts";
 
 const SLOTS = 4096;
+/** Walk slots per client address (a direct-mapped bucket of them). */
+const WAYS = 4;
 /** The longest NAME followed, in octets; a longer one is not followed. */
 const MAX_WANTED = 128;
 const WALK_MS = 5000;
@@ -53,15 +58,34 @@ export class Walks {
 
   /** The time in ms, moved on by the owner's timer (a walk's timeout needs no finer clock). */
   now = Date.now();
+  /** The query to look at, filled by the caller before observe() (no object per query). */
+  readonly q = {
+    address: "",
+    /** The address's hash. */
+    h: 0,
+    /** The name: wire[0..length), without its root label. */
+    wire: new Uint8Array(0) as Uint8Array,
+    length: 0,
+    rcode: 0,
+    /** The client's namespace when it is a pod ("" when not known): a walk starts in it. */
+    namespace: "",
+  };
 
-  /** Looks at one answered query of `address` (hash `h`): the name wire[0..length) without its root,
-   * and its rcode. True when it ended a walk (see `ended`). */
-  observe(address: string, h: number, wire: Uint8Array, length: number, rcode: number): boolean {
+  /** Looks at the query in `q`. True when it ended a walk (see `ended`). A client has WAYS walk slots,
+   * since a pod often looks up several names at once. */
+  observe(): boolean {
+    const { address, h, wire, length, rcode } = this.q;
     const now = this.now;
-    const slot = h & (SLOTS - 1);
+    const first = (h & (SLOTS / WAYS - 1)) * WAYS;
     const nx = rcode === Rcode.NXDOMAIN;
-    const mine = this.#addr[slot] === address && now - this.#since[slot] < WALK_MS;
-    if (mine) {
+    let free = -1;
+    let oldest = first;
+    for (let slot = first; slot < first + WAYS; slot++) {
+      if (this.#addr[slot] !== address || now - this.#since[slot] >= WALK_MS) {
+        if (free < 0) free = slot;
+        continue;
+      }
+      if (this.#since[slot] < this.#since[oldest]) oldest = slot;
       const n = this.#length[slot];
       if (length >= n && this.#startsWith(slot, wire, n) && (length === n || wire[n] !== 0)) {
         if (nx && length > n) {
@@ -75,6 +99,7 @@ export class Walks {
     if (!nx) return false;
     const start = this.#wantedLength(wire, length);
     if (start <= 0 || start > MAX_WANTED) return false;
+    const slot = free >= 0 ? free : oldest;
     this.#addr[slot] = address;
     this.#since[slot] = now;
     this.#length[slot] = start;
@@ -124,7 +149,13 @@ export class Walks {
     const svc = labels[n - z - 1];
     if (wire[svc] !== 3 || wire[svc + 1] !== 0x73 || wire[svc + 2] !== 0x76 || wire[svc + 3] !== 0x63)
       return 0;
-    return labels[n - z - 2];
+    const ns = labels[n - z - 2];
+    const want = this.q.namespace;
+    if (want !== "") {
+      if (wire[ns] !== want.length) return 0;
+      for (let i = 0; i < want.length; i++) if (wire[ns + 1 + i] !== want.charCodeAt(i)) return 0;
+    }
+    return ns;
   }
 
   get bytes(): number {
