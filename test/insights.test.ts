@@ -126,6 +126,9 @@ describe("insights", () => {
 
     const r = await read();
     assert.equal(r.attribution.synced, true);
+    // Its load on the API: one LIST and one WATCH of pods (the kubernetes block here watches none).
+    assert.equal(api.requestsFor("pods", false).length, 1);
+    assert.equal(api.requestsFor("pods", true).length, 1);
     const w = (name: string) => r.workloads.find((x) => x.workload === name);
     const checkout = w("shop/deployment/checkout");
     assert.ok(checkout, JSON.stringify(r.workloads));
