@@ -313,8 +313,14 @@ export class SharedTable<V> extends SharedTableView<V> {
     w[at >> 2] = capacity;
     const base = (at >> 2) + SLOTS_AT;
     const old = Atomics.load(w, this.root + 1);
-    for (const e of this.entryOffsets()) {
-      const h = hashKey(this.keyAt(e));
+    // Each old slot keeps its key's hash beside the entry: moved as it is, no key decoded again (that
+    // was a fifth of a 100k-service first list).
+    const oldCapacity = old === 0 ? 0 : w[old >> 2];
+    const oldBase = (old >> 2) + SLOTS_AT;
+    for (let j = 0; j < oldCapacity; j++) {
+      const h = w[oldBase + 2 * j];
+      const e = w[oldBase + 2 * j + 1];
+      if (h === EMPTY || h === TOMBSTONE || e === 0) continue;
       let i = h & (capacity - 1);
       while (w[base + 2 * i] !== EMPTY) i = (i + 1) & (capacity - 1);
       w[base + 2 * i] = h;

@@ -5,8 +5,9 @@
 
 import { parent, reverseName } from "../../../dns/name.ts";
 import type { Footprint } from "./footprint.ts";
-import type { Tables, Table } from "../../../offheap/table.ts";
+import type { Tables } from "../../../offheap/table.ts";
 import { OneOrMany } from "./one-or-many.ts";
+import { CountedKeys } from "./counted-keys.ts";
 import { storeTable } from "./tables.ts";
 
 /** Its indexes are tables (./tables.ts) keyed by the address's canonical text. */
@@ -17,12 +18,12 @@ export class AddressIndex {
   /** External address -> the keys of the services publishing it. */
   readonly #byExternal: OneOrMany;
   /** Partial reverse names above published addresses ("10.in-addr.arpa."), counted. */
-  readonly #reverseParents: Table<number>;
+  readonly #reverseParents: CountedKeys;
 
   constructor(tables: Tables) {
     this.#byIP = new OneOrMany(storeTable(tables, "addresses.byIP"));
     this.#byExternal = new OneOrMany(storeTable(tables, "addresses.byExternal"));
-    this.#reverseParents = storeTable(tables, "addresses.reverseParents");
+    this.#reverseParents = new CountedKeys(storeTable(tables, "addresses.reverseParents"));
   }
 
   /** Published addresses. */
@@ -77,6 +78,13 @@ export class AddressIndex {
     }
   }
 
+  /** Indexes what the service `key` publishes, for an index built in one pass (the first sync), which
+   * reports no names. */
+  add(key: string, fp: Footprint): void {
+    for (const ip of fp.ips.keys()) this.#index(ip, key, undefined);
+    for (const ip of fp.external) this.#byExternal.add(ip, key);
+  }
+
   /** A rough estimate of the heap it takes. */
   bytes(): number {
     let b = this.#byIP.bytes() + this.#byExternal.bytes();
@@ -84,30 +92,25 @@ export class AddressIndex {
     return b;
   }
 
-  #index(ip: string, key: string, changed: string[]): void {
+  #index(ip: string, key: string, changed: string[] | undefined): void {
     if (!this.#byIP.add(ip, key)) return;
-    for (const p of reverseParents(ip)) {
-      const n = this.#reverseParents.get(p) ?? 0;
-      this.#reverseParents.set(p, n + 1);
-      if (n === 0) changed.push(p);
-    }
+    for (const p of reverseParents(ip)) if (this.#reverseParents.add(p, 1)) changed?.push(p);
   }
 
   #unindex(ip: string, key: string, changed: string[]): void {
     if (!this.#byIP.delete(ip, key)) return;
-    for (const p of reverseParents(ip)) {
-      const n = (this.#reverseParents.get(p) ?? 1) - 1;
-      if (n > 0) this.#reverseParents.set(p, n);
-      else {
-        this.#reverseParents.delete(p);
-        changed.push(p);
-      }
-    }
+    for (const p of reverseParents(ip)) if (this.#reverseParents.add(p, -1)) changed.push(p);
   }
 }
 
 /** The partial reverse names strictly between an address's reverse name and in-addr.arpa./ip6.arpa. */
 function reverseParents(ip: string): string[] {
+  // An indexed IPv4 address is canonical (normalIP): its parents without parsing it again.
+  const v4 = ip.split(".");
+  if (v4.length === 4) {
+    const [a, b, c] = v4;
+    return [`${c}.${b}.${a}.in-addr.arpa.`, `${b}.${a}.in-addr.arpa.`, `${a}.in-addr.arpa.`];
+  }
   const out: string[] = [];
   const top = ip.includes(":") ? "ip6.arpa." : "in-addr.arpa.";
   for (let n = parent(reverseName(ip)!); n !== top; n = parent(n)) out.push(n);

@@ -27,6 +27,7 @@ import { PodIndex } from "./pod-index.ts";
 import { Latch } from "../sync/latch.ts";
 import { footprint, ptrTargets, published, type Footprint } from "./footprint.ts";
 import { AddressIndex } from "./address-index.ts";
+import { CountedKeys } from "./counted-keys.ts";
 import { SliceIndex } from "./slice-index.ts";
 import { ServiceNames } from "../names/service-names.ts";
 import { PendingChanges, type NameView } from "./pending-changes.ts";
@@ -58,7 +59,8 @@ export class Store implements StoreView {
   readonly #legacy: Table<readonly EndpointGroup[]>;
   /** Namespace objects: name -> labels match namespace_labels (true without it). */
   readonly #namespaces: Table<boolean>;
-  readonly #servicesPerNs: Table<number>;
+  /** Namespace -> how many services it has (readers ask only whether it has any). */
+  readonly #servicesPerNs: CountedKeys;
   readonly #pods: PodIndex;
   readonly #addresses: AddressIndex;
   /** Set on a reader (Store.reader): the Sink refuses, the state comes from readerState. */
@@ -90,7 +92,7 @@ export class Store implements StoreView {
     this.#slices = new SliceIndex(storeTable(tables, "slices"), storeTable(tables, "slices.byService"));
     this.#legacy = storeTable(tables, "legacy");
     this.#namespaces = storeTable(tables, "namespaces");
-    this.#servicesPerNs = storeTable(tables, "servicesPerNs");
+    this.#servicesPerNs = new CountedKeys(storeTable(tables, "servicesPerNs"));
     this.#pods = new PodIndex(tables);
     this.#addresses = new AddressIndex(tables);
     this.names = new ServiceNames(o.names);
@@ -210,10 +212,7 @@ export class Store implements StoreView {
         else this.#applySlice(key, undefined);
       }
     }
-    if (!this.#synced.isOpen && this.#computeSynced()) {
-      this.#pending.all();
-      this.#synced.open();
-    }
+    if (!this.#synced.isOpen && this.#computeSynced()) this.#openSynced();
     if (this.#computeSynced(false)) this.#fromApi.open();
     this.#flush();
   }
@@ -266,7 +265,7 @@ export class Store implements StoreView {
       }
     }
     this.#pending.all();
-    if (this.#computeSynced()) this.#synced.open();
+    if (!this.#synced.isOpen && this.#computeSynced()) this.#openSynced();
     this.#flush();
     return kinds;
   }
@@ -299,7 +298,7 @@ export class Store implements StoreView {
   namespaceExposed(ns: string): boolean {
     const matched = this.#namespaces.get(ns);
     if (this.#options.namespaceSelector) return matched === true;
-    return matched !== undefined || (this.#servicesPerNs.get(ns) ?? 0) > 0;
+    return matched !== undefined || this.#servicesPerNs.has(ns);
   }
 
   /** Where a service's endpoints come from, for `explain`: its EndpointSlices, else its Endpoints
@@ -328,10 +327,12 @@ export class Store implements StoreView {
     return groups.flatMap((g) => published(svc, g));
   }
 
-  /** PTR targets of an address, relative to the zone ("nginx.default.svc"), in exposed namespaces. */
+  /** PTR targets of an address, relative to the zone ("nginx.default.svc"), in exposed namespaces,
+   * services in key order: the same answer however the objects arrived (the first list builds the
+   * address index in the table's order, a watch in the events'). */
   ptr(ip: string): string[] {
     const out: string[] = [];
-    for (const key of this.#addresses.services(ip)) {
+    for (const key of [...this.#addresses.services(ip)].sort()) {
       const svc = this.#services.get(key);
       if (svc && this.namespaceExposed(svc.ns))
         out.push(...(ptrTargets(svc, this.endpoints(svc)).get(ip) ?? []));
@@ -342,7 +343,7 @@ export class Store implements StoreView {
   /** The services publishing this external address, in exposed namespaces (k8s_external's PTR). */
   externalServices(ip: string): Service[] {
     const out: Service[] = [];
-    for (const key of this.#addresses.externalServices(ip)) {
+    for (const key of [...this.#addresses.externalServices(ip)].sort()) {
       const svc = this.#services.get(key);
       if (svc && this.namespaceExposed(svc.ns)) out.push(svc);
     }
@@ -416,11 +417,7 @@ export class Store implements StoreView {
       if (next) this.#services.set(key, next);
       else this.#services.delete(key);
       const delta = (next ? 1 : 0) - (prev ? 1 : 0);
-      if (delta !== 0) {
-        const n = (this.#servicesPerNs.get(ns) ?? 0) + delta;
-        if (n > 0) this.#servicesPerNs.set(ns, n);
-        else this.#servicesPerNs.delete(ns);
-      }
+      if (delta !== 0) this.#servicesPerNs.add(ns, delta);
     });
   }
 
@@ -447,6 +444,7 @@ export class Store implements StoreView {
     next: EndpointGroup | undefined,
     update: () => void,
   ): void {
+    if (this.#beforeSync(update)) return;
     const svc = this.#services.get(svcKey);
     // Slices without a service, or of an ExternalName service, publish nothing.
     if (svc === undefined || svc.externalName !== undefined) return update();
@@ -498,6 +496,7 @@ export class Store implements StoreView {
   /** Runs `update` between two footprints of the service `key` and records what differs. A namespace
    * in `namespaces` whose exposure flips asks for a full invalidation (ns.svc names, pod names). */
   #change(key: string, namespaces: readonly string[], update: () => void): void {
+    if (this.#beforeSync(update)) return;
     const exposedBefore = namespaces.map((ns) => this.namespaceExposed(ns));
     const before = this.#footprint(key);
     update();
@@ -527,6 +526,25 @@ export class Store implements StoreView {
     const svc = this.#services.get(key);
     if (svc === undefined) return { names: new Map(), ips: new Map(), external: [] };
     return footprint(this.#listedNames(), svc, this.endpoints(svc));
+  }
+
+  /** Before the first sync a change is only applied: nothing answers from the store yet, and the
+   * sync drops every answer, so there is no footprint to compare and the address index is built once,
+   * at the sync (#openSynced). Comparing footprints per object made the first list of 100k services
+   * pay for every address twice over. True when `update` ran so. */
+  #beforeSync(update: () => void): boolean {
+    if (this.#synced.isOpen) return false;
+    update();
+    this.#modified = Date.now();
+    return true;
+  }
+
+  /** The first sync: the address index of everything listed (changes until now skipped it), a full
+   * invalidation, and the latch opened. */
+  #openSynced(): void {
+    for (const key of this.#services.keys()) this.#addresses.add(key, this.#footprint(key));
+    this.#pending.all();
+    this.#synced.open();
   }
 
   /** The names footprints list: none before the sync, which reports no change (it drops every

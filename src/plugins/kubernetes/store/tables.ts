@@ -27,13 +27,13 @@ interface StoreTableValues {
   legacy: readonly EndpointGroup[];
   /** Namespace name -> whether its labels match namespace_labels. */
   namespaces: boolean;
-  /** Namespace name -> how many services it has. */
+  /** Namespace name -> 1 while it has services (the writer counts them: ./counted-keys.ts). */
   servicesPerNs: number;
   /** Published address (canonical text) -> the keys of the services publishing it. */
   "addresses.byIP": readonly string[];
   /** External address -> the keys of the services publishing it. */
   "addresses.byExternal": readonly string[];
-  /** Partial reverse name above published addresses -> how many addresses lie below it. */
+  /** Partial reverse name above published addresses -> 1 while any lies below it (counted-keys.ts). */
   "addresses.reverseParents": number;
   /** Pods by "ns/name". */
   pods: SlimPod;
