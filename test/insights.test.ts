@@ -157,7 +157,8 @@ describe("insights", () => {
       [2, 2, 2],
     );
     assert.ok(r.topNxdomain.some((n) => n.name === "api.example.com.shop.svc.cluster.local"));
-    assert.ok(r.topNxdomain.some((n) => n.name === "nginx.default.data.svc.cluster.local" && n.count === 1));
+    // A name asked once is not a top name (the lists admit a name on its second sighting).
+    assert.ok(!r.topNxdomain.some((n) => n.name === "nginx.default.data.svc.cluster.local"));
     assert.ok(r.topNames.some((n) => n.name === "nginx.default.svc.cluster.local" && n.count === 3));
     const client = r.topClients.find((c) => c.address === CHECKOUT);
     assert.deepEqual(client, { address: CHECKOUT, workload: "shop/deployment/checkout", count: 8, error: 0 });
@@ -177,7 +178,7 @@ describe("insights", () => {
       env: { ...process.env, COLUMNS: "200" },
     });
     assert.match(stdout, /^clusterdns insights @ 127\.0\.0\.1:\d+ +window 1m/);
-    assert.match(stdout, /shop\/deployment\/checkout +8 +6 +6 +set dnsConfig\.options ndots/);
+    assert.match(stdout, /shop\/deployment\/checkout +8 +6 +6 +dnsConfig ndots/);
     assert.match(stdout, /api\.example\.com cost 6 NXDOMAIN from shop\/deployment\/checkout/);
     assert.match(stdout, new RegExp(`${CHECKOUT.replaceAll(".", "\\.")} +shop/deployment/checkout`));
   });

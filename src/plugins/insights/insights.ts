@@ -69,7 +69,8 @@ export class Insights {
     const k = o.top * 8;
     this.names = new Rotating(() => new NameTop(k));
     this.nxNames = new Rotating(() => new NameTop(k));
-    this.wasted = new Rotating(() => new NameTop(k));
+    // A walk's cost comes once per walk, with its weight: no doorkeeper.
+    this.wasted = new Rotating(() => new NameTop(k, false));
     this.clients = new Rotating(() => new TextTop(k));
   }
 

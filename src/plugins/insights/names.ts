@@ -47,8 +47,8 @@ export class NameTop extends SpaceSaving<NameKey> {
   #length = 0;
   #tag = 0;
 
-  constructor(capacity: number) {
-    super(capacity);
+  constructor(capacity: number, doorkeeper = true) {
+    super(capacity, doorkeeper);
     this.#octets = new Uint8Array(capacity * MAX_NAME);
     this.#lengths = new Uint8Array(capacity);
     this.#tags = new Int32Array(capacity);
@@ -61,7 +61,7 @@ export class NameTop extends SpaceSaving<NameKey> {
     this.#from = from;
     this.#length = n;
     this.#tag = tag;
-    this.countKey(hashBytes(wire, from, from + n, 0x811c9dc5 ^ tag), weight);
+    this.countKey(hashBytes(wire, from, from + n, (0x811c9dc5 ^ tag) | 0), weight);
   }
 
   protected holds(slot: number): boolean {

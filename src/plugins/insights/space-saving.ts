@@ -1,4 +1,5 @@
-// Top-K by the space-saving algorithm (Metwally, Agrawal, El Abbadi 2005): `capacity` slots, each a
+// Top-K by the space-saving algorithm (Metwally, Agrawal, El Abbadi 2005), behind a doorkeeper (a
+// key takes a slot on its second sighting, see #door): `capacity` slots, each a
 // key, a count and the error it may carry. A key already held counts up; a new key takes the slot of
 // the smallest count and starts from it, so the list never grows, and any key seen more than
 // total/capacity times is certainly in it. A flood of distinct keys only ever takes the smallest
@@ -6,8 +7,11 @@
 // (count - error) stays near zero. Everything lives in typed arrays sized once (a min-heap by count,
 // an open-addressing index by hash); counting a key allocates nothing.
 
+/** FNV-1a's offset basis as an int32: V8 keeps the hash a small integer all along. */
+const FNV_BASIS = 0x811c9dc5 | 0;
+
 /** The FNV-1a hash of bytes[from..to), as an int32 (a small integer to V8: no heap number). */
-export function hashBytes(bytes: Uint8Array, from: number, to: number, seed = 0x811c9dc5): number {
+export function hashBytes(bytes: Uint8Array, from: number, to: number, seed = FNV_BASIS): number {
   let h = seed;
   for (let i = from; i < to; i++) h = Math.imul(h ^ bytes[i], 0x01000193);
   return h | 0;
@@ -15,7 +19,7 @@ export function hashBytes(bytes: Uint8Array, from: number, to: number, seed = 0x
 
 /** The FNV-1a hash of a string's UTF-16 code units, as an int32. */
 export function hashText(s: string): number {
-  let h = 0x811c9dc5;
+  let h = FNV_BASIS;
   for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
   return h | 0;
 }
@@ -31,6 +35,9 @@ export interface TopEntry<K> {
 
 /** The sketch; a subclass says how a key is compared and kept (the key to count is set on the
  * subclass before `count` is called, so nothing is passed as an object). */
+const DOOR_CELLS = 65536;
+const DOOR_RESET = 16384;
+
 export abstract class SpaceSaving<K> {
   readonly capacity: number;
   protected readonly counts: Float64Array;
@@ -45,9 +52,19 @@ export abstract class SpaceSaving<K> {
   #used = 0;
   /** The sum of every weight counted. */
   total = 0;
+  /** The doorkeeper: sightings of keys not held, by hash. A key not held takes a slot only when seen
+   * again while its cell remembers it (and then brings those sightings along), so a stream of names
+   * asked once (the over-capacity mix, a flood of random names) costs a probe and a byte each instead
+   * of an eviction each. Forgotten every DOOR_RESET misses, so that cells do not fill up. */
+  readonly #door = new Uint8Array(DOOR_CELLS);
+  readonly #doorkeeper: boolean;
+  #misses = 0;
 
-  constructor(capacity: number) {
+  /** With `doorkeeper` false every key takes a slot at once (lists whose keys come rarely but heavy,
+   * such as a walk's cost). */
+  constructor(capacity: number, doorkeeper = true) {
     this.capacity = capacity;
+    this.#doorkeeper = doorkeeper;
     this.counts = new Float64Array(capacity);
     this.errors = new Float64Array(capacity);
     this.#hashes = new Int32Array(capacity);
@@ -81,6 +98,19 @@ export abstract class SpaceSaving<K> {
       }
       i = (i + 1) & mask;
     }
+    // Not held: remembered by the doorkeeper the first time; admitted with what it remembers.
+    const cell = (hash >>> 16) ^ (hash & 0xffff);
+    const seen = this.#door[cell];
+    if (seen === 0 && this.#doorkeeper) {
+      this.#door[cell] = weight > 255 ? 255 : weight;
+      if (++this.#misses === DOOR_RESET) {
+        this.#door.fill(0);
+        this.#misses = 0;
+      }
+      return;
+    }
+    this.#door[cell] = 0;
+    weight += seen;
     let slot: number;
     const fresh = this.#used < this.capacity;
     if (fresh) {
@@ -119,13 +149,15 @@ export abstract class SpaceSaving<K> {
   /** Empties the sketch (the next window starts). */
   clear(): void {
     this.#index.fill(0);
+    this.#door.fill(0);
+    this.#misses = 0;
     this.#used = 0;
     this.total = 0;
   }
 
   /** Bytes held in typed arrays (the subclass adds its keys'). */
   get bytes(): number {
-    return this.capacity * (8 + 8 + 4 + 4 + 4) + this.#index.byteLength;
+    return this.capacity * (8 + 8 + 4 + 4 + 4) + this.#index.byteLength + this.#door.byteLength;
   }
 
   /** Removes `slot` from the index, moving later entries of its probe run back (no tombstones). */
