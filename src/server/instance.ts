@@ -3,13 +3,13 @@
 
 import type { Logger } from "pino";
 import type { Block } from "./block.ts";
-import type { ServerBlock, ServerKey, Token } from "../corefile/types.ts";
+import type { ServerBlock, ServerKey, Token, Transport } from "../corefile/types.ts";
 import type { Handler, Plugin } from "../chain/handler.ts";
 import type { InstanceHooks, ReadyCheck, ReloadSettings } from "../setup/instance.ts";
 import type { QueryDone } from "../metrics/query-done.ts";
 import type { Registry } from "../setup/registry.ts";
 import type { SetupContext } from "../setup/context.ts";
-import type { TcpTimeoutSettings } from "../setup/block.ts";
+import type { TcpTimeoutSettings, TlsSettings } from "../setup/block.ts";
 import { endOfChain } from "../chain/handler.ts";
 import { parseKey } from "../corefile/keys.ts";
 import { checkDirectives, checkKeys } from "../corefile/check.ts";
@@ -18,6 +18,7 @@ import { Pipeline } from "./pipeline.ts";
 import type { UdpListener } from "./udp.ts";
 import { dgramEngine, type UdpEngine } from "./udp-engine.ts";
 import { TcpListener, defaultTcpOptions, type TcpOptions } from "./tcp.ts";
+import { DohListener } from "./doh.ts";
 import { listenErrorText } from "../runtime/listen-error.ts";
 import { Handover } from "./handover.ts";
 import { peerServes } from "./peer-probe.ts";
@@ -53,8 +54,12 @@ export interface InstanceOptions {
 }
 
 interface Group {
-  /** "PORT|ADDRESSES" as configured (port 0 stays 0): what a reload matches listeners by. */
+  /** "PORT|ADDRESSES" as configured (port 0 stays 0), "tls|PORT|ADDRESSES" for DNS over TLS and
+   * "https|..." for DNS over HTTPS: what a reload matches listeners by. */
   id: string;
+  transport: Transport;
+  /** The certificate of a tls:// or https:// group: the first its blocks give (`tls`). */
+  tls?: TlsSettings;
   port: number;
   bind: string[];
   pipeline: Pipeline;
@@ -62,7 +67,9 @@ interface Group {
   tcpOptions: TcpOptions;
   timeouts: TcpTimeoutSettings;
   udp: UdpListener[];
+  /** Plain DNS over TCP, or DNS over TLS. */
   tcp: TcpListener[];
+  doh: DohListener[];
   /** The first key that names this group's port (`.:53` at Corefile:1), when one does; else the port
    * is the default (53 or -dns.port). Where to change the port when it cannot be opened. */
   portKey?: Token;
@@ -87,6 +94,9 @@ export class Instance implements InstanceHooks {
   readonly #shutdown: (() => void | Promise<void>)[] = [];
   readonly #listening: (() => void | Promise<void>)[] = [];
   readonly #onStopping: (() => Promise<void>)[] = [];
+  readonly #serving: (() => void)[] = [];
+  /** A block has `debug`: the process logs at debug level while this instance runs. */
+  #debug = false;
   readonly #handover: Handover;
   /** What it adopted is its own: it never replaced a running instance, or has taken its place. */
   #took: boolean;
@@ -157,6 +167,7 @@ export class Instance implements InstanceHooks {
       holdListeners: (wait) => this.#holds.push(wait),
       onShutdown: (fn) => this.#shutdown.push(fn),
       onStopping: (fn) => this.#onStopping.push(fn),
+      onServing: (fn) => this.#serving.push(fn),
       onListening: (fn) =>
         this.#listening.push(() => {
           const g = this.#group(keys[0], block);
@@ -179,7 +190,8 @@ export class Instance implements InstanceHooks {
       },
       // Internal queries go to the listener of the block's first key: its zones are what it answers.
       // Resolved at call time: the bind plugin sets the block's addresses during setup.
-      lookup: (name, qtype, depth = 1) => this.#group(keys[0], block).pipeline.lookup(name, qtype, depth),
+      lookup: (name, qtype, depth = 1, deadline) =>
+        this.#group(keys[0], block).pipeline.lookup(name, qtype, depth, deadline),
       block,
       instance: this,
     };
@@ -194,11 +206,14 @@ export class Instance implements InstanceHooks {
       handlers.unshift(h);
       return h;
     }, endOfChain);
+    if (block.debug) this.#debug = true;
     if (handlers.length > 0 && handlers[0].lane !== undefined) block.lane = handlers.map((h) => h.lane);
     for (const { key: k, token } of keyed) {
       const g = this.#group(k, block);
       if (k.port !== undefined) g.portKey ??= token;
+      this.#secure(g, block, token);
       g.pipeline.mux.add(k.zone, block);
+      if (block.familyKeys === true) g.pipeline.familyKeys = true;
       for (const h of handlers) if (h.lane?.kind === "keep") g.pipeline.answers.reserve(h.lane.rules);
       withTimeouts(g, block.timeouts);
     }
@@ -207,13 +222,14 @@ export class Instance implements InstanceHooks {
   #group(k: ServerKey, block: Block): Group {
     const port = k.port ?? this.#opts.defaultPort;
     const bind = block.bind.length > 0 ? [...block.bind].sort() : WILDCARD;
-    const id = `${port}|${bind.join(",")}`;
+    const id = `${k.scheme === "dns" ? "" : `${k.scheme}|`}${port}|${bind.join(",")}`;
     let g = this.#groups.get(id);
     if (!g) {
       const host = bind === WILDCARD ? "" : bind.length === 1 ? bind[0] : bind.join(",");
-      const label = `dns://${host.includes(":") ? `[${host}]` : host}:${port}`;
+      const label = `${k.scheme}://${host.includes(":") ? `[${host}]` : host}:${port}`;
       g = {
         id,
+        transport: k.scheme,
         port,
         bind,
         pipeline: new Pipeline(label, this.#log),
@@ -221,10 +237,35 @@ export class Instance implements InstanceHooks {
         timeouts: {},
         udp: [],
         tcp: [],
+        doh: [],
       };
       this.#groups.set(id, g);
     }
     return g;
+  }
+
+  /** The group's certificate from the block's `tls`; a line says what a block's key does without one,
+   * or with one it cannot use. */
+  #secure(g: Group, block: Block, key: Token): void {
+    const at = `${key.file}:${key.line}`;
+    if (block.tls === undefined) {
+      if (g.transport === "tls")
+        this.#log.warn({ at }, `${key.text}: no tls directive, so DNS is served over plain TCP (as CoreDNS)`);
+      if (g.transport === "https")
+        this.#log.warn(
+          { at },
+          `${key.text}: no tls directive, so DoH is served over plain HTTP/1.1 (as CoreDNS)`,
+        );
+    } else if (g.transport === "dns") {
+      this.#log.warn({ at, tls: block.tls.at }, `${key.text}: tls has no effect on a dns:// server block`);
+    } else if (g.tls === undefined) {
+      g.tls = block.tls;
+    } else if (g.tls !== block.tls) {
+      this.#log.warn(
+        { at, used: g.tls.at, ignored: block.tls.at },
+        `${key.text}: one certificate per listener: the first tls given is used`,
+      );
+    }
   }
 
   /** Drops every cached answer of every listener. */
@@ -243,10 +284,12 @@ export class Instance implements InstanceHooks {
    * listener, then runs the listening hooks. Port 0 picks one free port per group, shared by UDP and
    * TCP on every address of the group. */
   async start(): Promise<void> {
+    debugLogs(this.#log, this.#debug);
     for (const fn of this.#startup) await fn();
     await Promise.all(this.#holds.map((wait) => wait()));
     for (const g of this.#groups.values()) await this.#listen(g);
     for (const fn of this.#listening) await fn();
+    for (const fn of this.#serving) fn();
   }
 
   /** The port each listener group bound, by group id: what worker threads bind beside it. */
@@ -255,6 +298,8 @@ export class Instance implements InstanceHooks {
   }
 
   async #listen(g: Group): Promise<void> {
+    // A worker thread serves plain DNS over UDP; TCP, TLS and HTTPS stay on the main thread.
+    if (this.#opts.worker && g.transport !== "dns") return;
     const worker = this.#opts.worker && { ports: await this.#opts.worker.ports };
     const reusePort = (this.#opts.reusePort ?? false) || (this.#opts.shareDnsPort ?? false);
     for (let attempt = 0; ; attempt++) {
@@ -263,6 +308,10 @@ export class Instance implements InstanceHooks {
         for (const address of g.bind) {
           const optional = g.bind === WILDCARD && address === "::";
           try {
+            if (g.transport !== "dns") {
+              port = await this.#listenSecure(g, address, port, reusePort);
+              continue;
+            }
             const udp = (this.#opts.udpEngine ?? dgramEngine).listener(
               g.pipeline,
               { address, port, reusePort },
@@ -288,7 +337,8 @@ export class Instance implements InstanceHooks {
         await this.#closeGroup(g);
         // With port 0, the port UDP picked may be taken for TCP: try another.
         if (g.port !== 0 || attempt >= 5 || (err as NodeJS.ErrnoException).code !== "EADDRINUSE") {
-          const on = `port ${g.port} (udp and tcp on ${g.bind.join(", ")})`;
+          const what = g.transport === "dns" ? "udp and tcp" : `${g.transport}, tcp`;
+          const on = `port ${g.port} (${what} on ${g.bind.join(", ")})`;
           const key = g.portKey;
           const otherPort = key
             ? `or change the port of '${key.text}' at ${key.file}:${key.line}`
@@ -301,10 +351,24 @@ export class Instance implements InstanceHooks {
     }
   }
 
+  /** Opens a DNS over TLS or DNS over HTTPS listener of the group; the port it bound. */
+  #listenSecure(g: Group, address: string, port: number, reusePort: boolean): Promise<number> {
+    if (g.transport === "tls") {
+      const tcp = new TcpListener(g.pipeline, g.tcpOptions, this.#log, g.tls);
+      g.tcp.push(tcp);
+      return tcp.listen(address, port, reusePort);
+    }
+    const doh = new DohListener(g.pipeline, g.tcpOptions, this.#log, g.tls);
+    g.doh.push(doh);
+    return doh.listen(address, port, reusePort);
+  }
+
   async #closeGroup(g: Group): Promise<void> {
-    await Promise.all([...g.udp.map((l) => l.close()), ...g.tcp.map((l) => l.close())]);
+    const all = [...g.udp, ...g.tcp, ...g.doh];
+    await Promise.all(all.map((l) => l.close()));
     g.udp.length = 0;
     g.tcp.length = 0;
+    g.doh.length = 0;
   }
 
   /** The pipelines of its listener groups, in Corefile order (bench/hot-path.ts drives them). */
@@ -344,7 +408,7 @@ export class Instance implements InstanceHooks {
       o.signal?.throwIfAborted();
       for (const [id, g] of this.#groups) {
         const prev = old.#groups.get(id);
-        if (prev === undefined || prev.udp.length === 0) await this.#listen(g);
+        if (prev === undefined || !listening(prev)) await this.#listen(g);
       }
     } catch (err) {
       for (const g of this.#groups.values()) if (!old.#groups.has(g.id)) await this.#closeGroup(g);
@@ -353,18 +417,23 @@ export class Instance implements InstanceHooks {
     }
     for (const [id, g] of this.#groups) {
       const prev = old.#groups.get(id);
-      if (prev === undefined || prev.udp.length === 0) continue;
+      if (prev === undefined || !listening(prev)) continue;
       for (const l of prev.udp) l.use(g.pipeline);
-      for (const l of prev.tcp) l.use(g.pipeline, g.tcpOptions);
+      for (const l of prev.tcp) l.use(g.pipeline, g.tcpOptions, g.tls);
+      for (const l of prev.doh) l.use(g.pipeline, g.tcpOptions, g.tls);
       g.udp.push(...prev.udp);
       g.tcp.push(...prev.tcp);
+      g.doh.push(...prev.doh);
+      prev.doh.length = 0;
       g.port = prev.port;
       g.pipeline.label = prev.pipeline.label;
       prev.udp.length = 0;
       prev.tcp.length = 0;
     }
     this.#took = true;
+    debugLogs(this.#log, this.#debug);
     await old.#retire();
+    for (const fn of this.#serving) fn();
   }
 
   #allReady(): boolean {
@@ -417,6 +486,11 @@ export class Instance implements InstanceHooks {
   }
 }
 
+/** Whether the group has listeners open (a worker's only UDP ones). */
+function listening(g: Group): boolean {
+  return g.udp.length + g.tcp.length + g.doh.length > 0;
+}
+
 /** The group's TCP limits once a block's `timeouts` join them: for each limit the longest any block
  * sets (a connection is not cut earlier than one of them asked), the default where none does. */
 function withTimeouts(g: Group, t: TcpTimeoutSettings | undefined): void {
@@ -427,6 +501,17 @@ function withTimeouts(g: Group, t: TcpTimeoutSettings | undefined): void {
     if (ms !== undefined) set[k] = Math.max(set[k] ?? 0, ms);
   }
   g.tcpOptions = { ...defaultTcpOptions, ...set };
+}
+
+/** The level each process logger had before an instance set it: what a configuration without `debug`
+ * goes back to (CoreDNS's debug, too, is process-wide and undone by a reload without it). */
+const baseLevels = new WeakMap<Logger, string>();
+
+/** Sets the process's log level for a configuration with `debug` (on) or without. */
+function debugLogs(log: Logger, on: boolean): void {
+  if (!baseLevels.has(log)) baseLevels.set(log, log.level);
+  const base = baseLevels.get(log)!;
+  log.level = on && log.levels.values[base] > log.levels.values.debug ? "debug" : base;
 }
 
 function sleep(ms: number): Promise<void> {

@@ -18,6 +18,24 @@ export interface TcpTimeoutSettings {
   idleMs?: number;
 }
 
+/** CoreDNS's `client_auth` policies (Go's tls.ClientAuthType): whether a client certificate is asked
+ * for, whether one must be given, and whether it must chain to the CA. */
+export type ClientAuth = "nocert" | "request" | "require" | "verify_if_given" | "require_and_verify";
+
+/** `tls CERT KEY [CA]`: what a tls:// or https:// block's listener presents and asks of clients, read
+ * (and checked) at set-up. */
+export interface TlsSettings {
+  cert: Buffer;
+  key: Buffer;
+  /** CAs client certificates are checked against; undefined for the system's (Node's bundled) CAs. */
+  ca?: Buffer;
+  clientAuth: ClientAuth;
+  /** `keylog FILE`: where TLS secrets go, for debugging with Wireshark. */
+  keylog?: string;
+  /** "Corefile:3", for messages. */
+  at: string;
+}
+
 /** Where a block's listener is bound: a wildcard bind is "0.0.0.0" or "::". */
 export interface ListenAddress {
   address: string;
@@ -35,8 +53,22 @@ export interface BlockSettings {
   udpSize?: number;
   /** TCP time limits in ms, from `timeouts`; unset ones keep the server's defaults. */
   timeouts?: TcpTimeoutSettings;
+  /** The certificate a tls:// or https:// block serves with, from `tls`. */
+  tls?: TlsSettings;
   /** The response-rate limit of the block's UDP replies, from `rrl`. */
   rrl?: ReplyLimiter;
+  /** The TSIG secrets of the block by key name (canonical), and the zones they sign (`tsig`): the
+   * server checks signed queries against them, with any algorithm of RFC 8945 6 (as CoreDNS), and
+   * signs their replies. */
+  tsig?: { readonly secrets: ReadonlyMap<string, Buffer>; readonly zones: readonly string[] };
+  /** Set by a plugin that answers NOTIFY messages (secondary); the block's NOTIFYs are NOTIMP without. */
+  notify?: boolean;
+  /** Its AAAA answers depend on the client's address family (dns64 without allow_ipv4): the listener's
+   * answer store keys an IPv4 client's AAAA question apart from an IPv6 client's. */
+  familyKeys?: boolean;
+  /** Set by `debug`: an exception a plugin of this block did not mean to throw (not a PluginError) is not
+   * recovered (answered SERVFAIL) but ends the process (src/runtime/panic.ts). */
+  debug?: boolean;
   /** The block's directive names, in execution order. */
   readonly directives: readonly string[];
   /** What a block's plugins offer each other, by name: kubernetes offers its client search paths

@@ -28,6 +28,8 @@ import type { PolicyName } from "./policy.ts";
 import { Forward, FORWARD_DEFAULTS, NAME } from "./forward.ts";
 import { POLICIES } from "./policy.ts";
 import { parseTo } from "./upstream-address.ts";
+import { FORWARD_TAPS } from "./tap.ts";
+import { offered } from "../offers.ts";
 import { argCount, blockOptions, noBlock, parseDuration, parseIntArg } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
 import { parseKey } from "../../corefile/keys.ts";
@@ -39,7 +41,8 @@ import { canonical } from "../../dns/name.ts";
 const MAX_UPSTREAMS = 15;
 
 export const setup: Setup = (d, ctx) => {
-  const forward = new Forward(parseForward(d, ctx.root), ctx.log(NAME));
+  const taps = offered(ctx.block.shared, FORWARD_TAPS) ?? [];
+  const forward = new Forward(parseForward(d, ctx.root), ctx.log(NAME), taps);
   ctx.onShutdown(() => forward.close());
   return (next) => forward.handler(next);
 };
@@ -60,6 +63,7 @@ export function parseForward(d: Directive, root: string): ForwardOptions {
     preferUdp: false,
     healthCheck: { ...FORWARD_DEFAULTS.healthCheck },
     tls: {},
+    dohMethod: "POST",
     next: new Set(),
     nextOnNodata: false,
     failover: new Set(),
@@ -89,7 +93,13 @@ export function parseForward(d: Directive, root: string): ForwardOptions {
     },
     max_age: (opt) => (o.maxAgeMs = duration(opt)),
     read_timeout: (opt) => (o.readTimeoutMs = positive(opt, duration(opt))),
-    doh_method: unsupported("DNS-over-HTTPS is not implemented"),
+    doh_method: (opt) => {
+      argCount(opt, NAME, 1, 1);
+      const m = opt.args[0].text;
+      if (m !== "GET" && m !== "POST")
+        throw configError(opt.args[0], NAME, "doh_method must be either POST or GET");
+      o.dohMethod = m;
+    },
     resolver: unsupported("TO must be an IP address or a resolv.conf file; hostnames are not resolved"),
   });
   return o;
