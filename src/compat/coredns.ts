@@ -155,6 +155,12 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     twice: "refused",
   },
   {
+    plugin: "insights",
+    options: "`listen`, `token`, `kubeconfig`, `endpoint`, `cluster_domain`, `workloads`, `top`",
+    verdict: "differs",
+    note: "not a plugin of CoreDNS: queries by the workload that sent them, search-list walks and their fixes, as a page, a JSON API and `clusterdns top` ([insights.md](insights.md))",
+  },
+  {
     plugin: "errors",
     options: "`stdout`, `consolidate`, `stacktrace`",
     verdict: "same",

@@ -23,6 +23,7 @@ import { setup as header } from "./header/setup.ts";
 import { setup as health } from "./health/setup.ts";
 import { setup as hosts } from "./hosts/setup.ts";
 import { setup as k8sExternal } from "./k8s_external/setup.ts";
+import { setup as insights } from "./insights/setup.ts";
 import { setup as kubernetes } from "./kubernetes/setup.ts";
 import { setup as loadbalance } from "./loadbalance/setup.ts";
 import { setup as local } from "./local/setup.ts";
@@ -74,6 +75,8 @@ export const plugins: Registry = new Map<string, Setup>([
   ["ready", ready],
   ["health", health],
   ["prometheus", prometheus],
+  // Not in CoreDNS: a finish hook and a listener, like prometheus; its place changes nothing.
+  ["insights", insights],
   ["errors", errors],
   ["log", log],
   ["dnstap", dnstap],

@@ -30,6 +30,7 @@ function query(): Finished {
     remotePort: 40000,
     id: 4242,
     qname: "example.org.",
+    nameWire: new Uint8Array([7, 101, 120, 97, 109, 112, 108, 101, 3, 111, 114, 103, 0]),
     qtype: Type.A,
     qclass: Class.IN,
     size: 41,
