@@ -275,7 +275,12 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
   },
   missing("auto", "write one `file` directive per zone"),
   missing("secondary", "no inbound zone transfers"),
-  missing("etcd", "no etcd backend"),
+  {
+    plugin: "etcd",
+    options: "ZONES (names and CIDRs), every option",
+    verdict: "differs",
+    note: "reads etcd per query through etcd's JSON gateway at /v3/ (etcd 3.4 or newer; the /v3alpha and /v3beta paths of 3.2 and 3.3 are not tried); endpoints are tried in order rather than balanced; `upstream`, `stubzones` and `debug` are accepted with a warning, no-ops as in CoreDNS",
+  },
   missing("nomad", "no Nomad backend"),
   {
     plugin: "loop",

@@ -11,6 +11,7 @@ import { setup as bufsize } from "./bufsize/setup.ts";
 import { setup as cache } from "./cache/setup.ts";
 import { setup as chaos } from "./chaos/setup.ts";
 import { setup as errors } from "./errors/setup.ts";
+import { setup as etcd } from "./etcd/setup.ts";
 import { setup as file } from "./file/setup.ts";
 import { setup as forward } from "./forward/setup.ts";
 import { setup as header } from "./header/setup.ts";
@@ -69,6 +70,7 @@ export const plugins: Registry = new Map<string, Setup>([
   ["k8s_external", k8sExternal],
   ["kubernetes", kubernetes],
   ["file", file],
+  ["etcd", etcd],
   ["loop", loop],
   ["forward", forward],
   ["whoami", whoami],

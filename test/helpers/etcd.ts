@@ -1,0 +1,76 @@
+// Starts Debian's real etcd (etcd-server) on loopback with free ports and a temporary data folder, and
+// writes keys with etcd's own client, etcdctl (etcd-client).
+
+import { spawn } from "node:child_process";
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { promisify } from "node:util";
+import { freePort } from "./free-port.ts";
+
+const run = promisify(execFile);
+
+export interface EtcdServer {
+  /** The client URL, http://127.0.0.1:PORT. */
+  url: string;
+  put(key: string, value: string): Promise<void>;
+  del(key: string): Promise<void>;
+  /** Stops etcd (SIGTERM, then SIGKILL) and removes its data folder. */
+  stop(): Promise<void>;
+}
+
+export async function startEtcd(): Promise<EtcdServer> {
+  const dir = mkdtempSync(join(tmpdir(), "clusterdns-etcd-"));
+  const [client, peer] = [await freePort(), await freePort()];
+  const url = `http://127.0.0.1:${client}`;
+  const peerUrl = `http://127.0.0.1:${peer}`;
+  const proc = spawn(
+    "etcd",
+    [
+      "--name=t",
+      `--data-dir=${dir}`,
+      `--listen-client-urls=${url}`,
+      `--advertise-client-urls=${url}`,
+      `--listen-peer-urls=${peerUrl}`,
+      `--initial-advertise-peer-urls=${peerUrl}`,
+      `--initial-cluster=t=${peerUrl}`,
+    ],
+    { stdio: ["ignore", "ignore", "pipe"] },
+  );
+  let stderr = "";
+  proc.stderr.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+  const exited = new Promise<void>((r) => proc.once("exit", () => r()));
+  const ctl = (...args: string[]) =>
+    run("etcdctl", [`--endpoints=${url}`, ...args], {
+      env: { ...process.env, ETCDCTL_API: "3" },
+      timeout: 10_000,
+    });
+  const stop = async (): Promise<void> => {
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGTERM");
+    const timer = setTimeout(() => proc.kill("SIGKILL"), 5000);
+    await exited;
+    clearTimeout(timer);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  // Bounded: 200 tries of at most ~50 ms each and the etcdctl call's own time.
+  for (let i = 0; ; i++) {
+    try {
+      await ctl("endpoint", "health");
+      break;
+    } catch (err) {
+      if (i >= 200 || proc.exitCode !== null) {
+        await stop();
+        throw new Error(`etcd did not start: ${(err as Error).message}\n${stderr}`, { cause: err });
+      }
+      await sleep(50);
+    }
+  }
+  return {
+    url,
+    put: async (key, value) => void (await ctl("put", key, value)),
+    del: async (key) => void (await ctl("del", key)),
+    stop,
+  };
+}
