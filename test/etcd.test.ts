@@ -26,6 +26,9 @@ const RECORDS: [string, object][] = [
   ["/skydns/local/skydns/mx/m1", { host: "10.0.0.9", mail: true, priority: 5 }],
   ["/skydns/local/skydns/bad", { host: "10.0.0.7", ttl: "60" }],
   ["/skydns/arpa/in-addr/10/0/0/1", { host: "a.skydns.local" }],
+  ["/skydns/local/skydns/grp/g1", { host: "10.0.3.1", group: "g1" }],
+  ["/skydns/local/skydns/grp/sub/g2", { host: "10.0.3.2", group: "g2" }],
+  ["/skydns/local/skydns/grp/sub/none", { host: "10.0.3.3" }],
 ];
 
 before(async () => {
@@ -45,6 +48,12 @@ ft.local {
         fallthrough
     }
     whoami
+}
+auth.local {
+    etcd {
+        endpoint ${etcd.url}
+        credentials root s3cret
+    }
 }
 down.local {
     etcd {
@@ -156,6 +165,40 @@ test("etcd unreachable: SERVFAIL, promptly, and the server keeps serving", async
   assert.equal(r.status, "SERVFAIL");
   assert.ok(performance.now() - t0 < 3000, "answered within dig's 3 s");
   assert.equal((await dig(server.port, "a.skydns.local", "A")).status, "NOERROR");
+});
+
+test("a wildcard label matches any label at its place", async () => {
+  const r = await dig(server.port, "*.multi.skydns.local", "A");
+  assert.deepEqual(r.answer.sort(), [
+    "*.multi.skydns.local. 300 IN A 10.0.1.1",
+    "*.multi.skydns.local. 300 IN A 10.0.1.2",
+  ]);
+});
+
+test("groups: the nearest records' group and the records without one answer", async () => {
+  const r = await dig(server.port, "grp.skydns.local", "A");
+  assert.deepEqual(r.answer.sort(), [
+    "grp.skydns.local. 300 IN A 10.0.3.1",
+    "grp.skydns.local. 300 IN A 10.0.3.3",
+  ]);
+});
+
+test("a key with a lease answers with the lease's time left when that is lower than its TTL", async () => {
+  const id = await etcd.lease(100);
+  await etcd.put("/skydns/local/skydns/leased/l1", JSON.stringify({ host: "10.0.4.1" }), id);
+  await etcd.put("/skydns/local/skydns/leased/l2", JSON.stringify({ host: "10.0.4.2", ttl: 50 }), id);
+  const r = await dig(server.port, "leased.skydns.local", "A");
+  const ttls = new Map(r.answer.map((l) => [l.split(" ")[4], Number(l.split(" ")[1])]));
+  assert.ok(ttls.get("10.0.4.1")! > 50 && ttls.get("10.0.4.1")! <= 100, r.answer.join("\n"));
+  assert.equal(ttls.get("10.0.4.2"), 50);
+});
+
+test("credentials: etcd with authentication on is read with the user's token", async () => {
+  await etcd.put("/skydns/local/auth/w", JSON.stringify({ host: "10.0.5.1" }));
+  await etcd.enableAuth("root", "s3cret");
+  assert.deepEqual((await dig(server.port, "w.auth.local", "A")).answer, ["w.auth.local. 300 IN A 10.0.5.1"]);
+  // A block without credentials is now refused by etcd: SERVFAIL.
+  assert.equal((await dig(server.port, "a.skydns.local", "A")).status, "SERVFAIL");
 });
 
 test("etcd stopped under a running server: SERVFAIL, not a crash", async () => {

@@ -15,7 +15,12 @@ const run = promisify(execFile);
 export interface EtcdServer {
   /** The client URL, http://127.0.0.1:PORT. */
   url: string;
-  put(key: string, value: string): Promise<void>;
+  /** Puts a key, attached to lease `lease` (an ID from lease()) when given. */
+  put(key: string, value: string, lease?: string): Promise<void>;
+  /** Grants a lease of `seconds`: its ID, in hex as etcdctl prints it. */
+  lease(seconds: number): Promise<string>;
+  /** Adds user `user` with the root role and turns authentication on; later calls sign in as it. */
+  enableAuth(user: string, password: string): Promise<void>;
   del(key: string): Promise<void>;
   /** Stops etcd (SIGTERM, then SIGKILL) and removes its data folder. */
   stop(): Promise<void>;
@@ -42,8 +47,9 @@ export async function startEtcd(): Promise<EtcdServer> {
   let stderr = "";
   proc.stderr.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
   const exited = new Promise<void>((r) => proc.once("exit", () => r()));
+  let login: string[] = [];
   const ctl = (...args: string[]) =>
-    run("etcdctl", [`--endpoints=${url}`, ...args], {
+    run("etcdctl", [`--endpoints=${url}`, ...login, ...args], {
       env: { ...process.env, ETCDCTL_API: "3" },
       timeout: 10_000,
     });
@@ -69,7 +75,20 @@ export async function startEtcd(): Promise<EtcdServer> {
   }
   return {
     url,
-    put: async (key, value) => void (await ctl("put", key, value)),
+    put: async (key, value, lease) =>
+      void (await ctl("put", ...(lease ? [`--lease=${lease}`] : []), key, value)),
+    lease: async (seconds) => {
+      const { stdout } = await ctl("lease", "grant", String(seconds));
+      const id = /lease ([0-9a-f]+) granted/.exec(stdout)?.[1];
+      if (!id) throw new Error(`etcdctl lease grant: ${stdout}`);
+      return id;
+    },
+    enableAuth: async (user, password) => {
+      await ctl("user", "add", `${user}:${password}`);
+      if (user !== "root") await ctl("user", "grant-role", user, "root");
+      await ctl("auth", "enable");
+      login = [`--user=${user}:${password}`];
+    },
     del: async (key) => void (await ctl("del", key)),
     stop,
   };
