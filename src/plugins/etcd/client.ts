@@ -41,7 +41,7 @@ const unb64 = (s: string | undefined): string => Buffer.from(s ?? "", "base64").
 
 /** The end of the range that holds every key starting with `prefix` (etcd's prefix rule: the last
  * byte below 0xff incremented, the bytes after it dropped). */
-export function prefixEnd(prefix: string): Buffer {
+export function prefixEnd(prefix: string | Buffer): Buffer {
   const b = Buffer.from(prefix);
   for (let i = b.length - 1; i >= 0; i--) {
     if (b[i] < 0xff) {
