@@ -151,7 +151,13 @@ export class LiveCluster {
       const index = new SharedIndex();
       return new LiveCluster(o, configured, { index, writer: new SharedWriter(index, o.key) });
     }
-    if (!shareable) return new LiveCluster(o, { source: relaySource(o.key) });
+    if (!shareable) {
+      // The relayed state arrives only once started, when the cluster (and its store) exists.
+      const cluster: LiveCluster = new LiveCluster(o, {
+        source: relaySource(o.key, (d) => cluster.store.restore(d)),
+      });
+      return cluster;
+    }
     // In a worker thread the store is a reader of the main thread's, which its one watch fills.
     const caches = new Set<CacheDrop>();
     const options = storeOptions(o, undefined);

@@ -42,8 +42,9 @@ export function relayingSink(store: Store, key: string): Sink & { close(): void 
   };
 }
 
-/** A worker's source for the live cluster `key`: what the main thread's relayingSink posts. */
-export function relaySource(key: string): Source {
+/** A worker's source for the live cluster `key`: what the main thread's relayingSink posts. The
+ * whole state a late worker gets first goes to `restore` (its store's), not through the Sink. */
+export function relaySource(key: string, restore: (d: StoreDump) => void): Source {
   return {
     start(sink) {
       relay.in.subscribe(key, (message) => {
@@ -51,8 +52,7 @@ export function relaySource(key: string): Source {
         if (m.op === "apply") sink.apply(m.kind, m.type, m.obj);
         else if (m.op === "start") sink.listStart(m.kind);
         else if (m.op === "done") sink.listDone(m.kind);
-        else if (m.op === "state")
-          (sink as Sink & { restore(d: StoreDump): unknown }).restore(JSON.parse(m.json) as StoreDump);
+        else if (m.op === "state") restore(JSON.parse(m.json) as StoreDump);
       });
       return Promise.resolve();
     },
