@@ -89,6 +89,11 @@ test("a host that is a name is a CNAME, chased inside the zone", async () => {
     "c.skydns.local. 300 IN CNAME a.skydns.local.",
     "a.skydns.local. 60 IN A 10.0.0.1",
   ]);
+  // Outside the zone the server itself is asked; this block has nothing that answers it, so the CNAME
+  // comes alone, as CoreDNS sends it when its upstream has no answer.
+  const ext = await dig(server.port, "ext.skydns.local", "A");
+  assert.equal(ext.status, "NOERROR");
+  assert.deepEqual(ext.answer, ["ext.skydns.local. 300 IN CNAME outside.example."]);
   const c = await dig(server.port, "c.skydns.local", "CNAME");
   assert.deepEqual(c.answer, ["c.skydns.local. 300 IN CNAME a.skydns.local."]);
 });
