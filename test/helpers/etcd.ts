@@ -26,10 +26,29 @@ export interface EtcdServer {
   stop(): Promise<void>;
 }
 
-export async function startEtcd(): Promise<EtcdServer> {
+/** Serves clients over HTTPS with these files, and asks clients for a certificate the CA signed. */
+export interface EtcdTls {
+  ca: string;
+  cert: string;
+  key: string;
+  /** etcdctl's own certificate and key (extendedKeyUsage clientAuth). */
+  clientCert: string;
+  clientKey: string;
+}
+
+export async function startEtcd(tls?: EtcdTls): Promise<EtcdServer> {
   const dir = mkdtempSync(join(tmpdir(), "clusterdns-etcd-"));
   const [client, peer] = [await freePort(), await freePort()];
-  const url = `http://127.0.0.1:${client}`;
+  const url = `${tls ? "https" : "http"}://127.0.0.1:${client}`;
+  const serve = tls
+    ? [
+        `--cert-file=${tls.cert}`,
+        `--key-file=${tls.key}`,
+        `--trusted-ca-file=${tls.ca}`,
+        "--client-cert-auth",
+      ]
+    : [];
+  const ask = tls ? [`--cacert=${tls.ca}`, `--cert=${tls.clientCert}`, `--key=${tls.clientKey}`] : [];
   const peerUrl = `http://127.0.0.1:${peer}`;
   const proc = spawn(
     "etcd",
@@ -41,6 +60,7 @@ export async function startEtcd(): Promise<EtcdServer> {
       `--listen-peer-urls=${peerUrl}`,
       `--initial-advertise-peer-urls=${peerUrl}`,
       `--initial-cluster=t=${peerUrl}`,
+      ...serve,
     ],
     { stdio: ["ignore", "ignore", "pipe"] },
   );
@@ -49,7 +69,7 @@ export async function startEtcd(): Promise<EtcdServer> {
   const exited = new Promise<void>((r) => proc.once("exit", () => r()));
   let login: string[] = [];
   const ctl = (...args: string[]) =>
-    run("etcdctl", [`--endpoints=${url}`, ...login, ...args], {
+    run("etcdctl", [`--endpoints=${url}`, ...ask, ...login, ...args], {
       env: { ...process.env, ETCDCTL_API: "3" },
       timeout: 10_000,
     });
@@ -60,13 +80,14 @@ export async function startEtcd(): Promise<EtcdServer> {
     clearTimeout(timer);
     rmSync(dir, { recursive: true, force: true });
   };
-  // Bounded: 200 tries of at most ~50 ms each and the etcdctl call's own time.
+  // Bounded: 200 tries and 30 s, whichever comes first.
+  const begun = performance.now();
   for (let i = 0; ; i++) {
     try {
       await ctl("endpoint", "health");
       break;
     } catch (err) {
-      if (i >= 200 || proc.exitCode !== null) {
+      if (i >= 200 || performance.now() - begun > 30_000 || proc.exitCode !== null) {
         await stop();
         throw new Error(`etcd did not start: ${(err as Error).message}\n${stderr}`, { cause: err });
       }
