@@ -26,6 +26,7 @@ const RECORDS: [string, object][] = [
   ["/skydns/local/skydns/mx/m1", { host: "10.0.0.9", mail: true, priority: 5 }],
   ["/skydns/local/skydns/bad", { host: "10.0.0.7", ttl: "60" }],
   ["/skydns/arpa/in-addr/10/0/0/1", { host: "a.skydns.local" }],
+  ["/skydns/local/skydns/dns/ns/ns1", { host: "10.0.0.53" }],
   ["/skydns/local/skydns/grp/g1", { host: "10.0.3.1", group: "g1" }],
   ["/skydns/local/skydns/grp/sub/g2", { host: "10.0.3.2", group: "g2" }],
   ["/skydns/local/skydns/grp/sub/none", { host: "10.0.3.3" }],
@@ -119,6 +120,12 @@ test("TXT, MX and PTR", async () => {
   assert.deepEqual(mx.additional, ["m1.mx.skydns.local. 300 IN A 10.0.0.9"]);
   const ptr = await dig(server.port, "1.0.0.10.in-addr.arpa", "PTR");
   assert.deepEqual(ptr.answer, ["1.0.0.10.in-addr.arpa. 300 IN PTR a.skydns.local."]);
+});
+
+test("NS at the apex: the addresses under ns.dns, named after their keys", async () => {
+  const r = await dig(server.port, "skydns.local", "NS");
+  assert.deepEqual(r.answer, ["skydns.local. 300 IN NS ns1.ns.dns.skydns.local."]);
+  assert.deepEqual(r.additional, ["ns1.ns.dns.skydns.local. 300 IN A 10.0.0.53"]);
 });
 
 test("NXDOMAIN for a name etcd has no key for, NODATA for one it has without that type; both with the SOA", async () => {
