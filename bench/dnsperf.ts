@@ -21,6 +21,8 @@ export interface PerfResult {
 
 export interface PerfOptions {
   port: number;
+  /** The server's address (default 127.0.0.1; "::1" to ask over IPv6). */
+  server?: string;
   queryFile: string;
   seconds: number;
   /** Core to pin dnsperf to (taskset -c). */
@@ -40,7 +42,7 @@ export interface PerfOptions {
 export async function dnsperf(o: PerfOptions): Promise<PerfResult> {
   const args = [
     "-s",
-    "127.0.0.1",
+    o.server ?? "127.0.0.1",
     "-p",
     String(o.port),
     "-d",

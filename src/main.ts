@@ -22,6 +22,7 @@ import { multisocketWorkers } from "./plugins/multisocket/setup.ts";
 import { WorkerPool } from "./server/workers.ts";
 import { threadMetrics } from "./metrics/registry.ts";
 import type { ServerBlock } from "./corefile/types.ts";
+import { Panic, exitOnPanic } from "./runtime/panic.ts";
 
 const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -59,7 +60,10 @@ export async function main(argv: string[]): Promise<number> {
 
   const log = createLogger();
   limitHeapGrowth("serving");
-  process.on("uncaughtException", (err) => log.fatal({ err }, "uncaught exception: still serving"));
+  process.on("uncaughtException", (err) => {
+    if (err instanceof Panic) exitOnPanic(err, log);
+    log.fatal({ err }, "uncaught exception: still serving");
+  });
   process.on("unhandledRejection", (err) => log.fatal({ err }, "unhandled rejection: still serving"));
 
   if (flags.validate) {

@@ -18,6 +18,7 @@ import { chooseUdpEngine } from "./server/udp-engine.ts";
 import { workerMetricsJson } from "./metrics/registry.ts";
 import { collectGarbage } from "./runtime/heap.ts";
 import type { ToWorker, WorkerData } from "./server/workers.ts";
+import { Panic, exitOnPanic } from "./runtime/panic.ts";
 
 const data = workerData as WorkerData;
 threadRole.index = data.index;
@@ -119,5 +120,8 @@ function fail(err: unknown): void {
   process.exit(1);
 }
 
-process.on("uncaughtException", (err) => log.fatal({ err }, "uncaught exception: still serving"));
+process.on("uncaughtException", (err) => {
+  if (err instanceof Panic) exitOnPanic(err, log);
+  log.fatal({ err }, "uncaught exception: still serving");
+});
 process.on("unhandledRejection", (err) => log.fatal({ err }, "unhandled rejection: still serving"));

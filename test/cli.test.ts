@@ -164,11 +164,11 @@ test("a bad Corefile stops start-up with file:line and the directive", async () 
   assert.match(badOption.stderr, /Corefile:3 - Error during parsing: file: unknown property 'relaod'/);
 
   // A plugin of CoreDNS that clusterdns does not have: named as such, not as an unknown directive.
-  const coredns = await startFailure(". {\n    whoami\n    dnstap /tmp/dnstap.sock full\n}\n");
+  const coredns = await startFailure(". {\n    whoami\n    route53 example.org.:Z1\n}\n");
   assert.equal(coredns.code, 1);
   assert.match(
     coredns.stderr,
-    /Corefile:3 - Error during parsing: plugin dnstap of CoreDNS is not supported by clusterdns: no dnstap output \(see docs\/compatibility\.md\)/,
+    /Corefile:3 - Error during parsing: plugin route53 of CoreDNS is not supported by clusterdns: no cloud DNS backends \(see docs\/compatibility\.md\)/,
   );
 
   // A feature clusterdns does not have (DNS over HTTPS upstreams) is refused, not ignored.

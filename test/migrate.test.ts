@@ -138,13 +138,13 @@ test("migrate coredns: the ConfigMap's lines, as in the file, and exit 1 when a 
   const file = join(dir, "coredns.yaml");
   const cm = readFileSync(join(ROOT, "deploy", "base", "configmap.yaml"), "utf8").replace(
     "    loop\n",
-    "    loop\n    dnstap /tmp/x.sock\n",
+    "    loop\n    route53 example.org.:Z1\n",
   );
   writeFileSync(file, cm);
   const r = await clusterdns(["migrate", "coredns", file]);
   assert.equal(r.code, 1);
-  const line = cm.split("\n").findIndex((l) => l.includes("dnstap")) + 1;
-  assert.ok(r.stdout.includes(`${file}:${line}  missing      dnstap /tmp/x.sock\n`), r.stdout);
+  const line = cm.split("\n").findIndex((l) => l.includes("route53")) + 1;
+  assert.ok(r.stdout.includes(`${file}:${line}  missing      route53 example.org.:Z1\n`), r.stdout);
   assert.match(
     r.stdout,
     /clusterdns would not start on this Corefile: of its 19 lines, 1 not served \(missing\), 2 served differently/,
@@ -164,7 +164,7 @@ test("migrate coredns: the ConfigMap's lines, as in the file, and exit 1 when a 
   // The same from stdin, as `kubectl get cm coredns -o yaml | clusterdns migrate coredns -`.
   const piped = await clusterdns(["migrate", "coredns", "-"], cm);
   assert.equal(piped.code, 1);
-  assert.ok(piped.stdout.includes(`stdin:${line}  missing      dnstap /tmp/x.sock\n`), piped.stdout);
+  assert.ok(piped.stdout.includes(`stdin:${line}  missing      route53 example.org.:Z1\n`), piped.stdout);
 });
 
 test("migrate: a wrong command line is a usage error (exit 2); -help is not", async () => {

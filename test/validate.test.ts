@@ -61,7 +61,7 @@ test("every mistake is reported, one line each, in the file's order, with file:l
     "    whoami", // 16
     "}", // 17
     ". {", // 18
-    "    dnstap /tmp/dnstap.sock", // 19
+    "    route53 example.org.:Z1D633PJN98FT9", // 19
     "    forward . 192.0.2.1", // 20
     "}", // 21
   ].join("\n");
@@ -78,7 +78,7 @@ test("every mistake is reported, one line each, in the file's order, with file:l
     [6, /kubernetes: kubeconfig: .*kubeconfig\.yaml does not exist$/],
     [11, /kubernetes: .*objects\.yaml:1: .*'10\.96\.0\.500' is not an IP address/],
     [15, /invalid server block key 'tls:\/\/\.:853'/],
-    [19, /plugin dnstap of CoreDNS is not supported by clusterdns: no dnstap output/],
+    [19, /plugin route53 of CoreDNS is not supported by clusterdns: no cloud DNS backends/],
   ];
   assert.equal(lines.length, want.length, r.stderr);
   for (const [i, [line, what]] of want.entries()) {

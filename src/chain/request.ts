@@ -29,6 +29,9 @@ export interface Request {
    * plugin derives from this one (rewrite) shares the object, so what the inner plugins decide reaches
    * the pipeline. */
   readonly cache: AnswerPolicy<Request>;
+  /** The name of the TSIG key the query was signed with and checked against (its replies are signed);
+   * undefined for an unsigned query. */
+  readonly tsig?: string;
   /** Which plugin produced the reply (for metrics' `plugin` label), set by whoever answers. */
   answeredBy?: string;
   /** EDNS options to send upstream with this query (rewrite's edns0 rules): forward puts them in its
@@ -39,6 +42,10 @@ export interface Request {
   noReply?: boolean;
   /** How many internal lookups (SetupContext.lookup) led to this request: 0 for a client's query. */
   readonly depth?: number;
+  /** Date.now() past which the query's work is abandoned (`cancel`): forward stops waiting for its
+   * upstreams, an internal lookup inherits it, and a plugin that waits should wait no longer. Set on
+   * the client's own request (cancel runs first); requests derived later carry it along. */
+  deadline?: number;
   /** TCP only (undefined over UDP and for internal lookups): sends one message of a reply that takes
    * several (a zone transfer), ahead of the message the handler returns, which goes out last. The
    * server gives it the query's ID and question as it does the returned one. Resolves once the socket

@@ -56,10 +56,20 @@ const missing = (plugin: string, note: string, once = false): PluginCompat => ({
 
 /** Every plugin of CoreDNS's plugin.cfg, in its order. */
 export const COREDNS_PLUGINS: readonly PluginCompat[] = [
-  missing("root", "relative paths are read from the Corefile's folder"),
+  {
+    plugin: "root",
+    options: "PATH",
+    verdict: "differs",
+    note: "without it, relative paths are read from the Corefile's folder (CoreDNS: the working folder), and a relative PATH is too; a second `root` line in a block is refused rather than replacing the first",
+  },
   missing("metadata", "no plugin here produces or reads request metadata"),
   missing("geoip", "it only feeds metadata, which nothing here reads"),
-  missing("cancel", "forward gives each query 5 s in all, and internal lookups are bounded in depth"),
+  {
+    plugin: "cancel",
+    options: "TIMEOUT",
+    verdict: "differs",
+    note: "past the deadline the client gets SERVFAIL from cancel itself, whichever plugin is still at work, and forward stops waiting at once (CoreDNS's forward first finishes the attempt in flight, up to its 2 s read timeout); internal lookups (ExternalName targets, autopath) inherit the deadline",
+  },
   missing("tls", "clusterdns serves plain DNS over UDP and TCP; no DoT, DoH or gRPC listeners"),
   missing("quic", "no DNS-over-QUIC listener"),
   {
@@ -106,7 +116,12 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
       },
     ],
   },
-  missing("debug", "a failing plugin is logged and answered SERVFAIL, and the server keeps serving"),
+  {
+    plugin: "debug",
+    options: "",
+    verdict: "differs",
+    note: "logs at debug level (process-wide, as in CoreDNS) with hex dumps of forwarded replies that fail the checks; an exception a plugin did not mean to throw (anything but a PluginError, the counterpart of a Go panic) ends the process with status 2 instead of a SERVFAIL, `errors` in the block or not; in the blocks that have `debug`, where CoreDNS turns recovery off for every block on the listener; a worker thread of `-workers N` that hits one ends and is started again",
+  },
   missing("trace", "no OpenTracing or Zipkin exporter"),
   { plugin: "ready", options: "ADDRESS, `monitor`", verdict: "same", note: "", twice: "refused" },
   { plugin: "health", options: "ADDRESS, `lameduck`", verdict: "same", note: "" },
@@ -140,9 +155,36 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
       },
     ],
   },
-  missing("dnstap", "no dnstap output"),
-  missing("local", "answer `localhost` and the like with `hosts` or `template`"),
-  missing("dns64", "no AAAA synthesis for IPv6-only clusters"),
+  {
+    plugin: "dnstap",
+    options:
+      "SOCKET (a path, `unix://`, `tcp://`, `tls://`), `full`, WRITEBUFFER, QUEUE, `identity`, `version`, `extra`, `skipverify`, `message_types`",
+    verdict: "same",
+    note: "client messages for every answered query (replayed ones too) and forwarder messages for every try upstream; a query left unanswered (acl's `drop`) sends none",
+    parts: [
+      {
+        option: "extra",
+        args: /\{[^{}\s]*\}/,
+        what: "placeholders in `extra`",
+        verdict: "missing",
+        note: "`extra` is sent as written; no plugin here produces metadata",
+        example:
+          '. {\n    dnstap /tmp/dnstap.sock {\n        extra "{/kubernetes/client-namespace}"\n    }\n}\n',
+      },
+    ],
+  },
+  {
+    plugin: "local",
+    options: "`localhost_prefix`",
+    verdict: "differs",
+    note: "also answers the PTR of ::1 (`1.0.0...0.ip6.arpa.`, `localhost.`), which CoreDNS passes on; queries of class CH pass on",
+  },
+  {
+    plugin: "dns64",
+    options: "PREFIX, `prefix`, `translate_all`, `allow_ipv4`",
+    verdict: "differs",
+    note: "RFC 6147's rules where CoreDNS skips them: an IPv4-mapped AAAA counts as none (5.1.4), a query with DO and CD set is not translated (5.5), and when the name has no A either the AAAA reply goes back as it was, with its SOA; a prefix whose bits 64-71 are not zero is refused (RFC 6052 2.2); a second `dns64` line in a block is refused rather than replacing the first. In a block that takes IPv4 and IPv6 clients without `allow_ipv4`, the answer cache keeps the two families' AAAA replies apart",
+  },
   {
     plugin: "acl",
     options: "ZONES, `allow`, `block`, `filter`, `drop`, `type`, `net`",
@@ -157,7 +199,13 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     verdict: "differs",
     note: "a cached reply may be replayed in the same order for up to 1 s before it is rotated again",
   },
-  missing("tsig", "no signed transactions", true),
+  {
+    plugin: "tsig",
+    options: "ZONE, `secret`, `secrets`, `require`",
+    verdict: "same",
+    note: "any HMAC of RFC 8945 (MD5, SHA-1, SHA-224/256/384/512); replies signed, a transfer's every message too; *secondary* signs its queries to the primaries with the block's first key (hmac-sha256), which CoreDNS's does not",
+    twice: "refused",
+  },
   {
     plugin: "cache",
     options: "every option",
@@ -209,7 +257,7 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     plugin: "transfer",
     options: "ZONES, `to`",
     verdict: "differs",
-    note: "AXFR and IXFR of the *kubernetes* and *file* zones; IXFR without a change history (a full transfer, as RFC 1995 allows); no NOTIFY",
+    note: "AXFR and IXFR of the *kubernetes*, *file*, *auto* and *secondary* zones; IXFR without a change history (a full transfer, as RFC 1995 allows); no NOTIFY",
   },
   { plugin: "hosts", options: "every option", verdict: "same", note: "", twice: "refused" },
   missing("route53", "no cloud DNS backends"),
@@ -273,8 +321,18 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     verdict: "differs",
     note: "no DNSSEC: a signed zone's RRSIG and NSEC records are not added to answers; `upstream` is accepted with a warning, a no-op as in CoreDNS",
   },
-  missing("auto", "write one `file` directive per zone"),
-  missing("secondary", "no inbound zone transfers"),
+  {
+    plugin: "auto",
+    options: "ZONES, `directory`, `reload`, `upstream`",
+    verdict: "same",
+    note: "REGEXP in JavaScript syntax, which takes RE2's patterns but for RE2's own extensions; a file that does not parse, or changed without a new serial, is logged; `upstream` is accepted with a warning, a no-op as in CoreDNS",
+  },
+  {
+    plugin: "secondary",
+    options: "ZONES, `transfer from`, `upstream`",
+    verdict: "differs",
+    note: "IXFR as well as AXFR; a NOTIFY from an address that is no primary is REFUSED (CoreDNS sends no reply); `transfer from` is required (CoreDNS takes a stanza without it and never serves the zone); the first transfer is retried after 1, 2, 4, 8 s, then every 10 s (CoreDNS: every 10 s); `upstream` is accepted with a warning, a no-op as in CoreDNS",
+  },
   {
     plugin: "etcd",
     options: "ZONES (names and CIDRs), every option",
@@ -314,9 +372,19 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     ],
   },
   missing("grpc", "no DNS-over-gRPC upstreams", true),
-  missing("erratic", "a fault injector for testing CoreDNS"),
+  {
+    plugin: "erratic",
+    options: "`drop`, `truncate`, `delay`, `large`",
+    verdict: "differs",
+    note: "`truncate N` truncates one reply in N as documented (CoreDNS tests the count with a bitwise AND: `truncate 3` hits one in 4); `drop` without AMOUNT beside `delay` or `truncate` keeps dropping one in 2 (CoreDNS then drops nothing); its replies are never cached, not even by a `cache` in the block, so every query meets its faults; a delay ends at `cancel`'s deadline",
+  },
   { plugin: "whoami", options: "", verdict: "same", note: "" },
-  missing("on", "no commands run on server events"),
+  {
+    plugin: "on",
+    options: "EVENT (`startup`, `shutdown`), COMMAND, `&`",
+    verdict: "differs",
+    note: "the command's output is logged line by line (CoreDNS passes it to its own stdout and stderr); `certrenew`, which CoreDNS accepts and never fires, is accepted with a warning; with `-workers N` the main thread alone runs the commands",
+  },
   missing("sign", "no zone signing"),
   missing("view", "every server block answers every client (`acl` can refuse by network)", true),
 ];

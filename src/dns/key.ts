@@ -7,6 +7,11 @@
  * cache refills from it without running them again (src/answers/lane.ts). */
 export const SOURCE = 0x80;
 
+/** A bit every state octet has ("0", "1", "2" are 0x30-0x32), cleared in the key of an IPv4 client's
+ * AAAA question where a block answers AAAA by the client's address family (dns64 without allow_ipv4):
+ * the two families' replies are then two entries, and neither is replayed to the other. */
+export const IPV4_APART = 0x20;
+
 /** Octets after the name: type, class, state. */
 export const KEY_TAIL = 5;
 

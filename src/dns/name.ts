@@ -242,7 +242,7 @@ export function addressFromReverse(name: string): string | undefined {
 }
 
 /** RFC 5952 text form of an already-expanded colon-separated IPv6 address. */
-function compressIPv6(full: string): string {
+export function compressIPv6(full: string): string {
   const groups = full.split(":");
   let bestStart = -1;
   let bestLen = 1;

@@ -1,7 +1,16 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import dns2 from "dns2";
-import { errorReply, scanQuery, spelledQname, toQueryMsg, type ScanError, type Scanned } from "./scan.ts";
+import {
+  ScannedQuery,
+  errorReply,
+  scanQuery,
+  spelledQname,
+  toQueryMsg,
+  type ScanError,
+  type Scanned,
+} from "./scan.ts";
+import { IPV4_APART } from "./key.ts";
 import { skipName } from "./walk.ts";
 import { decode } from "./decode.ts";
 import { encode } from "./encode.ts";
@@ -214,11 +223,14 @@ test("runts and responses are dropped", () => {
   dropped(bytes(header(1, 0x8000, 9), [1, 2, 3]));
 });
 
-test("opcode other than QUERY: NOTIMP, before any other rule", () => {
-  const notify = query("example.org.", { flags: 0x2000 }); // opcode 4
-  const f = failed(notify, Rcode.NOTIMP);
-  assert.equal(f.opcode, 4);
-  assert.equal(f.questionEnd, notify.length);
+test("opcode other than QUERY and NOTIFY: NOTIMP, before any other rule; NOTIFY passes", () => {
+  const update = query("example.org.", { flags: 0x2800 }); // opcode 5
+  const f = failed(update, Rcode.NOTIMP);
+  assert.equal(f.opcode, 5);
+  assert.equal(f.questionEnd, update.length);
+  const notify = scanQuery(query("example.org.", { flags: 0x2400, type: Type.SOA })); // opcode 4, AA
+  assert.ok(!("drop" in notify));
+  assert.deepEqual([notify.opcode, notify.qname, notify.qtype], [4, "example.org.", Type.SOA]);
   failed(bytes(header(1, 0x2800, 2), [0xc0, 12]), Rcode.NOTIMP); // UPDATE, QDCOUNT 2, garbage
   failed(bytes(header(1, 0x1000, 1), [5, 1]), Rcode.NOTIMP); // STATUS with a truncated question
 });
@@ -337,7 +349,7 @@ test("BADVERS comes before every other refusal of a message that parses (RFC 689
   };
   // An unknown opcode, QDCOUNT 0 or 2, a meta QTYPE, a question with a compression pointer (to the
   // header's QDCOUNT, whose first octet is the root's 0: legal, and refused by the scan).
-  assert.equal(badvers(bytes(header(1, 0x2000, 1, { ar: 1 }), q, v1)).opcode, 4);
+  assert.equal(badvers(bytes(header(1, 0x2800, 1, { ar: 1 }), q, v1)).opcode, 5);
   assert.equal(badvers(bytes(header(1, 0, 0, { ar: 1 }), v1)).questionEnd, 0);
   badvers(bytes(header(1, 0, 2, { ar: 1 }), q, wireName("b"), QTYPE_A_IN, v1));
   badvers(bytes(header(1, 0, 1, { ar: 1 }), wireName("a"), [0, 0, 0, 1], v1));
@@ -345,7 +357,7 @@ test("BADVERS comes before every other refusal of a message that parses (RFC 689
   // Version 0 there: the refusal the query earns, with an OPT in the reply.
   const opt0 = optRR({ do: true });
   for (const [buf, rcode] of [
-    [bytes(header(1, 0x2000, 1, { ar: 1 }), q, opt0), Rcode.NOTIMP],
+    [bytes(header(1, 0x2800, 1, { ar: 1 }), q, opt0), Rcode.NOTIMP],
     [bytes(header(1, 0x1000, 1, { ar: 1 }), [1, 0x61, 0xc0, 4], QTYPE_A_IN, opt0), Rcode.NOTIMP],
     [bytes(header(1, 0, 2, { ar: 1 }), q, wireName("b"), QTYPE_A_IN, opt0), Rcode.FORMERR],
     [bytes(header(1, 0, 1, { ar: 1 }), [1, 0x61, 0xc0, 4], QTYPE_A_IN, opt0), Rcode.FORMERR],
@@ -360,8 +372,8 @@ test("a refused packet in a larger receive slot: only its own octets are walked 
   // The batched engine scans a slot of 4096 octets holding a shorter packet; what follows it is
   // whatever an earlier, longer packet left there.
   for (const [packet, rcode] of [
-    [bytes(header(1, 0x2000, 1, { ar: 1 }), q, optRR({ version: 1, do: true })), Rcode.BADVERS],
-    [bytes(header(1, 0x2000, 1, { ar: 1 }), q, optRR({ do: true })), Rcode.NOTIMP],
+    [bytes(header(1, 0x2800, 1, { ar: 1 }), q, optRR({ version: 1, do: true })), Rcode.BADVERS],
+    [bytes(header(1, 0x2800, 1, { ar: 1 }), q, optRR({ do: true })), Rcode.NOTIMP],
   ] as const) {
     const slot = Buffer.alloc(4096, 0xab);
     packet.copy(slot);
@@ -405,10 +417,10 @@ test("errorReply: FORMERR without a question, with and without OPT; NOTIMP echoe
   assert.equal(m.rcode, Rcode.FORMERR);
   assert.deepEqual(m.edns, { udpSize: 1232, version: 0, do: false, options: [] });
 
-  buf = query("zone.example.", { flags: 0x2110 }); // NOTIFY, RD, CD
+  buf = query("zone.example.", { flags: 0x2910 }); // UPDATE, RD, CD
   reply = errorReply(buf, failed(buf, Rcode.NOTIMP));
   const n = decode(reply);
-  assert.equal(n.opcode, 4);
+  assert.equal(n.opcode, 5);
   assert.equal(n.qr, true);
   assert.equal(n.rcode, Rcode.NOTIMP);
   assert.deepEqual(n.question, [{ name: "zone.example.", type: 1, class: 1 }]);
@@ -501,8 +513,8 @@ test("TSIG: last in the additional section or FORMERR; a well-formed one gets NO
   const v1 = failed(bytes(header(1, 0, 1, { ar: 2 }), q, optRR({ version: 1 }), tsigRR(key)), Rcode.BADVERS);
   assert.equal(v1.tsig, -1);
   failed(bytes(header(1, 0, 1, { ar: 1 }), wireName("a"), [0, 41, 0, 1], tsigRR(key)), Rcode.NOTAUTH);
-  const notify = failed(bytes(header(1, 0x2000, 1, { ar: 1 }), q, tsigRR(key)), Rcode.NOTIMP);
-  assert.equal(notify.tsig, -1);
+  const update = failed(bytes(header(1, 0x2800, 1, { ar: 1 }), q, tsigRR(key)), Rcode.NOTIMP);
+  assert.equal(update.tsig, -1);
 });
 
 test("errorReply to a TSIG query: NOTAUTH, unsigned TSIG with error BADKEY (RFC 8945 5.3.2)", () => {
@@ -588,4 +600,18 @@ test("spelledQname: the client's spelling when it has capitals, nothing when it 
   const s = scanQuery(buf) as Scanned;
   assert.equal(spelledQname(buf, s.questionEnd), "A\\.\\001.");
   assert.equal(spelledQname(buf, s.questionEnd)!.toLowerCase(), s.qname);
+});
+
+test("keyApartForIPv4: another key and hash, the state's other bits kept, and a copy keeps it", () => {
+  const packet = encode(queryMsg("www.example.org.", Type.AAAA, { id: 1 }));
+  const s = scanQuery(packet, new ScannedQuery()) as ScannedQuery;
+  const [key, hash, state] = [s.key, s.keyHash, s.keyState];
+  s.keyApartForIPv4();
+  assert.notEqual(s.key, key);
+  assert.notEqual(s.keyHash, hash);
+  assert.equal(s.key.slice(0, -1), key.slice(0, -1), "the same question");
+  assert.equal(s.keyState, state & ~IPV4_APART);
+  assert.equal(s.keyState & 0x0f, state & 0x0f, "EDNS, DO, local option and CD bits as they were");
+  const c = s.copy();
+  assert.deepEqual([c.key, c.keyHash], [s.key, s.keyHash]);
 });

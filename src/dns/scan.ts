@@ -7,7 +7,7 @@
 
 import type { Edns, Msg } from "./message.ts";
 import { labelText } from "./name.ts";
-import { MAX_KEY, hashBytes } from "./key.ts";
+import { IPV4_APART, MAX_KEY, hashBytes } from "./key.ts";
 import { metaRecordMalformed, metaRecordMisplaced, optRecord, skipName } from "./walk.ts";
 import { Class, EDNS_UDP_SIZE, EdnsOption, Opcode, PLAIN_UDP_SIZE, Rcode, Type } from "./constants.ts";
 
@@ -65,6 +65,8 @@ export interface ScanError {
   readonly do: boolean;
   /** Offset of the query's TSIG record when the rcode is NOTAUTH (its key is unknown), else -1. */
   readonly tsig: number;
+  /** The TSIG error of the reply's unsigned TSIG record: BADKEY unless a key's check says BADSIG. */
+  readonly tsigError?: number;
 }
 
 export type ScanFailure = ScanDrop | ScanError;
@@ -74,7 +76,8 @@ const DROP: ScanDrop = Object.freeze({ drop: true });
 /**
  * Reads one query. Rules, first match wins:
  * - under 12 octets or QR=1 -> drop (never answer a response);
- * - opcode other than QUERY -> NOTIMP, with RD and CD clear (they are defined for QUERY only);
+ * - opcode other than QUERY and NOTIFY -> NOTIMP, with RD and CD clear (they are defined for QUERY
+ *   only); a NOTIFY (RFC 1996) passes, and the pipeline hands it to a block that takes it (secondary);
  * - QDCOUNT other than 1, a question that does not parse, a malformed record or trailing octets ->
  *   FORMERR;
  * - OPT outside the additional section, more than one OPT, or an OPT owner other than the root ->
@@ -97,7 +100,7 @@ const DROP: ScanDrop = Object.freeze({ drop: true });
  * there could only reach the header or loop). Any octet may sit in a label (RFC 2181 11), "." too:
  * the text qname escapes it (name.ts).
  *
- * One function (104 lines) on purpose: it is every query's first step, one pass over the packet whose
+ * One function (105 lines) on purpose: it is every query's first step, one pass over the packet whose
  * state (offset, counts, the first OPT and TSIG) stays in locals; its error paths are failure()'s.
  */
 export function scanQuery(buf: Buffer, into?: ScannedQuery, len = buf.length): ScannedQuery | ScanFailure {
@@ -106,7 +109,8 @@ export function scanQuery(buf: Buffer, into?: ScannedQuery, len = buf.length): S
   if (len < 12 || (buf[2] & 0x80) !== 0) return DROP;
   const opcode = (buf[2] >> 3) & 0x0f;
   const qdcount = (buf[4] << 8) | buf[5];
-  let rcode: number = opcode !== Opcode.QUERY ? Rcode.NOTIMP : qdcount !== 1 ? Rcode.FORMERR : Rcode.NOERROR;
+  const known = opcode === Opcode.QUERY || opcode === Opcode.NOTIFY;
+  let rcode: number = !known ? Rcode.NOTIMP : qdcount !== 1 ? Rcode.FORMERR : Rcode.NOERROR;
 
   // The question, its name copied ASCII-lowercased into scratch (the key) on the way.
   let p = 12;
@@ -261,6 +265,13 @@ export class ScannedQuery implements Scanned {
     return c;
   }
 
+  /** Keys this query apart from the same question of an IPv6 client (key.ts IPV4_APART). */
+  keyApartForIPv4(): void {
+    this.keyBytes[this.keyLength - 1] &= ~IPV4_APART;
+    this.keyHash = hashBytes(this.keyBytes, 0, this.keyLength);
+    this.#key = undefined;
+  }
+
   /** The packet read (for a copy(), its own copy). */
   get packet(): Buffer {
     return this.#buf!;
@@ -394,7 +405,7 @@ export function errorReply(query: Buffer, f: ScanFailure & { drop: false }): Buf
   const qlen = f.questionEnd > 12 ? f.questionEnd - 12 : 0;
   const withOpt = f.edns || f.rcode > 15;
   const head = 12 + qlen + (withOpt ? 11 : 0);
-  let tsig = f.tsig >= 0 ? badKey(query, f.tsig) : undefined;
+  let tsig = f.tsig >= 0 ? badKey(query, f.tsig, f.tsigError ?? TSIG_BADKEY) : undefined;
   if (tsig !== undefined && head + tsig.length > PLAIN_UDP_SIZE) tsig = undefined;
   const out = Buffer.alloc(head + (tsig?.length ?? 0));
   out[0] = query[0];
@@ -418,7 +429,7 @@ export function errorReply(query: Buffer, f: ScanFailure & { drop: false }): Buf
 
 /** The unsigned BADKEY TSIG record answering the query's TSIG record at `at`; names written whole
  * (RFC 8945 4.2: not compressed). scanQuery has checked the record. */
-function badKey(query: Buffer, at: number): Buffer {
+function badKey(query: Buffer, at: number, error: number): Buffer {
   const owner = nameOctets(query, at);
   const p = skipName(query, at, query.length); // TYPE
   const alg = nameOctets(query, p + 10);
@@ -429,7 +440,7 @@ function badKey(query: Buffer, at: number): Buffer {
   query.copy(rdata, alg.length, times, times + 8);
   // MAC size 0 (already), original ID, error BADKEY, other length 0.
   query.copy(rdata, alg.length + 10, origId, origId + 2);
-  rdata.writeUInt16BE(TSIG_BADKEY, alg.length + 12);
+  rdata.writeUInt16BE(error, alg.length + 12);
   const fixed = Buffer.from([0, Type.TSIG, 0, Class.ANY, 0, 0, 0, 0, rdata.length >> 8, rdata.length & 0xff]);
   return Buffer.concat([owner, fixed, rdata]);
 }

@@ -31,4 +31,14 @@ export interface QueryDone {
   cached: boolean;
   /** The plugin that produced the reply, also when replayed from the answer cache ("" if unknown). */
   plugin: string;
+  /** The server's address and port the query came to (for UDP, the address the listener bound). */
+  localAddress?: string;
+  localPort?: number;
+  /** The query's octets, queryBytes[0..size), only while the hooks run (dnstap's `full` reads them). */
+  queryBytes?: Uint8Array;
+  /** The reply sent (its last message, when streamed), replyBytes[replyAt..replyAt + replyLength),
+   * only while the hooks run. */
+  replyBytes?: Uint8Array;
+  replyAt?: number;
+  replyLength?: number;
 }

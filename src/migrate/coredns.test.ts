@@ -62,7 +62,7 @@ describe("migrate coredns", () => {
       "    whoami", // 2
       "}", // 3
       ".:53 {", // 4
-      "    dnstap /tmp/dnstap.sock full", // 5
+      "    route53 example.org.:Z1D633PJN98FT9", // 5
       '    log . "{remote} {/kubernetes/client-namespace}"', // 6
       "    header {", // 7
       "        response set rd", // 8
@@ -89,7 +89,10 @@ describe("migrate coredns", () => {
     ]);
     const note = (line: number) => lines.find((l) => l.line === line)!.note;
     assert.match(note(1)!, /tls:\/\/ is not supported/);
-    assert.match(note(5)!, /^plugin dnstap of CoreDNS is not supported by clusterdns: no dnstap output/);
+    assert.match(
+      note(5)!,
+      /^plugin route53 of CoreDNS is not supported by clusterdns: no cloud DNS backends/,
+    );
     assert.match(note(6)!, /metadata/);
     assert.match(note(8)!, /rd and cd always echo the query's/);
     assert.match(
@@ -167,7 +170,7 @@ describe("migrate coredns", () => {
   });
 
   it("prints FILE:LINE, the verdict, the line as written, and the note below it", async (t) => {
-    const { text } = printReport(await report(t, ". {\n    loop\n    dnstap /x full\n}\n"));
+    const { text } = printReport(await report(t, ". {\n    loop\n    route53 example.org.:Z1\n}\n"));
     const out = text.split("\n");
     assert.equal(out[0], "DIR/Corefile:1  same     . {");
     assert.equal(out[1], "DIR/Corefile:2  differs      loop");
@@ -175,6 +178,6 @@ describe("migrate coredns", () => {
       out[2],
       "                               it probes once at start-up, so a loop that a reload brings in goes unnoticed",
     );
-    assert.equal(out[3], "DIR/Corefile:3  missing      dnstap /x full");
+    assert.equal(out[3], "DIR/Corefile:3  missing      route53 example.org.:Z1");
   });
 });

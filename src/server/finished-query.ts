@@ -27,6 +27,12 @@ export class FinishedQuery implements QueryDone {
   micros = 0;
   cached = false;
   plugin = "";
+  localAddress = "";
+  localPort = 0;
+  queryBytes: Uint8Array | undefined = undefined;
+  replyBytes: Uint8Array | undefined = undefined;
+  replyAt = 0;
+  replyLength = 0;
   #scanned: Scanned | undefined = undefined;
 
   reset(s: Scanned): void {

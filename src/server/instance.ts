@@ -87,6 +87,9 @@ export class Instance implements InstanceHooks {
   readonly #shutdown: (() => void | Promise<void>)[] = [];
   readonly #listening: (() => void | Promise<void>)[] = [];
   readonly #onStopping: (() => Promise<void>)[] = [];
+  readonly #serving: (() => void)[] = [];
+  /** A block has `debug`: the process logs at debug level while this instance runs. */
+  #debug = false;
   readonly #handover: Handover;
   /** What it adopted is its own: it never replaced a running instance, or has taken its place. */
   #took: boolean;
@@ -157,6 +160,7 @@ export class Instance implements InstanceHooks {
       holdListeners: (wait) => this.#holds.push(wait),
       onShutdown: (fn) => this.#shutdown.push(fn),
       onStopping: (fn) => this.#onStopping.push(fn),
+      onServing: (fn) => this.#serving.push(fn),
       onListening: (fn) =>
         this.#listening.push(() => {
           const g = this.#group(keys[0], block);
@@ -179,7 +183,8 @@ export class Instance implements InstanceHooks {
       },
       // Internal queries go to the listener of the block's first key: its zones are what it answers.
       // Resolved at call time: the bind plugin sets the block's addresses during setup.
-      lookup: (name, qtype, depth = 1) => this.#group(keys[0], block).pipeline.lookup(name, qtype, depth),
+      lookup: (name, qtype, depth = 1, deadline) =>
+        this.#group(keys[0], block).pipeline.lookup(name, qtype, depth, deadline),
       block,
       instance: this,
     };
@@ -194,11 +199,13 @@ export class Instance implements InstanceHooks {
       handlers.unshift(h);
       return h;
     }, endOfChain);
+    if (block.debug) this.#debug = true;
     if (handlers.length > 0 && handlers[0].lane !== undefined) block.lane = handlers.map((h) => h.lane);
     for (const { key: k, token } of keyed) {
       const g = this.#group(k, block);
       if (k.port !== undefined) g.portKey ??= token;
       g.pipeline.mux.add(k.zone, block);
+      if (block.familyKeys === true) g.pipeline.familyKeys = true;
       for (const h of handlers) if (h.lane?.kind === "keep") g.pipeline.answers.reserve(h.lane.rules);
       withTimeouts(g, block.timeouts);
     }
@@ -243,10 +250,12 @@ export class Instance implements InstanceHooks {
    * listener, then runs the listening hooks. Port 0 picks one free port per group, shared by UDP and
    * TCP on every address of the group. */
   async start(): Promise<void> {
+    debugLogs(this.#log, this.#debug);
     for (const fn of this.#startup) await fn();
     await Promise.all(this.#holds.map((wait) => wait()));
     for (const g of this.#groups.values()) await this.#listen(g);
     for (const fn of this.#listening) await fn();
+    for (const fn of this.#serving) fn();
   }
 
   /** The port each listener group bound, by group id: what worker threads bind beside it. */
@@ -364,7 +373,9 @@ export class Instance implements InstanceHooks {
       prev.tcp.length = 0;
     }
     this.#took = true;
+    debugLogs(this.#log, this.#debug);
     await old.#retire();
+    for (const fn of this.#serving) fn();
   }
 
   #allReady(): boolean {
@@ -427,6 +438,17 @@ function withTimeouts(g: Group, t: TcpTimeoutSettings | undefined): void {
     if (ms !== undefined) set[k] = Math.max(set[k] ?? 0, ms);
   }
   g.tcpOptions = { ...defaultTcpOptions, ...set };
+}
+
+/** The level each process logger had before an instance set it: what a configuration without `debug`
+ * goes back to (CoreDNS's debug, too, is process-wide and undone by a reload without it). */
+const baseLevels = new WeakMap<Logger, string>();
+
+/** Sets the process's log level for a configuration with `debug` (on) or without. */
+function debugLogs(log: Logger, on: boolean): void {
+  if (!baseLevels.has(log)) baseLevels.set(log, log.level);
+  const base = baseLevels.get(log)!;
+  log.level = on && log.levels.values[base] > log.levels.values.debug ? "debug" : base;
 }
 
 function sleep(ms: number): Promise<void> {

@@ -53,6 +53,21 @@ test("lookup runs an internal query through the mux and chain, with its depth", 
   assert.equal(p.answers.size, 0, "only what `cache` keeps of an internal lookup is stored");
 });
 
+test("lookup carries the asking query's deadline, and past it answers SERVFAIL without running", async () => {
+  const deadlines: (number | undefined)[] = [];
+  const p = pipelineWith({
+    name: "answer",
+    async serve(req) {
+      deadlines.push(req.deadline);
+      return answerA(req.msg, 5);
+    },
+  });
+  const later = Date.now() + 60_000;
+  assert.equal((await p.lookup("www.example.org.", Type.A, 1, later)).rcode, Rcode.NOERROR);
+  assert.equal((await p.lookup("www.example.org.", Type.A, 1, Date.now() - 1)).rcode, Rcode.SERVFAIL);
+  assert.deepEqual(deadlines, [later]);
+});
+
 test("lookup answers from and fills the answer cache through `cache`, as a client without EDNS", async () => {
   let asked = 0;
   const upstream: Handler = {

@@ -9,6 +9,8 @@ import type { Logger } from "pino";
 import type { Block } from "./block.ts";
 import type { Request } from "../chain/request.ts";
 import { FinishedQuery } from "./finished-query.ts";
+import { PluginError } from "../chain/plugin-error.ts";
+import { panic } from "../runtime/panic.ts";
 import type { Peer } from "./peer.ts";
 import { Turn } from "./turn.ts";
 import { AnswerPolicy, TIME_ORIGIN, cacheClock, type StoredAnswer } from "../answers/policy.ts";
@@ -17,7 +19,7 @@ import { Answers, BIG_REPLY_OCTETS, Filing, SLOW } from "../answers/answers.ts";
 import { NO_SLOT } from "../answers/store.ts";
 import { replayInto } from "../answers/replay.ts";
 import { Lane } from "../answers/lane.ts";
-import { hashBytes, latin1Bytes } from "../dns/key.ts";
+import { hashBytes } from "../dns/key.ts";
 import { answerCacheStats, memoryStats, serverStats } from "../metrics/server-stats.ts";
 import { ZoneMux } from "./mux.ts";
 import { ClientCosts, REFUSE } from "./client-costs.ts";
@@ -26,10 +28,11 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { ScannedQuery, scanQuery, errorReply, spelledQname, toQueryMsg, type Scanned } from "../dns/scan.ts";
 import { encode } from "../dns/encode.ts";
 import { fitReply } from "../dns/fit.ts";
-import { newQuery, replyTo, type RR } from "../dns/message.ts";
-import { decode } from "../dns/decode.ts";
-import { wireKey } from "../dns/name.ts";
-import { Class, EDNS_UDP_SIZE, PLAIN_UDP_SIZE, Rcode, Type } from "../dns/constants.ts";
+import { newQuery, replyTo } from "../dns/message.ts";
+import { Class, EDNS_UDP_SIZE, Opcode, PLAIN_UDP_SIZE, Rcode, Type } from "../dns/constants.ts";
+import { authorityOf, clampUdp, isIPv4Client, lookupKey, normalise } from "./query-parts.ts";
+import type { ClientQuestion, Question } from "./question.ts";
+import { checkSigned, type ReplySigner } from "./signed-query.ts";
 
 export type { Peer, Proto } from "./peer.ts";
 
@@ -37,32 +40,6 @@ export type { Peer, Proto } from "./peer.ts";
 const MAX_LOOKUP_DEPTH = 8;
 
 export { STABLE_CACHE_SECONDS } from "../answers/policy.ts";
-
-/** What a stored reply is filed under and how it is finished: from the client's scanned query, or from
- * an internal lookup's name; and the block that answers it. */
-interface Question {
-  key: Uint8Array;
-  keyLength: number;
-  hash: number;
-  questionEnd: number;
-  query: Msg;
-  block: Block;
-}
-
-/** A client's query on the slow path: its own copies of the packet, scan and peer (the engine reuses
- * its), and what the chain's Request is made of. */
-interface ClientQuestion extends Question {
-  readonly packet: Buffer;
-  readonly scan: Scanned;
-  readonly peer: Peer;
-  /** The largest reply the client (and the block's bufsize) takes. */
-  readonly maxSize: number;
-  readonly zone: string;
-  /** The store's entry for the question when the fast path could not replay it (AnswerPolicy.stored). */
-  readonly stored: StoredAnswer | undefined;
-  /** Octets written ahead of the last message (Request.stream over TCP). */
-  streamed: number;
-}
 
 /** The largest UDP reply: what handleInto's UDP callers keep room for (every reply is fitted to the
  * client's size, at most what we advertise in EDNS). */
@@ -87,6 +64,9 @@ export class Pipeline {
   readonly #times = new Float64Array(1);
   /** Queries answered through the chain and not finished yet (for graceful stop). */
   inFlight = 0;
+  /** A block of this listener answers AAAA by the client's address family (BlockSettings.familyKeys):
+   * an IPv4 client's AAAA question is keyed apart. */
+  familyKeys = false;
   /** What each client has cost lately: one past its share waits (src/server/client-costs.ts). */
   costs = new ClientCosts();
 
@@ -142,13 +122,29 @@ export class Pipeline {
     const s = scanQuery(buf, this.#scan, length);
     if ("drop" in s) {
       if (s.drop) return 0;
-      this.#out = errorReply(length === buf.length ? buf : buf.subarray(0, length), s);
+      const signed = s.tsig >= 0 ? checkSigned(buf.subarray(0, length), s, this.mux) : undefined;
+      if (signed !== undefined && "scan" in signed) {
+        const size =
+          peer.proto === "tcp"
+            ? 65535
+            : signed.scan.udpSize > 0
+              ? clampUdp(signed.scan.udpSize)
+              : PLAIN_UDP_SIZE;
+        return this.#slow(signed.scan, { ...peer }, size, performance.now(), { signer: signed.signer });
+      }
+      this.#out = signed?.reply ?? errorReply(length === buf.length ? buf : buf.subarray(0, length), s);
       return this.#out.length;
     }
+    if (this.familyKeys && s.qtype === Type.AAAA && isIPv4Client(peer.remoteAddress)) s.keyApartForIPv4();
     const maxSize = peer.proto === "tcp" ? 65535 : s.udpSize > 0 ? clampUdp(s.udpSize) : PLAIN_UDP_SIZE;
     // Times live in typed arrays: a double passed to a call V8 does not inline is a number allocated.
     const times = this.#times;
     times[0] = performance.now();
+    // A NOTIFY (the one other opcode the scan lets through) is never replayed nor stored: its question
+    // names a zone as a query's would.
+    if (s.opcode !== Opcode.QUERY) {
+      return this.#slow(s.copy(Buffer.from(buf.subarray(0, length))), { ...peer }, maxSize, times[0], {});
+    }
     const answers = this.answers;
     answers.clock[0] = this.#now === undefined ? TIME_ORIGIN + times[0] : this.#now();
     let slot = answers.lookup(s.keyBytes, 0, s.keyLength, s.keyHash);
@@ -161,7 +157,7 @@ export class Pipeline {
       if (slot === NO_SLOT) {
         // Its own copies: buf, the scan and the peer are reused once this returns.
         const own = Buffer.from(buf.subarray(0, length));
-        return this.#slow(s.copy(own), { ...peer }, maxSize, times[0], answers.handle(stored));
+        return this.#slow(s.copy(own), { ...peer }, maxSize, times[0], { stored: answers.handle(stored) });
       }
       answerCacheStats.lane++;
       plugin = this.#lane.plugin;
@@ -221,6 +217,10 @@ export class Pipeline {
       done.header = sent !== undefined ? (sent[2] << 8) | sent[3] : (out![t.at + 2] << 8) | out![t.at + 3];
       done.rcode = meta.rcode;
       done.rsize = n;
+      done.queryBytes = t.packet;
+      done.replyBytes = sent ?? out;
+      done.replyAt = sent !== undefined ? 0 : t.at;
+      done.replyLength = n;
       done.cached = plugin === "";
       done.plugin = done.cached ? meta.plugin : plugin;
       this.#finish(block);
@@ -248,7 +248,7 @@ export class Pipeline {
     peer: Peer,
     maxSize: number,
     start: number,
-    stored: StoredAnswer | undefined,
+    { stored, signer }: { stored?: StoredAnswer; signer?: ReplySigner },
   ): Promise<Buffer | undefined> {
     const buf = s.packet;
     const query = toQueryMsg(s);
@@ -264,6 +264,8 @@ export class Pipeline {
     if (wait === REFUSE) return this.#simple(buf, s, query, Rcode.REFUSED);
     if (wait > 0) await this.#defer(wait);
     const block = m.value;
+    // NOTIFY goes to a block with a plugin that takes it (secondary); elsewhere it is not implemented.
+    if (s.opcode === Opcode.NOTIFY && block.notify !== true) return this.#simple(buf, s, query, Rcode.NOTIMP);
     if (peer.proto === "udp" && block.udpSize !== undefined) maxSize = Math.min(maxSize, block.udpSize);
     const q: ClientQuestion = {
       key: s.keyBytes,
@@ -279,8 +281,10 @@ export class Pipeline {
       zone: m.zone,
       stored,
       streamed: 0,
+      signer,
     };
     const req = this.#request(q);
+    if (s.opcode !== Opcode.QUERY || signer !== undefined) req.cache.private = true;
     const generation = this.answers.generation;
     const reply = await this.#serve(block, req);
     if (req.noReply) return undefined;
@@ -290,8 +294,9 @@ export class Pipeline {
       memoryStats.refused++;
       return this.#simple(buf, s, query, Rcode.REFUSED);
     }
-    const out = fitReply(full, s.questionEnd, maxSize);
+    let out = fitReply(full, s.questionEnd, maxSize - (signer?.room ?? 0));
     buf.copy(out, 12, 12, s.questionEnd);
+    if (signer !== undefined) out = signer.sign(out);
 
     this.#storeReply(q, reply, full, req, generation);
     // A response over its rate limit (`rrl`) is dropped, or sent empty and truncated; it was stored.
@@ -306,6 +311,10 @@ export class Pipeline {
       done.micros = ((performance.now() - start) * 1000) | 0;
       done.rcode = reply.rcode;
       done.rsize = sent.length + q.streamed;
+      done.queryBytes = buf;
+      done.replyBytes = sent;
+      done.replyAt = 0;
+      done.replyLength = sent.length;
       done.cached = false;
       done.plugin = req.answeredBy ?? "";
       this.#finish(block);
@@ -341,13 +350,15 @@ export class Pipeline {
       localPort: peer.localPort,
       server: this.label,
       maxSize: q.maxSize,
+      tsig: q.signer?.keyName,
       cache: this.#policy(q.stored, (fetch) => this.#refresh(q, req, fetch)),
       stream:
         write &&
         ((part) => {
           normalise(part, query);
-          const bytes = encode(part);
+          let bytes = encode(part);
           packet.copy(bytes, 12, 12, s.questionEnd);
+          if (q.signer !== undefined) bytes = q.signer.sign(bytes);
           q.streamed += bytes.length;
           return write(bytes);
         }),
@@ -363,6 +374,8 @@ export class Pipeline {
       return await block.chain.serve(req);
     } catch (err) {
       serverStats.panics++;
+      // `debug`: no recovery from what no plugin meant to throw.
+      if (block.debug && !(err instanceof PluginError)) panic(err);
       this.#log.error({ err, qname: req.qname, qtype: req.qtype }, "plugin chain failed");
       return replyTo(req.msg, Rcode.SERVFAIL);
     } finally {
@@ -435,8 +448,9 @@ export class Pipeline {
 
   /** An internal query through the zone mux and the chain, for plugins (SetupContext.lookup): no finish
    * hooks, and a failure is a SERVFAIL reply rather than an exception. It answers from and fills the
-   * answer store only through `cache` (as a client without EDNS would see it). */
-  async lookup(name: string, qtype: number, depth: number): Promise<Msg> {
+   * answer store only through `cache` (as a client without EDNS would see it). It carries the asking
+   * query's `deadline` (Request.deadline), and past it answers SERVFAIL without running. */
+  async lookup(name: string, qtype: number, depth: number, deadline?: number): Promise<Msg> {
     const query = newQuery(name, qtype);
     const m = this.mux.match(name);
     if (m === undefined) return replyTo(query, Rcode.REFUSED);
@@ -444,6 +458,7 @@ export class Pipeline {
       this.#log.warn({ qname: name, qtype, depth }, "internal lookups nested too deep; answering SERVFAIL");
       return replyTo(query, Rcode.SERVFAIL);
     }
+    if (deadline !== undefined && Date.now() >= deadline) return replyTo(query, Rcode.SERVFAIL);
     const key = lookupKey(name, qtype);
     const hash = hashBytes(key, 0, key.length);
     const req: Request = {
@@ -461,6 +476,7 @@ export class Pipeline {
       maxSize: 65535,
       cache: this.#policy(this.#storedFor(key, hash), undefined),
       depth,
+      deadline,
     };
     const generation = this.answers.generation;
     try {
@@ -526,56 +542,24 @@ export class Pipeline {
     done.proto = peer.proto;
     done.remoteAddress = peer.remoteAddress;
     done.remotePort = peer.remotePort;
+    done.localAddress = peer.localAddress;
+    done.localPort = peer.localPort;
     done.size = size;
     return done;
   }
 
-  /** Runs the block's finish hooks (metrics, log) on the query #finishing filled. */
+  /** Runs the block's finish hooks (metrics, log, dnstap) on the query #finishing filled; the octets
+   * they saw are the engine's to reuse after. */
   #finish(block: Block): void {
+    const done = this.#done;
     for (const hook of block.hooks) {
       try {
-        hook(this.#done);
+        hook(done);
       } catch (err) {
         this.#log.error({ err }, "finish hook failed");
       }
     }
+    done.queryBytes = undefined;
+    done.replyBytes = undefined;
   }
-}
-
-/** What every reply gets whatever the plugin did: the query's ID and question, QR, and our EDNS, with
- * the options the plugins put in the reply (nsid's identifier). */
-function normalise(reply: Msg, query: Msg): void {
-  reply.id = query.id;
-  reply.qr = true;
-  reply.opcode = query.opcode;
-  reply.rd = query.rd;
-  reply.cd = query.cd;
-  reply.question = query.question;
-  if (query.edns) {
-    const options = reply.edns?.options ?? [];
-    reply.edns = { udpSize: EDNS_UDP_SIZE, version: 0, do: query.edns.do, options };
-  } else {
-    reply.edns = undefined;
-    if (reply.rcode > 15) reply.rcode = Rcode.SERVFAIL;
-  }
-}
-
-/** The answer-store key of a query without EDNS for a canonical name (see Scanned.keyBytes). */
-function lookupKey(name: string, qtype: number): Uint8Array {
-  return latin1Bytes(wireKey(name) + String.fromCharCode(qtype >> 8, qtype & 0xff, 0, Class.IN) + "0");
-}
-
-/** The authority section of a query the scan passed; empty if it does not decode after all. */
-function authorityOf(buf: Buffer): RR[] {
-  try {
-    return decode(buf).authority;
-  } catch {
-    return [];
-  }
-}
-
-/** UDP payload we send to an EDNS client: its size, at least 512, at most what we advertise. Capping
- * at 1232 avoids IP fragmentation on overlay networks (DNS flag day 2020). */
-function clampUdp(size: number): number {
-  return Math.max(PLAIN_UDP_SIZE, Math.min(size, EDNS_UDP_SIZE));
 }

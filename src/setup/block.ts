@@ -37,6 +37,18 @@ export interface BlockSettings {
   timeouts?: TcpTimeoutSettings;
   /** The response-rate limit of the block's UDP replies, from `rrl`. */
   rrl?: ReplyLimiter;
+  /** The TSIG secrets of the block by key name (canonical), and the zones they sign (`tsig`): the
+   * server checks signed queries against them, with any algorithm of RFC 8945 6 (as CoreDNS), and
+   * signs their replies. */
+  tsig?: { readonly secrets: ReadonlyMap<string, Buffer>; readonly zones: readonly string[] };
+  /** Set by a plugin that answers NOTIFY messages (secondary); the block's NOTIFYs are NOTIMP without. */
+  notify?: boolean;
+  /** Its AAAA answers depend on the client's address family (dns64 without allow_ipv4): the listener's
+   * answer store keys an IPv4 client's AAAA question apart from an IPv6 client's. */
+  familyKeys?: boolean;
+  /** Set by `debug`: an exception a plugin of this block did not mean to throw (not a PluginError) is not
+   * recovered (answered SERVFAIL) but ends the process (src/runtime/panic.ts). */
+  debug?: boolean;
   /** The block's directive names, in execution order. */
   readonly directives: readonly string[];
   /** What a block's plugins offer each other, by name: kubernetes offers its client search paths

@@ -11,8 +11,9 @@ import type { InstanceHooks, ReadyCheck } from "./instance.ts";
 export interface SetupContext {
   /** The zones of the server block (canonical), in key order. */
   readonly zones: readonly string[];
-  /** The folder of the Corefile, against which relative paths in directives resolve. */
-  readonly root: string;
+  /** The folder against which relative paths in directives resolve: the Corefile's, unless the
+   * block's `root` (set up before every other directive) changed it. */
+  root: string;
   /** A pino logger for this plugin: `{ plugin: name }` bound once. */
   log(plugin: string): Logger;
   /** Runs when the instance starts, before listeners open; a rejection aborts start-up. */
@@ -31,6 +32,10 @@ export interface SetupContext {
   /** Runs when a stop begins (SIGTERM), before lameduck; the stop waits for it. Not at a reload.
    * nodelocal waits here for the clusterdns that takes its addresses over. */
   onStopping(fn: () => Promise<void>): void;
+  /** Runs each time this instance has begun to answer: at start-up once the listening hooks have run,
+   * and at a reload once it has taken the old instance's place (the old one retired). Not waited for:
+   * what it starts is its own to finish and to log. `on startup` runs its commands here. */
+  onServing(fn: () => void): void;
   /** Keeps a live resource for a reload (src/server/handover.ts): the next instance's setup that asks
    * for the same `key` with adopt() gets `value` instead of building it again. The key must spell out
    * everything the resource depends on. `stop` runs when this instance stops (after the onShutdown
@@ -55,8 +60,9 @@ export interface SetupContext {
   registerReady(plugin: string, check: ReadyCheck): void;
   /** Resolves a name through the server blocks of this block's listeners (zone mux and chains), as an
    * internal query that neither reads nor fills the answer cache: for ExternalName targets and
-   * autopath. `depth` counts nested lookups; past a few the reply is SERVFAIL, which stops loops. */
-  lookup(name: string, qtype: number, depth?: number): Promise<Msg>;
+   * autopath. `depth` counts nested lookups; past a few the reply is SERVFAIL, which stops loops.
+   * `deadline` is the asking query's (Request.deadline): the lookup is abandoned with it. */
+  lookup(name: string, qtype: number, depth?: number, deadline?: number): Promise<Msg>;
   /** Settings of the server block that are not handlers (bind addresses, ...). */
   readonly block: BlockSettings;
   /** The instance-wide state shared by every block (health/ready listeners, lameduck, ...). */

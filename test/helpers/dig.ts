@@ -20,7 +20,18 @@ export interface DigResult {
 
 /** `dig @127.0.0.1 -p PORT NAME TYPE` plus options such as "+tcp", "+noedns", "+bufsize=4096", "-c", "CH". */
 export async function dig(port: number, name: string, type = "A", ...opts: string[]): Promise<DigResult> {
-  const args = ["@127.0.0.1", "-p", String(port), name, type, "+tries=1", "+time=3", "+nocookie", ...opts];
+  return digAt("127.0.0.1", port, name, type, ...opts);
+}
+
+/** `dig` as above, at another server address ("::1" for an IPv6 client). */
+export async function digAt(
+  server: string,
+  port: number,
+  name: string,
+  type = "A",
+  ...opts: string[]
+): Promise<DigResult> {
+  const args = [`@${server}`, "-p", String(port), name, type, "+tries=1", "+time=3", "+nocookie", ...opts];
   const { stdout } = await run("dig", args, { timeout: 15_000 });
   return parseDig(stdout);
 }

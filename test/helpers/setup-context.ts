@@ -39,6 +39,8 @@ export interface FakeContext {
   shutdown: (() => void | Promise<void>)[];
   /** The hooks registered with onStopping. */
   stopping: (() => Promise<void>)[];
+  /** The hooks registered with onServing. */
+  serving: (() => void)[];
   /** The waits registered with holdListeners. */
   holds: (() => Promise<void>)[];
   /** The hooks registered with onListening, in registration order. */
@@ -63,6 +65,7 @@ export function fakeContext(o: FakeContextOptions = {}): FakeContext {
   const startup: (() => void | Promise<void>)[] = [];
   const shutdown: (() => void | Promise<void>)[] = [];
   const stopping: (() => Promise<void>)[] = [];
+  const serving: (() => void)[] = [];
   const listening: ((at: ListenAddress) => void | Promise<void>)[] = [];
   const holds: (() => Promise<void>)[] = [];
   const kept: (() => void | Promise<void>)[] = [];
@@ -77,6 +80,7 @@ export function fakeContext(o: FakeContextOptions = {}): FakeContext {
     startup,
     shutdown,
     stopping,
+    serving,
     listening,
     holds,
     instance,
@@ -105,6 +109,7 @@ export function fakeContext(o: FakeContextOptions = {}): FakeContext {
     onStartup: (fn) => void startup.push(fn),
     onShutdown: (fn) => void shutdown.push(fn),
     onStopping: (fn) => void stopping.push(fn),
+    onServing: (fn) => void serving.push(fn),
     onListening: (fn) => void listening.push(fn),
     holdListeners: (wait) => void holds.push(wait),
     // Nothing to adopt from: what is kept stops after the shutdown hooks.

@@ -16,14 +16,30 @@ export interface KnotConf {
   udpWorkers?: number;
   /** Addresses or prefixes allowed to transfer the zone (none by default). */
   transferTo?: readonly string[];
+  /** Ports on 127.0.0.1 sent a NOTIFY whenever the zone changes (secondary's tests). */
+  notifyPorts?: readonly number[];
+  /** Keep the zone's changes in the journal, so IXFR sends differences (default: no journal). */
+  journal?: boolean;
+  /** A control socket at `dir`/knot.sock, for knotc (zone-begin/set/commit). */
+  control?: boolean;
+  /** A TSIG key that transfers and NOTIFYs must be signed with. */
+  key?: { name: string; algorithm: string; secret: string };
 }
 
 /** Writes knot.conf into `dir` and returns its path. */
 export function writeKnotConf(o: KnotConf): string {
   const conf = join(o.dir, "knot.conf");
+  const keyLine = o.key ? `    key: ${o.key.name}\n` : "";
   const acl = o.transferTo
-    ? `acl:\n  - id: transfer\n    address: [${o.transferTo.join(", ")}]\n    action: transfer\n`
+    ? `acl:\n  - id: transfer\n    address: [${o.transferTo.join(", ")}]\n    action: transfer\n${keyLine}`
     : "";
+  const key = o.key
+    ? `key:\n  - id: ${o.key.name}\n    algorithm: ${o.key.algorithm}\n    secret: ${o.key.secret}\n`
+    : "";
+  const notify = o.notifyPorts ?? [];
+  const remotes = notify.map((port, i) => `  - id: notify${i}\n    address: 127.0.0.1@${port}\n${keyLine}`);
+  const remote = remotes.length > 0 ? `remote:\n${remotes.join("")}` : "";
+  const control = o.control ? `control:\n    listen: "${join(o.dir, "knot.sock")}"\n` : "";
   writeFileSync(
     conf,
     `server:
@@ -34,15 +50,15 @@ export function writeKnotConf(o: KnotConf): string {
     background-workers: 1
 database:
     storage: "${o.dir}"
-${acl}log:
+${control}${key}${remote}${acl}log:
   - target: stdout
     any: info
 zone:
   - domain: ${o.zone}
     file: "${o.zoneFile}"
     zonefile-sync: -1
-    journal-content: none
-${o.transferTo ? "    acl: transfer\n" : ""}`,
+    journal-content: ${o.journal ? "changes" : "none"}
+${o.transferTo ? "    acl: transfer\n" : ""}${notify.length > 0 ? `    notify: [${notify.map((_, i) => `notify${i}`).join(", ")}]\n` : ""}`,
   );
   return conf;
 }

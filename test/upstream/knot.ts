@@ -5,13 +5,14 @@
 // It stops by itself: knotd runs under a small shell that waits for its stdin to close, which happens
 // at stop() or whenever the test process ends, however it ends; then the shell kills knotd.
 
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
+import { promisify } from "node:util";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { writeKnotConf } from "./knot-conf.ts";
+import { writeKnotConf, type KnotConf } from "./knot-conf.ts";
 import { freeUdpTcpPort } from "../helpers/free-port.ts";
 
 export const KNOT_ZONE = "example.org.";
@@ -32,24 +33,29 @@ export interface KnotOptions {
   netns?: string;
   /** Serve this zone instead of example.org. */
   zone?: { origin: string; text: string };
+  /** Knot's NOTIFY, journal, control socket and TSIG key (knot-conf.ts), for secondary's tests. */
+  conf?: Pick<KnotConf, "notifyPorts" | "journal" | "control" | "key">;
 }
 
 export interface Knot {
   port: number;
   /** Lines knotd printed, for failure messages. */
   log: string[];
+  /** Runs knotc on the control socket (with `conf.control`) and returns what it printed. */
+  knotc(...args: string[]): Promise<string>;
   /** Stops knotd and waits until it has exited. */
   stop(): Promise<void>;
 }
 
 const START_TIMEOUT_MS = 10_000;
+const execFileP = promisify(execFile);
 
 export async function startKnot(o: KnotOptions = {}): Promise<Knot> {
   for (let attempt = 0; ; attempt++) {
     const port = o.port ?? (await freeUdpTcpPort());
     try {
       const zone = o.zone ?? { origin: KNOT_ZONE, text: zoneText(o.id ?? "knot") };
-      return await launch(port, zone, o.address ?? "127.0.0.1", o.netns);
+      return await launch(port, zone, o.address ?? "127.0.0.1", o.netns, o.conf);
     } catch (err) {
       // Someone took the free port before knotd bound it: pick another (not when one was asked for).
       if (o.port !== undefined || attempt >= 3) throw err;
@@ -62,6 +68,7 @@ async function launch(
   zone: { origin: string; text: string },
   address: string,
   netns?: string,
+  extra: KnotOptions["conf"] = {},
 ): Promise<Knot> {
   const dir = mkdtempSync(join(tmpdir(), "clusterdns-knot-"));
   const zoneFile = join(dir, "zone");
@@ -74,6 +81,7 @@ async function launch(
     zone: zone.origin,
     zoneFile,
     transferTo: ["127.0.0.0/8", "::1"],
+    ...extra,
   });
   // Without knotd on PATH the shell says so and exits, rather than waiting out the start timeout.
   const script =
@@ -122,6 +130,10 @@ async function launch(
   return {
     port,
     log,
+    async knotc(...args) {
+      const { stdout } = await execFileP("knotc", ["-s", join(dir, "knot.sock"), ...args]);
+      return stdout;
+    },
     stop() {
       stopping ??= (async () => {
         proc.stdin!.end();

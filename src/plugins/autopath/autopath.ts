@@ -22,7 +22,7 @@ export interface AutopathOptions {
   /** Search domains tried after the client's own (the server's resolv.conf), then the name as is. */
   extra: readonly string[];
   /** SetupContext.lookup: each candidate goes through the zone mux and chains, cache included. */
-  lookup: (name: string, qtype: number, depth?: number) => Promise<Msg>;
+  lookup: (name: string, qtype: number, depth?: number, deadline?: number) => Promise<Msg>;
 }
 
 export function autopath(o: AutopathOptions): Plugin {
@@ -48,7 +48,7 @@ export function autopathHandler(o: AutopathOptions, next: Handler): Handler {
       if (tried.has(domain)) continue;
       tried.add(domain);
       const candidate = domain === "." ? base + "." : `${base}.${domain}`;
-      const r = await o.lookup(candidate, req.qtype, (req.depth ?? 0) + 1);
+      const r = await o.lookup(candidate, req.qtype, (req.depth ?? 0) + 1, req.deadline);
       if (r.rcode === Rcode.NXDOMAIN) continue;
       if (isFailureRcode(r.rcode)) {
         // Unknown whether the candidate exists: let the client walk its list itself.

@@ -11,13 +11,16 @@ import { Rcode, typeName } from "../../dns/constants.ts";
 
 export interface ErrorsOptions {
   consolidator: Consolidator;
+  /** The block has `debug`: an exception that is not a PluginError passes on to the server, which does
+   * not recover from it either (CoreDNS's errors handles the errors plugins return, not panics). */
+  debug?: boolean;
   /** Log the stack of every error, not only its message. */
   stacktrace: boolean;
   log: Logger;
 }
 
 export function errors(opts: ErrorsOptions): (next: Handler) => Handler {
-  const { consolidator, stacktrace, log } = opts;
+  const { consolidator, stacktrace, log, debug } = opts;
   return (next) => ({
     name: "errors",
     // The lane never throws past itself: a failure there sends the query down the chain, through here.
@@ -26,6 +29,7 @@ export function errors(opts: ErrorsOptions): (next: Handler) => Handler {
       try {
         return await next.serve(req);
       } catch (err) {
+        if (debug && !(err instanceof PluginError)) throw err;
         const message = err instanceof Error ? err.message : String(err);
         if (!consolidator.take(message)) {
           const fields = {

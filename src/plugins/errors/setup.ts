@@ -38,7 +38,7 @@ export const setup: Setup = (d, ctx) => {
   const log = ctx.log("errors");
   const consolidator = new Consolidator(patterns, log);
   ctx.onShutdown(() => consolidator.stop());
-  return errors({ consolidator, stacktrace, log });
+  return errors({ consolidator, stacktrace, log, debug: ctx.block.debug });
 };
 
 function parseConsolidate(opt: Directive): Pattern {

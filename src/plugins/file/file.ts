@@ -6,7 +6,8 @@ import { stat } from "node:fs/promises";
 import type { Logger } from "pino";
 import type { Handler, Plugin } from "../../chain/handler.ts";
 import { failure } from "../../chain/handler.ts";
-import { replyTo } from "../../dns/message.ts";
+import type { Request } from "../../chain/request.ts";
+import { replyTo, type Msg } from "../../dns/message.ts";
 import { Class, Rcode, Type } from "../../dns/constants.ts";
 import { isSubdomain } from "../../dns/name.ts";
 import { Zone } from "./zone.ts";
@@ -64,23 +65,28 @@ export function fileHandler(zones: ZoneSet, next: Handler): Handler {
       const zone = zones.match(req.qname);
       if (!zone) return next.serve(req);
       req.answeredBy = "file";
-      // Zones hold class IN only: REFUSED for CH and the like. Zone transfers belong to the transfer
-      // plugin, which runs before this one.
-      if (
-        (req.qclass !== Class.IN && req.qclass !== Class.ANY) ||
-        req.qtype === Type.AXFR ||
-        req.qtype === Type.IXFR
-      )
-        return Promise.resolve(failure(req, Rcode.REFUSED));
-      const found = zone.lookup(req.qname, req.qtype);
-      const reply = replyTo(req.msg, found.rcode);
-      reply.aa = found.authoritative;
-      reply.answer = found.answer;
-      reply.authority = found.authority;
-      reply.additional = found.additional;
-      return Promise.resolve(reply);
+      return Promise.resolve(answerFromZone(req, zone));
     },
   };
+}
+
+/** The reply to `req` from `zone` (which holds its name): file's answers, also secondary's and auto's. */
+export function answerFromZone(req: Request, zone: Zone): Msg {
+  // Zones hold class IN only: REFUSED for CH and the like. Zone transfers belong to the transfer
+  // plugin, which runs before this one.
+  if (
+    (req.qclass !== Class.IN && req.qclass !== Class.ANY) ||
+    req.qtype === Type.AXFR ||
+    req.qtype === Type.IXFR
+  )
+    return failure(req, Rcode.REFUSED);
+  const found = zone.lookup(req.qname, req.qtype);
+  const reply = replyTo(req.msg, found.rcode);
+  reply.aa = found.authoritative;
+  reply.answer = found.answer;
+  reply.authority = found.authority;
+  reply.additional = found.additional;
+  return reply;
 }
 
 export interface ReloaderOptions {

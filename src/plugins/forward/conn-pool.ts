@@ -27,7 +27,7 @@ export class ConnPool {
   readonly #port: number;
   readonly #opts: PoolOptions;
   readonly #stats: UpstreamStats;
-  readonly #onReject: (why: Mismatch) => void;
+  readonly #onReject: (why: Mismatch, packet?: Uint8Array) => void;
   readonly #idle: Record<Proto, Conn[]> = { udp: [], tcp: [], "tcp-tls": [] };
   /** The last TLS session the upstream gave us, to resume on the next connection. */
   #session: Buffer | undefined;
@@ -39,7 +39,7 @@ export class ConnPool {
     to: { host: string; port: number },
     opts: PoolOptions,
     stats: UpstreamStats,
-    onReject: (why: Mismatch) => void,
+    onReject: (why: Mismatch, packet?: Uint8Array) => void,
   ) {
     this.#host = to.host;
     this.#port = to.port;

@@ -47,10 +47,10 @@ export abstract class Conn {
   readonly openedAt = Date.now();
   #closed = false;
   #pending: Pending | undefined;
-  readonly #onReject: (why: Mismatch) => void;
+  readonly #onReject: (why: Mismatch, packet?: Uint8Array) => void;
 
   /** `onReject` hears of every packet that is not the reply, and why. */
-  constructor(onReject: (why: Mismatch) => void) {
+  constructor(onReject: (why: Mismatch, packet?: Uint8Array) => void) {
     this.#onReject = onReject;
   }
 
@@ -79,12 +79,12 @@ export abstract class Conn {
     const p = this.#pending;
     if (!p) {
       // No query in flight: a late reply (its query timed out) or a forgery.
-      this.#onReject("id");
+      this.#onReject("id", pkt);
       return;
     }
     const m = checkReply(pkt, p.e);
     if (typeof m === "string") {
-      this.#onReject(m);
+      this.#onReject(m, pkt);
       if (m === "case")
         this.fail(new ExchangeError(ExchangeCode.CASE, "the reply's name is not in the query's case"));
       return;

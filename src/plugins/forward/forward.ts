@@ -12,6 +12,7 @@ import type { Proto } from "./conn.ts";
 import type { PolicyName } from "./policy.ts";
 import type { HealthCheckOptions, UpstreamAddress } from "./upstream.ts";
 import type { TlsSettings } from "./tcp-conn.ts";
+import type { ForwardExchange, ForwardTap } from "./tap.ts";
 import { failure } from "../../chain/handler.ts";
 import { EDNS_UDP_SIZE, Rcode } from "../../dns/constants.ts";
 import { isSubdomain } from "../../dns/name.ts";
@@ -95,10 +96,13 @@ export class Forward {
   inFlight = 0;
   readonly #order: () => readonly Upstream[];
   readonly #log: Logger;
+  /** dnstap targets of the block, told of every try (empty without dnstap). */
+  readonly #taps: readonly ForwardTap[];
 
-  constructor(opts: ForwardOptions, log: Logger) {
+  constructor(opts: ForwardOptions, log: Logger, taps: readonly ForwardTap[] = []) {
     this.opts = opts;
     this.#log = log;
+    this.#taps = taps;
     const hc: HealthCheckOptions = {
       ...opts.healthCheck,
       proto: opts.forceTcp ? "tcp" : "udp",
@@ -182,20 +186,46 @@ export class Forward {
     if (o.maxConnectAttempts > 0) list = list.slice(0, o.maxConnectAttempts);
     const proto: Proto = o.forceTcp ? "tcp" : o.preferUdp ? "udp" : req.proto;
     const query = upstreamQuery(req.msg, req.upstreamOptions ?? []);
-    const deadline = Date.now() + o.deadlineMs;
+    // CoreDNS's 5 s for all attempts, or the query's own deadline (`cancel`) when that comes first.
+    const deadline = Math.min(Date.now() + o.deadlineMs, req.deadline ?? Infinity);
     let last: Msg | undefined;
     for (let i = 0; i < list.length && Date.now() < deadline; i++) {
       const u = list[i];
+      const started = this.#taps.length > 0 ? Date.now() : 0;
       try {
         last = await u.exchange(query, proto, deadline);
       } catch (err) {
         this.#log.debug({ err, to: u.to, qname: req.qname, qtype: req.qtype }, "upstream did not answer");
+        if (started > 0) tapTry(this.#taps, req, u, { proto, query, reply: undefined, started });
         continue;
       }
+      if (started > 0) tapTry(this.#taps, req, u, { proto, query, reply: last, started });
       if (!o.failover.has(last.rcode)) return last;
     }
     return last;
   }
+}
+
+/** Tells each tap of one try to upstream `u`. */
+function tapTry(taps: readonly ForwardTap[], req: Request, u: Upstream, t: TapTry): void {
+  const e: ForwardExchange = {
+    clientAddress: req.remoteAddress,
+    clientPort: req.remotePort,
+    upstreamHost: u.host,
+    upstreamPort: u.port,
+    proto: u.overTls ? "tcp-tls" : t.proto,
+    query: t.query,
+    reply: t.reply,
+    startedMs: t.started,
+  };
+  for (const tap of taps) tap.forwarded(e);
+}
+
+interface TapTry {
+  proto: Proto;
+  query: Msg;
+  reply: Msg | undefined;
+  started: number;
 }
 
 /** What is sent upstream: the client's question and flags, a new ID (set per attempt), and our own

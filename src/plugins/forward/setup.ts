@@ -28,6 +28,8 @@ import type { PolicyName } from "./policy.ts";
 import { Forward, FORWARD_DEFAULTS, NAME } from "./forward.ts";
 import { POLICIES } from "./policy.ts";
 import { parseTo } from "./upstream-address.ts";
+import { FORWARD_TAPS } from "./tap.ts";
+import { offered } from "../offers.ts";
 import { argCount, blockOptions, noBlock, parseDuration, parseIntArg } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
 import { parseKey } from "../../corefile/keys.ts";
@@ -39,7 +41,8 @@ import { canonical } from "../../dns/name.ts";
 const MAX_UPSTREAMS = 15;
 
 export const setup: Setup = (d, ctx) => {
-  const forward = new Forward(parseForward(d, ctx.root), ctx.log(NAME));
+  const taps = offered(ctx.block.shared, FORWARD_TAPS) ?? [];
+  const forward = new Forward(parseForward(d, ctx.root), ctx.log(NAME), taps);
   ctx.onShutdown(() => forward.close());
   return (next) => forward.handler(next);
 };

@@ -15,7 +15,11 @@ export class StreamConn extends Conn {
   readonly #socket: net.Socket;
   readonly #frames = new FrameReader();
 
-  constructor(socket: net.Socket, proto: "tcp" | "tcp-tls", onReject: (why: Mismatch) => void) {
+  constructor(
+    socket: net.Socket,
+    proto: "tcp" | "tcp-tls",
+    onReject: (why: Mismatch, packet?: Uint8Array) => void,
+  ) {
     super(onReject);
     this.proto = proto;
     this.#socket = socket;
@@ -45,7 +49,11 @@ export class StreamConn extends Conn {
   }
 }
 
-export function tcpConn(host: string, port: number, onReject: (why: Mismatch) => void): StreamConn {
+export function tcpConn(
+  host: string,
+  port: number,
+  onReject: (why: Mismatch, packet?: Uint8Array) => void,
+): StreamConn {
   return new StreamConn(net.connect({ host, port }), "tcp", onReject);
 }
 
@@ -65,7 +73,7 @@ export interface TlsSettings {
 export interface TlsResume {
   session: Buffer | undefined;
   onSession: (session: Buffer) => void;
-  onReject: (why: Mismatch) => void;
+  onReject: (why: Mismatch, packet?: Uint8Array) => void;
 }
 
 /** A DoT connection to host:port with settings `s`. */

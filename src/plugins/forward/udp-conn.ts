@@ -33,7 +33,11 @@ export class UdpConn extends Conn {
   readonly #socket: dgram.Socket;
   readonly #cap: UdpSocketCap;
 
-  private constructor(socket: dgram.Socket, cap: UdpSocketCap, onReject: (why: Mismatch) => void) {
+  private constructor(
+    socket: dgram.Socket,
+    cap: UdpSocketCap,
+    onReject: (why: Mismatch, packet?: Uint8Array) => void,
+  ) {
     super(onReject);
     this.#socket = socket;
     this.#cap = cap;
@@ -46,7 +50,7 @@ export class UdpConn extends Conn {
   static open(
     to: { host: string; port: number },
     cap: UdpSocketCap,
-    onReject: (why: Mismatch) => void,
+    onReject: (why: Mismatch, packet?: Uint8Array) => void,
   ): Promise<UdpConn> {
     if (cap.open >= cap.max) {
       const why = `${cap.max} UDP sockets to upstreams are open, the most allowed: query not sent`;

@@ -22,6 +22,7 @@ import { ExchangeCode, ExchangeError } from "./conn.ts";
 import { queryName, randomCase, randomId } from "../../client/reply-match.ts";
 import { forwardStats, recordReply, upstreamStats } from "./stats.ts";
 import { encode } from "../../dns/encode.ts";
+import { hexdump } from "../../dns/hexdump.ts";
 import { newQuery } from "../../dns/message.ts";
 import { Class, Type, rcodeName } from "../../dns/constants.ts";
 
@@ -94,7 +95,12 @@ export class Upstream {
     this.#opts = this.#tls ? { ...opts, healthCheck: { ...opts.healthCheck, proto: "tcp-tls" } } : opts;
     this.#log = log;
     this.stats = upstreamStats(addr.to);
-    this.#pool = new ConnPool(addr, this.#opts, this.stats, (why) => this.#rejected(why));
+    this.#pool = new ConnPool(addr, this.#opts, this.stats, (why, packet) => this.#rejected(why, packet));
+  }
+
+  /** Whether every query goes over DNS over TLS (a tls:// upstream). */
+  get overTls(): boolean {
+    return this.#tls;
   }
 
   /** Failed health checks in a row. */
@@ -195,9 +201,13 @@ export class Upstream {
     );
   }
 
-  /** Counts a packet that was not the reply, and logs the counts at most once a minute. */
-  #rejected(why: Mismatch): void {
+  /** Counts a packet that was not the reply, and logs the counts at most once a minute; at debug level
+   * (the `debug` plugin) each one too, with its hex dump, as CoreDNS's forward dumps a wrong reply. */
+  #rejected(why: Mismatch, packet?: Uint8Array): void {
     this.stats.rejected[why]++;
+    if (packet !== undefined && this.#log.isLevelEnabled("debug")) {
+      this.#log.debug({ to: this.to, why }, `reply failed the checks (${why})\n${hexdump(packet)}`);
+    }
     this.#rejectedSince[why] = (this.#rejectedSince[why] ?? 0) + 1;
     const now = Date.now();
     if (now - this.#rejectLoggedAt < REJECT_LOG_MS) return;

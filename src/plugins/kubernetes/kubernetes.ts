@@ -22,7 +22,7 @@ export interface KubernetesOptions {
   /** Holds queries until the first sync or the startup deadline. */
   gate: StartupGate;
   /** SetupContext.lookup, for ExternalName targets. */
-  lookup: (name: string, qtype: number, depth?: number) => Promise<Msg>;
+  lookup: (name: string, qtype: number, depth?: number, deadline?: number) => Promise<Msg>;
 }
 
 export function kubernetesPlugin(o: KubernetesOptions): Plugin {

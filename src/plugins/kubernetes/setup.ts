@@ -97,7 +97,7 @@ export const setup: Setup = async (d, ctx) => {
     records,
     fallthrough: c.fallthrough,
     gate,
-    lookup: (name, qtype, depth) => ctx.lookup(name, qtype, depth),
+    lookup: (name, qtype, depth, deadline) => ctx.lookup(name, qtype, depth, deadline),
   });
 };
 

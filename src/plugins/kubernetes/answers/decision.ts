@@ -29,7 +29,7 @@ export interface StoreAnswers {
   /** The explain option's records for `qname` (kubernetes only; undefined: the option is ignored). */
   readonly explain?: (zone: string, qname: string) => RR[];
   /** SetupContext.lookup, for the chain to follow CNAME targets. */
-  lookup(name: string, qtype: number, depth?: number): Promise<Msg>;
+  lookup(name: string, qtype: number, depth?: number, deadline?: number): Promise<Msg>;
 }
 
 /** `answer`, each call in one read section of the store when it has them (a worker thread's reader:

@@ -46,7 +46,8 @@ export async function serveFromStore(req: Request, next: Handler, s: StoreAnswer
   }
   const a = d.answer!;
   req.answeredBy = s.name;
-  if (a.chase !== undefined) await chase(a, req.qtype, (n, t) => s.lookup(n, t, (req.depth ?? 0) + 1));
+  if (a.chase !== undefined)
+    await chase(a, req.qtype, (n, t) => s.lookup(n, t, (req.depth ?? 0) + 1, req.deadline));
   if (d.keep === Keep.never) req.cache.private = true;
   else if (d.keep === Keep.untilChanged) req.cache.stable = true;
   const reply = replyTo(req.msg, a.rcode);

@@ -177,26 +177,7 @@ export class Store implements StoreView {
     this.#writing();
     const seen = this.#listing.get(kind);
     if (!seen) return;
-    for (const key of this.#keysOf(kind)) {
-      if (seen.has(key)) continue;
-      switch (kind) {
-        case "services":
-          this.#applyService(key, undefined);
-          break;
-        case "endpointslices":
-          this.#applySlice(key, undefined);
-          break;
-        case "endpoints":
-          this.#applyLegacy(key, undefined);
-          break;
-        case "namespaces":
-          this.#applyNamespace(key, false, undefined);
-          break;
-        case "pods":
-          this.#applyPod(key, undefined);
-          break;
-      }
-    }
+    for (const key of this.#keysOf(kind)) if (!seen.has(key)) this.#remove(kind, key);
     if (kind === "serviceimports" || kind === "endpointslices")
       this.#imported(this.#options.multicluster?.sweep(kind, seen));
     this.#listing.delete(kind);
@@ -206,12 +187,8 @@ export class Store implements StoreView {
     // other is not coming back.
     const other =
       kind === "endpointslices" ? "endpoints" : kind === "endpoints" ? "endpointslices" : undefined;
-    if (other !== undefined && this.#restored.delete(other)) {
-      for (const key of this.#keysOf(other)) {
-        if (other === "endpoints") this.#applyLegacy(key, undefined);
-        else this.#applySlice(key, undefined);
-      }
-    }
+    if (other !== undefined && this.#restored.delete(other))
+      for (const key of this.#keysOf(other)) this.#remove(other, key);
     if (!this.#synced.isOpen && this.#computeSynced()) this.#openSynced();
     if (this.#computeSynced(false)) this.#fromApi.open();
     this.#flush();
@@ -327,42 +304,33 @@ export class Store implements StoreView {
     return groups.flatMap((g) => published(svc, g));
   }
 
-  /** PTR targets of an address, relative to the zone ("nginx.default.svc"), in exposed namespaces,
-   * services in key order: the same answer however the objects arrived (the first list builds the
-   * address index in the table's order, a watch in the events'). */
+  /** PTR targets of an address, relative to the zone ("nginx.default.svc"), in exposed namespaces. */
   ptr(ip: string): string[] {
-    const out: string[] = [];
-    for (const key of [...this.#addresses.services(ip)].sort()) {
-      const svc = this.#services.get(key);
-      if (svc && this.namespaceExposed(svc.ns))
-        out.push(...(ptrTargets(svc, this.endpoints(svc)).get(ip) ?? []));
-    }
-    return [...new Set(out)];
+    const services = this.#exposedServices(this.#addresses.services(ip));
+    return [...new Set(services.flatMap((svc) => ptrTargets(svc, this.endpoints(svc)).get(ip) ?? []))];
   }
 
   /** The services publishing this external address, in exposed namespaces (k8s_external's PTR). */
   externalServices(ip: string): Service[] {
-    const out: Service[] = [];
-    for (const key of [...this.#addresses.externalServices(ip)].sort()) {
-      const svc = this.#services.get(key);
-      if (svc && this.namespaceExposed(svc.ns)) out.push(svc);
-    }
-    return out;
+    return this.#exposedServices(this.#addresses.externalServices(ip));
   }
 
   /** The services that select this server's own pod: those whose published endpoints include one of
-   * its addresses (StoreOptions.localIPs), in exposed namespaces, each once (by key: a table's values
-   * are copies). */
+   * its addresses (StoreOptions.localIPs), in exposed namespaces. */
   localServices(): Service[] {
+    return this.#exposedServices(
+      (this.#options.localIPs ?? []).flatMap((ip) => this.#addresses.services(ip)),
+    );
+  }
+
+  /** The services of `keys` that exist in exposed namespaces, each once (by key: a table's values are
+   * copies), in key order: the same answer however the objects arrived (the first list builds the
+   * address index in the table's order, a watch in the events'). */
+  #exposedServices(keys: readonly string[]): Service[] {
     const out: Service[] = [];
-    const seen = new Set<string>();
-    for (const ip of this.#options.localIPs ?? []) {
-      for (const key of this.#addresses.services(ip)) {
-        if (seen.has(key)) continue;
-        seen.add(key);
-        const svc = this.#services.get(key);
-        if (svc && this.namespaceExposed(svc.ns)) out.push(svc);
-      }
+    for (const key of [...new Set(keys)].sort()) {
+      const svc = this.#services.get(key);
+      if (svc && this.namespaceExposed(svc.ns)) out.push(svc);
     }
     return out;
   }
@@ -408,6 +376,15 @@ export class Store implements StoreView {
 
   // -------------------------------------------------------------------------------------------------
   // Changes
+
+  /** The object `key` of `kind` is gone (a list did not have it). */
+  #remove(kind: Kind, key: string): void {
+    if (kind === "services") this.#applyService(key, undefined);
+    else if (kind === "endpointslices") this.#applySlice(key, undefined);
+    else if (kind === "endpoints") this.#applyLegacy(key, undefined);
+    else if (kind === "namespaces") this.#applyNamespace(key, false, undefined);
+    else if (kind === "pods") this.#applyPod(key, undefined);
+  }
 
   #applyService(key: string, next: Service | undefined): void {
     const prev = this.#services.get(key);
