@@ -22,6 +22,8 @@ export interface AnswerOptions {
   records: Records;
   /** The zone of the plugin the name is in. */
   zone: string;
+  /** Date.now() past which the query is abandoned (`cancel`); Infinity without. */
+  deadline: number;
   /** Resolves a name outside the zone through the server (SetupContext.lookup). */
   lookup: (name: string, qtype: number) => Promise<Msg>;
 }
@@ -40,6 +42,10 @@ export class Answer {
 
   constructor(o: AnswerOptions) {
     this.#o = o;
+  }
+
+  #services(name: string, exact: boolean, qtype: number): Promise<Service[]> {
+    return this.#o.records.services(name, exact, qtype, this.#o.deadline);
   }
 
   /** A or AAAA records of `name`; at the apex, those of apex.dns.<zone> when it exists. */
@@ -62,7 +68,7 @@ export class Answer {
   async txt(name: string, chain: RR[] = []): Promise<RR[]> {
     const out: RR[] = [];
     const seen = new Set<string>();
-    for (const s of await this.#o.records.services(name, false, Type.TXT)) {
+    for (const s of await this.#services(name, false, Type.TXT)) {
       const h = hostKind(s);
       if (h.kind === "CNAME") {
         out.push(...(await this.#chase(name, s, Type.TXT, chain, (n, c) => this.txt(n, c))));
@@ -96,19 +102,19 @@ export class Answer {
   }
 
   async #apexOr(name: string, qtype: number): Promise<Service[]> {
-    const { records, zone } = this.#o;
-    if (name !== zone) return records.services(name, false, qtype);
+    const { zone } = this.#o;
+    if (name !== zone) return this.#services(name, false, qtype);
     try {
-      return await records.services(`apex.dns.${zone === "." ? "" : zone}`, false, qtype);
+      return await this.#services(`apex.dns.${zone === "." ? "" : zone}`, false, qtype);
     } catch (err) {
       if (!(err instanceof NameNotFound)) throw err;
-      return records.services(name, false, qtype);
+      return this.#services(name, false, qtype);
     }
   }
 
   /** SRV records; a target that is an address gets the key's name, and its address as an extra. */
   async srv(name: string): Promise<Section> {
-    const services = await this.#o.records.services(name, false, Type.SRV);
+    const services = await this.#services(name, false, Type.SRV);
     // Each priority's weights shared out of 100; a record without a weight counts as 100.
     const total = new Map<number, number>();
     for (const s of services) total.set(s.priority, (total.get(s.priority) ?? 0) + (s.weight || 100));
@@ -134,7 +140,7 @@ export class Answer {
   async mx(name: string): Promise<Section> {
     const out: Section = { answer: [], extra: [] };
     const seen = new Set<string>();
-    for (const s of await this.#o.records.services(name, false, Type.MX)) {
+    for (const s of await this.#services(name, false, Type.MX)) {
       if (!s.mail) continue;
       await this.#target(s, out, seen, (exchange) =>
         rr(name, s.ttl, { type: Type.MX, preference: s.priority & 0xffff, exchange }),
@@ -179,7 +185,7 @@ export class Answer {
 
   /** The name's own key only: its host as CNAME target when it is a name. */
   async cname(name: string): Promise<RR[]> {
-    const [s] = await this.#o.records.services(name, true, Type.CNAME);
+    const [s] = await this.#services(name, true, Type.CNAME);
     return s && hostKind(s).kind !== "A" && hostKind(s).kind !== "AAAA"
       ? [rr(name, s.ttl, { type: Type.CNAME, target: absolute(s.host) })]
       : [];
@@ -189,7 +195,7 @@ export class Answer {
   async ptr(name: string): Promise<RR[]> {
     const out: RR[] = [];
     const seen = new Set<string>();
-    for (const s of await this.#o.records.services(name, true, Type.PTR)) {
+    for (const s of await this.#services(name, true, Type.PTR)) {
       const k = hostKind(s).kind;
       if (k === "A" || k === "AAAA" || seen.has(s.host)) continue;
       seen.add(s.host);
@@ -203,7 +209,7 @@ export class Answer {
     const zone = this.#o.zone;
     const out: Section = { answer: [], extra: [] };
     const seen = new Set<string>();
-    for (const s of await this.#o.records.services(`ns.dns.${zone === "." ? "" : zone}`, false, Type.NS)) {
+    for (const s of await this.#services(`ns.dns.${zone === "." ? "" : zone}`, false, Type.NS)) {
       const h = hostKind(s);
       if (h.kind !== "A" && h.kind !== "AAAA") throw new Error(`NS record must be an IP address: ${s.host}`);
       const target = stripTarget(nameOf(s.key), s.targetstrip);

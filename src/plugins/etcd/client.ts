@@ -62,11 +62,12 @@ export class EtcdClient {
     this.#opts = opts;
   }
 
-  /** The keys equal to `key`, or starting with it when `prefix`. */
-  async range(key: string, prefix: boolean): Promise<KeyValue[]> {
+  /** The keys equal to `key`, or starting with it when `prefix`. `deadline` (Date.now() time, the
+   * query's `cancel`) shortens the timeout. */
+  async range(key: string, prefix: boolean, deadline = Infinity): Promise<KeyValue[]> {
     const body: Record<string, string> = { key: b64(key) };
     if (prefix) body.range_end = b64(prefixEnd(key));
-    const r = (await this.#call("/v3/kv/range", body)) as { kvs?: Record<string, string>[] };
+    const r = (await this.#call("/v3/kv/range", body, deadline)) as { kvs?: Record<string, string>[] };
     return (r.kvs ?? []).map((kv) => ({
       key: unb64(kv.key),
       value: unb64(kv.value),
@@ -75,21 +76,21 @@ export class EtcdClient {
   }
 
   /** Seconds left on a lease, or -1 when it has expired or is unknown. */
-  async leaseTtl(id: string): Promise<number> {
-    const r = (await this.#call("/v3/lease/timetolive", { ID: id })) as { TTL?: string };
+  async leaseTtl(id: string, deadline = Infinity): Promise<number> {
+    const r = (await this.#call("/v3/lease/timetolive", { ID: id }, deadline)) as { TTL?: string };
     return Number(r.TTL ?? -1);
   }
 
-  async #call(path: string, body: object): Promise<unknown> {
+  async #call(path: string, body: object, deadline: number): Promise<unknown> {
     const creds = this.#opts.credentials;
     if (creds && this.#token === undefined) this.#token = await this.#authenticate(creds);
     try {
-      return await this.#post(path, body, this.#token);
+      return await this.#post(path, body, this.#token, deadline);
     } catch (err) {
       // A simple token lasts minutes on the server: sign in again once when it is refused.
       if (!creds || !(err instanceof EtcdUnavailable) || !/token/i.test(err.message)) throw err;
       this.#token = await this.#authenticate(creds);
-      return this.#post(path, body, this.#token);
+      return this.#post(path, body, this.#token, deadline);
     }
   }
 
@@ -102,13 +103,13 @@ export class EtcdClient {
   }
 
   /** POSTs to each endpoint in turn until one answers; the error of the last one otherwise. */
-  async #post(path: string, body: object, token?: string): Promise<unknown> {
+  async #post(path: string, body: object, token?: string, deadline = Infinity): Promise<unknown> {
     const eps = this.#opts.endpoints;
     let last: unknown;
     for (let n = 0; n < eps.length; n++) {
       const i = (this.#first + n) % eps.length;
       try {
-        const r = await this.#postTo(eps[i], path, body, token);
+        const r = await this.#postTo(eps[i], path, body, { token, deadline });
         this.#first = i;
         return r;
       } catch (err) {
@@ -120,7 +121,14 @@ export class EtcdClient {
     throw last instanceof Error ? new EtcdUnavailable(last.message) : new EtcdUnavailable(String(last));
   }
 
-  #postTo(base: string, path: string, body: object, token?: string): Promise<unknown> {
+  #postTo(
+    base: string,
+    path: string,
+    body: object,
+    o: { token?: string; deadline: number },
+  ): Promise<unknown> {
+    const { token } = o;
+    const timeout = Math.max(1, Math.min(this.#opts.timeoutMs, o.deadline - Date.now()));
     const url = new URL(path, base.endsWith("/") ? base : `${base}/`);
     const send = url.protocol === "https:" ? httpsRequest : httpRequest;
     const data = JSON.stringify(body);
@@ -134,7 +142,7 @@ export class EtcdClient {
             "content-length": Buffer.byteLength(data),
             ...(token ? { authorization: token } : {}),
           },
-          timeout: this.#opts.timeoutMs,
+          timeout,
           ...(url.protocol === "https:" ? this.#opts.tls : {}),
         },
         (res) => {
@@ -158,9 +166,7 @@ export class EtcdClient {
           });
         },
       );
-      req.on("timeout", () =>
-        req.destroy(new Error(`etcd ${url.host}: no answer in ${this.#opts.timeoutMs} ms`)),
-      );
+      req.on("timeout", () => req.destroy(new Error(`etcd ${url.host}: no answer in ${timeout} ms`)));
       req.on("error", (err) => reject(new Error(`${url.host}: ${err.message}`)));
       req.end(data);
     });

@@ -53,6 +53,7 @@ export class Etcd {
     const a = new Answer({
       records: this.#o.records,
       zone,
+      deadline: req.deadline ?? Infinity,
       lookup: (name, t) => this.#o.lookup(name, t, depth),
     });
     let found: Section;
