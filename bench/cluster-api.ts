@@ -53,7 +53,10 @@ export function benchCorefile(
         ttl 30
     }
 `;
-  if (which === "lean") return `. {\n${kubernetes}}\n`;
+  // BENCH_INSIGHTS=1 adds the insights plugin (its listener on a port the system picks).
+  const insights =
+    process.env.BENCH_INSIGHTS === "1" ? "    insights {\n        listen 127.0.0.1:0\n    }\n" : "";
+  if (which === "lean") return `. {\n${insights}${kubernetes}}\n`;
   const cache =
     which === "kubeadm"
       ? "    cache 30\n"
@@ -64,7 +67,7 @@ export function benchCorefile(
         lameduck 5s
     }
     ready 127.0.0.1:0
-${kubernetes}    prometheus 127.0.0.1:0
+${insights}${kubernetes}    prometheus 127.0.0.1:0
     forward . 127.0.0.1:${upstreamPort} {
         max_concurrent 1000
     }

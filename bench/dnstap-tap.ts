@@ -31,6 +31,7 @@ const done: QueryDone = {
   localPort: 53,
   id: 4242,
   qname: "www.example.org.",
+  nameWire: new Uint8Array([3, 119, 119, 119, 7, 101, 120, 97, 109, 112, 108, 101, 3, 111, 114, 103, 0]),
   qtype: 1,
   qclass: 1,
   size: 41,

@@ -78,6 +78,7 @@ export function parseFlags(argv: string[]): Flags {
 export const USAGE = `Usage: clusterdns [flags]
        clusterdns resolve NAME [flags]   (what a pod's resolver sends for NAME; resolve -help)
        clusterdns migrate kube-dns|coredns FILE   (from kube-dns or CoreDNS; migrate -help)
+       clusterdns top [--server HOST:PORT]   (live view of an insights listener; top --help)
   -conf FILE      Corefile to load (default: ./Corefile, else the built-in demo)
   -validate       check the Corefile and every file it names, then exit (0: valid, 1: not);
                   no port is opened and no API asked. -conf may be a ConfigMap (or - for stdin),

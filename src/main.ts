@@ -48,6 +48,7 @@ interface Source {
 export async function main(argv: string[]): Promise<number> {
   if (argv[0] === "resolve") return (await import("./resolver/cli.ts")).resolveMain(argv.slice(1));
   if (argv[0] === "migrate") return (await import("./migrate/cli.ts")).migrateMain(argv.slice(1));
+  if (argv[0] === "top") return (await import("./plugins/insights/top.ts")).topMain(argv.slice(1));
   let flags: Flags;
   try {
     flags = parseFlags(argv);

@@ -6,7 +6,6 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import v8 from "node:v8";
 import { pino } from "pino";
 import { Pipeline } from "../server/pipeline.ts";
 import type { Block } from "../server/block.ts";
@@ -16,6 +15,7 @@ import { Rcode, Type } from "../dns/constants.ts";
 import { LaneResult } from "./lane-step.ts";
 import type { Handler } from "../chain/handler.ts";
 import { queryRecorder } from "../metrics/query-stats.ts";
+import { bytesPerCall } from "../../test/helpers/bytes-per-call.ts";
 
 /** A block whose one handler answers an A record (in the lane and in the chain alike). */
 function pipeline(): Pipeline {
@@ -58,26 +58,6 @@ function pipeline(): Pipeline {
   };
   p.mux.add(".", block);
   return p;
-}
-
-/** Heap bytes allocated per call of `f`, the best of three rounds of n calls. */
-function bytesPerCall(f: (i: number) => void, n: number): number {
-  let best = Infinity;
-  for (let round = 0; round < 4; round++) {
-    const profiler = new v8.GCProfiler();
-    profiler.start();
-    let at = v8.getHeapStatistics().used_heap_size;
-    for (let i = 0; i < n; i++) f(i);
-    const end = v8.getHeapStatistics().used_heap_size;
-    let allocated = 0;
-    for (const g of profiler.stop().statistics) {
-      allocated += g.beforeGC.heapStatistics.usedHeapSize - at;
-      at = g.afterGC.heapStatistics.usedHeapSize;
-    }
-    allocated += end - at;
-    if (round > 0) best = Math.min(best, allocated / n);
-  }
-  return best;
 }
 
 const peer = {

@@ -62,21 +62,42 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     verdict: "differs",
     note: "without it, relative paths are read from the Corefile's folder (CoreDNS: the working folder), and a relative PATH is too; a second `root` line in a block is refused rather than replacing the first",
   },
-  missing("metadata", "no plugin here produces or reads request metadata"),
-  missing("geoip", "it only feeds metadata, which nothing here reads"),
+  {
+    plugin: "metadata",
+    options: "ZONES",
+    verdict: "same",
+    note: "labels published: kubernetes's (but `client-label/*`, `cluster` and `zone`) and `view/name`; a value is worked out when log, rewrite or view reads it",
+    twice: "refused",
+  },
+  missing("geoip", "no reader of MaxMind databases here"),
   {
     plugin: "cancel",
     options: "TIMEOUT",
     verdict: "differs",
     note: "past the deadline the client gets SERVFAIL from cancel itself, whichever plugin is still at work, and forward stops waiting at once (CoreDNS's forward first finishes the attempt in flight, up to its 2 s read timeout); internal lookups (ExternalName targets, autopath) inherit the deadline",
   },
-  missing("tls", "clusterdns serves plain DNS over UDP and TCP; no DoT, DoH or gRPC listeners"),
-  missing("quic", "no DNS-over-QUIC listener"),
+  {
+    plugin: "tls",
+    options: "CERT KEY [CA], `client_auth`, `keylog`",
+    verdict: "same",
+    note: "the certificate of `tls://` (DNS over TLS) and `https://` (DNS over HTTPS, HTTP/2 and HTTP/1.1) blocks; TLS 1.2 at least; `grpc://` and `quic://` blocks are refused (see the tls plugin's README)",
+    twice: "refused",
+    parts: [
+      {
+        option: "acme",
+        what: "certificates from ACME (`tls { acme ... }`)",
+        verdict: "missing",
+        note: "give CERT KEY files (cert-manager can write them into a Secret)",
+        example: "tls://. {\n    tls {\n        acme dns.example.org\n    }\n    whoami\n}\n",
+      },
+    ],
+  },
+  missing("quic", "no DNS-over-QUIC listener: Node 24 is built without QUIC (`node:quic` is not there)"),
   {
     plugin: "timeouts",
     options: "`read`, `write`, `idle`",
     verdict: "same",
-    note: "for the TCP listener (no TLS, DoH or DoQ listeners here); blocks sharing a port get the longest each sets",
+    note: "for the TCP, DNS-over-TLS and DNS-over-HTTPS listeners (no DoQ here); blocks sharing a port get the longest each sets",
   },
   {
     plugin: "multisocket",
@@ -130,8 +151,14 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     plugin: "prometheus",
     options: "ADDRESS",
     verdict: "same",
-    note: "CoreDNS's series names, `view` always empty",
+    note: "CoreDNS's series names",
     twice: "refused",
+  },
+  {
+    plugin: "insights",
+    options: "`listen`, `token`, `kubeconfig`, `endpoint`, `cluster_domain`, `workloads`, `top`",
+    verdict: "differs",
+    note: "not a plugin of CoreDNS: queries by the workload that sent them, search-list walks and their fixes, as a page, a JSON API and `clusterdns top` ([insights.md](insights.md))",
   },
   {
     plugin: "errors",
@@ -145,15 +172,6 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     options: "NAMES, FORMAT, `class`",
     verdict: "same",
     note: "",
-    parts: [
-      {
-        args: /\{\/[^}]*\}/,
-        what: "metadata placeholders (`{/LABEL}`)",
-        verdict: "missing",
-        note: "no plugin here produces metadata",
-        example: '. {\n    log . "{remote} {/kubernetes/client-namespace}"\n}\n',
-      },
-    ],
   },
   {
     plugin: "dnstap",
@@ -167,7 +185,7 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
         args: /\{[^{}\s]*\}/,
         what: "placeholders in `extra`",
         verdict: "missing",
-        note: "`extra` is sent as written; no plugin here produces metadata",
+        note: "`extra` is sent as written: its placeholders are not filled",
         example:
           '. {\n    dnstap /tmp/dnstap.sock {\n        extra "{/kubernetes/client-namespace}"\n    }\n}\n',
       },
@@ -218,16 +236,6 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     options: "`name`, `type`, `class`, `ttl`, `edns0`, `cname`, `rcode`, `answer`",
     verdict: "same",
     note: "",
-    parts: [
-      {
-        option: "edns0",
-        args: /\{\/[^}]*\}/,
-        what: "metadata variables in `edns0` (`{/LABEL}`)",
-        verdict: "missing",
-        note: "no plugin here produces metadata",
-        example: ". {\n    rewrite edns0 local set 0xffee {/kubernetes/client-namespace}\n    whoami\n}\n",
-      },
-    ],
   },
   {
     plugin: "header",
@@ -349,25 +357,18 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
   },
   {
     plugin: "forward",
-    options: "every option but `doh_method`",
+    options: "every option but `resolver`",
     verdict: "same",
-    note: "",
+    note: "`dns://`, `tls://` and `https://` upstreams (DoH over HTTP/2 only; CoreDNS's client also falls back to HTTP/1.1), as CoreDNS",
     twice: "shadowed",
     passesOn: ["except", "next", "next_on_nodata"],
     parts: [
       {
-        args: /(^|\s)(https|grpc|quic):\/\//,
-        what: "`https://`, `grpc://` and `quic://` upstreams",
+        option: "resolver",
+        what: "hostnames in TO and `resolver`",
         verdict: "missing",
-        note: "`dns://` and `tls://` upstreams only",
-        example: ". {\n    forward . https://dns.quad9.net/dns-query\n}\n",
-      },
-      {
-        option: "doh_method",
-        what: "`doh_method`",
-        verdict: "missing",
-        note: "DNS-over-HTTPS is not implemented",
-        example: ". {\n    forward . 192.0.2.1 {\n        doh_method GET\n    }\n}\n",
+        note: "TO must be an IP address or a resolv.conf file; hostnames are not resolved",
+        example: ". {\n    forward . 192.0.2.1 {\n        resolver 192.0.2.53\n    }\n}\n",
       },
     ],
   },
@@ -386,7 +387,13 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     note: "the command's output is logged line by line (CoreDNS passes it to its own stdout and stderr); `certrenew`, which CoreDNS accepts and never fires, is accepted with a warning; with `-workers N` the main thread alone runs the commands",
   },
   missing("sign", "no zone signing"),
-  missing("view", "every server block answers every client (`acl` can refuse by network)", true),
+  {
+    plugin: "view",
+    options: "NAME, `expr`",
+    verdict: "same",
+    note: "expressions are the subset of expr-lang that CoreDNS's README uses, checked at start-up; each view's replies are kept apart in the answer cache",
+    twice: "refused",
+  },
 ];
 
 /** Plugins CoreDNS removed (from its release notes); each is refused at its line with what replaces it. */

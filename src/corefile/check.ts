@@ -63,16 +63,31 @@ function secondLine(d: Directive, earlier: readonly Directive[]): string | undef
   return `${d.name}: never reached: '${d.name} ${from(covering)}' at ${at(covering)} already takes every name in ${from(d)} (CoreDNS refused a second ${d.name} before 1.9.4, and never reaches it since)`;
 }
 
-/** Every key parses, and no zone is served twice on one port. Keys that name no port count as
- * `defaultPort`; without it they only clash with each other (parseCorefile cannot know -dns.port). */
+/** Every key parses, no zone is served twice on one port, and a port carries one transport (plain DNS,
+ * TLS or HTTPS). Keys that name no port count as `defaultPort`; without it they only clash with each
+ * other (parseCorefile cannot know -dns.port). */
 export function checkKeys(blocks: ServerBlock[], defaultPort?: number): void {
   const seen = new Map<string, string>();
+  const transports = new Map<string, { scheme: string; at: string }>();
   for (const b of blocks) {
+    // A block with a view shares its zone and port with others: the first whose view matches answers
+    // (CoreDNS checks only the blocks without one).
+    const viewed = b.directives.some((d) => d.name === "view");
     for (const t of b.keys) {
       for (const k of parseKey(t)) {
         const port = k.port ?? defaultPort;
+        const other = transports.get(`${port ?? "default"}`);
+        if (other !== undefined && other.scheme !== k.scheme) {
+          const where = port === undefined ? "the default port" : `port ${port}`;
+          throw new ConfigError(
+            t.file,
+            t.line,
+            `cannot serve '${t.text}': ${where} already serves ${other.scheme}:// at ${other.at} (one transport per port)`,
+          );
+        }
+        transports.set(`${port ?? "default"}`, { scheme: k.scheme, at: `${t.file}:${t.line}` });
         const id = `${k.zone} ${port ?? "default"}`;
-        const first = seen.get(id);
+        const first = viewed ? undefined : seen.get(id);
         if (first !== undefined) {
           const where = port === undefined ? "the default port" : `port ${port}`;
           throw new ConfigError(
@@ -81,7 +96,7 @@ export function checkKeys(blocks: ServerBlock[], defaultPort?: number): void {
             `cannot serve '${t.text}': zone ${k.zone} on ${where} is already defined at ${first}`,
           );
         }
-        seen.set(id, `${t.file}:${t.line}`);
+        if (!viewed) seen.set(id, `${t.file}:${t.line}`);
       }
     }
   }

@@ -27,6 +27,17 @@ test("zones, ports and the dns:// scheme", () => {
   assert.deepEqual(zones("dns://example.org."), ["example.org."]);
   assert.deepEqual(zones("DNS://.:53"), ["."]);
   assert.equal(parseKey(tok("example.org:65535"))[0].port, 65535);
+  // DNS over TLS and over HTTPS: their own default ports, as CoreDNS's.
+  assert.deepEqual(parseKey(tok("tls://.")), [{ scheme: "tls", zone: ".", port: 853, text: "tls://." }]);
+  assert.deepEqual(parseKey(tok("TLS://example.org:5853"))[0], {
+    scheme: "tls",
+    zone: "example.org.",
+    port: 5853,
+    text: "TLS://example.org:5853",
+  });
+  assert.deepEqual(parseKey(tok("https://.")), [
+    { scheme: "https", zone: ".", port: 443, text: "https://." },
+  ]);
 });
 
 test("reverse zones written as names", () => {
@@ -91,7 +102,9 @@ test("bad keys are ConfigErrors naming the key and its line", () => {
         why.test(e.message),
       text,
     );
-  for (const scheme of ["tls", "https", "grpc", "quic"]) bad(`${scheme}://.:853`, /not supported yet/);
+  bad("grpc://.:443", /gRPC is not served/);
+  bad("quic://.:853", /Node 24 is built without node:quic/);
+  bad("https3://.", /HTTP\/3 is not served/);
   bad("ftp://example.org", /unknown scheme/);
   bad("example.org:0", /out of range/);
   bad("example.org:65536", /out of range/);
@@ -124,4 +137,35 @@ test("checkKeys rejects a zone served twice on one port, across and within block
   checkKeys([block(1, "example.org:53"), block(2, "example.org:1053"), block(3, "example.org")]);
   checkKeys([block(1, "."), block(3, ".:53")], 1053);
   checkKeys([block(1, "0.0.10.in-addr.arpa"), block(2, "10.0.1.0/24")]);
+});
+
+test("checkKeys lets blocks with a view share a zone and port, and only them", () => {
+  const viewed = (line: number, key: string): ServerBlock => ({
+    ...block(line, key),
+    directives: [{ name: "view", args: [], file: "Corefile", line: line + 1 }],
+  });
+  checkKeys([viewed(1, "."), viewed(4, "."), block(7, ".")]);
+  checkKeys([block(1, "."), viewed(4, ".")]);
+  assert.throws(() => checkKeys([block(1, ".:853"), viewed(4, "tls://.:853")]), /one transport per port/);
+  assert.throws(
+    () => checkKeys([viewed(1, "."), block(4, "."), block(7, ".")]),
+    (e: unknown) =>
+      e instanceof ConfigError && e.line === 7 && /already defined at Corefile:4/.test(e.message),
+  );
+});
+
+test("checkKeys: one transport per port; tls:// and https:// beside dns:// on their own ports", () => {
+  assert.throws(
+    () => checkKeys([block(1, ".:853"), block(4, "tls://example.org:853")]),
+    (e: unknown) =>
+      e instanceof ConfigError &&
+      e.line === 4 &&
+      /port 853 already serves dns:\/\/ at Corefile:1 \(one transport per port\)/.test(e.message),
+  );
+  assert.throws(
+    () => checkKeys([block(1, "tls://.:8443"), block(2, "https://example.org:8443")]),
+    /tls:\/\//,
+  );
+  checkKeys([block(1, "."), block(2, "tls://."), block(3, "https://.")], 53);
+  checkKeys([block(1, "tls://example.org"), block(2, "tls://example.net")]);
 });

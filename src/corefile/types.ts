@@ -27,12 +27,17 @@ export interface ServerBlock {
   line: number;
 }
 
+/** How a server block's queries arrive: plain DNS (UDP and TCP), DNS over TLS (RFC 7858) or DNS over
+ * HTTPS (RFC 8484). */
+export type Transport = "dns" | "tls" | "https";
+
 /** A server block key, parsed: one zone served on one port. */
 export interface ServerKey {
-  scheme: "dns";
+  scheme: Transport;
   /** Canonical zone: lowercase, absolute. A CIDR key becomes its reverse zone(s). */
   zone: string;
-  /** Undefined when the key names no port: the default (53, or -dns.port) applies. */
+  /** Undefined when a dns:// key names no port: the default (53, or -dns.port) applies. tls:// keys
+   * default to 853, https:// ones to 443. */
   port?: number;
   /** The key as written, for messages and metrics labels. */
   text: string;

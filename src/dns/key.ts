@@ -1,7 +1,8 @@
 // The answer store's key (src/answers/): the question's name in wire form ASCII-lowercased, its type
 // and class octets as they are, and one octet of state (scan.ts builds it: EDNS present, DO, a local
-// option, CD, NSID, and SOURCE below). Hashes are FNV-1a over the octets: cheap, and good enough for
-// keys that differ in a label or two.
+// option, CD, NSID, and SOURCE below). On a listener with views, the class's high octet holds the
+// view that answered (VIEW_OCTET): the classes the store keeps (IN, CH, ANY) all have it 0. Hashes
+// are FNV-1a over the octets: cheap, and good enough for keys that differ in a label or two.
 
 /** State bit of a key that holds what the plugins after `cache` answered, not what a client got: the
  * cache refills from it without running them again (src/answers/lane.ts). */
@@ -14,6 +15,9 @@ export const IPV4_APART = 0x20;
 
 /** Octets after the name: type, class, state. */
 export const KEY_TAIL = 5;
+
+/** Where the view's octet is, counted back from the key's end: the class's high octet. */
+export const VIEW_OCTET = 3;
 
 /** The longest key: a name of 255 octets and the tail. */
 export const MAX_KEY = 255 + KEY_TAIL;

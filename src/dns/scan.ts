@@ -7,7 +7,7 @@
 
 import type { Edns, Msg } from "./message.ts";
 import { labelText } from "./name.ts";
-import { IPV4_APART, MAX_KEY, hashBytes } from "./key.ts";
+import { IPV4_APART, MAX_KEY, VIEW_OCTET, hashBytes } from "./key.ts";
 import { metaRecordMalformed, metaRecordMisplaced, optRecord, skipName } from "./walk.ts";
 import { Class, EDNS_UDP_SIZE, EdnsOption, Opcode, PLAIN_UDP_SIZE, Rcode, Type } from "./constants.ts";
 
@@ -262,12 +262,24 @@ export class ScannedQuery implements Scanned {
   copy(buf = this.#buf!): ScannedQuery {
     const c = new ScannedQuery(this.keyBytes.slice(0, this.keyLength));
     c.read(buf, this.opcode, this.questionEnd, this.#opt, this.keyLength);
+    c.#qname = this.#qname; // the same name: not built twice
     return c;
+  }
+
+  /** Puts a view's octet (1-255, 0 for none) in the key (key.ts, VIEW_OCTET) and hashes it again: the
+   * replies of one view are then never another's. Only for a class under 256 (the octet is its). */
+  keyView(view: number): void {
+    this.keyBytes[this.keyLength - VIEW_OCTET] = view;
+    this.#rehash();
   }
 
   /** Keys this query apart from the same question of an IPv6 client (key.ts IPV4_APART). */
   keyApartForIPv4(): void {
     this.keyBytes[this.keyLength - 1] &= ~IPV4_APART;
+    this.#rehash();
+  }
+
+  #rehash(): void {
     this.keyHash = hashBytes(this.keyBytes, 0, this.keyLength);
     this.#key = undefined;
   }

@@ -11,6 +11,9 @@ export interface QueryDone {
   id: number;
   /** Canonical (lowercase, absolute) query name. */
   qname: string;
+  /** The same name in wire form, ASCII-lowercased, from offset 0 up to its root label (octets after
+   * it belong to the server): what a hook that must not build a string per query reads. */
+  readonly nameWire: Uint8Array;
   qtype: number;
   qclass: number;
   /** Size of the query in bytes. */

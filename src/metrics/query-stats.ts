@@ -68,11 +68,11 @@ interface Entry {
 
 const entries = new Map<string, Entry>();
 
-function entryFor(server: string, zone: string, directives: readonly string[]): Entry {
-  const key = `${server} ${zone}`;
+function entryFor(server: string, zone: string, view: string, directives: readonly string[]): Entry {
+  const key = `${server} ${zone} ${view}`;
   let e = entries.get(key);
   if (e) return e;
-  const base = { server, zone, view: "" };
+  const base = { server, zone, view };
   for (const name of directives) pluginEnabled.series({ ...base, name }).value = 1;
   e = {
     base,
@@ -93,8 +93,12 @@ function entryFor(server: string, zone: string, directives: readonly string[]): 
 }
 
 /** A finish hook for one server block: counts every query it answered. Per query it does two small-map
- * lookups on numeric keys and bumps plain numbers; label strings are built once per new series. */
-export function queryRecorder(directives: readonly string[]): (q: QueryDone) => void {
+ * lookups on numeric keys and bumps plain numbers; label strings are built once per new series.
+ * `view` gives the block's view name (`view`, set up after prometheus), "" for none. */
+export function queryRecorder(
+  directives: readonly string[],
+  view: () => string = () => "",
+): (q: QueryDone) => void {
   // The block's entry, looked up again only when its server label changes (bind, reload).
   let server = "";
   let zone = "";
@@ -103,7 +107,7 @@ export function queryRecorder(directives: readonly string[]): (q: QueryDone) => 
     if (e === undefined || q.server !== server || q.zone !== zone) {
       server = q.server;
       zone = q.zone;
-      e = entryFor(server, zone, directives);
+      e = entryFor(server, zone, view(), directives);
     }
     const family = q.remoteAddress.includes(":") ? 2 : 1;
     // qtype (16 bits), transport and family packed into one number.

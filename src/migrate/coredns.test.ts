@@ -58,12 +58,12 @@ describe("migrate coredns", () => {
 
   it("each line that does not run is missing at its line, with the line -validate prints", async (t) => {
     const text = [
-      "tls://.:853 {", // 1
+      "grpc://.:443 {", // 1
       "    whoami", // 2
       "}", // 3
       ".:53 {", // 4
       "    route53 example.org.:Z1D633PJN98FT9", // 5
-      '    log . "{remote} {/kubernetes/client-namespace}"', // 6
+      "    pprof", // 6
       "    header {", // 7
       "        response set rd", // 8
       "    }", // 9
@@ -88,12 +88,12 @@ describe("migrate coredns", () => {
       "16 missing",
     ]);
     const note = (line: number) => lines.find((l) => l.line === line)!.note;
-    assert.match(note(1)!, /tls:\/\/ is not supported/);
+    assert.match(note(1)!, /DNS over gRPC is not served/);
     assert.match(
       note(5)!,
       /^plugin route53 of CoreDNS is not supported by clusterdns: no cloud DNS backends/,
     );
-    assert.match(note(6)!, /metadata/);
+    assert.match(note(6)!, /Go's profiler/);
     assert.match(note(8)!, /rd and cd always echo the query's/);
     assert.match(
       note(11)!,

@@ -24,11 +24,13 @@ import { setup as header } from "./header/setup.ts";
 import { setup as health } from "./health/setup.ts";
 import { setup as hosts } from "./hosts/setup.ts";
 import { setup as k8sExternal } from "./k8s_external/setup.ts";
+import { setup as insights } from "./insights/setup.ts";
 import { setup as kubernetes } from "./kubernetes/setup.ts";
 import { setup as loadbalance } from "./loadbalance/setup.ts";
 import { setup as local } from "./local/setup.ts";
 import { setup as log } from "./log/setup.ts";
 import { setup as loop } from "./loop/setup.ts";
+import { setup as metadata } from "./metadata/setup.ts";
 import { setup as minimal } from "./minimal/setup.ts";
 import { setup as multisocket } from "./multisocket/setup.ts";
 import { setup as nodelocal } from "./nodelocal/setup.ts";
@@ -45,13 +47,18 @@ import { setup as template } from "./template/setup.ts";
 import { setup as transfer } from "./transfer/setup.ts";
 import { setup as tsig } from "./tsig/setup.ts";
 import { setup as timeouts } from "./timeouts/setup.ts";
+import { setup as tls } from "./tls/setup.ts";
+import { setup as view } from "./view/setup.ts";
 import { setup as whoami } from "./whoami/setup.ts";
 
 /** Execution order: a new plugin goes where CoreDNS's plugin.cfg puts it (index.test.ts checks). */
 export const plugins: Registry = new Map<string, Setup>([
   // First: the folder every other directive of the block reads relative paths from.
   ["root", root],
+  ["metadata", metadata],
   ["cancel", cancel],
+  // A setting of tls:// and https:// blocks (their certificate), not a handler.
+  ["tls", tls],
   ["timeouts", timeouts],
   ["multisocket", multisocket],
   ["reload", reload],
@@ -69,6 +76,8 @@ export const plugins: Registry = new Map<string, Setup>([
   ["ready", ready],
   ["health", health],
   ["prometheus", prometheus],
+  // Not in CoreDNS: a finish hook and a listener, like prometheus; its place changes nothing.
+  ["insights", insights],
   ["errors", errors],
   ["log", log],
   ["dnstap", dnstap],
@@ -98,4 +107,6 @@ export const plugins: Registry = new Map<string, Setup>([
   ["erratic", erratic],
   ["whoami", whoami],
   ["on", on],
+  // A setting of the block (which queries it answers), read by the server: it adds no handler.
+  ["view", view],
 ]);

@@ -14,6 +14,12 @@ export interface Block extends BlockSettings {
    * there); undefined when the first handler has none. */
   lane?: (LaneStep | undefined)[];
   readonly hooks: ((q: QueryDone) => void)[];
+  /** The next block of the same zone and port (Corefile order), asked when this one has a view that
+   * does not match the query. */
+  otherwise?: Block;
+  /** With a `view`, 1-255: the octet that keeps its replies apart in the answer store's keys
+   * (ScannedQuery.keyView); 0 or unset without one. */
+  viewKey?: number;
   /** Filled by `bind` during set-up; read-only once the block runs. */
   readonly bind: string[];
 }

@@ -5,6 +5,8 @@ import type { QueryDone } from "../metrics/query-done.ts";
 import type { Scanned } from "../dns/scan.ts";
 import { PLAIN_UDP_SIZE } from "../dns/constants.ts";
 
+const ROOT_WIRE = new Uint8Array(1);
+
 /** What the finish hooks see of a query: one per pipeline, filled anew for each query (hooks run
  * synchronously and must not keep it). The text qname is built only when a hook reads it (log does,
  * the metrics hook does not): one string less per query answered with only metrics on. */
@@ -46,6 +48,10 @@ export class FinishedQuery implements QueryDone {
 
   get qname(): string {
     return this.#scanned?.qname ?? ".";
+  }
+
+  get nameWire(): Uint8Array {
+    return this.#scanned?.keyBytes ?? ROOT_WIRE;
   }
 
   get duration(): number {

@@ -3,21 +3,24 @@
 
 import type { Logger } from "pino";
 import type { Block } from "./block.ts";
-import type { ServerBlock, ServerKey, Token } from "../corefile/types.ts";
+import type { ServerBlock, ServerKey, Token, Transport } from "../corefile/types.ts";
 import type { Handler, Plugin } from "../chain/handler.ts";
 import type { InstanceHooks, ReadyCheck, ReloadSettings } from "../setup/instance.ts";
 import type { QueryDone } from "../metrics/query-done.ts";
 import type { Registry } from "../setup/registry.ts";
 import type { SetupContext } from "../setup/context.ts";
-import type { TcpTimeoutSettings } from "../setup/block.ts";
+import type { TcpTimeoutSettings, TlsSettings } from "../setup/block.ts";
 import { endOfChain } from "../chain/handler.ts";
 import { parseKey } from "../corefile/keys.ts";
 import { checkDirectives, checkKeys } from "../corefile/check.ts";
+import { ConfigError } from "../corefile/errors.ts";
 import { memoryBudget } from "./memory-budget.ts";
 import { Pipeline } from "./pipeline.ts";
+import { Views } from "./views.ts";
 import type { UdpListener } from "./udp.ts";
 import { dgramEngine, type UdpEngine } from "./udp-engine.ts";
 import { TcpListener, defaultTcpOptions, type TcpOptions } from "./tcp.ts";
+import { DohListener } from "./doh.ts";
 import { listenErrorText } from "../runtime/listen-error.ts";
 import { Handover } from "./handover.ts";
 import { peerServes } from "./peer-probe.ts";
@@ -53,8 +56,12 @@ export interface InstanceOptions {
 }
 
 interface Group {
-  /** "PORT|ADDRESSES" as configured (port 0 stays 0): what a reload matches listeners by. */
+  /** "PORT|ADDRESSES" as configured (port 0 stays 0), "tls|PORT|ADDRESSES" for DNS over TLS and
+   * "https|..." for DNS over HTTPS: what a reload matches listeners by. */
   id: string;
+  transport: Transport;
+  /** The certificate of a tls:// or https:// group: the first its blocks give (`tls`). */
+  tls?: TlsSettings;
   port: number;
   bind: string[];
   pipeline: Pipeline;
@@ -62,13 +69,18 @@ interface Group {
   tcpOptions: TcpOptions;
   timeouts: TcpTimeoutSettings;
   udp: UdpListener[];
+  /** Plain DNS over TCP, or DNS over TLS. */
   tcp: TcpListener[];
+  doh: DohListener[];
   /** The first key that names this group's port (`.:53` at Corefile:1), when one does; else the port
    * is the default (53 or -dns.port). Where to change the port when it cannot be opened. */
   portKey?: Token;
 }
 
 const WILDCARD = ["0.0.0.0", "::"];
+
+/** Views an instance can keep apart: the octet in the answer store's key (src/dns/key.ts). */
+const MAX_VIEWS = 255;
 
 export class Instance implements InstanceHooks {
   stopping = false;
@@ -91,6 +103,8 @@ export class Instance implements InstanceHooks {
   /** A block has `debug`: the process logs at debug level while this instance runs. */
   #debug = false;
   readonly #handover: Handover;
+  /** Blocks with a view so far: the last one's key octet. */
+  #views = 0;
   /** What it adopted is its own: it never replaced a running instance, or has taken its place. */
   #took: boolean;
 
@@ -151,6 +165,7 @@ export class Instance implements InstanceHooks {
       rrl: undefined,
       directives,
       shared: new Map(),
+      viewKey: 0,
     };
     const ctx: SetupContext = {
       zones,
@@ -184,7 +199,7 @@ export class Instance implements InstanceHooks {
       // Internal queries go to the listener of the block's first key: its zones are what it answers.
       // Resolved at call time: the bind plugin sets the block's addresses during setup.
       lookup: (name, qtype, depth = 1, deadline) =>
-        this.#group(keys[0], block).pipeline.lookup(name, qtype, depth, deadline),
+        this.#group(keys[0], block).pipeline.lookup(name, qtype, depth, deadline, block),
       block,
       instance: this,
     };
@@ -201,26 +216,53 @@ export class Instance implements InstanceHooks {
     }, endOfChain);
     if (block.debug) this.#debug = true;
     if (handlers.length > 0 && handlers[0].lane !== undefined) block.lane = handlers.map((h) => h.lane);
+    if (block.view !== undefined) {
+      if (this.#views === MAX_VIEWS) {
+        const at = b.directives.find((d) => d.name === "view")!;
+        throw new ConfigError(at.file, at.line, `view: more than ${MAX_VIEWS} views in one Corefile`);
+      }
+      block.viewKey = ++this.#views;
+    }
     for (const { key: k, token } of keyed) {
       const g = this.#group(k, block);
       if (k.port !== undefined) g.portKey ??= token;
-      g.pipeline.mux.add(k.zone, block);
+      this.#secure(g, block, token);
+      if (!g.pipeline.mux.add(k.zone, block)) this.#behind(g.pipeline.mux.get(k.zone)!, block, token);
+      if (block.view !== undefined) g.pipeline.views ??= new Views(g.pipeline.mux, this.#log);
       if (block.familyKeys === true) g.pipeline.familyKeys = true;
       for (const h of handlers) if (h.lane?.kind === "keep") g.pipeline.answers.reserve(h.lane.rules);
       withTimeouts(g, block.timeouts);
     }
   }
 
+  /** Puts `block` after the blocks of its zone and port already there (corefile/check.ts let it share
+   * them: it has a view), where the pipeline asks it when none of them matches. */
+  #behind(first: Block, block: Block, token: Token): void {
+    let last = first;
+    let open = first.view !== undefined;
+    for (; last !== block && last.otherwise !== undefined; last = last.otherwise)
+      open &&= last.otherwise.view !== undefined;
+    if (last === block) return; // a key given twice
+    last.otherwise = block;
+    if (!open) {
+      this.#log.warn(
+        { at: `${token.file}:${token.line}`, zone: token.text },
+        "this block is never asked: a block of the same zone and port without a view comes first and answers every query (put the blocks with a view first)",
+      );
+    }
+  }
+
   #group(k: ServerKey, block: Block): Group {
     const port = k.port ?? this.#opts.defaultPort;
     const bind = block.bind.length > 0 ? [...block.bind].sort() : WILDCARD;
-    const id = `${port}|${bind.join(",")}`;
+    const id = `${k.scheme === "dns" ? "" : `${k.scheme}|`}${port}|${bind.join(",")}`;
     let g = this.#groups.get(id);
     if (!g) {
       const host = bind === WILDCARD ? "" : bind.length === 1 ? bind[0] : bind.join(",");
-      const label = `dns://${host.includes(":") ? `[${host}]` : host}:${port}`;
+      const label = `${k.scheme}://${host.includes(":") ? `[${host}]` : host}:${port}`;
       g = {
         id,
+        transport: k.scheme,
         port,
         bind,
         pipeline: new Pipeline(label, this.#log),
@@ -228,10 +270,35 @@ export class Instance implements InstanceHooks {
         timeouts: {},
         udp: [],
         tcp: [],
+        doh: [],
       };
       this.#groups.set(id, g);
     }
     return g;
+  }
+
+  /** The group's certificate from the block's `tls`; a line says what a block's key does without one,
+   * or with one it cannot use. */
+  #secure(g: Group, block: Block, key: Token): void {
+    const at = `${key.file}:${key.line}`;
+    if (block.tls === undefined) {
+      if (g.transport === "tls")
+        this.#log.warn({ at }, `${key.text}: no tls directive, so DNS is served over plain TCP (as CoreDNS)`);
+      if (g.transport === "https")
+        this.#log.warn(
+          { at },
+          `${key.text}: no tls directive, so DoH is served over plain HTTP/1.1 (as CoreDNS)`,
+        );
+    } else if (g.transport === "dns") {
+      this.#log.warn({ at, tls: block.tls.at }, `${key.text}: tls has no effect on a dns:// server block`);
+    } else if (g.tls === undefined) {
+      g.tls = block.tls;
+    } else if (g.tls !== block.tls) {
+      this.#log.warn(
+        { at, used: g.tls.at, ignored: block.tls.at },
+        `${key.text}: one certificate per listener: the first tls given is used`,
+      );
+    }
   }
 
   /** Drops every cached answer of every listener. */
@@ -264,6 +331,8 @@ export class Instance implements InstanceHooks {
   }
 
   async #listen(g: Group): Promise<void> {
+    // A worker thread serves plain DNS over UDP; TCP, TLS and HTTPS stay on the main thread.
+    if (this.#opts.worker && g.transport !== "dns") return;
     const worker = this.#opts.worker && { ports: await this.#opts.worker.ports };
     const reusePort = (this.#opts.reusePort ?? false) || (this.#opts.shareDnsPort ?? false);
     for (let attempt = 0; ; attempt++) {
@@ -272,6 +341,10 @@ export class Instance implements InstanceHooks {
         for (const address of g.bind) {
           const optional = g.bind === WILDCARD && address === "::";
           try {
+            if (g.transport !== "dns") {
+              port = await this.#listenSecure(g, address, port, reusePort);
+              continue;
+            }
             const udp = (this.#opts.udpEngine ?? dgramEngine).listener(
               g.pipeline,
               { address, port, reusePort },
@@ -297,7 +370,8 @@ export class Instance implements InstanceHooks {
         await this.#closeGroup(g);
         // With port 0, the port UDP picked may be taken for TCP: try another.
         if (g.port !== 0 || attempt >= 5 || (err as NodeJS.ErrnoException).code !== "EADDRINUSE") {
-          const on = `port ${g.port} (udp and tcp on ${g.bind.join(", ")})`;
+          const what = g.transport === "dns" ? "udp and tcp" : `${g.transport}, tcp`;
+          const on = `port ${g.port} (${what} on ${g.bind.join(", ")})`;
           const key = g.portKey;
           const otherPort = key
             ? `or change the port of '${key.text}' at ${key.file}:${key.line}`
@@ -310,10 +384,24 @@ export class Instance implements InstanceHooks {
     }
   }
 
+  /** Opens a DNS over TLS or DNS over HTTPS listener of the group; the port it bound. */
+  #listenSecure(g: Group, address: string, port: number, reusePort: boolean): Promise<number> {
+    if (g.transport === "tls") {
+      const tcp = new TcpListener(g.pipeline, g.tcpOptions, this.#log, g.tls);
+      g.tcp.push(tcp);
+      return tcp.listen(address, port, reusePort);
+    }
+    const doh = new DohListener(g.pipeline, g.tcpOptions, this.#log, g.tls);
+    g.doh.push(doh);
+    return doh.listen(address, port, reusePort);
+  }
+
   async #closeGroup(g: Group): Promise<void> {
-    await Promise.all([...g.udp.map((l) => l.close()), ...g.tcp.map((l) => l.close())]);
+    const all = [...g.udp, ...g.tcp, ...g.doh];
+    await Promise.all(all.map((l) => l.close()));
     g.udp.length = 0;
     g.tcp.length = 0;
+    g.doh.length = 0;
   }
 
   /** The pipelines of its listener groups, in Corefile order (bench/hot-path.ts drives them). */
@@ -353,7 +441,7 @@ export class Instance implements InstanceHooks {
       o.signal?.throwIfAborted();
       for (const [id, g] of this.#groups) {
         const prev = old.#groups.get(id);
-        if (prev === undefined || prev.udp.length === 0) await this.#listen(g);
+        if (prev === undefined || !listening(prev)) await this.#listen(g);
       }
     } catch (err) {
       for (const g of this.#groups.values()) if (!old.#groups.has(g.id)) await this.#closeGroup(g);
@@ -362,11 +450,14 @@ export class Instance implements InstanceHooks {
     }
     for (const [id, g] of this.#groups) {
       const prev = old.#groups.get(id);
-      if (prev === undefined || prev.udp.length === 0) continue;
+      if (prev === undefined || !listening(prev)) continue;
       for (const l of prev.udp) l.use(g.pipeline);
-      for (const l of prev.tcp) l.use(g.pipeline, g.tcpOptions);
+      for (const l of prev.tcp) l.use(g.pipeline, g.tcpOptions, g.tls);
+      for (const l of prev.doh) l.use(g.pipeline, g.tcpOptions, g.tls);
       g.udp.push(...prev.udp);
       g.tcp.push(...prev.tcp);
+      g.doh.push(...prev.doh);
+      prev.doh.length = 0;
       g.port = prev.port;
       g.pipeline.label = prev.pipeline.label;
       prev.udp.length = 0;
@@ -426,6 +517,11 @@ export class Instance implements InstanceHooks {
     }
     await this.#retire();
   }
+}
+
+/** Whether the group has listeners open (a worker's only UDP ones). */
+function listening(g: Group): boolean {
+  return g.udp.length + g.tcp.length + g.doh.length > 0;
 }
 
 /** The group's TCP limits once a block's `timeouts` join them: for each limit the longest any block

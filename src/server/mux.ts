@@ -21,6 +21,11 @@ export class ZoneMux<T> {
     return true;
   }
 
+  /** What `zone` holds, exactly (no suffix match). */
+  get(zone: string): T | undefined {
+    return this.#zones.get(zone)?.value;
+  }
+
   /** The entry of the longest zone that contains `qname` (canonical), and that zone. Do not change it. */
   match(qname: string): { readonly zone: string; readonly value: T } | undefined {
     if (this.#byLength.length <= SCAN_ZONES) {

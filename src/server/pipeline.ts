@@ -19,9 +19,10 @@ import { Answers, BIG_REPLY_OCTETS, Filing, SLOW } from "../answers/answers.ts";
 import { NO_SLOT } from "../answers/store.ts";
 import { replayInto } from "../answers/replay.ts";
 import { Lane } from "../answers/lane.ts";
-import { hashBytes } from "../dns/key.ts";
+import { VIEW_OCTET, hashBytes } from "../dns/key.ts";
 import { answerCacheStats, memoryStats, serverStats } from "../metrics/server-stats.ts";
 import { ZoneMux } from "./mux.ts";
+import type { Views, Match } from "./views.ts";
 import { ClientCosts, REFUSE } from "./client-costs.ts";
 import { memoryBudget } from "./memory-budget.ts";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -29,8 +30,8 @@ import { ScannedQuery, scanQuery, errorReply, spelledQname, toQueryMsg, type Sca
 import { encode } from "../dns/encode.ts";
 import { fitReply } from "../dns/fit.ts";
 import { newQuery, replyTo } from "../dns/message.ts";
-import { Class, EDNS_UDP_SIZE, Opcode, PLAIN_UDP_SIZE, Rcode, Type } from "../dns/constants.ts";
-import { authorityOf, clampUdp, isIPv4Client, lookupKey, normalise } from "./query-parts.ts";
+import { Class, EDNS_UDP_SIZE, Opcode, Rcode, Type } from "../dns/constants.ts";
+import { authorityOf, isIPv4Client, lookupKey, maxSizeOf, normalise } from "./query-parts.ts";
 import type { ClientQuestion, Question } from "./question.ts";
 import { checkSigned, type ReplySigner } from "./signed-query.ts";
 
@@ -69,6 +70,9 @@ export class Pipeline {
   familyKeys = false;
   /** What each client has cost lately: one past its share waits (src/server/client-costs.ts). */
   costs = new ClientCosts();
+  /** Set (instance.ts) once a block of this listener has a `view`: each query's block is then chosen
+   * before the answer store is asked, and the key carries its view (views.ts). */
+  views: Views | undefined = undefined;
 
   constructor(label: string, log: Logger, answers = new Answers(), now?: () => number) {
     this.label = label;
@@ -124,26 +128,25 @@ export class Pipeline {
       if (s.drop) return 0;
       const signed = s.tsig >= 0 ? checkSigned(buf.subarray(0, length), s, this.mux) : undefined;
       if (signed !== undefined && "scan" in signed) {
-        const size =
-          peer.proto === "tcp"
-            ? 65535
-            : signed.scan.udpSize > 0
-              ? clampUdp(signed.scan.udpSize)
-              : PLAIN_UDP_SIZE;
-        return this.#slow(signed.scan, { ...peer }, size, performance.now(), { signer: signed.signer });
+        const match = this.views?.choose(signed.scan, length, peer);
+        const o = { signer: signed.signer, match };
+        return this.#slow(signed.scan, { ...peer }, maxSizeOf(signed.scan, peer), performance.now(), o);
       }
       this.#out = signed?.reply ?? errorReply(length === buf.length ? buf : buf.subarray(0, length), s);
       return this.#out.length;
     }
     if (this.familyKeys && s.qtype === Type.AAAA && isIPv4Client(peer.remoteAddress)) s.keyApartForIPv4();
-    const maxSize = peer.proto === "tcp" ? 65535 : s.udpSize > 0 ? clampUdp(s.udpSize) : PLAIN_UDP_SIZE;
+    const maxSize = maxSizeOf(s, peer);
     // Times live in typed arrays: a double passed to a call V8 does not inline is a number allocated.
     const times = this.#times;
     times[0] = performance.now();
+    const views = this.views;
+    const chosen = views?.choose(s, length, peer);
     // A NOTIFY (the one other opcode the scan lets through) is never replayed nor stored: its question
-    // names a zone as a query's would.
-    if (s.opcode !== Opcode.QUERY) {
-      return this.#slow(s.copy(Buffer.from(buf.subarray(0, length))), { ...peer }, maxSize, times[0], {});
+    // names a zone as a query's would. Nor is a query no view takes (views.ts): REFUSED or NOTIMP.
+    if (s.opcode !== Opcode.QUERY || (views !== undefined && chosen === undefined)) {
+      const own = Buffer.from(buf.subarray(0, length));
+      return this.#slow(s.copy(own), { ...peer }, maxSize, times[0], { match: chosen });
     }
     const answers = this.answers;
     answers.clock[0] = this.#now === undefined ? TIME_ORIGIN + times[0] : this.#now();
@@ -153,11 +156,15 @@ export class Pipeline {
     if (ttl === SLOW) {
       answerCacheStats.misses++;
       const stored = slot;
-      slot = stored === NO_SLOT ? this.#runLane(s, buf) : NO_SLOT;
+      const m = views !== undefined ? chosen : this.mux.match(s.qname);
+      slot = stored === NO_SLOT ? this.#runLane(s, buf, m) : NO_SLOT;
       if (slot === NO_SLOT) {
         // Its own copies: buf, the scan and the peer are reused once this returns.
         const own = Buffer.from(buf.subarray(0, length));
-        return this.#slow(s.copy(own), { ...peer }, maxSize, times[0], { stored: answers.handle(stored) });
+        return this.#slow(s.copy(own), { ...peer }, maxSize, times[0], {
+          stored: answers.handle(stored),
+          match: m,
+        });
       }
       answerCacheStats.lane++;
       plugin = this.#lane.plugin;
@@ -229,9 +236,8 @@ export class Pipeline {
   }
 
   /** The wire lane for a query the store does not hold: the slot of the reply it filed, or NO_SLOT. */
-  #runLane(s: ScannedQuery, buf: Buffer): number {
+  #runLane(s: ScannedQuery, buf: Buffer, m: Match | undefined): number {
     if (s.qclass !== Class.IN || s.qtype === Type.AXFR || s.qtype === Type.IXFR) return NO_SLOT;
-    const m = this.mux.match(s.qname);
     const steps = m?.value.lane;
     if (steps === undefined) return NO_SLOT;
     try {
@@ -243,18 +249,20 @@ export class Pipeline {
     }
   }
 
+  /** A client's query through the chain; `match`: its block when the caller knows it (on a listener
+   * with views, undefined is none: REFUSED). */
   async #slow(
     s: ScannedQuery,
     peer: Peer,
     maxSize: number,
     start: number,
-    { stored, signer }: { stored?: StoredAnswer; signer?: ReplySigner },
+    { stored, signer, match }: { stored?: StoredAnswer; signer?: ReplySigner; match?: Match },
   ): Promise<Buffer | undefined> {
     const buf = s.packet;
     const query = toQueryMsg(s);
     // An IXFR names the client's version by the SOA in its authority section (RFC 1995 3).
     if (s.qtype === Type.IXFR) query.authority = authorityOf(buf);
-    const m = this.mux.match(s.qname);
+    const m = match ?? (this.views !== undefined ? undefined : this.mux.match(s.qname));
     if (s.qclass !== Class.IN && s.qclass !== Class.CH && s.qclass !== Class.ANY) {
       return this.#simple(buf, s, query, Rcode.NOTIMP);
     }
@@ -449,10 +457,11 @@ export class Pipeline {
   /** An internal query through the zone mux and the chain, for plugins (SetupContext.lookup): no finish
    * hooks, and a failure is a SERVFAIL reply rather than an exception. It answers from and fills the
    * answer store only through `cache` (as a client without EDNS would see it). It carries the asking
-   * query's `deadline` (Request.deadline), and past it answers SERVFAIL without running. */
-  async lookup(name: string, qtype: number, depth: number, deadline?: number): Promise<Msg> {
+   * query's `deadline` (Request.deadline), and past it answers SERVFAIL without running. `from`: the
+   * block that asks (Views.forLookup). */
+  async lookup(name: string, qtype: number, depth: number, deadline?: number, from?: Block): Promise<Msg> {
     const query = newQuery(name, qtype);
-    const m = this.mux.match(name);
+    const m = this.views !== undefined ? this.views.forLookup(name, from) : this.mux.match(name);
     if (m === undefined) return replyTo(query, Rcode.REFUSED);
     if (depth > MAX_LOOKUP_DEPTH) {
       this.#log.warn({ qname: name, qtype, depth }, "internal lookups nested too deep; answering SERVFAIL");
@@ -460,6 +469,7 @@ export class Pipeline {
     }
     if (deadline !== undefined && Date.now() >= deadline) return replyTo(query, Rcode.SERVFAIL);
     const key = lookupKey(name, qtype);
+    key[key.length - VIEW_OCTET] = m.value.viewKey ?? 0;
     const hash = hashBytes(key, 0, key.length);
     const req: Request = {
       msg: query,

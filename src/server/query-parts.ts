@@ -1,6 +1,6 @@
 // Small pieces of a query the pipeline works out on its slow path: the answer-store key of an internal
-// lookup, an IXFR's authority section, the UDP size a client gets, the client's address family, and what
-// every reply gets whatever the plugins did.
+// lookup, an IXFR's authority section, the size of reply a client gets, the client's address family,
+// and what every reply gets whatever the plugins did.
 
 import type { Msg, RR } from "../dns/message.ts";
 import { decode } from "../dns/decode.ts";
@@ -26,6 +26,11 @@ export function authorityOf(buf: Buffer): RR[] {
  * at 1232 avoids IP fragmentation on overlay networks (DNS flag day 2020). */
 export function clampUdp(size: number): number {
   return Math.max(PLAIN_UDP_SIZE, Math.min(size, EDNS_UDP_SIZE));
+}
+
+/** The largest reply the client takes over its transport. */
+export function maxSizeOf(s: { readonly udpSize: number }, peer: { readonly proto: string }): number {
+  return peer.proto === "tcp" ? 65535 : s.udpSize > 0 ? clampUdp(s.udpSize) : PLAIN_UDP_SIZE;
 }
 
 /** An IPv4 address, or one mapped into IPv6 as a dual-stack socket reports it. */

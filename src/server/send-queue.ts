@@ -33,9 +33,12 @@ export function loadProbe(): Probe | Error {
   return probe;
 }
 
-/** The socket's file descriptor (libuv's TCP handle has it on Unix), or -1. */
+/** The socket's file descriptor (libuv's TCP handle has it on Unix), or -1. A TLS socket's is its TCP
+ * socket's (Node's `_parent`): what waits there is the replies, encrypted. */
 function fdOf(socket: net.Socket): number {
-  const fd = (socket as unknown as { _handle?: { fd?: number } | null })._handle?.fd;
+  type Inner = { _handle?: { fd?: number } | null; _parent?: Inner | null };
+  const s = socket as unknown as Inner;
+  const fd = (s._parent ?? s)._handle?.fd;
   return typeof fd === "number" ? fd : -1;
 }
 

@@ -4,11 +4,17 @@
 // a server under pressure may close idle connections), so clients that open connections and send
 // nothing cannot shut others out; only when every connection has a query in flight is the new one
 // refused.
+// With TLS settings it serves DNS over TLS (RFC 7858): each accepted socket goes through a TLS handshake
+// (bounded by the read timeout, and counted against the cap while it runs) and then is a connection
+// like any other, over the decrypted stream: same framing, pipelining, limits and deadlines.
 
 import net from "node:net";
+import tls from "node:tls";
 import type { Logger } from "pino";
 import type { Pipeline } from "./pipeline.ts";
+import type { TlsSettings } from "../setup/block.ts";
 import { TcpConnection, type TcpOptions, type TcpTimeouts } from "./tcp-connection.ts";
+import { clientAllowed, keyLog, rawSocketOf, tlsOptions } from "./secure.ts";
 
 export type { TcpOptions, TcpTimeouts };
 
@@ -39,21 +45,47 @@ export class TcpListener {
   #evicted = 0;
   #refused = 0;
   #warnedAt = -Infinity;
+  /** DNS over TLS: the (never listening) TLS server that runs the handshakes of accepted sockets. */
+  #tls: { server: tls.Server; settings: TlsSettings } | undefined;
+  /** Accepted sockets whose TLS handshake is not done yet. */
+  readonly #handshaking = new Set<net.Socket>();
 
-  constructor(pipeline: Pipeline, opts: TcpOptions, log: Logger) {
+  constructor(pipeline: Pipeline, opts: TcpOptions, log: Logger, secure?: TlsSettings) {
     this.pipeline = pipeline;
     this.opts = opts;
     this.log = log;
     // allowHalfOpen: a client's FIN ends only its side; the replies to what it sent still go out
     // (tcp-connection.ts), where Node would otherwise end ours at once and drop them.
     this.#server = net.createServer({ allowHalfOpen: true }, (socket) => this.#onConnection(socket));
+    this.#useTls(secure);
   }
 
-  /** Hands later queries to another pipeline (a reload), with its limits; queries in flight finish on
-   * the old one. */
-  use(pipeline: Pipeline, opts: TcpOptions = this.opts): void {
+  /** Hands later queries to another pipeline (a reload), with its limits and certificate; queries in
+   * flight finish on the old one. */
+  use(pipeline: Pipeline, opts: TcpOptions = this.opts, secure?: TlsSettings): void {
     this.pipeline = pipeline;
     this.opts = opts;
+    if (secure !== undefined) this.#useTls(secure);
+  }
+
+  #useTls(settings: TlsSettings | undefined): void {
+    if (settings === undefined) return;
+    const server = tls.createServer({
+      ...tlsOptions(settings),
+      allowHalfOpen: true,
+      handshakeTimeout: this.opts.readMs,
+    });
+    server.on("secureConnection", (socket) => this.#onSecure(socket, settings));
+    // A failed or timed-out handshake (plain DNS sent to the port; a client that says nothing for the
+    // read timeout) leaves the socket open unless it is let go here.
+    server.on("tlsClientError", (err, socket) => {
+      this.log.debug({ err }, "tls handshake failed");
+      socket.destroy();
+      rawSocketOf(socket)?.destroy();
+    });
+    keyLog(server, settings, this.log);
+    this.#tls?.server.close();
+    this.#tls = { server, settings };
   }
 
   /** `reusePort`: several processes share the port (SO_REUSEPORT), as the UDP sockets do. */
@@ -70,9 +102,9 @@ export class TcpListener {
     });
   }
 
-  /** Open connections (tests and the soak's TCP abuse part look). */
+  /** Open connections (tests and the soak's TCP abuse part look), handshakes under way included. */
   get connections(): number {
-    return this.#conns.size;
+    return this.#conns.size + this.#handshaking.size;
   }
 
   #onConnection(socket: net.Socket): void {
@@ -80,12 +112,34 @@ export class TcpListener {
       socket.destroy();
       return;
     }
-    if (this.#conns.size >= this.opts.maxConnections && !this.#makeRoom()) {
+    if (this.connections >= this.opts.maxConnections && !this.#makeRoom()) {
       this.#refused++;
       this.#warn();
       socket.destroy();
       return;
     }
+    if (this.#tls !== undefined) {
+      this.#handshaking.add(socket);
+      socket.once("close", () => this.#handshaking.delete(socket));
+      this.#tls.server.emit("connection", socket);
+      return;
+    }
+    this.#serve(socket);
+  }
+
+  /** A TLS handshake is done: a client that client_auth turns away is let go, the others served. */
+  #onSecure(socket: tls.TLSSocket, settings: TlsSettings): void {
+    const raw = rawSocketOf(socket);
+    if (raw !== undefined) this.#handshaking.delete(raw);
+    if (this.#closing || !clientAllowed(settings, socket)) {
+      if (!this.#closing) this.log.debug({ client: socket.remoteAddress }, "tls: client certificate refused");
+      socket.destroy();
+      return;
+    }
+    this.#serve(socket);
+  }
+
+  #serve(socket: net.Socket): void {
     const c = new TcpConnection(socket, this);
     this.#conns.add(c);
     socket.on("close", () => {
@@ -139,6 +193,8 @@ export class TcpListener {
         this.#stopChecks();
         resolve();
       });
+      this.#tls?.server.close();
+      for (const s of this.#handshaking) s.destroy();
       for (const c of this.#conns) c.end();
     });
   }

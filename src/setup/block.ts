@@ -18,10 +18,55 @@ export interface TcpTimeoutSettings {
   idleMs?: number;
 }
 
+/** CoreDNS's `client_auth` policies (Go's tls.ClientAuthType): whether a client certificate is asked
+ * for, whether one must be given, and whether it must chain to the CA. */
+export type ClientAuth = "nocert" | "request" | "require" | "verify_if_given" | "require_and_verify";
+
+/** `tls CERT KEY [CA]`: what a tls:// or https:// block's listener presents and asks of clients, read
+ * (and checked) at set-up. */
+export interface TlsSettings {
+  cert: Buffer;
+  key: Buffer;
+  /** CAs client certificates are checked against; undefined for the system's (Node's bundled) CAs. */
+  ca?: Buffer;
+  clientAuth: ClientAuth;
+  /** `keylog FILE`: where TLS secrets go, for debugging with Wireshark. */
+  keylog?: string;
+  /** "Corefile:3", for messages. */
+  at: string;
+}
+
 /** Where a block's listener is bound: a wildcard bind is "0.0.0.0" or "::". */
 export interface ListenAddress {
   address: string;
   port: number;
+}
+
+/** What a view's expression reads of a query (src/plugins/view): the question, the client and the
+ * server. The pipeline fills one object again and again; do not keep it. */
+export interface ViewQuery {
+  readonly qname: string;
+  readonly qtype: number;
+  readonly qclass: number;
+  readonly id: number;
+  readonly opcode: number;
+  /** The OPT record's DO bit. */
+  readonly dnssecOk: boolean;
+  /** The OPT record's UDP payload size, 0 without one. */
+  readonly udpSize: number;
+  readonly proto: "udp" | "tcp";
+  readonly remoteAddress: string;
+  readonly remotePort: number;
+  readonly localAddress: string;
+  readonly localPort: number;
+  /** The query's size in octets. */
+  readonly size: number;
+}
+
+/** A block's `view`: it answers only the queries its expressions hold true for. */
+export interface BlockView {
+  readonly name: string;
+  matches(q: ViewQuery): boolean;
 }
 
 export interface BlockSettings {
@@ -35,8 +80,13 @@ export interface BlockSettings {
   udpSize?: number;
   /** TCP time limits in ms, from `timeouts`; unset ones keep the server's defaults. */
   timeouts?: TcpTimeoutSettings;
+  /** The certificate a tls:// or https:// block serves with, from `tls`. */
+  tls?: TlsSettings;
   /** The response-rate limit of the block's UDP replies, from `rrl`. */
   rrl?: ReplyLimiter;
+  /** Set by `view`: the block answers only the queries it matches; blocks of one zone and port are
+   * asked in Corefile order, and the first that matches (or has no view) answers. */
+  view?: BlockView;
   /** The TSIG secrets of the block by key name (canonical), and the zones they sign (`tsig`): the
    * server checks signed queries against them, with any algorithm of RFC 8945 6 (as CoreDNS), and
    * signs their replies. */

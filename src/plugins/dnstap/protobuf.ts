@@ -19,6 +19,7 @@ export const INET6 = 2;
 export const UDP = 1;
 export const TCP = 2;
 export const DOT = 3;
+export const DOH = 4;
 
 const VARINT = 0;
 const LEN = 2;

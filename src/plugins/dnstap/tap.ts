@@ -9,6 +9,7 @@ import type { ForwardExchange, ForwardTap } from "../forward/tap.ts";
 import type { FrameStream } from "./frame-stream.ts";
 import type { Msg } from "../../dns/message.ts";
 import {
+  DOH,
   DOT,
   INET,
   INET6,
@@ -104,7 +105,7 @@ export class Tap implements ForwardTap {
   #forwardCommon(e: ForwardExchange, type: number): void {
     const m = this.#m;
     m.reset(type);
-    m.protocol = e.proto === "udp" ? UDP : e.proto === "tcp" ? TCP : DOT;
+    m.protocol = e.proto === "udp" ? UDP : e.proto === "tcp" ? TCP : e.proto === "https" ? DOH : DOT;
     m.responseAddrLength = ipOctets(e.upstreamHost, m.responseAddr);
     m.family = familyOf(m.responseAddrLength);
     m.responsePort = e.upstreamPort;

@@ -9,6 +9,7 @@ import type { Mismatch } from "../../client/reply-match.ts";
 import type { UpstreamStats } from "./stats.ts";
 import { tcpConn, tlsConn, type TlsSettings } from "./tcp-conn.ts";
 import { UdpConn, type UdpSocketCap } from "./udp-conn.ts";
+import { DohConn, DohSession, type DohMethod } from "./doh-conn.ts";
 
 export interface PoolOptions {
   expireMs: number;
@@ -16,8 +17,10 @@ export interface PoolOptions {
   maxIdle: number;
   /** Longest a connection is reused from its opening, idle or not (max_age); 0 for no limit. */
   maxAgeMs: number;
-  /** Set for a DNS-over-TLS upstream: its connections are all "tcp-tls". */
+  /** Set for a DNS-over-TLS upstream (its connections are all "tcp-tls") and a DNS-over-HTTPS one. */
   tls?: TlsSettings;
+  /** `doh_method`, for a DNS-over-HTTPS upstream. */
+  dohMethod?: DohMethod;
   /** The cap on UDP sockets open at once, shared by the forward block's upstreams. */
   udpSockets: UdpSocketCap;
 }
@@ -28,7 +31,9 @@ export class ConnPool {
   readonly #opts: PoolOptions;
   readonly #stats: UpstreamStats;
   readonly #onReject: (why: Mismatch, packet?: Uint8Array) => void;
-  readonly #idle: Record<Proto, Conn[]> = { udp: [], tcp: [], "tcp-tls": [] };
+  readonly #idle: Record<Proto, Conn[]> = { udp: [], tcp: [], "tcp-tls": [], https: [] };
+  /** A DoH upstream's HTTP/2 connection, which every query shares (a stream each). */
+  #doh: DohSession | undefined;
   /** The last TLS session the upstream gave us, to resume on the next connection. */
   #session: Buffer | undefined;
   #sweeper: NodeJS.Timeout | undefined;
@@ -51,6 +56,11 @@ export class ConnPool {
   /** A connection for one exchange; `reused` tells whether it was idle in the pool (and may have been
    * closed by the upstream since, which only the exchange finds out). */
   async take(proto: Proto): Promise<{ conn: Conn; reused: boolean }> {
+    if (proto === "https") {
+      const { conn, reused } = this.#dohConn();
+      (reused ? this.#stats.connCacheHits : this.#stats.connCacheMisses).https++;
+      return { conn, reused };
+    }
     const idle = this.#idle[proto];
     const now = Date.now();
     // An idle UDP socket is never there to take (give closes them), so UDP always opens one.
@@ -72,6 +82,7 @@ export class ConnPool {
       return UdpConn.open({ host: this.#host, port: this.#port }, this.#opts.udpSockets, onReject);
     const t = this.#opts.tls;
     if (proto === "tcp") return Promise.resolve(tcpConn(this.#host, this.#port, onReject));
+    if (proto === "https") return Promise.resolve(this.#dohConn().conn);
     if (t === undefined)
       throw new Error("forward: a DNS-over-TLS connection to an upstream without TLS settings");
     const keep = (session: Buffer) => void (this.#session = session);
@@ -82,7 +93,14 @@ export class ConnPool {
   /** Hands back a connection whose exchange succeeded: kept for reuse, or closed (UDP always). */
   give(conn: Conn): void {
     const idle = this.#idle[conn.proto];
-    if (conn.proto === "udp" || this.#closed || !this.#usable(conn, Date.now()) || this.#full(idle)) {
+    // A DoH exchange is a stream, done with its reply; its HTTP/2 connection stays (#doh).
+    if (
+      conn.proto === "udp" ||
+      conn.proto === "https" ||
+      this.#closed ||
+      !this.#usable(conn, Date.now()) ||
+      this.#full(idle)
+    ) {
       conn.close();
       return;
     }
@@ -100,6 +118,18 @@ export class ConnPool {
     clearInterval(this.#sweeper);
     this.#sweeper = undefined;
     for (const list of Object.values(this.#idle)) for (const c of list.splice(0)) c.close();
+    this.#doh?.close();
+  }
+
+  /** A stream on the DoH upstream's connection, and whether that connection was open already. */
+  #dohConn(): { conn: Conn; reused: boolean } {
+    const tls = this.#opts.tls ?? {};
+    this.#doh ??= new DohSession({ host: this.#host, port: this.#port, tls, idleMs: this.#opts.expireMs });
+    const { session, reused } = this.#doh.get();
+    const host = this.#host.includes(":") ? `[${this.#host}]` : this.#host;
+    const authority = tls.servername ?? `${host}:${this.#port}`;
+    const method = this.#opts.dohMethod ?? "POST";
+    return { conn: new DohConn(session, { method, authority }, this.#onReject), reused };
   }
 
   /** Open, used within `expire`, and younger than `max_age`. */

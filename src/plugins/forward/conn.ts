@@ -6,8 +6,9 @@ import type { Msg } from "../../dns/message.ts";
 import type { Expect, Mismatch } from "../../client/reply-match.ts";
 import { checkReply } from "../../client/reply-match.ts";
 
-/** How a query goes upstream: plain UDP or TCP, or TCP inside TLS (CoreDNS's name for DoT). */
-export type Proto = "udp" | "tcp" | "tcp-tls";
+/** How a query goes upstream: plain UDP or TCP, TCP inside TLS (CoreDNS's name for DoT), or DNS over
+ * HTTPS. */
+export type Proto = "udp" | "tcp" | "tcp-tls" | "https";
 
 export const ExchangeCode = {
   /** No matching reply within the time allowed. */

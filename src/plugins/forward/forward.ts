@@ -12,6 +12,7 @@ import type { Proto } from "./conn.ts";
 import type { PolicyName } from "./policy.ts";
 import type { HealthCheckOptions, UpstreamAddress } from "./upstream.ts";
 import type { TlsSettings } from "./tcp-conn.ts";
+import type { DohMethod } from "./doh-conn.ts";
 import type { ForwardExchange, ForwardTap } from "./tap.ts";
 import { failure } from "../../chain/handler.ts";
 import { EDNS_UDP_SIZE, Rcode } from "../../dns/constants.ts";
@@ -45,8 +46,10 @@ export interface ForwardOptions {
   expireMs: number;
   /** Longest a connection is reused after it was opened (max_age); 0 for no limit. */
   maxAgeMs: number;
-  /** The `tls` files and `tls_servername`, for the tls:// upstreams. */
+  /** The `tls` files and `tls_servername`, for the tls:// and https:// upstreams. */
   tls: TlsSettings;
+  /** `doh_method`: how queries go to https:// upstreams (POST by default, as CoreDNS). */
+  dohMethod: DohMethod;
   maxIdleConns: number;
   maxFails: number;
   healthCheck: Omit<HealthCheckOptions, "proto" | "timeoutMs">;
@@ -116,7 +119,8 @@ export class Forward {
           {
             expireMs: opts.expireMs,
             maxAgeMs: opts.maxAgeMs,
-            tls: addr.tls ? opts.tls : undefined,
+            tls: addr.tls || addr.https ? opts.tls : undefined,
+            dohMethod: opts.dohMethod,
             maxIdle: opts.maxIdleConns,
             maxFails: opts.maxFails,
             healthCheck: hc,
@@ -213,7 +217,7 @@ function tapTry(taps: readonly ForwardTap[], req: Request, u: Upstream, t: TapTr
     clientPort: req.remotePort,
     upstreamHost: u.host,
     upstreamPort: u.port,
-    proto: u.overTls ? "tcp-tls" : t.proto,
+    proto: u.secure ?? t.proto,
     query: t.query,
     reply: t.reply,
     startedMs: t.started,

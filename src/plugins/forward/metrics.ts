@@ -39,7 +39,7 @@ perUpstream(
   "Queries sent on a pooled connection.",
   ["to", "proxy_name", "type"],
   (c, s) => {
-    for (const type of ["udp", "tcp", "tcp-tls"] as const)
+    for (const type of ["udp", "tcp", "tcp-tls", "https"] as const)
       c.inc({ to: s.to, proxy_name: "forward", type }, s.connCacheHits[type]);
   },
 );
@@ -48,7 +48,7 @@ perUpstream(
   "Queries that had to open a new connection.",
   ["to", "proxy_name", "type"],
   (c, s) => {
-    for (const type of ["udp", "tcp", "tcp-tls"] as const)
+    for (const type of ["udp", "tcp", "tcp-tls", "https"] as const)
       c.inc({ to: s.to, proxy_name: "forward", type }, s.connCacheMisses[type]);
   },
 );

@@ -145,8 +145,8 @@ test("bad directives fail at start-up with file:line", async () => {
   await assertConfigErrors(setup, [
     [fwd("forward ."), /^Corefile:2 .*forward: 'forward' takes at least 2 argument/],
     [
-      fwd("forward . https://9.9.9.9"),
-      /^Corefile:2 .*DNS-over-HTTPS \(https:\/\/\) is not supported: use dns:\/\/ or tls:\/\//,
+      fwd("forward . grpc://9.9.9.9"),
+      /^Corefile:2 .*DNS-over-gRPC \(grpc:\/\/\) is not supported: use dns:\/\/, tls:\/\/ or https:\/\//,
     ],
     [fwd("forward . tls://dns.quad9.net"), /^Corefile:2 .*is not an IP address/],
     [fwd("forward . udp://9.9.9.9"), /^Corefile:2 .*unknown protocol 'udp:\/\/'/],

@@ -63,6 +63,7 @@ export function parseForward(d: Directive, root: string): ForwardOptions {
     preferUdp: false,
     healthCheck: { ...FORWARD_DEFAULTS.healthCheck },
     tls: {},
+    dohMethod: "POST",
     next: new Set(),
     nextOnNodata: false,
     failover: new Set(),
@@ -92,7 +93,13 @@ export function parseForward(d: Directive, root: string): ForwardOptions {
     },
     max_age: (opt) => (o.maxAgeMs = duration(opt)),
     read_timeout: (opt) => (o.readTimeoutMs = positive(opt, duration(opt))),
-    doh_method: unsupported("DNS-over-HTTPS is not implemented"),
+    doh_method: (opt) => {
+      argCount(opt, NAME, 1, 1);
+      const m = opt.args[0].text;
+      if (m !== "GET" && m !== "POST")
+        throw configError(opt.args[0], NAME, "doh_method must be either POST or GET");
+      o.dohMethod = m;
+    },
     resolver: unsupported("TO must be an IP address or a resolv.conf file; hostnames are not resolved"),
   });
   return o;

@@ -1,5 +1,6 @@
-// The TO arguments of forward: `IP`, `IP:PORT`, `[IPv6]:PORT`, the same behind `dns://` or `tls://`
-// (DNS over TLS, port 853 by default), or the path of a resolv.conf-style file whose `nameserver`
+// The TO arguments of forward: `IP`, `IP:PORT`, `[IPv6]:PORT`, the same behind `dns://`, `tls://`
+// (DNS over TLS, port 853 by default) or `https://` (DNS over HTTPS at /dns-query, port 443 by
+// default; a path is refused, as CoreDNS does), or the path of a resolv.conf-style file whose `nameserver`
 // lines are the upstreams (CoreDNS's forms). Hostnames and the other encrypted transports are refused
 // at start-up.
 
@@ -13,9 +14,9 @@ import { configError } from "../../corefile/errors.ts";
 const DNS_PORT = 53;
 /** RFC 7858 3.1. */
 const DOT_PORT = 853;
+const DOH_PORT = 443;
 
 const NOT_SUPPORTED: Record<string, string> = {
-  https: "DNS-over-HTTPS",
   grpc: "DNS-over-gRPC",
   quic: "DNS-over-QUIC",
 };
@@ -30,17 +31,20 @@ export function parseTo(t: Token, root: string, plugin: string): UpstreamAddress
       throw configError(
         t,
         plugin,
-        `${NOT_SUPPORTED[name]} (${name}://) is not supported: use dns:// or tls://`,
+        `${NOT_SUPPORTED[name]} (${name}://) is not supported: use dns://, tls:// or https://`,
       );
     }
-    if (name !== "dns" && name !== "tls")
+    if (name !== "dns" && name !== "tls" && name !== "https")
       throw configError(t, plugin, `unknown protocol '${name}://' in '${s}'`);
     s = s.slice(scheme[0].length);
   }
   const tls = name === "tls";
-  const addr = hostPort(s, tls ? DOT_PORT : DNS_PORT);
+  const https = name === "https";
+  if (https && s.includes("/"))
+    throw configError(t, plugin, `'${t.text}': no path in an https:// upstream (/dns-query is used)`);
+  const addr = hostPort(s, tls ? DOT_PORT : https ? DOH_PORT : DNS_PORT);
   if (typeof addr === "string") throw configError(t, plugin, `'${t.text}': ${addr}`);
-  if (addr) return [tls ? { ...addr, tls } : addr];
+  if (addr) return [tls ? { ...addr, tls } : https ? { ...addr, https } : addr];
   if (scheme) throw configError(t, plugin, `'${t.text}' is not an IP address`);
   return fromFile(t, resolve(root, s), plugin);
 }

@@ -40,6 +40,8 @@ export interface UpstreamAddress {
   to: string;
   /** Asked over DNS over TLS (`tls://`), whatever transport the query came by. */
   tls?: boolean;
+  /** Asked over DNS over HTTPS (`https://`), whatever transport the query came by. */
+  https?: boolean;
 }
 
 export interface HealthCheckOptions {
@@ -68,7 +70,8 @@ export class Upstream {
   readonly to: string;
   readonly stats: UpstreamStats;
   readonly #opts: UpstreamOptions;
-  readonly #tls: boolean;
+  /** The transport every query and health check takes, for a DoT or DoH upstream. */
+  readonly #secure: "tcp-tls" | "https" | undefined;
   readonly #pool: ConnPool;
   readonly #log: Logger;
   #fails = 0;
@@ -90,17 +93,19 @@ export class Upstream {
     this.host = addr.host;
     this.port = addr.port;
     this.to = addr.to;
-    // A DoT upstream takes every query, and its health checks, over TLS.
-    this.#tls = addr.tls === true;
-    this.#opts = this.#tls ? { ...opts, healthCheck: { ...opts.healthCheck, proto: "tcp-tls" } } : opts;
+    // A DoT (DoH) upstream takes every query, and its health checks, over TLS (HTTPS).
+    this.#secure = addr.tls === true ? "tcp-tls" : addr.https === true ? "https" : undefined;
+    const secure = this.#secure;
+    this.#opts = secure ? { ...opts, healthCheck: { ...opts.healthCheck, proto: secure } } : opts;
     this.#log = log;
     this.stats = upstreamStats(addr.to);
     this.#pool = new ConnPool(addr, this.#opts, this.stats, (why, packet) => this.#rejected(why, packet));
   }
 
-  /** Whether every query goes over DNS over TLS (a tls:// upstream). */
-  get overTls(): boolean {
-    return this.#tls;
+  /** The transport every query takes for a tls:// ("tcp-tls") or https:// ("https") upstream; undefined
+   * for a plain one (the client's transport, or force_tcp's, prefer_udp's). */
+  get secure(): "tcp-tls" | "https" | undefined {
+    return this.#secure;
   }
 
   /** Failed health checks in a row. */
@@ -129,7 +134,7 @@ export class Upstream {
    * (Date.now() time) or the read timeout. A failure starts health checking.
    */
   async exchange(query: Msg, asked: Proto, deadline: number): Promise<Msg> {
-    const proto = this.#tls ? "tcp-tls" : asked;
+    const proto = this.#secure ?? asked;
     let reply: Msg;
     try {
       reply = await this.#ask(query, proto, deadline);
@@ -221,7 +226,8 @@ export class Upstream {
   }
 
   async #send(query: Msg, proto: Proto, deadline: number, exactCase: boolean): Promise<Msg> {
-    const id = randomId();
+    // RFC 8484 4.1: ID 0 over DoH (a stream of its own carries the reply, so nothing is lost).
+    const id = proto === "https" ? 0 : randomId();
     const q = query.question[0];
     const name = exactCase ? randomCase(q.name) : q.name;
     const bytes = encode({ ...query, id, question: [{ ...q, name }] });

@@ -21,6 +21,8 @@ import { kubernetesTransferer } from "./answers/xfr.ts";
 import { offerTransferer } from "../transfer/transferer.ts";
 import { isReverseZone } from "./names/zones.ts";
 import { LiveCluster, liveKey, type CacheDrop } from "./live-cluster.ts";
+import { metadataOf } from "../metadata/labels.ts";
+import { kubernetesMetadata } from "./metadata.ts";
 
 const NAME = "kubernetes";
 /** How often a process waiting beside a serving peer asks again whether the peer still serves. */
@@ -64,6 +66,7 @@ export const setup: Setup = async (d, ctx) => {
 
   offer(ctx.block.shared, SEARCH_PATHS, clientSearchPaths(store, records.primary, c.pods));
   offerTransferer(ctx.block.shared, kubernetesTransferer(store, records));
+  metadataOf(ctx.block.shared)?.provide(kubernetesMetadata(store, c.zones, c.pods));
 
   const it = live;
   const gate = new StartupGate({

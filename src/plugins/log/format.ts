@@ -2,6 +2,7 @@
 // a log line costs one pass over the parts and no parsing.
 
 import type { QueryDone } from "../../metrics/query-done.ts";
+import type { MetaLabel } from "../metadata/labels.ts";
 import { Opcode, className, rcodeName, typeName } from "../../dns/constants.ts";
 
 /** What a finished query offers the formatter. `opcode` and `answers` are read when the server
@@ -43,16 +44,24 @@ export class FormatError extends Error {
   readonly code = "CDNS_ERR_LOG_FORMAT";
 }
 
-/** Compiles a format string; throws FormatError for a placeholder it does not know. */
-export function compileFormat(format: string): (q: Finished) => string {
+/** Compiles a format string; throws FormatError for a placeholder it does not know. `{/LABEL}` is the
+ * label's value from `metadata`, "-" when it has none or the block has no `metadata`. */
+export function compileFormat(
+  format: string,
+  metadata?: (label: string) => MetaLabel,
+): (q: Finished) => string {
   const text = format.replaceAll("{common}", COMMON_FORMAT).replaceAll("{combined}", COMBINED_FORMAT);
   const parts: Part[] = [];
   let at = 0;
   for (const m of text.matchAll(/\{[^{}\s]*\}/g)) {
     if (m.index > at) parts.push(text.slice(at, m.index));
     const p = m[0];
-    if (p.startsWith("{/"))
-      throw new FormatError(`metadata placeholder ${p} is not supported (no metadata plugin)`);
+    if (p.startsWith("{/")) {
+      const label = metadata?.(p.slice(2, -1));
+      parts.push(label === undefined ? "-" : (q) => label.value(q) ?? "-");
+      at = m.index + p.length;
+      continue;
+    }
     if (Object.hasOwn(unsupported, p))
       throw new FormatError(`placeholder ${p} is not supported: ${unsupported[p]}`);
     if (!Object.hasOwn(placeholders, p)) throw new FormatError(`unknown placeholder ${p}`);

@@ -8,6 +8,8 @@ import { goSeconds } from "./format.ts";
 import { Class, Rcode, Type } from "../../dns/constants.ts";
 import { directive as dir, fakeContext } from "../../../test/helpers/setup-context.ts";
 import { assertConfigErrors } from "../../../test/helpers/config-errors.ts";
+import { setup as metadataSetup } from "../metadata/setup.ts";
+import { metadataOf } from "../metadata/labels.ts";
 
 /** A server block's context, and `finish` to run its finish hooks on a query like query(). */
 function fakeBlock() {
@@ -28,6 +30,7 @@ function query(): Finished {
     remotePort: 40000,
     id: 4242,
     qname: "example.org.",
+    nameWire: new Uint8Array([7, 101, 120, 97, 109, 112, 108, 101, 3, 111, 114, 103, 0]),
     qtype: Type.A,
     qclass: Class.IN,
     size: 41,
@@ -215,11 +218,33 @@ test("goSeconds prints like Go's Seconds() with 'f', -1", () => {
   assert.equal(goSeconds(0.000001), "0.000001s");
 });
 
+test("{/LABEL} placeholders print the block's metadata, '-' where a label has none", async () => {
+  const b = fakeBlock();
+  await metadataSetup(dir("metadata"), b.ctx);
+  metadataOf(b.ctx.block.shared)!.provide({
+    label: (name) =>
+      name === "test/client" ? { value: (q) => q.remoteAddress, perClient: true } : undefined,
+  });
+  await setupAll(b, dir("log", [".", "{name} {/test/client} {/test/none}"]));
+  await b.start();
+  b.finish();
+  assert.equal(b.logs[0].msg, "example.org. 10.0.0.1 -");
+});
+
+test("{/LABEL} in a block without metadata: '-', and a warning at start-up", async () => {
+  const b = fakeBlock();
+  await setupAll(b, dir("log", [".", "{name} {/kubernetes/client-namespace}"], undefined, 7));
+  assert.ok(
+    b.logs.some((l) => l.level === 40 && l.at === "Corefile:7" && /no metadata directive/.test(l.msg)),
+  );
+  b.finish();
+  assert.equal(b.logs.at(-1)!.msg, "example.org. -");
+});
+
 test("setup errors name file:line", async () => {
   const bad: [Directive, RegExp][] = [
     [dir("log", [".", "{name} {nope}"], undefined, 2), /^Corefile:2 - .*log: unknown placeholder \{nope\}/],
     [dir("log", ["{local}"], undefined, 3), /^Corefile:3 - .*placeholder \{local\} is not supported/],
-    [dir("log", [".", "{/kubernetes/pod}"], undefined, 4), /^Corefile:4 - .*metadata placeholder/],
     [dir("log", [], [dir("class", ["fatal"], undefined, 5)]), /^Corefile:5 - .*unknown class 'fatal'/],
     [dir("log", [], [dir("class", [], undefined, 6)]), /^Corefile:6 - .*'class' takes at least 1/],
     [dir("log", [], [dir("minDuration", ["fast"], undefined, 7)]), /^Corefile:7 - .*invalid duration/],

@@ -11,6 +11,7 @@ import { COMBINED_FORMAT, COMMON_FORMAT, FormatError, compileFormat } from "./fo
 import { argCount, blockOptions, parseDuration } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
 import { canonical } from "../../dns/name.ts";
+import { metadataOf } from "../metadata/labels.ts";
 
 const CLASSES = new Set(["all", "denial", "error", "success"]);
 
@@ -28,8 +29,18 @@ export const setup: Setup = (d, ctx) => {
       last.text === "{common}" ? COMMON_FORMAT : last.text === "{combined}" ? COMBINED_FORMAT : last.text;
   }
   let compiled: LogRule["format"];
+  const metadata = metadataOf(ctx.block.shared);
+  if (metadata === undefined && format.includes("{/")) {
+    const at = last ?? d;
+    ctx
+      .log("log")
+      .warn(
+        { at: `${at.file}:${at.line}` },
+        "the block has no metadata directive: every {/LABEL} placeholder is logged as '-'",
+      );
+  }
   try {
-    compiled = compileFormat(format);
+    compiled = compileFormat(format, metadata && ((label) => metadata.label(label)));
   } catch (err) {
     if (err instanceof FormatError) throw configError(last ?? d, "log", err.message);
     throw err;

@@ -16,7 +16,7 @@ export const setup: Setup = (d, ctx) => {
   const listen = listenArgument(d, DEFAULT_METRICS_ADDRESS);
   noBlock(d, NAME);
 
-  ctx.onQueryDone(queryRecorder(ctx.block.directives));
+  ctx.onQueryDone(queryRecorder(ctx.block.directives, () => ctx.block.view?.name ?? ""));
 
   // Alone: with -reuseport (a node-local surge) the new process waits for the old one's metrics port
   // instead of sharing it, so a scrape never lands on either process at random.

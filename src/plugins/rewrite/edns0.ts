@@ -5,8 +5,9 @@
 //   edns0 subnet set|replace|append SOURCE-PREFIX-V4 SOURCE-PREFIX-V6      edns0 subnet unset
 // set puts the option in place of one with its code or adds it; replace only changes one that is
 // there; append adds it when none is there; unset removes it. DATA is `0x` and hex digits, one of
-// the variables {qname} {qtype} {client_ip} {client_port} {protocol} {server_ip} {server_port}, or
-// else the text's octets.
+// the variables {qname} {qtype} {client_ip} {client_port} {protocol} {server_ip} {server_port}, a
+// metadata label ({plugin/NAME}, also spelled {/plugin/NAME} as in log), or else the text's octets. A
+// label without a value (or with an empty one) leaves the option alone, as in CoreDNS.
 
 import { isIP } from "node:net";
 import type { Request } from "../../chain/request.ts";
@@ -15,6 +16,10 @@ import { configError } from "../../corefile/errors.ts";
 import { EdnsOption } from "../../dns/constants.ts";
 import { expandIPv6 } from "../../dns/name.ts";
 import { plainAddress } from "../../dns/nets.ts";
+import { isLabel, type MetaLabel } from "../metadata/labels.ts";
+
+/** A metadata label of the block, by name; `at` is the word that names it. */
+export type LabelOf = (label: string, at: Token) => MetaLabel;
 
 export interface Option {
   code: number;
@@ -27,8 +32,8 @@ const ACTIONS: readonly string[] = ["set", "replace", "append", "unset"] satisfi
 export interface EdnsRule {
   action: Action;
   code: number;
-  /** The option's data for one query. */
-  data: (req: Request) => Uint8Array;
+  /** The option's data for one query; undefined: the rule does nothing to this query. */
+  data: (req: Request) => Uint8Array | undefined;
   /** The data depends on who asked (the client's address or port, its transport, our address): the
    * upstream's reply to it may too, and is never replayed to another client. */
   perClient: boolean;
@@ -45,7 +50,7 @@ const VARIABLES: Record<string, { data: (req: Request) => Uint8Array; perClient:
 };
 
 /** Parses the words after `edns0`; `at` names the rule's line. */
-export function parseEdnsRule(words: Token[], at: Token | Directive): EdnsRule {
+export function parseEdnsRule(words: Token[], at: Token | Directive, labelOf: LabelOf): EdnsRule {
   const fail = (t: Token | Directive, message: string): never => {
     throw configError(t, "rewrite", message);
   };
@@ -64,7 +69,7 @@ export function parseEdnsRule(words: Token[], at: Token | Directive): EdnsRule {
       const code =
         optionCode(rest[0]) ?? fail(rest[0], `'${rest[0].text}' is not an option code (0 to 0xffff)`);
       if (action === "unset") return { action, code, data: () => EMPTY, perClient: false };
-      return { action, code, ...localData(rest[1], fail) };
+      return { action, code, ...localData(rest[1], fail, labelOf) };
     }
     case "nsid":
       arity(0, "no more words");
@@ -96,28 +101,40 @@ export function parseEdnsRule(words: Token[], at: Token | Directive): EdnsRule {
 /** Applies one rule to an option list, in place. */
 export function applyEdnsRule(rule: EdnsRule, options: Option[], req: Request): void {
   const i = options.findIndex((o) => o.code === rule.code);
-  switch (rule.action) {
-    case "unset":
-      if (i >= 0) options.splice(i, 1);
-      return;
-    case "replace":
-      if (i >= 0) options[i] = { code: rule.code, data: rule.data(req) };
-      return;
-    case "set":
-      if (i >= 0) options[i] = { code: rule.code, data: rule.data(req) };
-      else options.push({ code: rule.code, data: rule.data(req) });
-      return;
-    case "append":
-      if (i < 0) options.push({ code: rule.code, data: rule.data(req) });
+  if (rule.action === "unset") {
+    if (i >= 0) options.splice(i, 1);
+    return;
   }
+  if (rule.action === "replace" ? i < 0 : rule.action === "append" && i >= 0) return;
+  const data = rule.data(req);
+  if (data === undefined) return;
+  if (i >= 0) options[i] = { code: rule.code, data };
+  else options.push({ code: rule.code, data });
 }
 
 const EMPTY = new Uint8Array(0);
 
-function localData(t: Token, fail: (t: Token, m: string) => never): Omit<EdnsRule, "action" | "code"> {
+function localData(
+  t: Token,
+  fail: (t: Token, m: string) => never,
+  labelOf: LabelOf,
+): Omit<EdnsRule, "action" | "code"> {
   const variable = VARIABLES[t.text];
   if (variable !== undefined) return variable;
-  if (/^\{.*\}$/.test(t.text)) fail(t, `unknown variable '${t.text}' (metadata is not supported)`);
+  if (/^\{.*\}$/.test(t.text)) {
+    const name = t.text.slice(t.text.startsWith("{/") ? 2 : 1, -1);
+    if (!isLabel(name)) fail(t, `unknown variable '${t.text}' (a metadata label is {plugin/NAME})`);
+    const label = labelOf(name, t);
+    return {
+      data: (r) => {
+        const v = label.value(r);
+        return v === undefined || v === "" ? undefined : text(v);
+      },
+      get perClient() {
+        return label.perClient;
+      },
+    };
+  }
   if (/^0x/i.test(t.text)) {
     const hex = t.text.slice(2);
     if (!/^([0-9a-f]{2})+$/i.test(hex)) fail(t, `'${t.text}' is not an even number of hex digits`);

@@ -9,7 +9,9 @@ import { setup } from "./setup.ts";
 import { LOOKED_UP_SECONDS, REWRITTEN_FAILURE_SECONDS } from "./rewrite.ts";
 import { clientSubnet } from "./edns0.ts";
 import { makeRequest, recordingNext, type RequestOptions } from "../../../test/helpers/request.ts";
-import { directive as dir } from "../../../test/helpers/setup-context.ts";
+import { directive as dir, fakeContext } from "../../../test/helpers/setup-context.ts";
+import { setup as metadataSetup } from "../metadata/setup.ts";
+import { metadataOf } from "../metadata/labels.ts";
 import { blockHandler } from "../../../test/helpers/block-handler.ts";
 import { assertConfigErrors } from "../../../test/helpers/config-errors.ts";
 import { startServer } from "../../../test/helpers/server.ts";
@@ -188,6 +190,40 @@ test("cname: the target is rewritten, the old target's records dropped, the new 
   assert.equal(none.answer.length, 3, "a CNAME no rule matches stays with its chain");
 });
 
+test("edns0 local with a metadata label: its value when there is one, no option without; per client when the label is", async () => {
+  const f = fakeContext();
+  await metadataSetup(dir("metadata"), f.ctx);
+  const values: Record<string, string> = { "10.0.0.1": "team-a", "10.0.0.2": "" };
+  metadataOf(f.ctx.block.shared)!.provide({
+    label: (name) =>
+      name === "test/ns" ? { value: (q) => values[q.remoteAddress], perClient: true } : undefined,
+  });
+  const plugin = await setup(rule("edns0", "local", "set", "0xffee", "{test/ns}"), f.ctx);
+  const quiet = await setup(rule("edns0", "local", "set", "0xffef", "{/test/none}"), f.ctx);
+  assert.equal(quiet, undefined, "joins the block's list");
+  await f.start();
+  const next = recordingNext(Rcode.NOERROR);
+  const h = plugin!(next);
+  for (const client of ["10.0.0.1", "10.0.0.2", "10.0.0.3"]) {
+    await h.serve(makeRequest("www.example.org", Type.A, { remoteAddress: client }));
+  }
+  const seen = (next as { calls: Request[] }).calls;
+  assert.equal(hex(option(seen[0], 0xffee)?.data), Buffer.from("team-a").toString("hex"));
+  assert.equal(option(seen[1], 0xffee), undefined, "an empty value sets nothing (as CoreDNS)");
+  assert.equal(option(seen[2], 0xffee), undefined, "no value sets nothing");
+  assert.ok(
+    seen.every((r) => option(r, 0xffef) === undefined),
+    "a label nobody publishes",
+  );
+  assert.equal(seen[0].cache.private, true, "the label depends on the client: not replayed to others");
+});
+
+test("edns0 with a metadata label in a block without metadata: accepted, with a warning", async () => {
+  const f = fakeContext();
+  await setup(rule("edns0", "local", "set", "0xffee", "{kubernetes/client-namespace}"), f.ctx);
+  assert.ok(f.logs.some((l) => l.level === 40 && /no metadata directive/.test(l.msg)));
+});
+
 test("setup checks the new rules at file:line", async () => {
   await assertConfigErrors(setup, [
     [dir("rewrite", ["edns0"], undefined, 5), /^Corefile:5 - .*rewrite: 'edns0' takes local, nsid or subnet/],
@@ -196,7 +232,7 @@ test("setup checks the new rules at file:line", async () => {
     [rule("edns0", "local", "set", "0xffee"), /'edns0 local set' takes CODE DATA/],
     [rule("edns0", "local", "set", "0x1ffff", "ab"), /'0x1ffff' is not an option code/],
     [rule("edns0", "local", "set", "1", "0xabc"), /'0xabc' is not an even number of hex digits/],
-    [rule("edns0", "local", "set", "1", "{kubernetes/client-namespace}"), /unknown variable .*metadata/],
+    [rule("edns0", "local", "set", "1", "{client-namespace}"), /unknown variable .*\{plugin\/NAME\}/],
     [rule("edns0", "nsid", "set", "x"), /'edns0 nsid set' takes no more words/],
     [rule("edns0", "subnet", "set", "24"), /takes SOURCE-PREFIX-V4 SOURCE-PREFIX-V6/],
     [rule("edns0", "subnet", "set", "33", "56"), /'33' is not a prefix length \(0 to 32\)/],

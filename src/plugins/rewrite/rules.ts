@@ -14,7 +14,7 @@ import type { EdnsRule } from "./edns0.ts";
 import { MATCH_KINDS, nameMatch, regexMap } from "./name-match.ts";
 import { configError } from "../../corefile/errors.ts";
 import { Type, classFromName, rcodeFromName, typeFromName } from "../../dns/constants.ts";
-import { parseEdnsRule } from "./edns0.ts";
+import { parseEdnsRule, type LabelOf } from "./edns0.ts";
 import { MAX_TTL } from "../../dns/text.ts";
 
 export type Mode = "continue" | "stop";
@@ -40,7 +40,7 @@ export type Rule =
 
 /** Parses one rule from the words after `rewrite` (from its line or its block); `at` names the line
  * for errors that have no word to point at. */
-export function parseRule(words: Token[], at: Directive): Rule {
+export function parseRule(words: Token[], at: Directive, labelOf: LabelOf): Rule {
   const fail = (t: Token | Directive, message: string): never => {
     throw configError(t, "rewrite", message);
   };
@@ -70,7 +70,7 @@ export function parseRule(words: Token[], at: Directive): Rule {
     case "ttl":
       return ttlRule(mode, rest, field, fail);
     case "edns0":
-      return { field: f, mode, option: parseEdnsRule(rest, field) };
+      return { field: f, mode, option: parseEdnsRule(rest, field, labelOf) };
     case "cname": {
       const { kind, rest: names } = matchOf(rest);
       if (names.length !== 2) return fail(field, "'cname' takes [MATCH] FROM TO");

@@ -12,6 +12,10 @@ import type { Rule } from "./rules.ts";
 import { parseRule } from "./rules.ts";
 import { rewrite } from "./rewrite.ts";
 import { configError } from "../../corefile/errors.ts";
+import { metadataOf, type MetaLabel } from "../metadata/labels.ts";
+import type { LabelOf } from "./edns0.ts";
+
+const NO_VALUE: MetaLabel = { value: () => undefined, perClient: false };
 
 /** The rule list of each server block that has rewrite directives (keyed by the block's settings). */
 const lists = new WeakMap<object, Rule[]>();
@@ -29,5 +33,17 @@ export const setup: Setup = (d, ctx) => {
       words.push({ text: line.name, file: line.file, line: line.line, quoted: false }, ...line.args);
     }
   }
-  return joinInBlock(lists, ctx.block, parseRule(words, d), (rules) => rewrite(rules, ctx.lookup));
+  const metadata = metadataOf(ctx.block.shared);
+  const labelOf: LabelOf = (label, t) => {
+    if (metadata !== undefined) return metadata.label(label);
+    ctx
+      .log("rewrite")
+      .warn(
+        { at: `${t.file}:${t.line}` },
+        `the block has no metadata directive: ${t.text} has no value, and the edns0 rule never applies`,
+      );
+    return NO_VALUE;
+  };
+  const rule = parseRule(words, d, labelOf);
+  return joinInBlock(lists, ctx.block, rule, (rules) => rewrite(rules, ctx.lookup));
 };

@@ -1,0 +1,168 @@
+// The insights of one server block: the finish hook counts each query by the workload that sent it,
+// follows search-list walks, and feeds the top lists; a 1 s timer moves the windows on. Reading
+// (report.ts) builds the JSON the API, the page and `clusterdns top` show. The hook allocates
+// nothing: counters are typed arrays indexed by row, the top lists copy octets into their own
+// arrays, and the address string is the one the engine made.
+
+import type { QueryDone } from "../../metrics/query-done.ts";
+import { Rcode } from "../../dns/constants.ts";
+import { C, COUNTERS, Counters, S, Seconds } from "./counters.ts";
+import { NameTop, TextTop, wireNameLength } from "./names.ts";
+import { hashText } from "./space-saving.ts";
+import { Walks } from "./walk.ts";
+import { Workloads, OTHER } from "./workloads.ts";
+import { Upstreams } from "./upstreams.ts";
+
+export interface InsightsOptions {
+  /** The cluster domain in wire form (\7cluster\5local\0). */
+  zone: Uint8Array;
+  /** Workload rows tracked (the special rows included). */
+  workloads: number;
+  /** Entries shown per top list; each sketch holds 8 times as many. */
+  top: number;
+  /** Whether the block has autopath (then its fix is not offered). */
+  autopath: boolean;
+}
+
+/** Top lists start over every ROTATE_S; a read merges the current one with the one before. */
+const ROTATE_S = 600;
+
+/** Two generations of one top list. */
+class Rotating<T extends NameTop | TextTop> {
+  now: T;
+  before: T;
+  constructor(make: () => T) {
+    this.now = make();
+    this.before = make();
+  }
+  rotate(): void {
+    const t = this.before;
+    this.before = this.now;
+    this.now = t;
+    t.clear();
+  }
+}
+
+export class Insights {
+  readonly options: InsightsOptions;
+  readonly workloads: Workloads;
+  readonly counters: Counters;
+  readonly seconds = new Seconds();
+  readonly walks: Walks;
+  readonly names: Rotating<NameTop>;
+  readonly nxNames: Rotating<NameTop>;
+  /** Names whose search walks cost NXDOMAINs, tagged with the workload's row, weighted by the cost. */
+  readonly wasted: Rotating<NameTop>;
+  readonly clients: Rotating<TextTop>;
+  /** SERVFAIL replies by the plugin that gave them ("" when the server did). */
+  readonly servfails = new Map<string, number>();
+  readonly upstreams = new Upstreams();
+  readonly startedAt = Date.now();
+  #ticks = 0;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(o: InsightsOptions) {
+    this.options = o;
+    this.workloads = new Workloads(o.workloads);
+    this.counters = new Counters(o.workloads);
+    this.walks = new Walks(o.zone);
+    const k = o.top * 8;
+    this.names = new Rotating(() => new NameTop(k));
+    this.nxNames = new Rotating(() => new NameTop(k));
+    // A walk's cost comes once per walk, with its weight: no doorkeeper.
+    this.wasted = new Rotating(() => new NameTop(k, false));
+    this.clients = new Rotating(() => new TextTop(k));
+  }
+
+  start(): void {
+    this.seconds.advance(Math.floor(Date.now() / 1000));
+    this.#timer = setInterval(() => this.tick(Date.now()), 1000);
+    this.#timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+  }
+
+  /** Once a second: the clock, the second ring; every 10 s the windows and upstreams; every
+   * ROTATE_S the top lists. */
+  tick(now: number): void {
+    this.walks.now = now;
+    this.seconds.advance(Math.floor(now / 1000));
+    const s = Math.floor((now - this.startedAt) / 1000);
+    if (s < (this.#ticks + 1) * 10) return;
+    this.#ticks++;
+    this.counters.step(this.#ticks);
+    this.upstreams.sample();
+    if (this.#ticks % (ROTATE_S / 10) === 0) {
+      for (const r of [this.names, this.nxNames, this.wasted]) r.rotate();
+      this.clients.rotate();
+    }
+  }
+
+  /** The finish hook: counts one answered query. */
+  readonly record = (q: QueryDone): void => {
+    const address = q.remoteAddress;
+    const row = this.workloads.rowOf(address);
+    const totals = this.counters.totals;
+    const base = row * COUNTERS;
+    totals[base + C.QUERIES]++;
+    this.seconds.add(S.QUERIES);
+    const rcode = q.rcode;
+    if (rcode === Rcode.NOERROR) totals[base + C.NOERROR]++;
+    else if (rcode === Rcode.NXDOMAIN) {
+      totals[base + C.NXDOMAIN]++;
+      this.seconds.add(S.NXDOMAIN);
+    } else if (rcode === Rcode.SERVFAIL) {
+      totals[base + C.SERVFAIL]++;
+      this.seconds.add(S.SERVFAIL);
+      this.servfails.set(q.plugin, (this.servfails.get(q.plugin) ?? 0) + 1);
+    } else if (rcode === Rcode.REFUSED) totals[base + C.REFUSED]++;
+    else totals[base + C.OTHER_RCODE]++;
+    if (q.cached) {
+      totals[base + C.CACHE_HITS]++;
+      this.seconds.add(S.CACHE_HITS);
+    }
+    const h = hashText(address);
+    this.clients.now.count(address, h);
+    const wire = q.nameWire;
+    const length = wireNameLength(wire);
+    if (length < 0) return;
+    this.names.now.count(wire, 0, length);
+    if (rcode === Rcode.NXDOMAIN) this.nxNames.now.count(wire, 0, length);
+    const w = this.walks.q;
+    w.address = address;
+    w.h = h;
+    w.wire = wire;
+    w.length = length;
+    w.rcode = rcode;
+    w.namespace = this.workloads.rows[row].namespace;
+    if (this.walks.observe()) this.#walkEnded(row, base);
+  };
+
+  #walkEnded(row: number, base: number): void {
+    const e = this.walks.ended;
+    const totals = this.counters.totals;
+    totals[base + C.WALKS]++;
+    if (e.wasted === 0) return;
+    totals[base + C.WASTED] += e.wasted;
+    this.seconds.add(S.WASTED, e.wasted);
+    // ndots:2 asks a name with 2 dots or more as is first: it saves the walk when that is where the
+    // name was found.
+    if (e.asIs && e.dots >= 2) totals[base + C.WASTED_NDOTS2] += e.wasted;
+    // autopath walks the list on the server for a client it knows by its pod.
+    if (row > OTHER) totals[base + C.WASTED_AUTOPATH] += e.wasted;
+    this.wasted.now.count(e.wire, 0, e.length, row, e.wasted);
+  }
+
+  /** Bytes held in typed arrays (the fixed part; the pod map grows with the cluster, not traffic). */
+  get bytes(): number {
+    const tops = [this.names, this.nxNames, this.wasted, this.clients];
+    return (
+      this.counters.bytes +
+      this.walks.bytes +
+      3600 * 5 * 4 +
+      tops.reduce((n, r) => n + r.now.bytes + r.before.bytes, 0)
+    );
+  }
+}

@@ -1,0 +1,122 @@
+// Top lists of DNS names, kept as the lowercased wire octets the query scan already made (the
+// answer store's key starts with them), so counting a name copies octets and builds no string.
+// A tag (a workload's row) may go with the name: "this name, from this workload".
+
+import { SpaceSaving, hashBytes } from "./space-saving.ts";
+
+/** The longest name kept; a longer one is counted under its first MAX_NAME octets' hash. */
+export const MAX_NAME = 255;
+
+/** The wire name at wire[0..] up to its root label: its length in octets without the root, or -1. */
+export function wireNameLength(wire: Uint8Array): number {
+  let i = 0;
+  while (i < wire.length && wire[i] !== 0) i += wire[i] + 1;
+  return i < wire.length ? i : -1;
+}
+
+/** The text form of wire[from..to) (labels without the root): "api.github.com". */
+export function wireText(wire: Uint8Array, from: number, to: number): string {
+  let s = "";
+  for (let i = from; i < to;) {
+    const n = wire[i];
+    if (s !== "") s += ".";
+    for (let k = i + 1; k <= i + n; k++) {
+      const c = wire[k];
+      // Only what a hostname may hold is shown as is; anything else escaped as \DDD (RFC 4343).
+      s +=
+        (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x5f
+          ? String.fromCharCode(c)
+          : `\\${String(c).padStart(3, "0")}`;
+    }
+    i += n + 1;
+  }
+  return s === "" ? "." : s;
+}
+
+export interface NameKey {
+  name: string;
+  tag: number;
+}
+
+export class NameTop extends SpaceSaving<NameKey> {
+  readonly #octets: Uint8Array;
+  readonly #lengths: Uint8Array;
+  readonly #tags: Int32Array;
+  #wire: Uint8Array = new Uint8Array(0);
+  #from = 0;
+  #length = 0;
+  #tag = 0;
+
+  constructor(capacity: number, doorkeeper = true) {
+    super(capacity, doorkeeper);
+    this.#octets = new Uint8Array(capacity * MAX_NAME);
+    this.#lengths = new Uint8Array(capacity);
+    this.#tags = new Int32Array(capacity);
+  }
+
+  /** Counts the name wire[from..from+length) (labels, no root) with `tag`, `weight` times. */
+  count(wire: Uint8Array, from: number, length: number, tag = 0, weight = 1): void {
+    const n = length > MAX_NAME ? MAX_NAME : length;
+    this.#wire = wire;
+    this.#from = from;
+    this.#length = n;
+    this.#tag = tag;
+    this.countKey(hashBytes(wire, from, from + n, (0x811c9dc5 ^ tag) | 0), weight);
+  }
+
+  protected holds(slot: number): boolean {
+    if (this.#lengths[slot] !== this.#length || this.#tags[slot] !== this.#tag) return false;
+    const o = this.#octets;
+    const base = slot * MAX_NAME;
+    const w = this.#wire;
+    for (let i = 0; i < this.#length; i++) if (o[base + i] !== w[this.#from + i]) return false;
+    return true;
+  }
+
+  protected keep(slot: number): void {
+    // A loop, not set(subarray()): a view would be an object per new key.
+    const o = this.#octets;
+    const base = slot * MAX_NAME;
+    const w = this.#wire;
+    for (let i = 0; i < this.#length; i++) o[base + i] = w[this.#from + i];
+    this.#lengths[slot] = this.#length;
+    this.#tags[slot] = this.#tag;
+  }
+
+  protected keyAt(slot: number): NameKey {
+    const base = slot * MAX_NAME;
+    return { name: wireText(this.#octets, base, base + this.#lengths[slot]), tag: this.#tags[slot] };
+  }
+
+  override get bytes(): number {
+    return super.bytes + this.#octets.byteLength + this.#lengths.byteLength + this.#tags.byteLength;
+  }
+}
+
+/** A top list of texts the caller already holds (client addresses): kept by reference. */
+export class TextTop extends SpaceSaving<string> {
+  readonly #keys: string[];
+  #key = "";
+
+  constructor(capacity: number) {
+    super(capacity);
+    this.#keys = new Array<string>(capacity).fill("");
+  }
+
+  count(key: string, hash: number, weight = 1): void {
+    this.#key = key;
+    this.countKey(hash, weight);
+  }
+
+  protected holds(slot: number): boolean {
+    return this.#keys[slot] === this.#key;
+  }
+
+  protected keep(slot: number): void {
+    this.#keys[slot] = this.#key;
+  }
+
+  protected keyAt(slot: number): string {
+    return this.#keys[slot];
+  }
+}

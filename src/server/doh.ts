@@ -1,0 +1,262 @@
+// DNS over HTTPS (RFC 8484) for an https:// block: HTTP/2 over TLS, as CoreDNS serves it, with HTTP/1.1
+// for clients that do not offer h2 (ALPN); plain HTTP/1.1 without a `tls` directive (as CoreDNS: for
+// a proxy that ends TLS in front). Queries come at /dns-query, as GET ?dns=BASE64URL or as a POST of an
+// application/dns-message body, and go through the listener's pipeline like any TCP query (answer
+// store, chain, a reply up to 65,535 octets). What is not a DoH query gets an HTTP status, never a
+// DNS reply: 404 another path, 405 another method, 415 a POST of another media type, 413 a body over
+// 65,535 octets, 414 a longer ?dns=, 400 no or bad base64url, or no DNS query in it.
+// The TCP limits apply: at most maxConnections connections, maxInFlight streams at once on each (an
+// HTTP/2 setting), the read timeout on the TLS handshake and on a request's headers, idle to close a
+// connection without requests.
+
+import http from "node:http";
+import http2 from "node:http2";
+import type net from "node:net";
+import type tls from "node:tls";
+import type { Logger } from "pino";
+import type { Peer, Pipeline } from "./pipeline.ts";
+import type { TcpOptions } from "./tcp-connection.ts";
+import type { TlsSettings } from "../setup/block.ts";
+import { clientAllowed, keyLog, rawSocketOf, tlsOptions } from "./secure.ts";
+import { WireFacts } from "../answers/wire-facts.ts";
+import { afterOwner } from "../dns/wire-ttl.ts";
+import { PlainCounter } from "../metrics/plain.ts";
+import { registry } from "../metrics/registry.ts";
+
+/** CoreDNS's coredns_https_responses_total{server,status}: DoH replies by HTTP status. */
+const httpsResponses = new PlainCounter(
+  "coredns_https_responses_total",
+  "DNS-over-HTTPS replies by server and HTTP status.",
+);
+registry.registerMetric(httpsResponses.asMetric());
+
+export const DOH_PATH = "/dns-query";
+const MEDIA_TYPE = "application/dns-message";
+const MAX_MESSAGE = 65535;
+/** base64url of the largest message, unpadded. */
+const MAX_BASE64 = Math.ceil((MAX_MESSAGE * 4) / 3);
+/** How long connections may finish their requests once the listener closes. */
+const CLOSE_GRACE_MS = 1000;
+/** CoreDNS's cap on the max-age it derives from a reply's TTLs. */
+const MAX_AGE = 3600;
+
+type Request = http.IncomingMessage | http2.Http2ServerRequest;
+type Response = http.ServerResponse | http2.Http2ServerResponse;
+
+/** A status and a line of text for what is not a DoH query. */
+class HttpRefusal {
+  readonly status: number;
+  readonly why: string;
+  constructor(status: number, why: string) {
+    this.status = status;
+    this.why = why;
+  }
+}
+
+export class DohListener {
+  pipeline: Pipeline;
+  opts: TcpOptions;
+  readonly log: Logger;
+  readonly #server: http.Server | http2.Http2SecureServer;
+  #tls: TlsSettings | undefined;
+  readonly #facts = new WireFacts();
+  /** HTTP/2 connections, closed (GOAWAY once their streams are done) when the listener closes. */
+  readonly #sessions = new Set<http2.ServerHttp2Session>();
+  /** Every connection, HTTP/1.1 ones too: what is still open once the listener has closed is cut. */
+  readonly #sockets = new Set<net.Socket>();
+
+  constructor(pipeline: Pipeline, opts: TcpOptions, log: Logger, secure?: TlsSettings) {
+    this.pipeline = pipeline;
+    this.opts = opts;
+    this.log = log;
+    this.#tls = secure;
+    const handle = (req: Request, res: Response) => void this.#handle(req, res);
+    if (secure === undefined) {
+      const server = http.createServer(handle);
+      server.headersTimeout = opts.readMs;
+      server.requestTimeout = opts.readMs + opts.writeMs;
+      server.keepAliveTimeout = opts.idleMs;
+      this.#server = server;
+    } else {
+      const server = http2.createSecureServer(
+        {
+          ...tlsOptions(secure, ["h2", "http/1.1"]),
+          allowHTTP1: true,
+          handshakeTimeout: opts.readMs,
+          settings: { maxConcurrentStreams: opts.maxInFlight },
+        },
+        handle,
+      );
+      server.on("secureConnection", (socket: tls.TLSSocket) => {
+        if (this.#tls !== undefined && !clientAllowed(this.#tls, socket)) socket.destroy();
+        // HTTP/1.1 over TLS has no session to time out: a connection silent for idle is let go.
+        else if (socket.alpnProtocol !== "h2") socket.setTimeout(this.opts.idleMs, () => socket.destroy());
+      });
+      server.on("session", (session: http2.ServerHttp2Session) => {
+        this.#sessions.add(session);
+        session.setTimeout(this.opts.idleMs, () => session.close());
+        session.once("close", () => this.#sessions.delete(session));
+      });
+      server.on("tlsClientError", (err, socket) => {
+        this.log.debug({ err }, "https: tls handshake failed");
+        socket.destroy();
+        rawSocketOf(socket)?.destroy();
+      });
+      keyLog(server, secure, log);
+      this.#server = server;
+    }
+    this.#server.maxConnections = opts.maxConnections;
+    this.#server.on("connection", (socket: net.Socket) => {
+      this.#sockets.add(socket);
+      socket.once("close", () => this.#sockets.delete(socket));
+    });
+  }
+
+  /** A reload: later requests go to `pipeline`, later handshakes get the new certificate. */
+  use(pipeline: Pipeline, opts: TcpOptions = this.opts, secure?: TlsSettings): void {
+    this.pipeline = pipeline;
+    this.opts = opts;
+    if (secure === undefined || !("setSecureContext" in this.#server)) return;
+    this.#tls = secure;
+    this.#server.setSecureContext(tlsOptions(secure, ["h2", "http/1.1"]));
+  }
+
+  listen(address: string, port: number, reusePort = false): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const onError = (err: Error) => reject(err);
+      this.#server.once("error", onError);
+      this.#server.listen({ host: address, port, ipv6Only: address.includes(":"), reusePort }, () => {
+        this.#server.off("error", onError);
+        this.#server.on("error", (err) => this.log.error({ err }, "https listener error"));
+        resolve((this.#server.address() as net.AddressInfo).port);
+      });
+    });
+  }
+
+  /** Stops accepting; requests being answered finish, then their connections close (GOAWAY); what is
+   * still open after CLOSE_GRACE_MS is cut. */
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      const server = this.#server;
+      server.close(() => resolve());
+      if ("closeIdleConnections" in server) server.closeIdleConnections();
+      for (const session of this.#sessions) session.close();
+      setTimeout(() => {
+        for (const session of this.#sessions) session.destroy();
+        for (const socket of this.#sockets) socket.destroy();
+      }, CLOSE_GRACE_MS).unref();
+    });
+  }
+
+  async #handle(req: Request, res: Response): Promise<void> {
+    // An HTTP/2 request (a stream) must be whole and answered within read + write, as one that
+    // trickles in its body would otherwise hold a stream (HTTP/1.1: requestTimeout does it).
+    if (req instanceof http2.Http2ServerRequest)
+      req.setTimeout(this.opts.readMs + this.opts.writeMs, () =>
+        req.stream.close(http2.constants.NGHTTP2_CANCEL),
+      );
+    let status = 200;
+    let headers: http.OutgoingHttpHeaders;
+    let body: Buffer | string;
+    try {
+      const query = await this.#query(req);
+      const s = req.socket;
+      const peer: Peer = {
+        proto: "tcp",
+        remoteAddress: s.remoteAddress ?? "",
+        remotePort: s.remotePort ?? 0,
+        localAddress: s.localAddress ?? "",
+        localPort: s.localPort ?? 0,
+      };
+      const reply = await this.pipeline.handle(query, peer);
+      if (reply === undefined) throw new HttpRefusal(400, "not a DNS query");
+      headers = {
+        "content-type": MEDIA_TYPE,
+        "content-length": reply.length,
+        "cache-control": `max-age=${this.#maxAge(reply)}`,
+      };
+      body = reply;
+    } catch (err) {
+      if (!(err instanceof HttpRefusal)) this.log.error({ err }, "https: query failed");
+      const refusal = err instanceof HttpRefusal ? err : new HttpRefusal(500, "no reply");
+      status = refusal.status;
+      headers = { "content-type": "text/plain; charset=utf-8" };
+      if (status === 405) headers.allow = "GET, POST";
+      body = `${refusal.why}\n`;
+    }
+    // The client may have gone (a reset stream, a closed connection) while the query was answered.
+    if (res.headersSent || res.writableEnded || req.socket?.destroyed !== false) return;
+    try {
+      (res as http.ServerResponse).writeHead(status, headers);
+      res.end(body);
+      this.#count(status);
+    } catch (err) {
+      this.log.debug({ err }, "https: the client left before its reply");
+    }
+  }
+
+  #count(status: number): void {
+    httpsResponses.series({ server: this.pipeline.label, status: String(status) }).value++;
+  }
+
+  /** The DNS message of a DoH request, or an HttpRefusal. */
+  async #query(req: Request): Promise<Buffer> {
+    const url = new URL(req.url ?? "/", "https://doh.invalid");
+    if (url.pathname !== DOH_PATH) throw new HttpRefusal(404, `not found: DNS queries go to ${DOH_PATH}`);
+    let msg: Buffer;
+    if (req.method === "GET") {
+      const values = url.searchParams.getAll("dns");
+      if (values.length !== 1) throw new HttpRefusal(400, "a GET needs one 'dns' parameter");
+      const b64 = values[0];
+      if (b64.length > MAX_BASE64) throw new HttpRefusal(414, "the 'dns' parameter is too long");
+      // RFC 8484 4.1: base64url without padding; padding is tolerated, anything else is not base64url.
+      if (!/^[A-Za-z0-9_-]*={0,2}$/.test(b64))
+        throw new HttpRefusal(400, "the 'dns' parameter is not base64url");
+      msg = Buffer.from(b64, "base64url");
+    } else if (req.method === "POST") {
+      const type = String(req.headers["content-type"] ?? "")
+        .split(";")[0]
+        .trim()
+        .toLowerCase();
+      if (type !== MEDIA_TYPE) throw new HttpRefusal(415, `a POST must carry ${MEDIA_TYPE}`);
+      msg = await body(req);
+    } else {
+      throw new HttpRefusal(405, "DNS queries are GET or POST");
+    }
+    if (msg.length < 12) throw new HttpRefusal(400, "not a DNS message");
+    return msg;
+  }
+
+  /** RFC 8484 5.1: the reply may be kept as long as its records (a denial: its SOA's negative TTL). */
+  #maxAge(reply: Buffer): number {
+    if (reply.length < 12 || reply[4] !== 0 || reply[5] !== 1) return 0;
+    const qEnd = afterOwner(reply, 12) + 4;
+    if (qEnd > reply.length) return 0;
+    const qtype = (reply[qEnd - 4] << 8) | reply[qEnd - 3];
+    const said = this.#facts.read(reply, 0, reply.length, qEnd, qtype).said;
+    return Math.max(0, Math.min(said, MAX_AGE));
+  }
+}
+
+/** A POST's body, up to MAX_MESSAGE octets; a longer one (declared or sent) is a 413. */
+function body(req: Request): Promise<Buffer> {
+  const declared = Number(req.headers["content-length"] ?? 0);
+  if (declared > MAX_MESSAGE)
+    return Promise.reject(new HttpRefusal(413, "a DNS message is at most 65535 octets"));
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    let size = 0;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_MESSAGE) {
+        req.removeAllListeners("data");
+        req.resume();
+        reject(new HttpRefusal(413, "a DNS message is at most 65535 octets"));
+      } else parts.push(chunk);
+    });
+    req.on("end", () => resolve(Buffer.concat(parts)));
+    req.on("error", reject);
+    // Cut or reset before its end (after 'end' this changes nothing).
+    req.on("close", () => reject(new HttpRefusal(400, "the request's body did not arrive whole")));
+  });
+}

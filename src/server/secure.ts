@@ -1,0 +1,54 @@
+// TLS for the tls:// and https:// listeners, from a block's `tls` settings (src/plugins/tls): the
+// options of node:tls, CoreDNS's client_auth policies, and the key log.
+//
+// client_auth maps onto node:tls as follows. OpenSSL itself refuses a handshake without a certificate
+// when rejectUnauthorized is on (require_and_verify); the two policies between "ask" and "require a
+// valid one" are checked once the handshake is done (clientAllowed), where Node has verified the
+// chain (TLSSocket.authorized) without acting on it:
+//   nocert              no certificate asked for
+//   request             asked for, none required, none checked
+//   require             one required, not checked
+//   verify_if_given     none required; one given must chain to the CA
+//   require_and_verify  one required, and it must chain to the CA
+
+import { createWriteStream } from "node:fs";
+import type { Logger } from "pino";
+import tls from "node:tls";
+import type { TlsSettings } from "../setup/block.ts";
+
+/** node:tls server options for the settings; `alpn` names the protocols offered (ALPN). */
+export function tlsOptions(s: TlsSettings, alpn?: string[]): tls.TlsOptions {
+  return {
+    cert: s.cert,
+    key: s.key,
+    ca: s.ca,
+    // CoreDNS's floor: TLS 1.2.
+    minVersion: "TLSv1.2",
+    requestCert: s.clientAuth !== "nocert",
+    rejectUnauthorized: s.clientAuth === "require_and_verify",
+    ALPNProtocols: alpn,
+  };
+}
+
+/** Whether a client that finished its handshake passes the block's client_auth policy. */
+export function clientAllowed(s: TlsSettings, socket: tls.TLSSocket): boolean {
+  if (s.clientAuth !== "require" && s.clientAuth !== "verify_if_given") return true;
+  const given = Object.keys(socket.getPeerCertificate()).length > 0;
+  if (s.clientAuth === "require") return given;
+  return !given || socket.authorized;
+}
+
+/** Writes the server's TLS secrets to `keylog` (NSS key log format) when the settings ask for it. */
+export function keyLog(server: tls.Server, s: TlsSettings, log: Logger): void {
+  if (s.keylog === undefined) return;
+  const out = createWriteStream(s.keylog, { flags: "a", mode: 0o600 });
+  out.on("error", (err) => log.error({ err, keylog: s.keylog }, "tls: cannot write the key log"));
+  server.on("keylog", (line) => out.write(line));
+  server.on("close", () => out.end());
+}
+
+/** The TCP socket a TLS socket runs over: what the kernel's send queue is read from (send-queue.ts),
+ * and what is counted while the handshake runs. Node keeps it as `_parent`. */
+export function rawSocketOf(socket: tls.TLSSocket): import("node:net").Socket | undefined {
+  return (socket as unknown as { _parent?: import("node:net").Socket | null })._parent ?? undefined;
+}
