@@ -341,7 +341,12 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     verdict: "differs",
     note: "IXFR as well as AXFR; a NOTIFY from an address that is no primary is REFUSED (CoreDNS sends no reply); `transfer from` is required (CoreDNS takes a stanza without it and never serves the zone); the first transfer is retried after 1, 2, 4, 8 s, then every 10 s (CoreDNS: every 10 s); `upstream` is accepted with a warning, a no-op as in CoreDNS",
   },
-  missing("etcd", "no etcd backend"),
+  {
+    plugin: "etcd",
+    options: "ZONES (names and CIDRs), every option",
+    verdict: "differs",
+    note: "reads etcd per query through etcd's JSON gateway at /v3/ (etcd 3.4 or newer; the /v3alpha and /v3beta paths of 3.2 and 3.3 are not tried); endpoints are tried in order rather than balanced; `upstream`, `stubzones` and `debug` are accepted with a warning, no-ops as in CoreDNS",
+  },
   missing("nomad", "no Nomad backend"),
   {
     plugin: "loop",

@@ -76,7 +76,7 @@ function validZone(zone: string): boolean {
 }
 
 /** The reverse zones of a CIDR prefix, or undefined when it is not one. */
-function reverseZones(cidr: string): string[] | undefined {
+export function reverseZones(cidr: string): string[] | undefined {
   const m = /^([^/]+)\/(\d{1,3})$/.exec(cidr);
   if (!m) return undefined;
   const prefix = Number(m[2]);

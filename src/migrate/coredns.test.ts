@@ -115,10 +115,7 @@ describe("migrate coredns", () => {
   });
 
   it("a plugin clusterdns does not have takes its block's lines with it", async (t) => {
-    const lines = await report(
-      t,
-      ". {\n    etcd skydns.local {\n        endpoint http://localhost:2379\n    }\n}\n",
-    );
+    const lines = await report(t, ". {\n    nomad {\n        address unix:///var/run/nomad.sock\n    }\n}\n");
     assert.deepEqual(notSame(lines), ["2 missing", "3 missing"]);
     assert.equal(lines[2].error, undefined, "the option goes with its plugin");
   });

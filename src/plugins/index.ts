@@ -17,6 +17,7 @@ import { setup as dns64 } from "./dns64/setup.ts";
 import { setup as debug } from "./debug/setup.ts";
 import { setup as erratic } from "./erratic/setup.ts";
 import { setup as errors } from "./errors/setup.ts";
+import { setup as etcd } from "./etcd/setup.ts";
 import { setup as file } from "./file/setup.ts";
 import { setup as forward } from "./forward/setup.ts";
 import { setup as header } from "./header/setup.ts";
@@ -100,6 +101,7 @@ export const plugins: Registry = new Map<string, Setup>([
   ["file", file],
   ["auto", auto],
   ["secondary", secondary],
+  ["etcd", etcd],
   ["loop", loop],
   ["forward", forward],
   ["erratic", erratic],
