@@ -171,10 +171,10 @@ test("a bad Corefile stops start-up with file:line and the directive", async () 
     /Corefile:3 - Error during parsing: plugin route53 of CoreDNS is not supported by clusterdns: no cloud DNS backends \(see docs\/compatibility\.md\)/,
   );
 
-  // A feature clusterdns does not have (DNS over HTTPS upstreams) is refused, not ignored.
-  const unsupported = await startFailure(". {\n    forward . https://dns.quad9.net/dns-query\n}\n");
+  // A feature clusterdns does not have (DNS over QUIC upstreams) is refused, not ignored.
+  const unsupported = await startFailure(". {\n    forward . quic://192.0.2.53\n}\n");
   assert.equal(unsupported.code, 1);
-  assert.match(unsupported.stderr, /Corefile:2 .*forward.*DNS-over-HTTPS .*not supported/);
+  assert.match(unsupported.stderr, /Corefile:2 .*forward.*DNS-over-QUIC .*not supported/);
 });
 
 test("start-up: a second forward ., a refused second plugin and a template placeholder stop it at their line", async () => {

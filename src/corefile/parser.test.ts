@@ -335,7 +335,8 @@ test("unbalanced braces and bad structure are errors at file:line", () => {
 });
 
 test("keys are checked while parsing: bad keys and duplicates", () => {
-  fails(() => parse("tls://.:853 {\n}"), "Corefile:1", /tls:\/\/ is not supported yet/);
+  fails(() => parse("quic://.:853 {\n}"), "Corefile:1", /DNS over QUIC is not served/);
+  assert.equal(parse("tls://.:853 {\n}").length, 1);
   fails(
     () => parse(".:53 {\n}\n\n.:53 {\n}"),
     "Corefile:4",
