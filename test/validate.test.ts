@@ -57,7 +57,7 @@ test("every mistake is reported, one line each, in the file's order, with file:l
     "        objects objects.yaml", // 12
     "    }", // 13
     "}", // 14
-    "tls://.:853 {", // 15
+    "quic://.:853 {", // 15
     "    whoami", // 16
     "}", // 17
     ". {", // 18
@@ -77,7 +77,7 @@ test("every mistake is reported, one line each, in the file's order, with file:l
     [3, /Unknown directive 'frobnicate'/],
     [6, /kubernetes: kubeconfig: .*kubeconfig\.yaml does not exist$/],
     [11, /kubernetes: .*objects\.yaml:1: .*'10\.96\.0\.500' is not an IP address/],
-    [15, /invalid server block key 'tls:\/\/\.:853'/],
+    [15, /invalid server block key 'quic:\/\/\.:853'/],
     [19, /plugin route53 of CoreDNS is not supported by clusterdns: no cloud DNS backends/],
   ];
   assert.equal(lines.length, want.length, r.stderr);
