@@ -105,8 +105,9 @@ export class AddressIndex {
 
 /** The partial reverse names strictly between an address's reverse name and in-addr.arpa./ip6.arpa. */
 function reverseParents(ip: string): string[] {
-  // An indexed IPv4 address is canonical (normalIP): its parents without parsing it again.
-  const v4 = ip.split(".");
+  // An indexed IPv4 address is canonical (normalIP): its parents without parsing it again. (An IPv6
+  // text may hold dots too, "::ffff:1.2.3.4": it takes the general path.)
+  const v4 = ip.includes(":") ? [] : ip.split(".");
   if (v4.length === 4) {
     const [a, b, c] = v4;
     return [`${c}.${b}.${a}.in-addr.arpa.`, `${b}.${a}.in-addr.arpa.`, `${a}.in-addr.arpa.`];

@@ -519,7 +519,8 @@ export class Store implements StoreView {
   /** The first sync: the address index of everything listed (changes until now skipped it), a full
    * invalidation, and the latch opened. */
   #openSynced(): void {
-    for (const key of this.#services.keys()) this.#addresses.add(key, this.#footprint(key));
+    for (const [key, svc] of this.#services.entries())
+      this.#addresses.add(key, footprint(undefined, svc, this.endpoints(svc)));
     this.#pending.all();
     this.#synced.open();
   }
