@@ -2,6 +2,7 @@
 
 import type { Msg } from "../dns/message.ts";
 import type { AnswerPolicy } from "../answers/policy.ts";
+import type { TraceSpan } from "./trace-span.ts";
 
 export interface Request {
   /** The decoded query. `msg.question[0].name` is canonical (lowercase, absolute). */
@@ -52,4 +53,10 @@ export interface Request {
    * can take more, after a turn of the event loop, so a long stream neither fills memory nor holds up
    * other queries; resolves false when the client is gone, and the handler should then stop. */
   readonly stream?: (msg: Msg) => Promise<boolean>;
+  /** Set by the pipeline on a query a block's `trace` sampled (its `every`); the trace handler then
+   * opens the query's span. Queries not sampled never get one. */
+  readonly sampled?: boolean;
+  /** The span of the handler serving the query, when it is traced (./spanning-next.ts): a plugin that does
+   * work of its own worth a span (forward's upstream tries) opens a child of it. */
+  span?: TraceSpan;
 }

@@ -143,7 +143,37 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     verdict: "differs",
     note: "logs at debug level (process-wide, as in CoreDNS) with hex dumps of forwarded replies that fail the checks; an exception a plugin did not mean to throw (anything but a PluginError, the counterpart of a Go panic) ends the process with status 2 instead of a SERVFAIL, `errors` in the block or not; in the blocks that have `debug`, where CoreDNS turns recovery off for every block on the listener; a worker thread of `-workers N` that hits one ends and is started again",
   },
-  missing("trace", "no OpenTracing or Zipkin exporter"),
+  {
+    plugin: "trace",
+    options:
+      "ENDPOINT-TYPE (`zipkin`, `otlp`), ENDPOINT, `every`, `service`, `client_server`, `zipkin_max_backlog_size`, `zipkin_max_batch_size`, `zipkin_max_batch_interval`",
+    verdict: "differs",
+    note: "OpenTelemetry spans (CoreDNS: OpenTracing) with CoreDNS's names and tags, sent to Zipkin (v2 JSON) or, clusterdns's addition, `otlp` (OTLP/HTTP JSON); a sampled query takes the plugin chain even when its reply is stored, so its spans are real ([trace](../src/plugins/trace/README.md))",
+    twice: "refused",
+    parts: [
+      {
+        args: /^datadog\s/i,
+        what: "ENDPOINT-TYPE `datadog`",
+        verdict: "missing",
+        note: "the Datadog Agent's trace port speaks Datadog's own protocol; `otlp` to the Agent's OTLP intake instead",
+        example: ". {\n    trace datadog localhost:8126\n}\n",
+      },
+      {
+        option: "datadog_analytics_rate",
+        what: "`datadog_analytics_rate`",
+        verdict: "missing",
+        note: "an option of the `datadog` endpoint type",
+        example: ". {\n    trace {\n        datadog_analytics_rate 0.5\n    }\n}\n",
+      },
+      {
+        option: "client_server",
+        what: "`client_server`",
+        verdict: "differs",
+        note: "accepted with a warning: OpenTelemetry has no shared client/server spans",
+        example: ". {\n    trace {\n        client_server\n    }\n}\n",
+      },
+    ],
+  },
   { plugin: "ready", options: "ADDRESS, `monitor`", verdict: "same", note: "", twice: "refused" },
   { plugin: "health", options: "ADDRESS, `lameduck`", verdict: "same", note: "" },
   missing("pprof", "Go's profiler; Node has `--cpu-prof` and `--inspect`", true),

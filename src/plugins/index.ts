@@ -48,6 +48,7 @@ import { setup as transfer } from "./transfer/setup.ts";
 import { setup as tsig } from "./tsig/setup.ts";
 import { setup as timeouts } from "./timeouts/setup.ts";
 import { setup as tls } from "./tls/setup.ts";
+import { setup as trace } from "./trace/setup.ts";
 import { setup as view } from "./view/setup.ts";
 import { setup as whoami } from "./whoami/setup.ts";
 
@@ -73,6 +74,7 @@ export const plugins: Registry = new Map<string, Setup>([
   ["rrl", rrl],
   // Before errors, whose setup reads the block's debug.
   ["debug", debug],
+  ["trace", trace],
   ["ready", ready],
   ["health", health],
   ["prometheus", prometheus],

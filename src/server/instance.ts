@@ -11,6 +11,7 @@ import type { Registry } from "../setup/registry.ts";
 import type { SetupContext } from "../setup/context.ts";
 import type { TcpTimeoutSettings, TlsSettings } from "../setup/block.ts";
 import { endOfChain } from "../chain/handler.ts";
+import { spanningNext } from "../chain/spanning-next.ts";
 import { parseKey } from "../corefile/keys.ts";
 import { checkDirectives, checkKeys } from "../corefile/check.ts";
 import { ConfigError } from "../corefile/errors.ts";
@@ -209,8 +210,10 @@ export class Instance implements InstanceHooks {
       if (plugin) plugins.push(plugin);
     }
     const handlers: Handler[] = [];
+    // With `trace`, each handler passes on through a wrapper that opens its next one's span.
+    const passOn = block.trace !== undefined ? spanningNext : (next: Handler) => next;
     block.chain = plugins.reduceRight<Handler>((next, p) => {
-      const h = p(next);
+      const h = p(passOn(next));
       handlers.unshift(h);
       return h;
     }, endOfChain);
@@ -230,6 +233,7 @@ export class Instance implements InstanceHooks {
       if (!g.pipeline.mux.add(k.zone, block)) this.#behind(g.pipeline.mux.get(k.zone)!, block, token);
       if (block.view !== undefined) g.pipeline.views ??= new Views(g.pipeline.mux, this.#log);
       if (block.familyKeys === true) g.pipeline.familyKeys = true;
+      if (block.trace !== undefined) g.pipeline.traced = true;
       for (const h of handlers) if (h.lane?.kind === "keep") g.pipeline.answers.reserve(h.lane.rules);
       withTimeouts(g, block.timeouts);
     }

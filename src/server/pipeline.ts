@@ -46,6 +46,15 @@ export { STABLE_CACHE_SECONDS } from "../answers/policy.ts";
  * client's size, at most what we advertise in EDNS). */
 export const MAX_UDP_REPLY = EDNS_UDP_SIZE;
 
+/** How a query goes to the chain: the store's entry for it, the signer of a signed query, its block
+ * when the caller knows it, and whether `trace` sampled it. */
+interface ChainOptions {
+  stored?: StoredAnswer;
+  signer?: ReplySigner;
+  match?: Match;
+  sampled?: boolean;
+}
+
 export class Pipeline {
   /** "dns://:53": the server as CoreDNS names it in logs and metrics (set again once the port is bound). */
   label: string;
@@ -73,6 +82,9 @@ export class Pipeline {
   /** Set (instance.ts) once a block of this listener has a `view`: each query's block is then chosen
    * before the answer store is asked, and the key carries its view (views.ts). */
   views: Views | undefined = undefined;
+  /** Set (instance.ts) once a block of this listener has `trace`: each query's block is then chosen
+   * before the answer store is asked, for its trace to sample (BlockSettings.trace). */
+  traced = false;
 
   constructor(label: string, log: Logger, answers = new Answers(), now?: () => number) {
     this.label = label;
@@ -145,27 +157,28 @@ export class Pipeline {
     // A NOTIFY (the one other opcode the scan lets through) is never replayed nor stored: its question
     // names a zone as a query's would. Nor is a query no view takes (views.ts): REFUSED or NOTIMP.
     if (s.opcode !== Opcode.QUERY || (views !== undefined && chosen === undefined)) {
-      const own = Buffer.from(buf.subarray(0, length));
-      return this.#slow(s.copy(own), { ...peer }, maxSize, times[0], { match: chosen });
+      return this.#toChain(s, buf, length, peer, { match: chosen });
     }
     const answers = this.answers;
     answers.clock[0] = this.#now === undefined ? TIME_ORIGIN + times[0] : this.#now();
     let slot = answers.lookup(s.keyBytes, 0, s.keyLength, s.keyHash);
+    // With views the block is chosen already; else it is looked up when needed.
+    let m = chosen;
+    if (this.traced) {
+      // A query `trace` samples takes the chain, stored reply or not (cache answers it from there).
+      m ??= this.mux.match(s.qname);
+      if (m?.value.trace?.sample() === true)
+        return this.#toChain(s, buf, length, peer, { stored: answers.handle(slot), match: m, sampled: true });
+    }
     let ttl = slot === NO_SLOT ? SLOW : answers.replayTtl(slot);
     let plugin = "";
     if (ttl === SLOW) {
       answerCacheStats.misses++;
       const stored = slot;
-      const m = views !== undefined ? chosen : this.mux.match(s.qname);
+      m ??= this.mux.match(s.qname);
       slot = stored === NO_SLOT ? this.#runLane(s, buf, m) : NO_SLOT;
-      if (slot === NO_SLOT) {
-        // Its own copies: buf, the scan and the peer are reused once this returns.
-        const own = Buffer.from(buf.subarray(0, length));
-        return this.#slow(s.copy(own), { ...peer }, maxSize, times[0], {
-          stored: answers.handle(stored),
-          match: m,
-        });
-      }
+      if (slot === NO_SLOT)
+        return this.#toChain(s, buf, length, peer, { stored: answers.handle(stored), match: m });
       answerCacheStats.lane++;
       plugin = this.#lane.plugin;
       // Filed just now: a kept reply goes out with its whole TTL, any other as stored.
@@ -235,6 +248,13 @@ export class Pipeline {
     return n;
   }
 
+  /** The query of this turn (scanned into `s`) through the chain, on copies of its own: buf, the scan
+   * and the peer are reused once this returns. */
+  #toChain(s: ScannedQuery, buf: Buffer, length: number, peer: Peer, o: ChainOptions) {
+    const own = Buffer.from(buf.subarray(0, length));
+    return this.#slow(s.copy(own), { ...peer }, maxSizeOf(s, peer), this.#times[0], o);
+  }
+
   /** The wire lane for a query the store does not hold: the slot of the reply it filed, or NO_SLOT. */
   #runLane(s: ScannedQuery, buf: Buffer, m: Match | undefined): number {
     if (s.qclass !== Class.IN || s.qtype === Type.AXFR || s.qtype === Type.IXFR) return NO_SLOT;
@@ -256,7 +276,7 @@ export class Pipeline {
     peer: Peer,
     maxSize: number,
     start: number,
-    { stored, signer, match }: { stored?: StoredAnswer; signer?: ReplySigner; match?: Match },
+    { stored, signer, match, sampled }: ChainOptions,
   ): Promise<Buffer | undefined> {
     const buf = s.packet;
     const query = toQueryMsg(s);
@@ -290,6 +310,7 @@ export class Pipeline {
       stored,
       streamed: 0,
       signer,
+      sampled,
     };
     const req = this.#request(q);
     if (s.opcode !== Opcode.QUERY || signer !== undefined) req.cache.private = true;
@@ -359,6 +380,7 @@ export class Pipeline {
       server: this.label,
       maxSize: q.maxSize,
       tsig: q.signer?.keyName,
+      sampled: q.sampled,
       cache: this.#policy(q.stored, (fetch) => this.#refresh(q, req, fetch)),
       stream:
         write &&

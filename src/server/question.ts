@@ -34,4 +34,6 @@ export interface ClientQuestion extends Question {
   streamed: number;
   /** Signs each message of the reply (a query signed with TSIG). */
   readonly signer: ReplySigner | undefined;
+  /** The block's `trace` sampled it (Request.sampled). */
+  readonly sampled?: boolean;
 }

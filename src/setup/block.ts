@@ -63,6 +63,13 @@ export interface ViewQuery {
   readonly size: number;
 }
 
+/** A block's `trace`: asked once for every query of the block that the server answers (replays
+ * included), on a listener that has a block with `trace` only. */
+export interface BlockTrace {
+  /** Counts the query: true when it is to be traced (one in `every`). */
+  sample(): boolean;
+}
+
 /** A block's `view`: it answers only the queries its expressions hold true for. */
 export interface BlockView {
   readonly name: string;
@@ -99,6 +106,9 @@ export interface BlockSettings {
   /** Set by `debug`: an exception a plugin of this block did not mean to throw (not a PluginError) is not
    * recovered (answered SERVFAIL) but ends the process (src/runtime/panic.ts). */
   debug?: boolean;
+  /** Set by `trace`: which of the block's queries are traced. A sampled query takes the plugin chain
+   * even when the answer store holds its reply, so that its spans are the work it really took. */
+  trace?: BlockTrace;
   /** The block's directive names, in execution order. */
   readonly directives: readonly string[];
   /** What a block's plugins offer each other, by name: kubernetes offers its client search paths

@@ -196,12 +196,17 @@ export class Forward {
     for (let i = 0; i < list.length && Date.now() < deadline; i++) {
       const u = list[i];
       const started = this.#taps.length > 0 ? Date.now() : 0;
+      // A traced query's try gets a span, named and tagged as CoreDNS's.
+      const span = req.span?.child("connect", "client");
+      span?.tag("peer.address", u.to);
       try {
         last = await u.exchange(query, proto, deadline);
       } catch (err) {
         this.#log.debug({ err, to: u.to, qname: req.qname, qtype: req.qtype }, "upstream did not answer");
         if (started > 0) tapTry(this.#taps, req, u, { proto, query, reply: undefined, started });
         continue;
+      } finally {
+        span?.end();
       }
       if (started > 0) tapTry(this.#taps, req, u, { proto, query, reply: last, started });
       if (!o.failover.has(last.rcode)) return last;
