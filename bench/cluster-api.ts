@@ -56,7 +56,11 @@ export function benchCorefile(
   // BENCH_INSIGHTS=1 adds the insights plugin (its listener on a port the system picks).
   const insights =
     process.env.BENCH_INSIGHTS === "1" ? "    insights {\n        listen 127.0.0.1:0\n    }\n" : "";
-  if (which === "lean") return `. {\n${insights}${kubernetes}}\n`;
+  // BENCH_TRACE=N adds `trace` with `every N`, its spans to BENCH_TRACE_TO (127.0.0.1:9: nobody).
+  const every = process.env.BENCH_TRACE;
+  const to = process.env.BENCH_TRACE_TO ?? "127.0.0.1:9";
+  const trace = every !== undefined ? `    trace ${to} {\n        every ${every}\n    }\n` : "";
+  if (which === "lean") return `. {\n${trace}${insights}${kubernetes}}\n`;
   const cache =
     which === "kubeadm"
       ? "    cache 30\n"
@@ -67,7 +71,7 @@ export function benchCorefile(
         lameduck 5s
     }
     ready 127.0.0.1:0
-${insights}${kubernetes}    prometheus 127.0.0.1:0
+${trace}${insights}${kubernetes}    prometheus 127.0.0.1:0
     forward . 127.0.0.1:${upstreamPort} {
         max_concurrent 1000
     }

@@ -21,6 +21,14 @@ export class ZoneMux<T> {
     return true;
   }
 
+  /** match() for a query whose name text may not be built yet (ScannedQuery.qname): a mux of the root
+   * zone alone needs no name, so none is built. */
+  matchQuery(q: { readonly qname: string }): { readonly zone: string; readonly value: T } | undefined {
+    const zones = this.#byLength;
+    if (zones.length === 1 && zones[0].zone === ".") return zones[0];
+    return this.match(q.qname);
+  }
+
   /** What `zone` holds, exactly (no suffix match). */
   get(zone: string): T | undefined {
     return this.#zones.get(zone)?.value;

@@ -166,7 +166,7 @@ export class Pipeline {
     let m = chosen;
     if (this.traced) {
       // A query `trace` samples takes the chain, stored reply or not (cache answers it from there).
-      m ??= this.mux.match(s.qname);
+      m ??= this.mux.matchQuery(s);
       if (m?.value.trace?.sample() === true)
         return this.#toChain(s, buf, length, peer, { stored: answers.handle(slot), match: m, sampled: true });
     }

@@ -118,9 +118,11 @@ function endpointType(t: Token): "zipkin" | "otlp" {
  * type's usual path. */
 function endpointUrl(kind: "zipkin" | "otlp", t: Token | undefined): string {
   if (t === undefined) return `http://${DEFAULT_ENDPOINT[kind]}${DEFAULT_PATH[kind]}`;
-  const url = t.text.includes("http") ? t.text : `http://${t.text}${DEFAULT_PATH[kind]}`;
+  const isUrl = t.text.includes("http");
+  const url = isUrl ? t.text : `http://${t.text}${DEFAULT_PATH[kind]}`;
   let parsed: URL;
   try {
+    if (!isUrl && t.text.includes("/")) throw new Error("a path without a scheme");
     parsed = new URL(url);
   } catch {
     throw configError(t, NAME, `'${t.text}' is not HOST:PORT or a URL`);
