@@ -6,6 +6,7 @@
 //    on TC): the server's CPU per name, from /proc.
 // 2. Load: from 127.0.0.2, unique 4,000-record names at QPS a second, while a probe asks cluster
 //    names at 200 a second from 127.0.0.1: the probe's p50, p99 and lost queries, the server's RSS.
+// The server runs with the image's node flags and environment (SOAK_NODE_OPTIONS adds more).
 //   node test/soak/costly-client.ts [--reduced]
 
 import { setTimeout as sleep } from "node:timers/promises";
@@ -14,7 +15,7 @@ import { startServer, ROOT, type RunningServer } from "../helpers/server.ts";
 import { startKnot, type Knot } from "../upstream/knot.ts";
 import { udpProbe } from "./udp-probe.ts";
 import { askBig, bigClient, uniqueName } from "./big-client.ts";
-import { cpuSecondsOf } from "../../bench/processes.ts";
+import { IMAGE_ENV, NODE_FLAGS, cpuSecondsOf } from "../../bench/processes.ts";
 
 export const SIZES = [500, 1000, 2000, 4000];
 const ZONE = "big.test.";
@@ -104,7 +105,14 @@ export const costlyClient: SoakPart = {
   async run(o: PartOptions): Promise<Report> {
     const report = new Report(this.name);
     const knot = await startKnot({ zone: { origin: ZONE, text: bigZone() } });
-    const server = await startServer(costlyCorefile(knot));
+    // As the image runs it (Dockerfile): its node flags and environment, so memory is what ships;
+    // SOAK_NODE_OPTIONS adds flags (--cpu-prof to profile it under the load).
+    const server = await startServer(costlyCorefile(knot), {
+      env: {
+        ...IMAGE_ENV,
+        NODE_OPTIONS: [...NODE_FLAGS, process.env.SOAK_NODE_OPTIONS ?? ""].join(" ").trim(),
+      },
+    });
     try {
       const per = await costs(server, o.reduced ? 10 : 50, o.log);
       SIZES.forEach((n, i) => report.note(`server CPU per unique name of ${n} records`, per[i], "ms"));
