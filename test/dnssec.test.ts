@@ -121,10 +121,10 @@ describe("dnssec validated by delv and unbound", () => {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "clusterdns-dnssec-"));
-    // example.test: a KSK (ECDSA P-256) and a ZSK (Ed25519); cluster.local: one CSK (ECDSA P-256).
+    // example.test: a KSK (ECDSA P-256) and a ZSK (Ed25519); cluster.local: one CSK (RSASHA256).
     ksks["example.test."] = keygen(dir, "example.test", "ECDSAP256SHA256", true);
     const zsk = keygen(dir, "example.test", "ED25519");
-    ksks["cluster.local."] = keygen(dir, "cluster.local", "ECDSAP256SHA256");
+    ksks["cluster.local."] = keygen(dir, "cluster.local", "RSASHA256");
     for (const [zone, base] of Object.entries(ksks)) anchors[zone] = anchorFile(dir, base);
     srv = await startServer(
       corefile({
