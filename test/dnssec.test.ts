@@ -13,7 +13,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { startServer, ROOT, type RunningServer } from "./helpers/server.ts";
-import { dig } from "./helpers/dig.ts";
+import { dig, digUntil } from "./helpers/dig.ts";
+import { freePort } from "./helpers/free-port.ts";
+import { httpGet } from "./helpers/http-get.ts";
+import { sample } from "./helpers/metrics.ts";
+import { startApiServer, type TestApiServer } from "./k8s/api-server.ts";
+import { writeKubeconfig } from "./k8s/kubeconfig.ts";
+import { namespace, service } from "./k8s/objects.ts";
 import { zoneText } from "./helpers/zone-text.ts";
 import { decode } from "../src/dns/decode.ts";
 import { encode } from "../src/dns/encode.ts";
@@ -280,5 +286,100 @@ describe("dnssec validated by delv and unbound", () => {
     const sig = r.answer.find((l) => l.includes(" RRSIG SOA "))!.split(" ");
     assert.equal(Number(sig[10]), tag, r.text);
     assert.ok(readdirSync(dir).length >= 6);
+  });
+});
+
+describe("dnssec on the cluster zone from the API: answers signed anew when a Service changes", () => {
+  let api: TestApiServer;
+  let dir: string;
+  let srv: RunningServer;
+  let metrics: number;
+  let anchor: string;
+
+  before(async () => {
+    api = await startApiServer();
+    api.create("namespaces", namespace("default"));
+    api.create("services", service("default", "web", { clusterIP: "10.96.0.20" }));
+    dir = mkdtempSync(join(tmpdir(), "clusterdns-dnssec-api-"));
+    const key = keygen(dir, "cluster.local", "ED25519");
+    anchor = anchorFile(dir, key);
+    metrics = await freePort();
+    srv = await startServer(
+      `cluster.local {
+    prometheus 127.0.0.1:${metrics}
+    cache 30
+    dnssec {
+        key file ${key}
+    }
+    kubernetes cluster.local {
+        kubeconfig ${writeKubeconfig(dir, api.url)}
+    }
+}
+`,
+    );
+    await digUntil(srv.port, "web.default.svc.cluster.local", "A", [
+      "web.default.svc.cluster.local. 5 IN A 10.96.0.20",
+    ]);
+  });
+
+  after(async () => {
+    await srv?.stop();
+    await api?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** The A records and RRSIGs of a DO=1 answer, once it holds `address` (or the status), ~10 s at most. */
+  async function signedUntil(name: string, want: string): Promise<string[]> {
+    let last = "";
+    for (let i = 0; i < 200; i++) {
+      const r = await dig(srv.port, name, "A", "+dnssec");
+      const a = r.answer.filter((l) => l.split(" ")[3] === "A").map((l) => l.split(" ")[4]);
+      last = a.length > 0 ? a.join(",") : r.status;
+      if (last === want) return r.answer;
+      await new Promise((res) => setTimeout(res, 50));
+    }
+    assert.fail(`${name}: still ${last}, want ${want}`);
+  }
+
+  it("a Service created, changed and deleted: the signed answer (kept by cache and the answer store) follows, and validates", async () => {
+    const name = "later.default.svc.cluster.local";
+    // No such Service yet: a black lie, NOERROR without an A record.
+    const before = await dig(srv.port, name, "A", "+dnssec");
+    assert.equal(before.status, "NOERROR");
+    assert.ok(
+      before.authority.some((l) => l.includes(" NSEC \\000.later.")),
+      before.text,
+    );
+    assert.match(
+      await delv(anchor, "cluster.local.", srv.port, name, "A"),
+      /negative response, fully validated/,
+    );
+    api.create("services", service("default", "later", { clusterIP: "10.96.0.22" }));
+    const created = await signedUntil(name, "10.96.0.22");
+    assert.ok(created.some((l) => l.includes(" RRSIG A ")));
+    assert.match(
+      await delv(anchor, "cluster.local.", srv.port, name, "A"),
+      /^; fully validated\n.*10\.96\.0\.22/m,
+    );
+    api.update("services", service("default", "later", { clusterIP: "10.96.0.23" }));
+    await signedUntil(name, "10.96.0.23");
+    assert.match(
+      await delv(anchor, "cluster.local.", srv.port, name, "A"),
+      /^; fully validated\n.*10\.96\.0\.23/m,
+    );
+    // The DO=0 answer moved with it, unsigned.
+    const plain = await dig(srv.port, name, "A");
+    assert.deepEqual(plain.answer, [`${name}. 5 IN A 10.96.0.23`]);
+    api.remove("services", { name: "later", namespace: "default" });
+    await signedUntil(name, "NOERROR");
+  });
+
+  it("the signature cache's series, as CoreDNS names them", async () => {
+    await dig(srv.port, "web.default.svc.cluster.local", "A", "+dnssec", "+tcp");
+    const text = (await httpGet(metrics, "/metrics")).body;
+    const server = `dns://:${srv.port}`;
+    assert.ok((sample(text, "coredns_dnssec_cache_misses_total", { server }) ?? 0) > 0, text);
+    assert.ok((sample(text, "coredns_dnssec_cache_entries", { server, type: "signature" }) ?? 0) > 0, text);
+    assert.notEqual(sample(text, "coredns_dnssec_cache_hits_total", { server }), undefined, text);
   });
 });
