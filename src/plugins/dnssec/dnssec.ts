@@ -50,8 +50,12 @@ export function dnssec(o: DnssecOptions): Plugin {
   const zoneOf = (qname: string) => o.zones.find((z) => isSubdomain(qname, z));
   return (next: Handler): Handler => ({
     name: "dnssec",
-    // Queries without DO and not for DNSKEY pass, so the lane answers them as it would without dnssec.
-    lane: { kind: "pass", passes: (q) => !q.dnssecOk && q.qtype !== DNSKEY },
+    // Queries without DO and not for DNSKEY pass, and so does anything outside the zones: the lane
+    // answers them as it would without dnssec.
+    lane: {
+      kind: "pass",
+      passes: (q) => (!q.dnssecOk && q.qtype !== DNSKEY) || zoneOf(q.qname) === undefined,
+    },
     async serve(req) {
       const zone = zoneOf(req.qname);
       if (zone === undefined) return next.serve(req);
