@@ -34,6 +34,7 @@ const ZONE = zoneText(
   "alias 60 IN CNAME www",
   'txt 60 IN TXT "hello" "World"',
   "a.b.deep 60 IN A 192.0.2.9",
+  "*.wild 60 IN TXT any",
 );
 
 /** Makes a key pair with dnssec-keygen in `dir`; returns its base name. */
@@ -173,6 +174,14 @@ describe("dnssec validated by delv and unbound", () => {
     ["example.test.", "www.example.test", "TXT", /^; negative response, fully validated$/m],
     ["example.test.", "deep.example.test", "A", /^; negative response, fully validated$/m],
     ["example.test.", "nope.example.test", "A", /^; negative response, fully validated$/m],
+    // A wildcard's answer is signed as the name asked (labels count it whole): no wildcard proof needed.
+    [
+      "example.test.",
+      "x.y.wild.example.test",
+      "TXT",
+      /^; fully validated\nx\.y\.wild\.example\.test\.\s+\d+\s+IN\s+TXT\s+"any"/m,
+    ],
+    ["example.test.", "x.wild.example.test", "A", /^; negative response, fully validated$/m],
     [
       "cluster.local.",
       "kubernetes.default.svc.cluster.local",

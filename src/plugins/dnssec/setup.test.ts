@@ -11,6 +11,7 @@ import { makeRequest } from "../../../test/helpers/request.ts";
 import type { Handler } from "../../chain/handler.ts";
 import { replyTo } from "../../dns/message.ts";
 import { Rcode } from "../../dns/constants.ts";
+import { parseRRText } from "../../dns/text.ts";
 
 const keys = mkdtempSync(join(tmpdir(), "clusterdns-dnssec-setup-"));
 test.after(() => rmSync(keys, { recursive: true, force: true }));
@@ -73,4 +74,29 @@ test("DNSKEY at the apex is answered by dnssec, unsigned without DO; other DO=0 
   const other = await h.serve(makeRequest("nope.example.org", 1));
   assert.equal(other.rcode, Rcode.NXDOMAIN);
   assert.equal(passed, 1);
+});
+
+test("with DO: an authoritative answer is signed; a forwarded one, a referral and a failure are not", async () => {
+  const plugin = await setup(dir("dnssec", [], [dir("key", ["file", key])]), ctx());
+  assert.ok(plugin);
+  const answer = (o: { by: string; aa: boolean; rcode?: number }): Handler => ({
+    name: "zone",
+    serve(req) {
+      req.answeredBy = o.by;
+      const reply = replyTo(req.msg, o.rcode ?? Rcode.NOERROR);
+      reply.aa = o.aa;
+      reply.answer = o.rcode ? [] : [parseRRText("www.example.org. 60 IN A 192.0.2.1")];
+      return Promise.resolve(reply);
+    },
+  });
+  const types = async (next: Handler) =>
+    (await plugin(next).serve(makeRequest("www.example.org", 1, { do: true }))).answer.map((rr) => rr.type);
+  assert.deepEqual(await types(answer({ by: "file", aa: true })), [1, 46]);
+  assert.deepEqual(await types(answer({ by: "forward", aa: true })), [1]);
+  assert.deepEqual(await types(answer({ by: "file", aa: false })), [1]);
+  const failed = await plugin(answer({ by: "file", aa: true, rcode: Rcode.SERVFAIL })).serve(
+    makeRequest("www.example.org", 1, { do: true }),
+  );
+  assert.equal(failed.rcode, Rcode.SERVFAIL);
+  assert.deepEqual(failed.authority, []);
 });
