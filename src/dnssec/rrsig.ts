@@ -2,7 +2,7 @@
 // (without the signature) followed by the RRset in canonical form.
 
 import type { RR } from "../dns/message.ts";
-import { canonicalName, canonicalRRset, signedLabels, Writer } from "./canonical.ts";
+import { canonicalName, signedLabels, Writer } from "./canonical.ts";
 import type { SigningKey } from "./keys.ts";
 
 export const RRSIG = 46;
@@ -13,13 +13,6 @@ export const DNSKEY = 48;
 export interface Validity {
   inception: number;
   expiration: number;
-}
-
-/** The RRSIG of `rrs` (one owner, type and class) by `key` for zone `signer`. Its TTL and original
- * TTL are the RRset's (the lowest, should its records differ, RFC 2181 5.2). */
-export function signRRset(rrs: readonly RR[], key: SigningKey, signer: string, validity: Validity): RR {
-  const ttl = Math.min(...rrs.map((r) => r.ttl));
-  return signCanonical({ rrs, ttl, covered: canonicalRRset(rrs, ttl), key, signer, validity });
 }
 
 export interface SignTerms {
@@ -33,7 +26,8 @@ export interface SignTerms {
   validity: Validity;
 }
 
-/** signRRset, from the RRset's canonical octets. */
+/** The RRSIG of `rrs` (one owner, type and class) by `key` for zone `signer`, over the RRset's
+ * canonical octets; its TTL is the original TTL. */
 export function signCanonical(t: SignTerms): RR {
   const head = new Writer();
   head.u16(t.rrs[0].type);

@@ -12,7 +12,7 @@ import { Class, Rcode, Type } from "../../dns/constants.ts";
 import { isSubdomain } from "../../dns/name.ts";
 import { AnswerPolicy } from "../../answers/policy.ts";
 import { DNSKEY, NSEC, RRSIG, dnskeyRecord } from "../../dnssec/rrsig.ts";
-import type { SigningKey } from "../../dnssec/keys.ts";
+import { SEP, type SigningKey } from "../../dnssec/keys.ts";
 import {
   deniedName,
   isDenial,
@@ -38,8 +38,8 @@ export interface DnssecOptions {
 /** KSKs for the DNSKEY RRset and ZSKs for the rest when both kinds are there (the SEP bit), else every
  * key for everything, as CoreDNS. */
 export function keySet(keys: readonly SigningKey[]): KeySet {
-  const ksk = keys.filter((k) => (k.flags & 1) === 1);
-  const zsk = keys.filter((k) => (k.flags & 1) === 0);
+  const ksk = keys.filter((k) => (k.flags & SEP) !== 0);
+  const zsk = keys.filter((k) => (k.flags & SEP) === 0);
   return ksk.length > 0 && zsk.length > 0
     ? { forDnskey: ksk, forOthers: zsk }
     : { forDnskey: keys, forOthers: keys };
