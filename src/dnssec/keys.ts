@@ -1,4 +1,4 @@
-// DNSSEC keys from BIND's key files (what dnssec-keygen, ldns-keygen and Knot's keymgr write):
+// DNSSEC keys from BIND's key files (what dnssec-keygen and ldns-keygen write):
 // `K<zone>+<alg>+<tag>.key` holds the DNSKEY record in zone-file text, `.private` the private key as
 // "Field: value" lines (Private-key-format v1.2/v1.3). Algorithms: RSASHA256 (8), ECDSAP256SHA256
 // (13), ECDSAP384SHA384 (14), Ed25519 (15), each as node:crypto signs it.
