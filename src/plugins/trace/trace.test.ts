@@ -100,10 +100,11 @@ test("zipkin: a span per query with CoreDNS's name and tags, a child per plugin,
       (await dig(s.port, "up.example.net")).answer.map((a) => a.split(/\s+/).at(-1)),
       ["192.0.2.99"],
     );
+    assert.equal((await dig(s.port, "web.example", "AAAA", "+tcp")).status, "NOERROR");
     const roots = await until(() => {
       const got = r.zipkinSpans().filter((x) => x.parentId === undefined);
-      return got.length >= 3 ? got : undefined;
-    }, "three root spans");
+      return got.length >= 4 ? got : undefined;
+    }, "four root spans");
     const spans = r.zipkinSpans();
     const under = (p: ZipkinSpan) => spans.filter((x) => x.parentId === p.id && x.traceId === p.traceId);
     const path = (root: ZipkinSpan) => {
@@ -112,7 +113,7 @@ test("zipkin: a span per query with CoreDNS's name and tags, a child per plugin,
         names.push(at.map((x) => x.name).join("+"));
       return names;
     };
-    const [first, second, third] = roots;
+    const [first, second, third, fourth] = roots;
     assert.equal(first.name, `servedns:dns://:${s.port} web.example.`);
     assert.equal(first.kind, "SERVER");
     assert.equal(first.localEndpoint?.serviceName, "coredns");
@@ -131,7 +132,8 @@ test("zipkin: a span per query with CoreDNS's name and tags, a child per plugin,
     assert.equal(connect.kind, "CLIENT");
     assert.equal(connect.tags["peer.address"], `127.0.0.1:${upstream.port}`);
     assert.equal(third.tags["coredns.io/rcode"], "NOERROR");
-    assert.equal(new Set(roots.map((x) => x.traceId)).size, 3, "a trace per query");
+    assert.deepEqual([fourth.tags["coredns.io/proto"], fourth.tags["coredns.io/type"]], ["tcp", "AAAA"]);
+    assert.equal(new Set(roots.map((x) => x.traceId)).size, 4, "a trace per query");
   });
 });
 
