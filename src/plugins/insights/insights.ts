@@ -7,7 +7,7 @@
 import type { QueryDone } from "../../metrics/query-done.ts";
 import { Rcode } from "../../dns/constants.ts";
 import { C, COUNTERS, Counters, S, Seconds } from "./counters.ts";
-import { NameTop, TextTop, wireNameLength } from "./names.ts";
+import { NameTop, TextTop, wireNameLength, type NameEntries, type TextEntries } from "./names.ts";
 import { hashText } from "./space-saving.ts";
 import { Walks } from "./walk.ts";
 import { Workloads, OTHER } from "./workloads.ts";
@@ -20,8 +20,20 @@ export interface InsightsOptions {
   workloads: number;
   /** Entries shown per top list; each sketch holds 8 times as many. */
   top: number;
-  /** Whether the block has autopath (then its fix is not offered). */
+  /** Whether the block has autopath (then its fix is not offered); set again by a reload. */
   autopath: boolean;
+}
+
+/** What a worker thread counted since it last posted (threads.ts carries it to the main thread). */
+export interface Delta {
+  /** Rows with counts, and their COUNTERS counters each. */
+  rows: Int32Array;
+  counts: Uint32Array;
+  names: NameEntries;
+  nxNames: NameEntries;
+  wasted: NameEntries;
+  clients: TextEntries;
+  servfails: [string, number][];
 }
 
 /** Top lists start over every ROTATE_S; a read merges the current one with the one before. */
@@ -153,6 +165,52 @@ export class Insights {
     // autopath walks the list on the server for a client it knows by its pod.
     if (row > OTHER) totals[base + C.WASTED_AUTOPATH] += e.wasted;
     this.wasted.now.count(e.wire, 0, e.length, row, e.wasted);
+  }
+
+  /** In a worker thread: what was counted since the last call, then counted anew from zero (the
+   * doorkeepers remember on). Undefined when nothing was. */
+  takeDelta(): Delta | undefined {
+    const totals = this.counters.totals;
+    const rows: number[] = [];
+    for (let row = 0; row < this.counters.rows; row++)
+      if (totals[row * COUNTERS + C.QUERIES] > 0) rows.push(row);
+    if (rows.length === 0) return undefined;
+    const counts = new Uint32Array(rows.length * COUNTERS);
+    rows.forEach((row, i) => counts.set(totals.subarray(row * COUNTERS, (row + 1) * COUNTERS), i * COUNTERS));
+    totals.fill(0);
+    const d: Delta = {
+      rows: Int32Array.from(rows),
+      counts,
+      names: this.names.now.entries(),
+      nxNames: this.nxNames.now.entries(),
+      wasted: this.wasted.now.entries(),
+      clients: this.clients.now.entries(),
+      servfails: [...this.servfails],
+    };
+    for (const r of [this.names, this.nxNames, this.wasted, this.clients]) r.now.clear(true);
+    this.servfails.clear();
+    return d;
+  }
+
+  /** On the main thread: adds a worker's delta (rows are numbered alike in every thread: threads.ts). */
+  absorb(d: Delta): void {
+    const totals = this.counters.totals;
+    for (let i = 0; i < d.rows.length; i++) {
+      const base = d.rows[i] * COUNTERS;
+      if (base >= totals.length) continue;
+      for (let k = 0; k < COUNTERS; k++) totals[base + k] += d.counts[i * COUNTERS + k];
+      const at = i * COUNTERS;
+      this.seconds.add(S.QUERIES, d.counts[at + C.QUERIES]);
+      this.seconds.add(S.NXDOMAIN, d.counts[at + C.NXDOMAIN]);
+      this.seconds.add(S.SERVFAIL, d.counts[at + C.SERVFAIL]);
+      this.seconds.add(S.CACHE_HITS, d.counts[at + C.CACHE_HITS]);
+      this.seconds.add(S.WASTED, d.counts[at + C.WASTED]);
+    }
+    this.names.now.merge(d.names);
+    this.nxNames.now.merge(d.nxNames);
+    this.wasted.now.merge(d.wasted);
+    this.clients.now.merge(d.clients);
+    for (const [plugin, n] of d.servfails) this.servfails.set(plugin, (this.servfails.get(plugin) ?? 0) + n);
   }
 
   /** Bytes held in typed arrays (the fixed part; the pod map grows with the cluster, not traffic). */

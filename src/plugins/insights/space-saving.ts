@@ -83,8 +83,10 @@ export abstract class SpaceSaving<K> {
   /** The key in `slot`, for reading out. */
   protected abstract keyAt(slot: number): K;
 
-  /** Counts the key the subclass was given, whose hash is `hash`, `weight` times. */
-  protected countKey(hash: number, weight: number): void {
+  /** Counts the key the subclass was given, whose hash is `hash`, `weight` times. With `error` >= 0 it
+   * is another sketch's entry being merged in (a worker thread's): it takes a slot at once, and
+   * carries the error it had there. */
+  protected countKey(hash: number, weight: number, error = -1): void {
     this.total += weight;
     const index = this.#index;
     const mask = this.#mask;
@@ -93,6 +95,7 @@ export abstract class SpaceSaving<K> {
       const slot = e - 1;
       if (this.#hashes[slot] === hash && this.holds(slot)) {
         this.counts[slot] += weight;
+        if (error > 0) this.errors[slot] += error;
         this.#down(this.#pos[slot]);
         return;
       }
@@ -101,7 +104,7 @@ export abstract class SpaceSaving<K> {
     // Not held: remembered by the doorkeeper the first time; admitted with what it remembers.
     const cell = (hash >>> 16) ^ (hash & 0xffff);
     const seen = this.#door[cell];
-    if (seen === 0 && this.#doorkeeper) {
+    if (seen === 0 && this.#doorkeeper && error < 0) {
       this.#door[cell] = weight > 255 ? 255 : weight;
       if (++this.#misses === DOOR_RESET) {
         this.#door.fill(0);
@@ -131,6 +134,7 @@ export abstract class SpaceSaving<K> {
     this.keep(slot);
     index[i] = slot + 1;
     this.counts[slot] += weight;
+    if (error > 0) this.errors[slot] += error;
     if (fresh) this.#up(this.#pos[slot]);
     else this.#down(this.#pos[slot]);
   }
@@ -146,13 +150,25 @@ export abstract class SpaceSaving<K> {
       .map((s) => ({ key: this.keyAt(s), count: this.counts[s], error: this.errors[s] }));
   }
 
-  /** Empties the sketch (the next window starts). */
-  clear(): void {
+  /** The slots in use (0..used-1), for a subclass's export. */
+  protected get used(): number {
+    return this.#used;
+  }
+
+  /** Empties the sketch (the next window starts). With `keepDoor` the doorkeeper remembers on: a
+   * worker's sketch emptied every second still admits a key seen once in each of two seconds. */
+  clear(keepDoor = false): void {
     this.#index.fill(0);
-    this.#door.fill(0);
-    this.#misses = 0;
     this.#used = 0;
     this.total = 0;
+    if (keepDoor) return;
+    this.#door.fill(0);
+    this.#misses = 0;
+  }
+
+  /** Every slot's count and error, as copies (what a worker posts). */
+  protected exportCounts(): { counts: Float64Array; errors: Float64Array } {
+    return { counts: this.counts.slice(0, this.#used), errors: this.errors.slice(0, this.#used) };
   }
 
   /** Bytes held in typed arrays (the subclass adds its keys'). */
