@@ -7,8 +7,17 @@
 import type { QueryDone } from "../../metrics/query-done.ts";
 import { Rcode } from "../../dns/constants.ts";
 import { C, COUNTERS, Counters, S, Seconds } from "./counters.ts";
-import { NameTop, TextTop, wireNameLength, type NameEntries, type TextEntries } from "./names.ts";
-import { hashText } from "./space-saving.ts";
+import {
+  NameTop,
+  TextTop,
+  nameHash,
+  wireNameLength,
+  type NameEntries,
+  type NameKey,
+  type TextEntries,
+} from "./names.ts";
+import { hashText, type TopEntry } from "./space-saving.ts";
+import { WindowedTop } from "./windowed-top.ts";
 import { Walks } from "./walk.ts";
 import { Workloads, OTHER } from "./workloads.ts";
 import { Upstreams } from "./upstreams.ts";
@@ -20,6 +29,8 @@ export interface InsightsOptions {
   workloads: number;
   /** Entries shown per top list; each sketch holds 8 times as many. */
   top: number;
+  /** False in a worker thread: it keeps no windows of its own, only what it posts (threads.ts). */
+  windows?: boolean;
   /** Whether the block has autopath (then its fix is not offered); set again by a reload. */
   autopath: boolean;
 }
@@ -36,36 +47,17 @@ export interface Delta {
   servfails: [string, number][];
 }
 
-/** Top lists start over every ROTATE_S; a read merges the current one with the one before. */
-const ROTATE_S = 600;
-
-/** Two generations of one top list. */
-class Rotating<T extends NameTop | TextTop> {
-  now: T;
-  before: T;
-  constructor(make: () => T) {
-    this.now = make();
-    this.before = make();
-  }
-  rotate(): void {
-    const t = this.before;
-    this.before = this.now;
-    this.now = t;
-    t.clear();
-  }
-}
-
 export class Insights {
   readonly options: InsightsOptions;
   readonly workloads: Workloads;
   readonly counters: Counters;
   readonly seconds = new Seconds();
   readonly walks: Walks;
-  readonly names: Rotating<NameTop>;
-  readonly nxNames: Rotating<NameTop>;
+  readonly names: WindowedTop<NameTop>;
+  readonly nxNames: WindowedTop<NameTop>;
   /** Names whose search walks cost NXDOMAINs, tagged with the workload's row, weighted by the cost. */
-  readonly wasted: Rotating<NameTop>;
-  readonly clients: Rotating<TextTop>;
+  readonly wasted: WindowedTop<NameTop>;
+  readonly clients: WindowedTop<TextTop>;
   /** SERVFAIL replies by the plugin that gave them ("" when the server did). */
   readonly servfails = new Map<string, number>();
   readonly upstreams = new Upstreams();
@@ -79,11 +71,17 @@ export class Insights {
     this.counters = new Counters(o.workloads);
     this.walks = new Walks(o.zone);
     const k = o.top * 8;
-    this.names = new Rotating(() => new NameTop(k));
-    this.nxNames = new Rotating(() => new NameTop(k));
+    const windows = o.windows ?? true;
+    const name = (e: TopEntry<unknown>) => `${(e.key as NameKey).tag} ${(e.key as NameKey).name}`;
+    this.names = new WindowedTop((door) => new NameTop(k, door), name, windows);
+    this.nxNames = new WindowedTop((door) => new NameTop(k, door), name, windows);
     // A walk's cost comes once per walk, with its weight: no doorkeeper.
-    this.wasted = new Rotating(() => new NameTop(k, false));
-    this.clients = new Rotating(() => new TextTop(k));
+    this.wasted = new WindowedTop(() => new NameTop(k, false), name, windows);
+    this.clients = new WindowedTop(
+      (door) => new TextTop(k, door),
+      (e) => e.key as string,
+      windows,
+    );
   }
 
   start(): void {
@@ -96,8 +94,8 @@ export class Insights {
     clearInterval(this.#timer);
   }
 
-  /** Once a second: the clock, the second ring; every 10 s the windows and upstreams; every
-   * ROTATE_S the top lists. */
+  /** Once a second: the clock, the second ring; every 10 s the windows, the top lists' and the
+   * upstreams. */
   tick(now: number): void {
     this.walks.now = now;
     this.seconds.advance(Math.floor(now / 1000));
@@ -106,10 +104,8 @@ export class Insights {
     this.#ticks++;
     this.counters.step(this.#ticks);
     this.upstreams.sample();
-    if (this.#ticks % (ROTATE_S / 10) === 0) {
-      for (const r of [this.names, this.nxNames, this.wasted]) r.rotate();
-      this.clients.rotate();
-    }
+    for (const t of [this.names, this.nxNames, this.wasted]) t.step(this.#ticks);
+    this.clients.step(this.#ticks);
   }
 
   /** The finish hook: counts one answered query. */
@@ -136,12 +132,14 @@ export class Insights {
       this.seconds.add(S.CACHE_HITS);
     }
     const h = hashText(address);
-    this.clients.now.count(address, h);
+    this.clients.live.count(address, h);
     const wire = q.nameWire;
     const length = wireNameLength(wire);
     if (length < 0) return;
-    this.names.now.count(wire, 0, length);
-    if (rcode === Rcode.NXDOMAIN) this.nxNames.now.count(wire, 0, length);
+    // One hash of the name for both lists.
+    const nh = nameHash(wire, 0, length);
+    this.names.live.countHashed(nh, wire, 0, length);
+    if (rcode === Rcode.NXDOMAIN) this.nxNames.live.countHashed(nh, wire, 0, length);
     const w = this.walks.q;
     w.address = address;
     w.h = h;
@@ -164,7 +162,7 @@ export class Insights {
     if (e.asIs && e.dots >= 2) totals[base + C.WASTED_NDOTS2] += e.wasted;
     // autopath walks the list on the server for a client it knows by its pod.
     if (row > OTHER) totals[base + C.WASTED_AUTOPATH] += e.wasted;
-    this.wasted.now.count(e.wire, 0, e.length, row, e.wasted);
+    this.wasted.live.count(e.wire, 0, e.length, row, e.wasted);
   }
 
   /** In a worker thread: what was counted since the last call, then counted anew from zero (the
@@ -181,13 +179,13 @@ export class Insights {
     const d: Delta = {
       rows: Int32Array.from(rows),
       counts,
-      names: this.names.now.entries(),
-      nxNames: this.nxNames.now.entries(),
-      wasted: this.wasted.now.entries(),
-      clients: this.clients.now.entries(),
+      names: this.names.live.entries(),
+      nxNames: this.nxNames.live.entries(),
+      wasted: this.wasted.live.entries(),
+      clients: this.clients.live.entries(),
       servfails: [...this.servfails],
     };
-    for (const r of [this.names, this.nxNames, this.wasted, this.clients]) r.now.clear(true);
+    for (const t of [this.names, this.nxNames, this.wasted, this.clients]) t.live.clear(true);
     this.servfails.clear();
     return d;
   }
@@ -206,21 +204,16 @@ export class Insights {
       this.seconds.add(S.CACHE_HITS, d.counts[at + C.CACHE_HITS]);
       this.seconds.add(S.WASTED, d.counts[at + C.WASTED]);
     }
-    this.names.now.merge(d.names);
-    this.nxNames.now.merge(d.nxNames);
-    this.wasted.now.merge(d.wasted);
-    this.clients.now.merge(d.clients);
+    this.names.live.merge(d.names);
+    this.nxNames.live.merge(d.nxNames);
+    this.wasted.live.merge(d.wasted);
+    this.clients.live.merge(d.clients);
     for (const [plugin, n] of d.servfails) this.servfails.set(plugin, (this.servfails.get(plugin) ?? 0) + n);
   }
 
   /** Bytes held in typed arrays (the fixed part; the pod map grows with the cluster, not traffic). */
   get bytes(): number {
     const tops = [this.names, this.nxNames, this.wasted, this.clients];
-    return (
-      this.counters.bytes +
-      this.walks.bytes +
-      3600 * 5 * 4 +
-      tops.reduce((n, r) => n + r.now.bytes + r.before.bytes, 0)
-    );
+    return this.counters.bytes + this.walks.bytes + 3600 * 5 * 4 + tops.reduce((n, t) => n + t.bytes, 0);
   }
 }

@@ -33,6 +33,11 @@ export function wireText(wire: Uint8Array, from: number, to: number): string {
   return s === "" ? "." : s;
 }
 
+/** The hash a NameTop counts a name by. */
+export function nameHash(wire: Uint8Array, from: number, length: number, tag = 0): number {
+  return hashBytes(wire, from, from + (length > MAX_NAME ? MAX_NAME : length), (0x811c9dc5 ^ tag) | 0);
+}
+
 export interface NameKey {
   name: string;
   tag: number;
@@ -66,12 +71,22 @@ export class NameTop extends SpaceSaving<NameKey> {
 
   /** Counts the name wire[from..from+length) (labels, no root) with `tag`, `weight` times. */
   count(wire: Uint8Array, from: number, length: number, tag = 0, weight = 1): void {
-    const n = length > MAX_NAME ? MAX_NAME : length;
+    this.#put(wire, from, length, tag);
+    this.countKey(nameHash(wire, from, length, tag), weight);
+  }
+
+  /** Counts the name once, untagged, by the hash the caller has (nameHash: a name in two lists). */
+  countHashed(hash: number, wire: Uint8Array, from: number, length: number): void {
+    this.#put(wire, from, length, 0);
+    this.countKey(hash, 1);
+  }
+
+  /** The key the next countKey counts. */
+  #put(wire: Uint8Array, from: number, length: number, tag: number): void {
     this.#wire = wire;
     this.#from = from;
-    this.#length = n;
+    this.#length = length > MAX_NAME ? MAX_NAME : length;
     this.#tag = tag;
-    this.countKey(hashBytes(wire, from, from + n, (0x811c9dc5 ^ tag) | 0), weight);
   }
 
   /** Its entries, copied (a worker posts them, then clears the sketch). */
@@ -143,8 +158,8 @@ export class TextTop extends SpaceSaving<string> {
   readonly #keys: string[];
   #key = "";
 
-  constructor(capacity: number) {
-    super(capacity);
+  constructor(capacity: number, doorkeeper = true) {
+    super(capacity, doorkeeper);
     this.#keys = new Array<string>(capacity).fill("");
   }
 

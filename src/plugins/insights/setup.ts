@@ -171,6 +171,7 @@ export const setup: Setup = (d, ctx) => {
       workloads: c.workloads,
       top: c.top,
       autopath: false,
+      windows: !inWorker(),
     });
     const fresh = inWorker() ? workerLive(insights, c) : mainLive(insights, c, ctx.log(NAME));
     ctx.onStartup(() => fresh.start());

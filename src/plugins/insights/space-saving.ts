@@ -56,7 +56,7 @@ export abstract class SpaceSaving<K> {
    * again while its cell remembers it (and then brings those sightings along), so a stream of names
    * asked once (the over-capacity mix, a flood of random names) costs a probe and a byte each instead
    * of an eviction each. Forgotten every DOOR_RESET misses, so that cells do not fill up. */
-  readonly #door = new Uint8Array(DOOR_CELLS);
+  readonly #door: Uint8Array;
   readonly #doorkeeper: boolean;
   #misses = 0;
 
@@ -65,6 +65,7 @@ export abstract class SpaceSaving<K> {
   constructor(capacity: number, doorkeeper = true) {
     this.capacity = capacity;
     this.#doorkeeper = doorkeeper;
+    this.#door = new Uint8Array(doorkeeper ? DOOR_CELLS : 0);
     this.counts = new Float64Array(capacity);
     this.errors = new Float64Array(capacity);
     this.#hashes = new Int32Array(capacity);
@@ -103,7 +104,7 @@ export abstract class SpaceSaving<K> {
     }
     // Not held: remembered by the doorkeeper the first time; admitted with what it remembers.
     const cell = (hash >>> 16) ^ (hash & 0xffff);
-    const seen = this.#door[cell];
+    const seen = this.#doorkeeper ? this.#door[cell] : 0;
     if (seen === 0 && this.#doorkeeper && error < 0) {
       this.#door[cell] = weight > 255 ? 255 : weight;
       if (++this.#misses === DOOR_RESET) {
@@ -112,7 +113,7 @@ export abstract class SpaceSaving<K> {
       }
       return;
     }
-    this.#door[cell] = 0;
+    if (seen !== 0) this.#door[cell] = 0;
     weight += seen;
     let slot: number;
     const fresh = this.#used < this.capacity;
