@@ -68,7 +68,7 @@ export class Insights {
   constructor(o: InsightsOptions) {
     this.options = o;
     this.workloads = new Workloads(o.workloads);
-    this.counters = new Counters(o.workloads);
+    this.counters = new Counters(o.workloads, o.windows ?? true);
     this.walks = new Walks(o.zone);
     const k = o.top * 8;
     const windows = o.windows ?? true;
