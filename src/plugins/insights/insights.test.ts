@@ -269,3 +269,18 @@ test("top names, NXDOMAIN names and clients are kept per window: 1 minute, 10 mi
   wait(3600);
   assert.deepEqual(view("1h"), { names: [], nx: [], clients: [] });
 });
+
+test("a list emptied with its doorkeeper kept lets the keys it held in at once, so none is lost", () => {
+  const top = new NameTop(16);
+  const a = nameToWire("a.example.") as Uint8Array;
+  const b = nameToWire("b.example.") as Uint8Array;
+  for (let i = 0; i < 3; i++) top.count(a, 0, a.length - 1);
+  top.count(b, 0, b.length - 1);
+  assert.deepEqual(top.entries().counts, Float64Array.from([3]), "b waits at the door");
+  top.clear(true);
+  // a was held: counted at once; b's one sighting is still at the door and comes along with the next.
+  top.count(a, 0, a.length - 1);
+  top.count(b, 0, b.length - 1);
+  const e = top.top(4).map((x) => `${x.key.name} ${x.count}`);
+  assert.deepEqual(e.sort(), ["a.example 1", "b.example 2"]);
+});

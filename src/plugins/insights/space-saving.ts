@@ -37,6 +37,9 @@ export interface TopEntry<K> {
  * subclass before `count` is called, so nothing is passed as an object). */
 const DOOR_CELLS = 65536;
 const DOOR_RESET = 16384;
+/** A door cell's mark for a key that was held when its sketch was emptied: let in at once. */
+const PASS = 255;
+const cellOf = (hash: number) => (hash >>> 16) ^ (hash & 0xffff);
 
 export abstract class SpaceSaving<K> {
   readonly capacity: number;
@@ -103,10 +106,10 @@ export abstract class SpaceSaving<K> {
       i = (i + 1) & mask;
     }
     // Not held: remembered by the doorkeeper the first time; admitted with what it remembers.
-    const cell = (hash >>> 16) ^ (hash & 0xffff);
+    const cell = cellOf(hash);
     const seen = this.#doorkeeper ? this.#door[cell] : 0;
     if (seen === 0 && this.#doorkeeper && error < 0) {
-      this.#door[cell] = weight > 255 ? 255 : weight;
+      this.#door[cell] = weight >= PASS ? PASS - 1 : weight;
       if (++this.#misses === DOOR_RESET) {
         this.#door.fill(0);
         this.#misses = 0;
@@ -114,7 +117,7 @@ export abstract class SpaceSaving<K> {
       return;
     }
     if (seen !== 0) this.#door[cell] = 0;
-    weight += seen;
+    if (seen !== PASS) weight += seen;
     let slot: number;
     const fresh = this.#used < this.capacity;
     if (fresh) {
@@ -156,9 +159,14 @@ export abstract class SpaceSaving<K> {
     return this.#used;
   }
 
-  /** Empties the sketch (the next window starts). With `keepDoor` the doorkeeper remembers on: a
-   * worker's sketch emptied every second still admits a key seen once in each of two seconds. */
+  /** Empties the sketch (the next window starts). With `keepDoor` the doorkeeper remembers on (a
+   * worker's sketch emptied every second still admits a key seen once in each of two seconds), and
+   * lets the keys held now in at once. */
   clear(keepDoor = false): void {
+    // Keys held now pass the door at their next sighting: else each would leave one sighting in it
+    // after every emptying (a worker's every second), lost when it is not seen again.
+    if (keepDoor && this.#doorkeeper)
+      for (let s = 0; s < this.#used; s++) this.#door[cellOf(this.#hashes[s])] = PASS;
     this.#index.fill(0);
     this.#used = 0;
     this.total = 0;
