@@ -1,7 +1,7 @@
 // The insights finish hook alone: Insights.record() in a loop over the over-capacity mix's names from
 // BENCH_CLIENTS (256) client addresses, 1 NXDOMAIN in 8, as the pipeline would call it (the name's
 // lowercased wire octets, the address string). Prints CPU ns per call, best of BENCH_ROUNDS (5).
-//   node bench/insights-hook.ts
+//   node bench/insights-hook.ts      (BENCH_SERVICES=10000, BENCH_CLIENTS, BENCH_ROUNDS)
 // A figure to set against bench/insights-cost.ts's CPU per query (the A/B through the pipeline).
 
 import { generateCluster } from "./cluster-gen.ts";
@@ -13,7 +13,7 @@ import type { QueryDone } from "../src/metrics/query-done.ts";
 
 const clients = Number(process.env.BENCH_CLIENTS ?? 256);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
-const lines = mixQueries(generateCluster({ services: 2000 }), "over");
+const lines = mixQueries(generateCluster({ services: Number(process.env.BENCH_SERVICES ?? 10_000) }), "over");
 const addresses = Array.from({ length: clients }, (_, i) => `10.244.${i >> 8}.${i & 255}`);
 const queries = lines.map((line, i) => ({
   remoteAddress: addresses[i % clients],
