@@ -84,6 +84,7 @@ const tools = (o: { root?: boolean; nodeOk?: boolean; dig?: boolean } = {}) => (
       "etcd",
       "etcdctl",
       "chromium",
+      "mmdblookup",
       ...(o.dig === false ? [] : ["dig"]),
     ].map((t) => [t, "exit 0"]),
   ),
