@@ -38,6 +38,23 @@ const SCHEMAS: Record<string, Schema[]> = {
   "GeoIP2-Precision-ISP": ASN,
 };
 
+/** Records decoded, by their offset in the file: a file holds each record once however many networks
+ * share it (every network of a city), so clients of one place decode it once. Bounded: emptied when
+ * full (about 1 KB a City record, so a few MiB at most). */
+class RecordCache {
+  static readonly MAX = 4096;
+  readonly #map = new Map<string | number, unknown>();
+
+  get(offset: string | number): unknown {
+    return this.#map.get(offset);
+  }
+
+  set(offset: string | number, value: unknown): void {
+    if (this.#map.size >= RecordCache.MAX) this.#map.clear();
+    this.#map.set(offset, value);
+  }
+}
+
 /** A record as the file holds it: maps, arrays, strings, numbers and booleans. */
 export type GeoRecord = Readonly<Record<string, unknown>>;
 
@@ -66,7 +83,7 @@ export async function openDatabase(path: string): Promise<GeoDatabase> {
   }
   let reader: Reader<Response>;
   try {
-    reader = new mmdb.Reader<Response>(bytes);
+    reader = new mmdb.Reader<Response>(bytes, { cache: new RecordCache() });
   } catch (err) {
     throw new Error(`'${path}' is not a MaxMind DB file: ${(err as Error).message}`, {
       cause: err,
