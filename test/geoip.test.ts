@@ -127,6 +127,10 @@ describe("geoip: answers chosen by the client's country", () => {
     ]);
     assert.deepEqual([cc, city, Number(lat), sub], ["US", "Boston", 42.3601, "MA"]);
     assert.equal(line.msg, `127.0.0.3 www.example.org. cc=${cc} city=${city} lat=42.3601 sub=${sub}`);
+    // The client subnet's labels, read by log after the reply (from the query's OPT record).
+    await digFrom(srv.port, "127.0.0.5", "+subnet=198.51.100.9/24");
+    const subnet = srv.logs.filter((l) => l.remote === "127.0.0.5").at(-1)!;
+    assert.equal(subnet.msg, "127.0.0.5 www.example.org. cc=GB city=Cambridge lat=52.2242 sub=ENG,CAM");
     // Not in the database: CoreDNS's empty values.
     await digFrom(srv.port, "127.0.0.4");
     const none = srv.logs.filter((l) => l.remote === "127.0.0.4").at(-1)!;
