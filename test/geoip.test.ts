@@ -73,6 +73,18 @@ async function digFrom(port: number, from: string, ...opts: string[]): Promise<D
   return parseDig(stdout);
 }
 
+/** The log line of the query `ask` sends from `from`: log writes it after the reply, so the test waits
+ * for it (up to 10 s). */
+async function loggedFor(srv: RunningServer, from: string, ask: () => Promise<unknown>) {
+  const mine = () => srv.logs.filter((l) => l.remote === from);
+  const before = mine().length;
+  await ask();
+  for (let waited = 0; mine().length === before && waited < 10_000; waited += 20) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return mine().at(-1)!;
+}
+
 const rdata = (r: DigResult) => r.answer.map((l) => l.split(/\s+/).at(-1)).join(",");
 
 describe("geoip: answers chosen by the client's country", () => {
@@ -117,8 +129,7 @@ describe("geoip: answers chosen by the client's country", () => {
   });
 
   it("log lines carry the labels mmdblookup reads from the same file", async () => {
-    await digFrom(srv.port, "127.0.0.3");
-    const line = srv.logs.filter((l) => l.remote === "127.0.0.3").at(-1)!;
+    const line = await loggedFor(srv, "127.0.0.3", () => digFrom(srv.port, "127.0.0.3"));
     const [cc, city, lat, sub] = await Promise.all([
       mmdbLookup(db, "127.0.0.3", "country", "iso_code"),
       mmdbLookup(db, "127.0.0.3", "city", "names", "en"),
@@ -128,12 +139,12 @@ describe("geoip: answers chosen by the client's country", () => {
     assert.deepEqual([cc, city, Number(lat), sub], ["US", "Boston", 42.3601, "MA"]);
     assert.equal(line.msg, `127.0.0.3 www.example.org. cc=${cc} city=${city} lat=42.3601 sub=${sub}`);
     // The client subnet's labels, read by log after the reply (from the query's OPT record).
-    await digFrom(srv.port, "127.0.0.5", "+subnet=198.51.100.9/24");
-    const subnet = srv.logs.filter((l) => l.remote === "127.0.0.5").at(-1)!;
+    const subnet = await loggedFor(srv, "127.0.0.5", () =>
+      digFrom(srv.port, "127.0.0.5", "+subnet=198.51.100.9/24"),
+    );
     assert.equal(subnet.msg, "127.0.0.5 www.example.org. cc=GB city=Cambridge lat=52.2242 sub=ENG,CAM");
     // Not in the database: CoreDNS's empty values.
-    await digFrom(srv.port, "127.0.0.4");
-    const none = srv.logs.filter((l) => l.remote === "127.0.0.4").at(-1)!;
+    const none = await loggedFor(srv, "127.0.0.4", () => digFrom(srv.port, "127.0.0.4"));
     assert.equal(none.msg, "127.0.0.4 www.example.org. cc= city= lat= sub=");
   });
 });
