@@ -84,6 +84,8 @@ const tools = (o: { root?: boolean; nodeOk?: boolean; dig?: boolean } = {}) => (
       "etcd",
       "etcdctl",
       "chromium",
+      "dnssec-keygen",
+      "ldns-keygen",
       "mmdblookup",
       ...(o.dig === false ? [] : ["dig"]),
     ].map((t) => [t, "exit 0"]),

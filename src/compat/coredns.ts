@@ -258,7 +258,24 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
       },
     ],
   },
-  missing("dnssec", "no online signing", true),
+  {
+    plugin: "dnssec",
+    options: "ZONES, `key file`, `cache_capacity`",
+    verdict: "differs",
+    note: "RSASHA256, ECDSAP256SHA256, ECDSAP384SHA384 and ED25519 keys from BIND key files; a NODATA's NSEC lists the types the name holds (CoreDNS: a fixed list without the type asked), a denial at the end of a CNAME chain is proven for the chain's target, and forwarded replies are never signed; a second `dnssec` line in a block is refused rather than replacing the first",
+    twice: "refused",
+    parts: [
+      {
+        option: "key",
+        args: /(^|\s)(secret|aws_secretsmanager)(\s|$)/,
+        what: "`key secret` (AWS Secrets Manager)",
+        verdict: "missing",
+        note: "keys are read from files only: no AWS Secrets Manager client here",
+        example:
+          "example.org {\n    dnssec {\n        key secret Kexample.org.+013+45330\n    }\n    whoami\n}\n",
+      },
+    ],
+  },
   { plugin: "autopath", options: "ZONES, RESOLV-CONF, `@kubernetes`", verdict: "same", note: "" },
   { plugin: "minimal", options: "", verdict: "same", note: "" },
   {
@@ -342,7 +359,7 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     plugin: "file",
     options: "DBFILE, ZONES, `reload`, `upstream`",
     verdict: "differs",
-    note: "no DNSSEC: a signed zone's RRSIG and NSEC records are not added to answers; `upstream` is accepted with a warning, a no-op as in CoreDNS",
+    note: "a signed zone's RRSIG and NSEC records are not added to answers (*dnssec* in the block signs its answers online instead); `upstream` is accepted with a warning, a no-op as in CoreDNS",
   },
   {
     plugin: "auto",
@@ -404,7 +421,10 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     verdict: "differs",
     note: "the command's output is logged line by line (CoreDNS passes it to its own stdout and stderr); `certrenew`, which CoreDNS accepts and never fires, is accepted with a warning; with `-workers N` the main thread alone runs the commands",
   },
-  missing("sign", "no zone signing"),
+  missing(
+    "sign",
+    "no offline signing: *file* serves a signed zone's records but not its DNSSEC (RRSIGs, NSEC denials), so a db.ZONE.signed would add nothing; sign the zone online with *dnssec* in the *file* block instead",
+  ),
   {
     plugin: "view",
     options: "NAME, `expr`",

@@ -14,6 +14,7 @@ import { setup as cancel } from "./cancel/setup.ts";
 import { setup as chaos } from "./chaos/setup.ts";
 import { setup as dnstap } from "./dnstap/setup.ts";
 import { setup as dns64 } from "./dns64/setup.ts";
+import { setup as dnssec } from "./dnssec/setup.ts";
 import { setup as debug } from "./debug/setup.ts";
 import { setup as erratic } from "./erratic/setup.ts";
 import { setup as errors } from "./errors/setup.ts";
@@ -93,6 +94,7 @@ export const plugins: Registry = new Map<string, Setup>([
   ["cache", cache],
   ["rewrite", rewrite],
   ["header", header],
+  ["dnssec", dnssec],
   ["autopath", autopath],
   ["minimal", minimal],
   ["template", template],

@@ -7,11 +7,15 @@
 import type { Endpoint, EndpointGroup, SvcPort } from "./slim-types.ts";
 
 export function sameGroup(a: EndpointGroup, b: EndpointGroup): boolean {
-  if (a.service !== b.service) return false;
-  if (a.ports.length !== b.ports.length || a.endpoints.length !== b.endpoints.length) return false;
-  for (let i = 0; i < a.ports.length; i++) if (!samePort(a.ports[i], b.ports[i])) return false;
+  if (a.service !== b.service || !samePorts(a, b) || a.endpoints.length !== b.endpoints.length) return false;
   for (let i = 0; i < a.endpoints.length; i++)
     if (!sameEndpoint(a.endpoints[i], b.endpoints[i])) return false;
+  return true;
+}
+
+export function samePorts(a: EndpointGroup, b: EndpointGroup): boolean {
+  if (a.ports.length !== b.ports.length) return false;
+  for (let i = 0; i < a.ports.length; i++) if (!samePort(a.ports[i], b.ports[i])) return false;
   return true;
 }
 
@@ -19,7 +23,7 @@ function samePort(a: SvcPort, b: SvcPort): boolean {
   return a.name === b.name && a.proto === b.proto && a.port === b.port;
 }
 
-function sameEndpoint(a: Endpoint, b: Endpoint): boolean {
+export function sameEndpoint(a: Endpoint, b: Endpoint): boolean {
   if (a.ip !== b.ip || a.ready !== b.ready || a.name !== b.name || a.zone !== b.zone) return false;
   const x = a.forZones;
   const y = b.forZones;

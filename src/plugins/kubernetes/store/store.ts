@@ -21,6 +21,7 @@ import { programmingSeconds } from "./programming-latency.ts";
 import type { KServiceImport } from "../model/source.ts";
 import { objectKey, sameJSON, serviceKey } from "../model/object-key.ts";
 import { sameGroup } from "../model/same-group.ts";
+import { sliceDelta } from "./slice-delta.ts";
 import type { StoreOptions } from "./store-options.ts";
 import type { EndpointGroup, PodRef, Service, SlimPod } from "../model/slim-types.ts";
 import { Slimmer, slimPod } from "./slim.ts";
@@ -430,9 +431,10 @@ export class Store implements StoreView {
     if (count === 0 || count - (prev ? 1 : 0) + (next ? 1 : 0) === 0) {
       return this.#change(svcKey, [], update);
     }
-    const before = footprint(this.#listedNames(), svc, published(svc, prev));
+    const [from, to] = sliceDelta(published(svc, prev), published(svc, next));
+    const before = footprint(this.#listedNames(), svc, from);
     update();
-    const after = footprint(this.#listedNames(), svc, published(svc, next));
+    const after = footprint(this.#listedNames(), svc, to);
     // An address this slice no longer publishes may still be another slice's.
     let others: Set<string> | undefined;
     const kept = (ip: string) => {
