@@ -86,6 +86,7 @@ const tools = (o: { root?: boolean; nodeOk?: boolean; dig?: boolean } = {}) => (
       "chromium",
       "dnssec-keygen",
       "ldns-keygen",
+      "mmdblookup",
       ...(o.dig === false ? [] : ["dig"]),
     ].map((t) => [t, "exit 0"]),
   ),

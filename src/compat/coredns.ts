@@ -66,10 +66,16 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     plugin: "metadata",
     options: "ZONES",
     verdict: "same",
-    note: "labels published: kubernetes's (but `client-label/*`, `cluster` and `zone`) and `view/name`; a value is worked out when log, rewrite or view reads it",
+    note: "labels published: kubernetes's (but `client-label/*`, `cluster` and `zone`), geoip's and `view/name`; a value is worked out when log, rewrite or view reads it",
     twice: "refused",
   },
-  missing("geoip", "no reader of MaxMind databases here"),
+  {
+    plugin: "geoip",
+    options: "DBFILE, `edns-subnet`",
+    verdict: "same",
+    note: "City, Country and Enterprise databases give the city labels, ASN and ISP databases the asn ones, as CoreDNS reads them; a label's value is looked up when log, rewrite or view reads it",
+    twice: "refused",
+  },
   {
     plugin: "cancel",
     options: "TIMEOUT",
@@ -315,9 +321,18 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     note: "AXFR and IXFR of the *kubernetes*, *file*, *auto* and *secondary* zones; IXFR without a change history (a full transfer, as RFC 1995 allows); no NOTIFY",
   },
   { plugin: "hosts", options: "every option", verdict: "same", note: "", twice: "refused" },
-  missing("route53", "no cloud DNS backends"),
-  missing("azure", "no cloud DNS backends"),
-  missing("clouddns", "no cloud DNS backends"),
+  missing(
+    "route53",
+    "no cloud DNS backends: Route 53 can be tested only against AWS itself (AWS ships no local Route 53, and no stand-in is packaged for Debian or npm)",
+  ),
+  missing(
+    "azure",
+    "no cloud DNS backends: Azure DNS has no local emulator to test one against (Microsoft's Azurite serves Storage only)",
+  ),
+  missing(
+    "clouddns",
+    "no cloud DNS backends: Google Cloud DNS has no local emulator to test one against (gcloud's emulators serve Pub/Sub, Datastore, Firestore, Bigtable and Spanner)",
+  ),
   {
     plugin: "k8s_external",
     options: "ZONES, `apex`, `ttl`, `headless`, `fallthrough`",
@@ -394,7 +409,10 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     verdict: "differs",
     note: "reads etcd per query through etcd's JSON gateway at /v3/ (etcd 3.4 or newer; the /v3alpha and /v3beta paths of 3.2 and 3.3 are not tried); endpoints are tried in order rather than balanced; `upstream`, `stubzones` and `debug` are accepted with a warning, no-ops as in CoreDNS",
   },
-  missing("nomad", "no Nomad backend"),
+  missing(
+    "nomad",
+    "no Nomad backend: no Nomad agent to test one against installs here (Debian has no nomad package, and Nomad is under the BUSL from 1.7 on)",
+  ),
   {
     plugin: "loop",
     options: "",

@@ -21,6 +21,7 @@ import { setup as errors } from "./errors/setup.ts";
 import { setup as etcd } from "./etcd/setup.ts";
 import { setup as file } from "./file/setup.ts";
 import { setup as forward } from "./forward/setup.ts";
+import { setup as geoip } from "./geoip/setup.ts";
 import { setup as header } from "./header/setup.ts";
 import { setup as health } from "./health/setup.ts";
 import { setup as hosts } from "./hosts/setup.ts";
@@ -58,6 +59,7 @@ export const plugins: Registry = new Map<string, Setup>([
   // First: the folder every other directive of the block reads relative paths from.
   ["root", root],
   ["metadata", metadata],
+  ["geoip", geoip],
   ["cancel", cancel],
   // A setting of tls:// and https:// blocks (their certificate), not a handler.
   ["tls", tls],
