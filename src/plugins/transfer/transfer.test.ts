@@ -38,7 +38,7 @@ function zoneOf(n: number): ZoneTransfer & { made: number } {
 }
 
 function source(zones: Record<string, ZoneTransfer | Unavailable>): Transferer {
-  return { name: "fake", transfer: (zone) => zones[zone] };
+  return { name: "fake", zones: () => Object.keys(zones), transfer: (zone) => zones[zone] };
 }
 
 function handler(o: { to?: string[]; sources?: Transferer[]; zones?: string[] } = {}) {
