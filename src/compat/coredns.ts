@@ -182,12 +182,11 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     parts: [
       {
         option: "extra",
-        args: /\{[^{}\s]*\}/,
-        what: "placeholders in `extra`",
+        args: /\{(?!\/)[^{}\s]*\}|\{\/[^{}\s/]*\}/,
+        what: "placeholders in `extra` other than metadata's `{/LABEL}`",
         verdict: "missing",
-        note: "`extra` is sent as written: its placeholders are not filled",
-        example:
-          '. {\n    dnstap /tmp/dnstap.sock {\n        extra "{/kubernetes/client-namespace}"\n    }\n}\n',
+        note: "metadata placeholders (`{/kubernetes/client-namespace}` and the like) are filled per message; CoreDNS's other replacer placeholders (`{type}`, `{name}`, ...) are refused at start-up",
+        example: '. {\n    dnstap /tmp/dnstap.sock {\n        extra "{type}"\n    }\n}\n',
       },
     ],
   },
