@@ -218,12 +218,11 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     parts: [
       {
         option: "extra",
-        args: /\{[^{}\s]*\}/,
-        what: "placeholders in `extra`",
+        args: /\{(?!\/)[^{}\s]*\}|\{\/[^{}\s/]*\}/,
+        what: "placeholders in `extra` other than metadata's `{/LABEL}`",
         verdict: "missing",
-        note: "`extra` is sent as written: its placeholders are not filled",
-        example:
-          '. {\n    dnstap /tmp/dnstap.sock {\n        extra "{/kubernetes/client-namespace}"\n    }\n}\n',
+        note: "metadata placeholders (`{/kubernetes/client-namespace}` and the like) are filled per message; CoreDNS's other replacer placeholders (`{type}`, `{name}`, ...) are refused at start-up",
+        example: '. {\n    dnstap /tmp/dnstap.sock {\n        extra "{type}"\n    }\n}\n',
       },
     ],
   },
@@ -318,7 +317,7 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     plugin: "transfer",
     options: "ZONES, `to`",
     verdict: "differs",
-    note: "AXFR and IXFR of the *kubernetes*, *file*, *auto* and *secondary* zones; IXFR without a change history (a full transfer, as RFC 1995 allows); no NOTIFY",
+    note: "AXFR and IXFR of the *kubernetes*, *file*, *auto* and *secondary* zones; IXFR from a journal of the last 32 changes for *file* and *auto* zones (CoreDNS keeps none and sends the whole zone), the whole zone for *kubernetes* and *secondary* ones; NOTIFY to every address `to` names (port 53 unless given) when a zone's serial changes, at most once per zone every 5 s, sent again until answered (5 times at most, RFC 1996)",
   },
   { plugin: "hosts", options: "every option", verdict: "same", note: "", twice: "refused" },
   missing(

@@ -22,6 +22,9 @@ export interface KnotConf {
   journal?: boolean;
   /** A control socket at `dir`/knot.sock, for knotc (zone-begin/set/commit). */
   control?: boolean;
+  /** Serve the zone as a secondary of the primary at 127.0.0.1 on this port (transfer's NOTIFY and
+   * IXFR tests): transfers from it, takes its NOTIFYs, loads no zone file. */
+  primary?: number;
   /** A TSIG key that transfers and NOTIFYs must be signed with. */
   key?: { name: string; algorithm: string; secret: string };
 }
@@ -30,14 +33,20 @@ export interface KnotConf {
 export function writeKnotConf(o: KnotConf): string {
   const conf = join(o.dir, "knot.conf");
   const keyLine = o.key ? `    key: ${o.key.name}\n` : "";
-  const acl = o.transferTo
-    ? `acl:\n  - id: transfer\n    address: [${o.transferTo.join(", ")}]\n    action: transfer\n${keyLine}`
+  const transferAcl = o.transferTo
+    ? `  - id: transfer\n    address: [${o.transferTo.join(", ")}]\n    action: transfer\n${keyLine}`
     : "";
+  const notifyAcl =
+    o.primary !== undefined ? `  - id: notify\n    address: 127.0.0.1\n    action: notify\n${keyLine}` : "";
+  const acl = transferAcl + notifyAcl === "" ? "" : `acl:\n${transferAcl}${notifyAcl}`;
   const key = o.key
     ? `key:\n  - id: ${o.key.name}\n    algorithm: ${o.key.algorithm}\n    secret: ${o.key.secret}\n`
     : "";
   const notify = o.notifyPorts ?? [];
   const remotes = notify.map((port, i) => `  - id: notify${i}\n    address: 127.0.0.1@${port}\n${keyLine}`);
+  if (o.primary !== undefined)
+    remotes.push(`  - id: primary\n    address: 127.0.0.1@${o.primary}\n${keyLine}`);
+  const acls = [...(o.transferTo ? ["transfer"] : []), ...(o.primary !== undefined ? ["notify"] : [])];
   const remote = remotes.length > 0 ? `remote:\n${remotes.join("")}` : "";
   const control = o.control ? `control:\n    listen: "${join(o.dir, "knot.sock")}"\n` : "";
   writeFileSync(
@@ -58,7 +67,7 @@ zone:
     file: "${o.zoneFile}"
     zonefile-sync: -1
     journal-content: ${o.journal ? "changes" : "none"}
-${o.transferTo ? "    acl: transfer\n" : ""}${notify.length > 0 ? `    notify: [${notify.map((_, i) => `notify${i}`).join(", ")}]\n` : ""}`,
+${o.primary !== undefined ? "    master: primary\n    zonefile-load: none\n" : ""}${acls.length > 0 ? `    acl: [${acls.join(", ")}]\n` : ""}${notify.length > 0 ? `    notify: [${notify.map((_, i) => `notify${i}`).join(", ")}]\n` : ""}`,
   );
   return conf;
 }

@@ -34,7 +34,7 @@ export interface KnotOptions {
   /** Serve this zone instead of example.org. */
   zone?: { origin: string; text: string };
   /** Knot's NOTIFY, journal, control socket and TSIG key (knot-conf.ts), for secondary's tests. */
-  conf?: Pick<KnotConf, "notifyPorts" | "journal" | "control" | "key">;
+  conf?: Pick<KnotConf, "notifyPorts" | "journal" | "control" | "key" | "primary">;
 }
 
 export interface Knot {
@@ -93,6 +93,9 @@ async function launch(
   const log: string[] = [];
   const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
   const cleanup = () => rmSync(dir, { recursive: true, force: true });
+  // A secondary has no zone to load: it is ready once it starts to ask its primary.
+  const ready =
+    extra.primary === undefined ? `[${zone.origin}] loaded` : `[${zone.origin}] zone will be bootstrapped`;
   const kill = () => {
     try {
       process.kill(-proc.pid!, "SIGKILL");
@@ -112,7 +115,7 @@ async function launch(
     for (const stream of [proc.stdout!, proc.stderr!]) {
       createInterface({ input: stream }).on("line", (line) => {
         log.push(line);
-        if (line.includes(`[${zone.origin}] loaded`)) {
+        if (line.includes(ready)) {
           clearTimeout(timer);
           resolve();
         }

@@ -26,7 +26,17 @@ export interface TlsFront {
   /** TLS connections accepted (handshakes done), and how many of them resumed a session. */
   connections: number;
   resumed: number;
+  /** With `record`: the bytes each connection's client sent, decrypted, in order. */
+  received: Buffer[][];
   close(): Promise<void>;
+}
+
+export interface TlsFrontOptions {
+  clientAuth?: boolean;
+  /** ALPN protocols offered ("h2" in front of a cleartext HTTP/2 server). */
+  alpn?: string[];
+  /** Keep what clients send (TlsFront.received). */
+  record?: boolean;
 }
 
 /** A CA and the certificates it signed, in a new temporary folder. */
@@ -83,12 +93,18 @@ export function makePki(): Pki {
 
 /** Starts the TLS front for the DNS server on 127.0.0.1:`backendPort`; with `clientAuth`, it takes
  * only clients with a certificate the CA signed. */
-export async function startTlsFront(pki: Pki, backendPort: number, clientAuth = false): Promise<TlsFront> {
+export async function startTlsFront(
+  pki: Pki,
+  backendPort: number,
+  o: TlsFrontOptions = {},
+): Promise<TlsFront> {
+  const { clientAuth = false, alpn, record = false } = o;
   const sockets = new Set<net.Socket>();
   const front: TlsFront = {
     port: 0,
     connections: 0,
     resumed: 0,
+    received: [],
     close: () => {
       for (const s of sockets) s.destroy();
       return new Promise((resolve) => server.close(() => resolve()));
@@ -101,11 +117,17 @@ export async function startTlsFront(pki: Pki, backendPort: number, clientAuth = 
       ca: readFileSync(pki.ca),
       requestCert: clientAuth,
       rejectUnauthorized: clientAuth,
+      ...(alpn ? { ALPNProtocols: alpn } : {}),
     },
     (client) => {
       front.connections++;
       if (client.isSessionReused()) front.resumed++;
       const backend = net.connect({ host: "127.0.0.1", port: backendPort });
+      if (record) {
+        const chunks: Buffer[] = [];
+        front.received.push(chunks);
+        client.on("data", (d: Buffer) => chunks.push(d));
+      }
       for (const s of [client, backend]) {
         sockets.add(s);
         s.on("close", () => sockets.delete(s));

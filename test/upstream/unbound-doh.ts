@@ -20,8 +20,9 @@ export interface UnboundDoh {
   stop(): Promise<void>;
 }
 
-/** Starts unbound serving DoH on a free port; who.example.org. TXT is `id`. */
-export async function startUnboundDoh(pki: Pki, id = "unbound-doh"): Promise<UnboundDoh> {
+/** Starts unbound serving DoH on a free port; who.example.org. TXT is `id`. With `cleartext`, it
+ * serves HTTP/2 without TLS (http-notls-downstream, for a TLS front that shows what came in). */
+export async function startUnboundDoh(pki: Pki, id = "unbound-doh", cleartext = false): Promise<UnboundDoh> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), "clusterdns-unbound-"));
   const conf = join(dir, "unbound.conf");
@@ -34,6 +35,7 @@ export async function startUnboundDoh(pki: Pki, id = "unbound-doh"): Promise<Unb
       `  tls-service-key: "${pki.serverKey}"`,
       `  tls-service-pem: "${pki.serverCert}"`,
       '  http-endpoint: "/dns-query"',
+      `  http-notls-downstream: ${cleartext ? "yes" : "no"}`,
       "  do-daemonize: no",
       '  chroot: ""',
       '  username: ""',

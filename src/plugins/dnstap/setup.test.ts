@@ -70,7 +70,14 @@ test("dnstap: every mistake is one line naming file:line", async () => {
     [dir("dnstap", ["udp://127.0.0.1:6000"]), /^Corefile:3 - .*dnstap: unknown scheme 'udp:\/\/'/],
     [dir("dnstap", ["unix://"]), /^Corefile:3 - .*dnstap: the socket's path is empty/],
     [dir("dnstap", ["/tmp/s"], [dir("identity")]), /^Corefile:3 - .*dnstap: 'identity' takes 1 argument/],
-    [dir("dnstap", ["/tmp/s"], [dir("extra", ["{/kubernetes/client-namespace}"])]), /extra: placeholder/],
+    [
+      dir("dnstap", ["/tmp/s"], [dir("extra", ["ns={type}"])]),
+      /^Corefile:3 - .*extra: placeholder \{type\} is not supported \(only \{\/LABEL\} metadata\)/,
+    ],
+    [
+      dir("dnstap", ["/tmp/s"], [dir("extra", ["{/kubernetes}"])]),
+      /extra: placeholder \{\/kubernetes\} is not/,
+    ],
     [dir("dnstap", ["/tmp/s"], [dir("message_types", ["CQ"])]), /message_types: unknown type 'CQ'/],
     [dir("dnstap", ["/tmp/s"], [dir("buffer", ["1"])]), /^Corefile:3 - .*dnstap: unknown property 'buffer'/],
   ]);

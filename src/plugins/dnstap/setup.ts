@@ -16,6 +16,8 @@ import type { Endpoint } from "./frame-stream.ts";
 import { FrameStream } from "./frame-stream.ts";
 import { Tap } from "./tap.ts";
 import { envelopeHead } from "./protobuf.ts";
+import { headFor, placeholders, unsupportedPlaceholder } from "./extra.ts";
+import { metadataOf } from "../metadata/labels.ts";
 import { retire, streams } from "./metrics.ts";
 import { FORWARD_TAPS } from "../forward/tap.ts";
 import { offer, offered } from "../offers.ts";
@@ -71,8 +73,22 @@ export const setup: Setup = (d, ctx) => {
     socketOctets: c.writeBufferOctets,
     log,
   });
+  const metadata = metadataOf(ctx.block.shared);
+  const labelled = c.extra !== undefined && placeholders(c.extra).length > 0;
+  if (labelled && metadata === undefined) {
+    log.warn(
+      { extra: c.extra },
+      "the block has no metadata directive: every {/LABEL} in extra is sent as '-'",
+    );
+  }
   const tap = new Tap(stream, {
     head: envelopeHead(c.identity, c.version, c.extra),
+    headFor: labelled
+      ? headFor(
+          { identity: c.identity, version: c.version, extra: c.extra! },
+          metadata && ((l) => metadata.label(l)),
+        )
+      : undefined,
     full: c.full,
     types: c.types,
   });
@@ -172,13 +188,14 @@ function oneArg(opt: Directive): string {
   return opt.args[0].text;
 }
 
-/** extra TEXT: sent as it is. CoreDNS fills {placeholders} from metadata, which clusterdns does not
- * have: a Corefile that uses them fails here rather than sending the braces. */
+/** extra TEXT: sent as it is, its `{/LABEL}` placeholders filled from metadata per message (extra.ts);
+ * any other placeholder fails here rather than sending the braces. */
 function extra(opt: Directive): string {
   const text = oneArg(opt);
-  const p = /\{[^{}\s]*\}/.exec(text);
-  if (p !== null)
-    throw configError(opt.args[0], NAME, `extra: placeholder ${p[0]} is not supported (plain text only)`);
+  const p = unsupportedPlaceholder(text);
+  if (p !== undefined) {
+    throw configError(opt.args[0], NAME, `extra: placeholder ${p} is not supported (only {/LABEL} metadata)`);
+  }
   return text;
 }
 

@@ -22,12 +22,15 @@ import {
   writePayload,
 } from "./protobuf.ts";
 import { ipOctets } from "./ip-octets.ts";
+import type { HeadFor } from "./extra.ts";
 import { encode } from "../../dns/encode.ts";
 import { wireRecords } from "../../dns/wire-msg.ts";
 
 export interface TapOptions {
   /** The encoded identity, version and extra fields (protobuf.ts envelopeHead). */
   head: Buffer;
+  /** With placeholders in `extra`: the head of a message about one query (extra.ts). */
+  headFor?: HeadFor;
   /** Include the DNS messages' octets (`full`). */
   full: boolean;
   /** Which Message.Type values are sent: bit 1 << type. */
@@ -50,10 +53,11 @@ export class Tap implements ForwardTap {
     const types = this.#o.types;
     const m = this.#m;
     const nowMs = performance.timeOrigin + performance.now();
+    const head = this.#o.headFor?.(q) ?? this.#o.head;
     this.#clientCommon(q, MessageType.CLIENT_QUERY, nowMs);
     if (types & (1 << MessageType.CLIENT_QUERY)) {
       if (this.#o.full && q.queryBytes !== undefined) setSlice(m.query, q.queryBytes, 0, q.size);
-      this.#emit();
+      this.#emit(head);
     }
     if (types & (1 << MessageType.CLIENT_RESPONSE)) {
       m.type = MessageType.CLIENT_RESPONSE;
@@ -63,7 +67,7 @@ export class Tap implements ForwardTap {
         const at = q.replyAt ?? 0;
         setSlice(m.response, q.replyBytes, at, at + (q.replyLength ?? 0));
       }
-      this.#emit();
+      this.#emit(head);
     }
   }
 
@@ -71,10 +75,15 @@ export class Tap implements ForwardTap {
   forwarded(e: ForwardExchange): void {
     const types = this.#o.types;
     const nowMs = performance.timeOrigin + performance.now();
+    const q = e.query.question[0];
+    const head =
+      this.#o.headFor !== undefined && q !== undefined
+        ? this.#o.headFor({ qname: q.name.toLowerCase(), qtype: q.type, remoteAddress: e.clientAddress })
+        : this.#o.head;
     if (types & (1 << MessageType.FORWARDER_QUERY)) {
       this.#forwardCommon(e, MessageType.FORWARDER_QUERY);
       if (this.#o.full) setSlice(this.#m.query, encode(e.query), 0, -1);
-      this.#emit();
+      this.#emit(head);
     }
     if (e.reply !== undefined && types & (1 << MessageType.FORWARDER_RESPONSE)) {
       this.#forwardCommon(e, MessageType.FORWARDER_RESPONSE);
@@ -83,7 +92,7 @@ export class Tap implements ForwardTap {
         const wire = wireOf(e.reply);
         setSlice(this.#m.response, wire.bytes, 0, wire.end);
       }
-      this.#emit();
+      this.#emit(head);
     }
   }
 
@@ -118,9 +127,8 @@ export class Tap implements ForwardTap {
   }
 
   /** Writes the message as one frame, or counts it dropped. */
-  #emit(): void {
+  #emit(head: Buffer): void {
     const m = this.#m;
-    const head = this.#o.head;
     const inner = messageSize(m);
     const n = payloadSize(head, inner);
     const buf = this.stream.reserve(n);

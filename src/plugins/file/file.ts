@@ -12,11 +12,14 @@ import { Class, Rcode, Type } from "../../dns/constants.ts";
 import { isSubdomain } from "../../dns/name.ts";
 import { Zone } from "./zone.ts";
 import { loadZone } from "./zone-parser.ts";
-import type { Transferer } from "../transfer/transferer.ts";
+import type { Transferer, ZoneChange } from "../transfer/transferer.ts";
+import { Journal } from "./journal.ts";
 
-/** The zones one `file` directive serves, replaced as a whole when the file is reloaded. */
+/** The zones one `file` directive serves, replaced as a whole when the file is reloaded, with each
+ * zone's journal of changes (for IXFR). */
 export class ZoneSet {
   #zones: readonly Zone[] = [];
+  readonly #journals = new Map<string, Journal>();
 
   constructor(zones: readonly Zone[]) {
     this.replace(zones);
@@ -24,7 +27,23 @@ export class ZoneSet {
 
   /** Longest origin first, so that the first match is the most specific zone. */
   replace(zones: readonly Zone[]): void {
+    const old = new Map(this.#zones.map((z) => [z.origin, z]));
+    for (const z of zones) {
+      const before = old.get(z.origin);
+      if (before === undefined || before === z) continue;
+      let journal = this.#journals.get(z.origin);
+      if (journal === undefined) this.#journals.set(z.origin, (journal = new Journal()));
+      journal.record(before, z);
+    }
+    for (const origin of this.#journals.keys()) {
+      if (!zones.some((z) => z.origin === origin)) this.#journals.delete(origin);
+    }
     this.#zones = [...zones].sort((a, b) => b.origin.length - a.origin.length);
+  }
+
+  /** The changes that lead from `serial` to `zone` (one of this set's), if its journal holds them. */
+  changes(zone: Zone, serial: number): readonly ZoneChange[] | undefined {
+    return this.#journals.get(zone.origin)?.since(serial, zone.soa);
   }
 
   get zones(): readonly Zone[] {
@@ -47,9 +66,16 @@ export function loadZones(path: string, origins: readonly string[]): Zone[] {
 export function fileTransferer(zones: ZoneSet): Transferer {
   return {
     name: "file",
+    zones: () => zones.zones.map((z) => z.origin),
     transfer(origin) {
       const zone = zones.zones.find((z) => z.origin === origin);
-      return zone && { soa: zone.soa, records: () => zone.transferRecords() };
+      return (
+        zone && {
+          soa: zone.soa,
+          records: () => zone.transferRecords(),
+          changes: (serial) => zones.changes(zone, serial),
+        }
+      );
     },
   };
 }

@@ -1,5 +1,6 @@
 // forward to DNS-over-HTTPS upstreams: Debian's unbound serving DoH (HTTP/2, test/upstream/unbound-doh.ts)
-// with a certificate from a throwaway CA, asked with POST and with GET (doh_method).
+// with a certificate from a throwaway CA, asked with POST and with GET (doh_method); which method went
+// out is read from the request itself, through a TLS front to unbound serving HTTP/2 in cleartext.
 
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
@@ -10,7 +11,10 @@ import { parseForward } from "./setup.ts";
 import { parseCorefile } from "../../corefile/parser.ts";
 import { Rcode, Type } from "../../dns/constants.ts";
 import { makeRequest, recordingNext } from "../../../test/helpers/request.ts";
-import { makePki, type Pki } from "../../../test/upstream/tls-front.ts";
+import http2 from "node:http2";
+import net from "node:net";
+import { decode } from "../../dns/decode.ts";
+import { makePki, startTlsFront, type Pki } from "../../../test/upstream/tls-front.ts";
 import { startUnboundDoh, type UnboundDoh } from "../../../test/upstream/unbound-doh.ts";
 import { startServer } from "../../../test/helpers/server.ts";
 import { dig } from "../../../test/helpers/dig.ts";
@@ -109,5 +113,59 @@ test("end to end: dig gets unbound's answer through clusterdns over DNS over HTT
     assert.deepEqual(r.answer, ['who.example.org. 60 IN TXT "unbound-doh"']);
   } finally {
     assert.equal(await srv.stop(), 0);
+  }
+});
+
+/** The method and path of each request a client sent on one HTTP/2 connection, read by Node's own
+ * HTTP/2 server from the bytes as they came (the connection preface, SETTINGS, HEADERS...). */
+async function requestLines(bytes: Buffer): Promise<string[]> {
+  const lines: string[] = [];
+  const server = http2.createServer();
+  server.on("stream", (stream, headers) => {
+    lines.push(`${String(headers[":method"])} ${String(headers[":path"])}`);
+    stream.close(http2.constants.NGHTTP2_CANCEL);
+  });
+  // Every byte read once the client's side ends: the session is done.
+  server.on("session", (s) => s.socket.once("end", () => s.destroy()));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const sock = net.connect((server.address() as net.AddressInfo).port, "127.0.0.1");
+  sock.on("error", () => {});
+  // What the server says back is not needed, but must be read for the close to come.
+  sock.resume();
+  sock.end(bytes);
+  await new Promise((r) => sock.once("close", r));
+  await new Promise((r) => server.close(r));
+  return lines;
+}
+
+test("doh_method GET sends GET /dns-query?dns=... to unbound, POST by default (the request lines seen)", async () => {
+  // unbound serves HTTP/2 in cleartext behind a TLS front that keeps what clusterdns sent.
+  const plain = await startUnboundDoh(pki, "unbound-behind", true);
+  const front = await startTlsFront(pki, plain.port, { alpn: ["h2"], record: true });
+  try {
+    for (const [method, want] of [
+      ["", /^POST \/dns-query$/],
+      ["\n doh_method GET", /^GET \/dns-query\?dns=[A-Za-z0-9_-]+$/],
+    ] as const) {
+      const { f, h } = make(
+        `forward . https://127.0.0.1:${front.port} {\n tls ca.crt\n tls_servername dns.test${method}\n}`,
+      );
+      const reply = await who(h);
+      assert.equal(reply.rcode, Rcode.NOERROR, plain.log());
+      assert.deepEqual((reply.answer[0].data as { strings: string[] }).strings, ["unbound-behind"]);
+      f.close();
+      const lines = await requestLines(Buffer.concat(front.received.at(-1)!));
+      assert.equal(lines.length, 1, lines.join("\n"));
+      assert.match(lines[0], want);
+      if (method !== "") {
+        // RFC 8484 4.1: base64url without padding of the query, whose ID is 0.
+        const q = Buffer.from(lines[0].split("?dns=")[1], "base64url");
+        assert.equal(q.readUInt16BE(0), 0);
+        assert.equal(decode(q).question[0].name, "who.example.org.");
+      }
+    }
+  } finally {
+    await front.close();
+    await plain.stop();
   }
 });

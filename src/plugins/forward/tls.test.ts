@@ -26,7 +26,7 @@ before(async () => {
   knot = await startKnot({ id: "dot" });
   pki = makePki();
   front = await startTlsFront(pki, knot.port);
-  strict = await startTlsFront(pki, knot.port, true);
+  strict = await startTlsFront(pki, knot.port, { clientAuth: true });
 });
 
 after(async () => {

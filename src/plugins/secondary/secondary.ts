@@ -66,6 +66,7 @@ export function unmapped(address: string): string {
 export function secondaryTransferer(zones: readonly SecondaryZone[]): Transferer {
   return {
     name: "secondary",
+    zones: () => zones.map((z) => z.origin),
     transfer(origin) {
       const sz = zones.find((z) => z.origin === origin);
       if (sz === undefined) return undefined;

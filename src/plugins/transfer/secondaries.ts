@@ -1,12 +1,28 @@
 // Who may transfer a zone: the `to` lines of a transfer stanza. An entry is `*` (anyone), an address,
-// an address with a port (CoreDNS's form; the port is where CoreDNS sends NOTIFY, which clusterdns does
-// not), or a CIDR prefix (as the kubernetes plugin's old `transfer to` took them).
+// an address with a port (CoreDNS's form), or a CIDR prefix (as the kubernetes plugin's old `transfer
+// to` took them). Each address, with or without a port (53 when none), is also where NOTIFY goes when
+// the zone changes (RFC 1996), as CoreDNS sends it; `*` and prefixes name no one to notify.
 
 import { BlockList, isIP } from "node:net";
+
+/** One secondary that is sent NOTIFY. */
+export interface NotifyTarget {
+  readonly host: string;
+  readonly port: number;
+}
+
+/** RFC 1996 sends NOTIFY to the secondary's DNS port unless told otherwise. */
+const NOTIFY_PORT = 53;
 
 export class Secondaries {
   #anyone = false;
   readonly #list = new BlockList();
+  readonly #notify: NotifyTarget[] = [];
+
+  /** The addresses (and ports) named one by one: where NOTIFY goes. */
+  get notifyTargets(): readonly NotifyTarget[] {
+    return this.#notify;
+  }
 
   /** Adds one `to` argument; returns an error message for one that is none of the forms above. */
   add(entry: string): string | undefined {
@@ -26,9 +42,11 @@ export class Secondaries {
       this.#list.addSubnet(base, Number(bits), family === 6 ? "ipv6" : "ipv4");
       return undefined;
     }
-    const ip = hostOf(entry);
-    if (ip === undefined) return `'${entry}' is not an address, address:port, CIDR prefix or *`;
-    this.#list.addAddress(ip, isIP(ip) === 6 ? "ipv6" : "ipv4");
+    const target = hostOf(entry);
+    if (target === undefined) return `'${entry}' is not an address, address:port, CIDR prefix or *`;
+    this.#list.addAddress(target.host, isIP(target.host) === 6 ? "ipv6" : "ipv4");
+    if (!this.#notify.some((t) => t.host === target.host && t.port === target.port))
+      this.#notify.push(target);
     return undefined;
   }
 
@@ -42,10 +60,12 @@ export class Secondaries {
   }
 }
 
-/** The address of `a.b.c.d`, `a.b.c.d:port`, `v6` or `[v6]:port`; undefined for anything else. */
-function hostOf(entry: string): string | undefined {
-  if (isIP(entry) !== 0) return entry;
+/** The address and port of `a.b.c.d`, `a.b.c.d:port`, `v6` or `[v6]:port`; undefined for anything
+ * else. */
+function hostOf(entry: string): NotifyTarget | undefined {
+  if (isIP(entry) !== 0) return { host: entry, port: NOTIFY_PORT };
   const m = /^\[([^\]]+)\]:(\d{1,5})$/.exec(entry) ?? /^([^:]+):(\d{1,5})$/.exec(entry);
-  if (m === null || Number(m[2]) > 65535) return undefined;
-  return isIP(m[1]) !== 0 ? m[1] : undefined;
+  const port = Number(m?.[2]);
+  if (m === null || port < 1 || port > 65535) return undefined;
+  return isIP(m[1]) !== 0 ? { host: m[1], port } : undefined;
 }

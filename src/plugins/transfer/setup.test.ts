@@ -53,8 +53,15 @@ test("transfer: CoreDNS's forms of 'to' parse, and only the named clients may tr
   }
   for (const no of ["10.0.0.3", "127.0.0.1", "fd00::55", "192.0.3.1", "fd02::1", ""])
     assert.ok(!s.allows(no), no);
+  // NOTIFY goes to each address named one by one, at its port or 53; not to prefixes.
+  assert.deepEqual(
+    s.notifyTargets.map((t) => `${t.host} ${t.port}`),
+    ["10.0.0.1 53", "10.0.0.2 5300", "fd00::53 53", "fd00::54 53"],
+  );
+  assert.match(s.add("10.0.0.9:0") ?? "", /not an address/);
   const any = new Secondaries();
   any.add("*");
+  assert.equal(any.notifyTargets.length, 0);
   assert.ok(any.allows("203.0.113.9"));
 });
 
@@ -68,6 +75,7 @@ test("transfer: the stanza's zones and 'to' lines reach the handler; sources are
   const soa = parseRRText("example.org. 60 IN SOA ns. host. 7 1 1 1 1");
   offerTransferer(f.ctx.block.shared, {
     name: "fake",
+    zones: () => ["example.org."],
     transfer: (z) => (z === "example.org." ? { soa, records: () => [] } : undefined),
   });
   await f.start();

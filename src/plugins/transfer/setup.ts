@@ -1,9 +1,12 @@
 // `transfer [ZONES...] { to ADDRESS... }`: zone transfers out of the block's kubernetes and file zones,
-// as CoreDNS's transfer plugin. `to` may repeat; at least one is required, as in CoreDNS.
+// as CoreDNS's transfer plugin. `to` may repeat; at least one is required, as in CoreDNS. The
+// addresses `to` names one by one are sent NOTIFY when a zone changes (notifier.ts).
 
 import type { Setup } from "../../setup/registry.ts";
 import { argCount, blockOptions, noBlock, zonesArg } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
+import { inWorker } from "../../runtime/thread-role.ts";
+import { Notifier } from "./notifier.ts";
 import { Secondaries } from "./secondaries.ts";
 import { transferPlugin } from "./transfer.ts";
 import { transferers } from "./transferer.ts";
@@ -33,5 +36,11 @@ export const setup: Setup = (d, ctx) => {
       log.warn({ zones }, "no plugin in this server block holds zones to transfer (kubernetes, file)");
     }
   });
+  // The process notifies once: worker threads set the same Corefile up, and send none.
+  if (!inWorker() && to.notifyTargets.length > 0) {
+    const notifier = new Notifier({ zones, targets: to.notifyTargets, sources, log });
+    ctx.onServing(() => notifier.start());
+    ctx.onShutdown(() => notifier.stop());
+  }
   return transferPlugin({ zones, to, sources, log });
 };

@@ -38,7 +38,7 @@ function zoneOf(n: number): ZoneTransfer & { made: number } {
 }
 
 function source(zones: Record<string, ZoneTransfer | Unavailable>): Transferer {
-  return { name: "fake", transfer: (zone) => zones[zone] };
+  return { name: "fake", zones: () => Object.keys(zones), transfer: (zone) => zones[zone] };
 }
 
 function handler(o: { to?: string[]; sources?: Transferer[]; zones?: string[] } = {}) {
@@ -212,6 +212,26 @@ describe("transfer", () => {
         assert.equal(all[0], rrToText(SOA));
         assert.equal(all.at(-1), rrToText(SOA));
       }
+    });
+
+    it("sends the differences (RFC 1995 4) when the source has them from the client's serial", async () => {
+      const old = { ...SOA, data: { ...SOA.data, serial: SERIAL - 1 } as RR["data"] };
+      const removed = parseRRText("gone.example.org. 300 IN A 192.0.2.9");
+      const added = parseRRText("new.example.org. 300 IN A 192.0.2.10");
+      const z: ZoneTransfer = {
+        ...zoneOf(25),
+        changes: (serial) =>
+          serial === SERIAL - 1 ? [{ from: old, to: SOA, removed: [removed], added: [added] }] : undefined,
+      };
+      const { h } = handler({ sources: [source({ [ZONE]: z })] });
+      const { req, sent } = tcpRequest("example.org", Type.IXFR, { serial: SERIAL - 1 });
+      assert.deepEqual(
+        answers([...sent, await h.serve(req)]),
+        [SOA, old, removed, SOA, added, SOA].map(rrToText),
+      );
+      // A serial the source has no changes from: the whole zone.
+      const other = tcpRequest("example.org", Type.IXFR, { serial: SERIAL - 2 });
+      assert.equal(answers([...other.sent, await h.serve(other.req)]).length, 27);
     });
 
     it("over UDP answers the single SOA: the zone does not fit, so the client asks again over TCP", async () => {

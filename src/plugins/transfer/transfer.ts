@@ -1,8 +1,8 @@
 // The transfer handler: AXFR (RFC 5936) and IXFR (RFC 1995) of the zones its sources hold, to the
-// clients its `to` lines name. IXFR is answered the two ways RFC 1995 leaves a server without a change
-// history: the single current SOA when the client's serial is current (section 4) or the query came
-// over UDP (section 2: a reply that does not fit says "ask over TCP"), else the whole zone as AXFR
-// sends it (section 4: "the entire zone is returned").
+// clients its `to` lines name. IXFR gets the single current SOA when the client's serial is current
+// (section 4) or the query came over UDP (section 2: a reply that does not fit says "ask over TCP");
+// the differences from the client's version when the source keeps them (file and auto zones: their
+// journal); else the whole zone as AXFR sends it (section 4: "the entire zone is returned").
 //
 // A zone goes out as a stream of messages (Request.stream), each filled to MESSAGE_BUDGET octets at
 // most, from the source's records as it produces them: memory holds one message, never the zone.
@@ -18,7 +18,7 @@ import { Rcode, Type } from "../../dns/constants.ts";
 import { isSubdomain } from "../../dns/name.ts";
 import { rrSizeBound } from "../../dns/rr-size.ts";
 import type { Secondaries } from "./secondaries.ts";
-import type { Transferer, ZoneTransfer } from "./transferer.ts";
+import type { Transferer, ZoneChange, ZoneTransfer } from "./transferer.ts";
 
 /** Octets of records per message, counted uncompressed: with the header, question, OPT and a closing
  * SOA a message stays far under the 65535 that TCP framing allows (RFC 5936 2.2), and compression
@@ -77,6 +77,8 @@ export function transferHandler(o: TransferOptions, next: Handler): Handler {
         return Promise.resolve(message(req, [offer.soa]));
       }
       if (req.stream === undefined) return Promise.resolve(failure(req, Rcode.REFUSED));
+      const changes = clientSerial === undefined ? undefined : offer.changes?.(clientSerial);
+      if (changes !== undefined) return send(req, req.stream, incremental(offer.soa, changes), o.log);
       return send(req, req.stream, offer, o.log);
     },
   };
@@ -91,12 +93,29 @@ function find(sources: readonly Transferer[], zone: string) {
   return undefined;
 }
 
+/** An IXFR's body (RFC 1995 4): for each change, the old SOA, the records it removed, the new SOA,
+ * the records it added; `send` puts the current SOA before and after. */
+function incremental(soa: RR, changes: readonly ZoneChange[]): ZoneTransfer & { ixfr: true } {
+  return {
+    soa,
+    ixfr: true,
+    *records() {
+      for (const c of changes) {
+        yield [c.from];
+        yield c.removed;
+        yield [c.to];
+        yield c.added;
+      }
+    },
+  };
+}
+
 /** Streams the zone: SOA, records, SOA (RFC 5936 2.2), every message but the last through `stream`;
- * the last is the handler's reply. */
+ * the last is the handler's reply. An IXFR's differences go out the same way. */
 async function send(
   req: Request,
   stream: (m: Msg) => Promise<boolean>,
-  zone: ZoneTransfer,
+  zone: ZoneTransfer & { ixfr?: true },
   log: Logger,
 ): Promise<Msg> {
   const started = performance.now();
@@ -130,6 +149,7 @@ async function send(
       zone: req.qname,
       client: req.remoteAddress,
       serial: (zone.soa.data as { serial: number }).serial,
+      how: zone.ixfr ? "IXFR" : "AXFR",
       records,
       messages: messages + 1,
       ms: Math.round(performance.now() - started),

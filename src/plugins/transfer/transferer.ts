@@ -13,6 +13,19 @@ export interface ZoneTransfer {
   /** Every other record of the zone, in order, in arrays of a few: each array is sent (or queued to
    * be) before the next is made. */
   records(): Iterable<readonly RR[]>;
+  /** The changes from the client's `serial` to this version, oldest first, when the source keeps
+   * them (RFC 1995 IXFR); undefined sends the whole zone. */
+  changes?(serial: number): readonly ZoneChange[] | undefined;
+}
+
+/** One step of a zone's history, as an IXFR sends it (RFC 1995 4). */
+export interface ZoneChange {
+  /** The SOA of the version before. */
+  readonly from: RR;
+  /** The SOA of the version after. */
+  readonly to: RR;
+  readonly removed: readonly RR[];
+  readonly added: readonly RR[];
 }
 
 /** The source holds the zone but cannot send it now (the kubernetes store has not synced). */
@@ -23,6 +36,8 @@ export interface Unavailable {
 export interface Transferer {
   /** The plugin's name, for logs. */
   readonly name: string;
+  /** The apexes of the zones it holds now (canonical): the zones whose serial NOTIFY watches. */
+  zones(): Iterable<string>;
   /** The zone whose apex is `zone` (canonical), or undefined when the plugin has no such zone. */
   transfer(zone: string): ZoneTransfer | Unavailable | undefined;
 }

@@ -30,6 +30,7 @@ import { isReverseZone } from "../names/zones.ts";
 export function kubernetesTransferer(store: StoreView, records: Records): Transferer {
   return {
     name: "kubernetes",
+    zones: () => records.options.zones.filter((z) => !isReverseZone(z)),
     transfer(zone) {
       if (isReverseZone(zone) || !records.options.zones.includes(zone)) return undefined;
       if (!store.synced) return { unavailable: "the kubernetes store has not synced yet" };
