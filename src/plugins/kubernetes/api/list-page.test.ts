@@ -208,6 +208,17 @@ describe("page buffers", () => {
   });
 });
 
+test("page buffers let their spares go once none has come back for a while", async () => {
+  const pages = new PageBuffers();
+  const b = pages.take(1000);
+  pages.give(b);
+  assert.equal(pages.take(1000), b);
+  pages.give(b);
+  // Timers run in the order they expire: the spares' is done before this wait's.
+  await new Promise((r) => setTimeout(r, PageBuffers.IDLE_MS + 200));
+  assert.notEqual(pages.take(1000), b);
+});
+
 describe("the reflector's pages", () => {
   test("an item that is not an object fails the list: the page asked ahead is dropped, and it lists again", async () => {
     const bad = Buffer.from(

@@ -119,18 +119,33 @@ function findItems(b: Uint8Array): { open: number; bounds: number[]; end: number
 export class PageBuffers {
   /** Buffers larger than this (a page of an unlimited LIST) are not kept. */
   static readonly KEEP_MAX = 8 * 2 ** 20;
-  readonly #spare: Buffer[] = [];
 
-  /** A buffer of at least `size` bytes (its contents are garbage). */
+  /** Spares are let go after this long without a buffer given back: a list is over, and a
+   * watch's life of hours should not hold its megabytes. */
+  static readonly IDLE_MS = 1000;
+  readonly #spare: Buffer[] = [];
+  #idle: NodeJS.Timeout | undefined;
+
+  /** A buffer of at least `size` bytes (its contents are garbage). A new one has a quarter more
+   * room, so that the next page, a little larger, fits it too. */
   take(size: number): Buffer {
     const i = this.#spare.findIndex((b) => b.length >= size);
     if (i >= 0) return this.#spare.splice(i, 1)[0];
-    return Buffer.allocUnsafeSlow(Math.max(size, 2 ** 18));
+    return Buffer.allocUnsafeSlow(Math.max(Math.ceil(size * 1.25), 2 ** 18));
   }
 
   /** Takes back a buffer no one reads any more. */
   give(b: Buffer): void {
-    if (b.length <= PageBuffers.KEEP_MAX && this.#spare.length < 4) this.#spare.push(b);
+    if (b.length > PageBuffers.KEEP_MAX || this.#spare.length >= 4) return;
+    this.#spare.push(b);
+    if (this.#idle) this.#idle.refresh();
+    else {
+      this.#idle = setTimeout(() => {
+        this.#spare.length = 0;
+        this.#idle = undefined;
+      }, PageBuffers.IDLE_MS);
+      this.#idle.unref();
+    }
   }
 
   /** Copies a body's chunks into one buffer as they come; the buffer grows by doubling. */
