@@ -29,15 +29,17 @@ export async function startInProcess(services: number, which: BenchCorefile): Pr
   writeFileSync(objects, JSON.stringify({ kind: "List", items: cluster.objects }));
   const corefile = benchCorefile(which, "", NO_UPSTREAM, `objects ${objects}`);
   const inst = await readyInstance(corefile, dir);
-  const peer: Peer = {
-    proto: "udp",
-    remoteAddress: "127.0.0.1",
-    remotePort: 40000,
-    localAddress: "127.0.0.1",
-    localPort: 53,
-  };
-  return { cluster, inst, pipeline: inst.pipelines[0], peer };
+  return { cluster, inst, pipeline: inst.pipelines[0], peer: LOOPBACK_PEER };
 }
+
+/** The client the in-process benches answer: one UDP client on loopback. */
+export const LOOPBACK_PEER: Peer = {
+  proto: "udp",
+  remoteAddress: "127.0.0.1",
+  remotePort: 40000,
+  localAddress: "127.0.0.1",
+  localPort: 53,
+};
 
 /** dnsperf lines ("name type") as query packets, IDs counting up. */
 export function queryPackets(lines: readonly string[]): Buffer[] {

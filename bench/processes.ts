@@ -170,6 +170,17 @@ export function cpuSecondsOf(pid: number | undefined): number {
   }
 }
 
+/** A process's main thread so far, from /proc/PID/schedstat: seconds it ran on a CPU, and seconds it
+ * was ready to run and waited for one (the machine's other work holding every core). */
+export function schedOf(pid: number | undefined): { ran: number; waited: number } {
+  try {
+    const [ran, waited] = readFileSync(`/proc/${pid}/schedstat`, "utf8").split(" ").map(Number);
+    return { ran: ran / 1e9, waited: waited / 1e9 };
+  } catch {
+    return { ran: NaN, waited: NaN };
+  }
+}
+
 /** The TCP ports a process listens on: its sockets' inodes, found in /proc/net/tcp and tcp6 in state
  * LISTEN. Reads a listener bound to port 0 (health, ready, prometheus) without a log line naming it. */
 export function listeningTcpPorts(pid: number): number[] {

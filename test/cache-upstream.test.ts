@@ -1,5 +1,6 @@
 // cache in front of forward, against a real upstream (Knot DNS on loopback): TTLs count down, prefetch
-// refreshes a popular name before it expires, and serve_stale keeps answering with the upstream gone.
+// refreshes a popular name before it expires, serve_stale keeps answering with the upstream gone, and a
+// reply over 16 KiB is not kept.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -10,6 +11,9 @@ import { httpGet } from "./helpers/http-get.ts";
 import { freePort } from "./helpers/free-port.ts";
 import { sample } from "./helpers/metrics.ts";
 import { startKnot } from "./upstream/knot.ts";
+import { bigZone } from "./soak/costly-client.ts";
+import { bigQuery } from "./soak/big-client.ts";
+import { exchangeTcp } from "./helpers/tcp-exchange.ts";
 
 const WWW = "www.example.org";
 
@@ -94,6 +98,49 @@ test("cache: serve_stale keeps answering while the upstream is down", async () =
     assert.ok((stale ?? 0) >= 1, `served stale ${stale}`);
     // Not in the cache at all: the upstream is needed, and it is gone.
     assert.equal((await dig(srv.port, "alias.example.org")).status, "SERVFAIL");
+  } finally {
+    await srv.stop();
+    await knot.stop();
+  }
+});
+
+test("cache: a forwarded reply over 16 KiB is answered whole, replayed for its client's retry only, never kept", async () => {
+  // Knot answers every name below r2000.big.test. with 2,000 A records (32 KB, over TCP).
+  const knot = await startKnot({ zone: { origin: "big.test.", text: bigZone([2000]) } });
+  const metricsPort = await freePort();
+  const srv = await startServer(`. {
+    prometheus 127.0.0.1:${metricsPort}
+    forward . 127.0.0.1:${knot.port}
+    cache 30
+}
+`);
+  const forwarded = async () => forwardedTo((await httpGet(metricsPort, "/metrics")).body);
+  /** Asks over TCP, in this process (no dig started between a query and its retry): the answer count. */
+  const ask = async (name: string) => {
+    const r = await exchangeTcp(srv.port, bigQuery(name), 5000);
+    assert.ok(r !== undefined && (r[3] & 0x0f) === 0, `${name}: NOERROR`);
+    return r.readUInt16BE(6);
+  };
+  try {
+    const big = "one.r2000.big.test.";
+    const start = await forwarded();
+    assert.equal(await ask(big), 2000, "answered whole");
+    // The client's retry (over TCP after a truncated UDP reply) comes within its second: replayed.
+    assert.equal(await ask(big), 2000);
+    const once = (await forwarded()) - start;
+    assert.equal(await ask("ns.big.test."), 1);
+    const asked = await forwarded();
+    await sleep(1500);
+    assert.equal(await ask("ns.big.test."), 1);
+    assert.equal(await forwarded(), asked, "a small reply is kept for cache's 30 s");
+    assert.equal(await ask(big), 2000);
+    const again = (await forwarded()) - asked;
+    assert.ok(once > 0, "the big name went to Knot");
+    assert.equal(
+      again,
+      once,
+      "asked of Knot again after its second, as often as the first time: not kept, and its retry was replayed",
+    );
   } finally {
     await srv.stop();
     await knot.stop();

@@ -98,7 +98,7 @@ const LAYERS: string[][] = [
     "src/cli-flags.ts",
     "src/default-corefile.ts",
   ],
-  ["src/corefile/", "src/client/", "src/metrics/"],
+  ["src/corefile/", "src/client/", "src/metrics/", "src/dnssec/"],
   ["src/answers/", "src/resolver/"],
   ["src/chain/"],
   ["src/setup/"],

@@ -212,6 +212,8 @@ describe("insights", () => {
     assert.match(cells[5], /ndots/);
     assert.match(stdout, /<li>api\.example\.com cost 6 NXDOMAIN from shop\/deployment\/checkout<\/li>/);
     assert.match(stdout, /<li>nginx\.default cost 1 NXDOMAIN from data\/statefulset\/db<\/li>/);
+    // The lists say which window they cover (the page's choice, 1m at first).
+    assert.match(stdout, /<h2>Top names <span class="window">\(last 1m\)<\/span><\/h2>/);
   });
 
   it("exports per-namespace series and the top workloads to Prometheus", async () => {

@@ -168,8 +168,9 @@ export class Answers {
     const policy = f.policy;
     if (policy.private || f.tc) return NO_SLOT;
     // A forwarded reply over BIG_REPLY_OCTETS is never kept by `cache`: replayed for a second (the
-    // client's retry over TCP after a truncated UDP reply), so that a client asking unique names with
-    // huge answers cannot fill the store's octets with them and push everyone's answers out.
+    // client's retry over TCP after a truncated UDP reply), in a sixteenth of the store's octets at
+    // most, so that a client asking unique names with huge answers cannot fill the store with them,
+    // push everyone's answers out, nor hold the process's memory up with replies asked once.
     const big = policy.outside && f.replyLength > BIG_REPLY_OCTETS;
     const kept = big ? undefined : policy.kept;
     if (kept === undefined && f.rcode !== Rcode.NOERROR && f.rcode !== Rcode.NXDOMAIN) return NO_SLOT;
@@ -184,7 +185,8 @@ export class Answers {
         ? SHUFFLED_REPLAY_SECONDS
         : policy.maxAge;
     d.rotation = rotation;
-    d.flags = 0;
+    // In the store's bounded share for passing replies, let go by the first store after its second.
+    d.flags = big ? FLAG.passing : 0;
     d.counters = this.#counterId(policy.countedBy);
     if (kept !== undefined) {
       const end = kept.stored + kept.ttl * 1000;

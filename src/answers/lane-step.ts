@@ -17,6 +17,8 @@ export interface LaneQuery {
   option(code: number): boolean;
   /** "dns://:53": the server this query reached. */
   readonly server: string;
+  /** The OPT record's DO bit (dnssec signs the replies of these queries only). */
+  readonly dnssecOk: boolean;
 }
 
 /** The reply a lane answer writes: a message refilled for every query (its question, ID and flags are

@@ -52,6 +52,10 @@ class Query implements LaneQuery {
     return this.#mixedCase ? spelledQname(this.#buf!, this.#s!.questionEnd) : undefined;
   }
 
+  get dnssecOk(): boolean {
+    return this.#s!.dnssecOk;
+  }
+
   option(code: number): boolean {
     // The key's state octet (scan.ts) says whether there is an OPT record and whether it holds a local
     // option or NSID: the record is decoded only when it may hold `code`.

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { AnswerStore, DROP_AT, Draft, EXPIRES, NO_SLOT } from "./store.ts";
+import { AnswerStore, DROP_AT, Draft, EXPIRES, FLAG, NO_SLOT } from "./store.ts";
 import { hashBytes, latin1Bytes } from "../dns/key.ts";
 import { rotateRecords, rotationOf, replayInto } from "./replay.ts";
 import { replyTo } from "../dns/message.ts";
@@ -23,10 +23,12 @@ function put(
     pool?: number;
     generation?: number;
     size?: number;
+    flags?: number;
   } = {},
 ): number {
   const d = new Draft();
   d.pool = o.pool ?? 0;
+  d.flags = o.flags ?? 0;
   d.times[EXPIRES] = o.expires ?? 10_000;
   d.times[DROP_AT] = o.dropAt ?? 0;
   const kb = latin1Bytes(k);
@@ -287,6 +289,30 @@ test("entries past their dropAt go by the sweep, though nobody asks for them aga
   assert.equal(c.size, 120, "only the live entries are held");
   assert.notEqual(get(c, key("live0"), 200_000), NO_SLOT);
   assert.ok(c.bytes().reserved < full / 4, `slab given back: ${c.bytes().reserved} of ${full} octets`);
+});
+
+test("passing replies are let go when their time is up, and hold a bounded share of the octets", () => {
+  // 1 MiB of octets: passing replies (a big forwarded one, replayed for its client's retry) hold at
+  // most a sixteenth, 64 KiB.
+  const c = new AnswerStore({ maxBytes: 1024 * 1024 });
+  c.clock[0] = 0;
+  // Beyond the sweep's first step (2,048 slots a second): before, an expired passing reply waited for
+  // the hand to come round, a minute in a store of 120k slots.
+  for (let i = 0; i < 3000; i++) put(c, key(`small${i}`), { expires: 100_000 });
+  const small = c.bytes().used;
+  const passing = { size: 20_000, expires: 1000, flags: FLAG.passing };
+  for (const k of ["p1", "p2", "p3"]) assert.notEqual(put(c, key(k), passing), NO_SLOT);
+  assert.notEqual(put(c, key("p4"), passing), NO_SLOT);
+  assert.equal(get(c, key("p1")), NO_SLOT, "the oldest made room: 4 x 20 KB is over 64 KiB");
+  for (const k of ["p2", "p3", "p4"]) assert.notEqual(get(c, key(k)), NO_SLOT);
+  assert.ok(c.bytes().used - small <= 64 * 1024, `${c.bytes().used - small} octets of passing replies`);
+  assert.notEqual(put(c, key("p5"), { ...passing, size: 200 }), NO_SLOT, "a small one in the share");
+  // A second later, the next store of anything lets the passing replies go.
+  c.clock[0] = 2000;
+  put(c, key("later"), { expires: 100_000 });
+  c.clock[0] = 0;
+  assert.ok(c.bytes().used - small < 1000, `${c.bytes().used - small} octets left after their time`);
+  assert.equal(c.size, 3001);
 });
 
 test("a store's slots take memory when used, not when their pools are set up", () => {

@@ -12,7 +12,8 @@
 // bumps the generation; a reply computed under an older generation is refused when its own name
 // changed since (or everything did), so a slow answer never overwrites a newer truth.
 
-import { Slab } from "./slab.ts";
+import { Slab, copyBytes, slotMemory } from "./slab.ts";
+import { PassingQueue } from "./passing.ts";
 import { ChangedNames } from "./changed-names.ts";
 import { KEY_TAIL, hashBytes, latin1Bytes } from "../dns/key.ts";
 import { wireKey } from "../dns/name.ts";
@@ -65,6 +66,8 @@ export const FLAG = {
   answers: 1,
   /** A background refresh of it is under way. */
   refreshing: 2,
+  /** Held only for its client's retry, in a bounded share of the octets (passing.ts). */
+  passing: 4,
 } as const;
 
 interface Pool {
@@ -88,21 +91,11 @@ export interface StoreOptions {
   maxBytes?: number;
   /** Names whose last invalidation is remembered (see set generation checks). */
   rememberNames?: number;
+  /** Octets the passing replies (FLAG.passing) may hold; a sixteenth of maxBytes by default. */
+  passingBytes?: number;
 }
 
 const EMPTY: Int32Array = new Int32Array(0);
-
-/** Zeroed memory of at least `octets` whose pages become resident only when written. A typed array's
- * buffer comes from calloc, which zeroes it by writing when it reuses freed memory: glibc does so for
- * anything below its mmap threshold, which rises as large blocks are freed, up to 32 MiB. A buffer
- * over that is always mapped fresh, and its untouched pages cost nothing: so every buffer here is at
- * least MAPPED octets (address space, not memory). Without it a store's arrays were resident from the
- * start: 30 MB per store, against 85 octets per entry used. */
-function slotMemory(octets: number): ArrayBuffer {
-  return new ArrayBuffer(Math.max(octets, MAPPED));
-}
-
-const MAPPED = 33 * 1024 * 1024;
 
 /** Entries past their time are let go by a sweep, not only when a full pool needs their slot: a
  * cluster's churn stores answers asked once (the NXDOMAIN of each deleted Service), which would
@@ -160,6 +153,7 @@ export class AnswerStore {
   #clearedAt = 0;
   /** The names invalidated lately, with when (changed-names.ts). */
   readonly #changed: ChangedNames;
+  readonly #passing: PassingQueue;
   /** The sweep's next slot, and the clock of its last step. */
   #sweepHand = 0;
   #sweptAt = 0;
@@ -167,6 +161,7 @@ export class AnswerStore {
   constructor(o: StoreOptions = {}) {
     this.#maxBytes = o.maxBytes ?? 64 * 1024 * 1024;
     this.#changed = new ChangedNames(o.rememberNames ?? 10_000);
+    this.#passing = new PassingQueue(o.passingBytes ?? this.#maxBytes / 16);
     this.addPool(o.capacity ?? 100_000);
   }
 
@@ -232,6 +227,8 @@ export class AnswerStore {
     if (this.clock[0] - this.#sweptAt >= SWEEP_MS) this.#sweep();
     const pool = this.#pools[d.pool];
     const need = keyLen + replyLen;
+    const passing = (d.flags & FLAG.passing) !== 0;
+    if (passing) this.#letPassingGo(need);
     while (this.#slab.usedBytes + need > this.#maxBytes && pool.count > 0) this.#evictOne(pool);
     if (this.#slab.usedBytes + need > this.#maxBytes) return NO_SLOT;
     const s = this.#takeSlot(pool);
@@ -272,6 +269,7 @@ export class AnswerStore {
     this.#flags[s] = d.flags;
     this.#counters[s] = d.counters;
     this.#serial[s]++;
+    if (passing) this.#passing.push(s, this.#serial[s], this.#slab.capacity(block));
     pool.count++;
     this.#size++;
     return s;
@@ -483,7 +481,22 @@ export class AnswerStore {
       if (this.#live[s] !== 0 && this.#dropAt[s] <= now) this.remove(s);
     }
     this.#sweepHand = s;
+    this.#letPassingGo(0);
     if (this.#slab.reservedBytes > 2 * this.#slab.usedBytes + GIVE_BACK) this.#compact();
+  }
+
+  /** Drops the oldest passing replies while they are gone, past their time, or too many with `need`
+   * octets more. */
+  #letPassingGo(need: number): void {
+    const q = this.#passing;
+    const now = this.clock[0];
+    while (q.count > 0) {
+      const s = q.headSlot;
+      const held = this.#live[s] !== 0 && this.#serial[s] === q.headSerial;
+      if (held && this.#dropAt[s] > now && q.bytes + need <= q.maxBytes && !q.full) return;
+      q.shift();
+      if (held) this.remove(s);
+    }
   }
 
   /** Moves every entry into a new slab, when blocks freed in one size class left the chunks holding
@@ -575,15 +588,5 @@ export class AnswerStore {
         this.#names[nb] = s;
       }
     }
-  }
-}
-
-/** Copies len octets; a loop for the short replies most are (no view object, as subarray() would
- * make), the engine's copy for long ones. */
-export function copyBytes(from: Uint8Array, at: number, len: number, to: Uint8Array, toAt: number): void {
-  if (len <= 256) {
-    for (let i = 0; i < len; i++) to[toAt + i] = from[at + i];
-  } else {
-    to.set(from.subarray(at, at + len), toAt);
   }
 }

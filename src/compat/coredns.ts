@@ -66,10 +66,16 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     plugin: "metadata",
     options: "ZONES",
     verdict: "same",
-    note: "labels published: kubernetes's (but `client-label/*`, `cluster` and `zone`) and `view/name`; a value is worked out when log, rewrite or view reads it",
+    note: "labels published: kubernetes's (but `client-label/*`, `cluster` and `zone`), geoip's and `view/name`; a value is worked out when log, rewrite or view reads it",
     twice: "refused",
   },
-  missing("geoip", "no reader of MaxMind databases here"),
+  {
+    plugin: "geoip",
+    options: "DBFILE, `edns-subnet`",
+    verdict: "same",
+    note: "City, Country and Enterprise databases give the city labels, ASN and ISP databases the asn ones, as CoreDNS reads them; a label's value is looked up when log, rewrite or view reads it",
+    twice: "refused",
+  },
   {
     plugin: "cancel",
     options: "TIMEOUT",
@@ -252,7 +258,24 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
       },
     ],
   },
-  missing("dnssec", "no online signing", true),
+  {
+    plugin: "dnssec",
+    options: "ZONES, `key file`, `cache_capacity`",
+    verdict: "differs",
+    note: "RSASHA256, ECDSAP256SHA256, ECDSAP384SHA384 and ED25519 keys from BIND key files; a NODATA's NSEC lists the types the name holds (CoreDNS: a fixed list without the type asked), a denial at the end of a CNAME chain is proven for the chain's target, and forwarded replies are never signed; a second `dnssec` line in a block is refused rather than replacing the first",
+    twice: "refused",
+    parts: [
+      {
+        option: "key",
+        args: /(^|\s)(secret|aws_secretsmanager)(\s|$)/,
+        what: "`key secret` (AWS Secrets Manager)",
+        verdict: "missing",
+        note: "keys are read from files only: no AWS Secrets Manager client here",
+        example:
+          "example.org {\n    dnssec {\n        key secret Kexample.org.+013+45330\n    }\n    whoami\n}\n",
+      },
+    ],
+  },
   { plugin: "autopath", options: "ZONES, RESOLV-CONF, `@kubernetes`", verdict: "same", note: "" },
   { plugin: "minimal", options: "", verdict: "same", note: "" },
   {
@@ -268,9 +291,18 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     note: "AXFR and IXFR of the *kubernetes*, *file*, *auto* and *secondary* zones; IXFR without a change history (a full transfer, as RFC 1995 allows); no NOTIFY",
   },
   { plugin: "hosts", options: "every option", verdict: "same", note: "", twice: "refused" },
-  missing("route53", "no cloud DNS backends"),
-  missing("azure", "no cloud DNS backends"),
-  missing("clouddns", "no cloud DNS backends"),
+  missing(
+    "route53",
+    "no cloud DNS backends: Route 53 can be tested only against AWS itself (AWS ships no local Route 53, and no stand-in is packaged for Debian or npm)",
+  ),
+  missing(
+    "azure",
+    "no cloud DNS backends: Azure DNS has no local emulator to test one against (Microsoft's Azurite serves Storage only)",
+  ),
+  missing(
+    "clouddns",
+    "no cloud DNS backends: Google Cloud DNS has no local emulator to test one against (gcloud's emulators serve Pub/Sub, Datastore, Firestore, Bigtable and Spanner)",
+  ),
   {
     plugin: "k8s_external",
     options: "ZONES, `apex`, `ttl`, `headless`, `fallthrough`",
@@ -327,7 +359,7 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     plugin: "file",
     options: "DBFILE, ZONES, `reload`, `upstream`",
     verdict: "differs",
-    note: "no DNSSEC: a signed zone's RRSIG and NSEC records are not added to answers; `upstream` is accepted with a warning, a no-op as in CoreDNS",
+    note: "a signed zone's RRSIG and NSEC records are not added to answers (*dnssec* in the block signs its answers online instead); `upstream` is accepted with a warning, a no-op as in CoreDNS",
   },
   {
     plugin: "auto",
@@ -347,7 +379,10 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     verdict: "differs",
     note: "reads etcd per query through etcd's JSON gateway at /v3/ (etcd 3.4 or newer; the /v3alpha and /v3beta paths of 3.2 and 3.3 are not tried); endpoints are tried in order rather than balanced; `upstream`, `stubzones` and `debug` are accepted with a warning, no-ops as in CoreDNS",
   },
-  missing("nomad", "no Nomad backend"),
+  missing(
+    "nomad",
+    "no Nomad backend: no Nomad agent to test one against installs here (Debian has no nomad package, and Nomad is under the BUSL from 1.7 on)",
+  ),
   {
     plugin: "loop",
     options: "",
@@ -386,7 +421,10 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     verdict: "differs",
     note: "the command's output is logged line by line (CoreDNS passes it to its own stdout and stderr); `certrenew`, which CoreDNS accepts and never fires, is accepted with a warning; with `-workers N` the main thread alone runs the commands",
   },
-  missing("sign", "no zone signing"),
+  missing(
+    "sign",
+    "no offline signing: *file* serves a signed zone's records but not its DNSSEC (RRSIGs, NSEC denials), so a db.ZONE.signed would add nothing; sign the zone online with *dnssec* in the *file* block instead",
+  ),
   {
     plugin: "view",
     options: "NAME, `expr`",

@@ -14,12 +14,14 @@ import { setup as cancel } from "./cancel/setup.ts";
 import { setup as chaos } from "./chaos/setup.ts";
 import { setup as dnstap } from "./dnstap/setup.ts";
 import { setup as dns64 } from "./dns64/setup.ts";
+import { setup as dnssec } from "./dnssec/setup.ts";
 import { setup as debug } from "./debug/setup.ts";
 import { setup as erratic } from "./erratic/setup.ts";
 import { setup as errors } from "./errors/setup.ts";
 import { setup as etcd } from "./etcd/setup.ts";
 import { setup as file } from "./file/setup.ts";
 import { setup as forward } from "./forward/setup.ts";
+import { setup as geoip } from "./geoip/setup.ts";
 import { setup as header } from "./header/setup.ts";
 import { setup as health } from "./health/setup.ts";
 import { setup as hosts } from "./hosts/setup.ts";
@@ -56,6 +58,7 @@ export const plugins: Registry = new Map<string, Setup>([
   // First: the folder every other directive of the block reads relative paths from.
   ["root", root],
   ["metadata", metadata],
+  ["geoip", geoip],
   ["cancel", cancel],
   // A setting of tls:// and https:// blocks (their certificate), not a handler.
   ["tls", tls],
@@ -91,6 +94,7 @@ export const plugins: Registry = new Map<string, Setup>([
   ["cache", cache],
   ["rewrite", rewrite],
   ["header", header],
+  ["dnssec", dnssec],
   ["autopath", autopath],
   ["minimal", minimal],
   ["template", template],

@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Worker } from "node:worker_threads";
+import { heapBacklog, heapGrowthPercent, limitHeapGrowth } from "./heap.ts";
 
 // A worker thread compacts its heap once it is set up (src/worker.ts): the collector must be reachable
 // there, where no command-line flag exposes it, and give the emptied pages back.
@@ -29,4 +30,21 @@ test("collectGarbage compacts a worker thread's heap and gives its pages back", 
   await w.terminate();
   assert.equal(r.compactions, 1);
   assert.ok(r.after < r.before, `heap ${r.before} -> ${r.after} octets`);
+});
+
+test("the old space may grow further while watch events are backlogged, and back after; not while listing", () => {
+  limitHeapGrowth("serving");
+  assert.equal(heapGrowthPercent(), 30);
+  heapBacklog(true);
+  heapBacklog(true);
+  assert.equal(heapGrowthPercent(), 100);
+  heapBacklog(false);
+  assert.equal(heapGrowthPercent(), 100, "another source still has a backlog");
+  heapBacklog(false);
+  assert.equal(heapGrowthPercent(), 30);
+  limitHeapGrowth("list");
+  heapBacklog(true);
+  assert.equal(heapGrowthPercent(), 20, "a first LIST's pages go through the queue too");
+  heapBacklog(false);
+  limitHeapGrowth("serving");
 });

@@ -3,6 +3,7 @@
 
 import type { QueryDone } from "../metrics/query-done.ts";
 import type { Scanned } from "../dns/scan.ts";
+import type { Edns } from "../dns/message.ts";
 import { PLAIN_UDP_SIZE } from "../dns/constants.ts";
 
 const ROOT_WIRE = new Uint8Array(1);
@@ -48,6 +49,11 @@ export class FinishedQuery implements QueryDone {
 
   get qname(): string {
     return this.#scanned?.qname ?? ".";
+  }
+
+  /** The query's OPT record, decoded on first read (geoip's edns-subnet reads it through log). */
+  get edns(): Edns | undefined {
+    return this.#scanned?.edns;
   }
 
   get nameWire(): Uint8Array {

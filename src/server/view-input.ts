@@ -4,6 +4,7 @@
 import type { ViewQuery } from "../setup/block.ts";
 import type { Peer, Proto } from "./peer.ts";
 import type { Scanned } from "../dns/scan.ts";
+import type { Edns } from "../dns/message.ts";
 
 export class ViewInput implements ViewQuery {
   qname = "";
@@ -19,8 +20,15 @@ export class ViewInput implements ViewQuery {
   localAddress = "";
   localPort = 0;
   size = 0;
+  #scanned: Scanned | undefined = undefined;
+
+  /** The query's OPT record, decoded on first read (geoip's edns-subnet reads it). */
+  get edns(): Edns | undefined {
+    return this.#scanned?.edns;
+  }
 
   fill(s: Scanned, size: number, peer: Peer): this {
+    this.#scanned = s;
     this.qname = s.qname;
     this.qtype = s.qtype;
     this.qclass = s.qclass;

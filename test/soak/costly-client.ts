@@ -6,6 +6,7 @@
 //    on TC): the server's CPU per name, from /proc.
 // 2. Load: from 127.0.0.2, unique 4,000-record names at QPS a second, while a probe asks cluster
 //    names at 200 a second from 127.0.0.1: the probe's p50, p99 and lost queries, the server's RSS.
+// The server runs with the image's node flags and environment (SOAK_NODE_OPTIONS adds more).
 //   node test/soak/costly-client.ts [--reduced]
 
 import { setTimeout as sleep } from "node:timers/promises";
@@ -14,7 +15,10 @@ import { startServer, ROOT, type RunningServer } from "../helpers/server.ts";
 import { startKnot, type Knot } from "../upstream/knot.ts";
 import { udpProbe } from "./udp-probe.ts";
 import { askBig, bigClient, uniqueName } from "./big-client.ts";
-import { cpuSecondsOf } from "../../bench/processes.ts";
+import { IMAGE_ENV, NODE_FLAGS, cpuSecondsOf, schedOf } from "../../bench/processes.ts";
+import { freePort } from "../helpers/free-port.ts";
+import { httpGet } from "../helpers/http-get.ts";
+import { sample } from "../helpers/metrics.ts";
 
 export const SIZES = [500, 1000, 2000, 4000];
 const ZONE = "big.test.";
@@ -36,10 +40,12 @@ export function bigZone(sizes: readonly number[] = SIZES): string {
   return lines.join("\n") + "\n";
 }
 
-/** kubeadm's plugins, with the demo cluster for the cluster names and Knot as the upstream. */
-export function costlyCorefile(knot: Knot, extra = ""): string {
+/** kubeadm's plugins, with the demo cluster for the cluster names and Knot as the upstream (`extra`
+ * goes into forward's block; metrics on `metricsPort` when given). */
+export function costlyCorefile(knot: Knot, extra = "", metricsPort?: number): string {
+  const metrics = metricsPort === undefined ? "" : `\n    prometheus 127.0.0.1:${metricsPort}`;
   return `. {
-    errors
+    errors${metrics}
     kubernetes cluster.local in-addr.arpa ip6.arpa {
         objects ${ROOT}/zones/demo-cluster.yaml
         pods insecure
@@ -104,7 +110,15 @@ export const costlyClient: SoakPart = {
   async run(o: PartOptions): Promise<Report> {
     const report = new Report(this.name);
     const knot = await startKnot({ zone: { origin: ZONE, text: bigZone() } });
-    const server = await startServer(costlyCorefile(knot));
+    // As the image runs it (Dockerfile): its node flags and environment, so memory is what ships;
+    // SOAK_NODE_OPTIONS adds flags (--cpu-prof to profile it under the load).
+    const metricsPort = await freePort();
+    const server = await startServer(costlyCorefile(knot, "", metricsPort), {
+      env: {
+        ...IMAGE_ENV,
+        NODE_OPTIONS: [...NODE_FLAGS, process.env.SOAK_NODE_OPTIONS ?? ""].join(" ").trim(),
+      },
+    });
     try {
       const per = await costs(server, o.reduced ? 10 : 50, o.log);
       SIZES.forEach((n, i) => report.note(`server CPU per unique name of ${n} records`, per[i], "ms"));
@@ -116,6 +130,9 @@ export const costlyClient: SoakPart = {
         .done;
       report.note("cluster-name probe p99, no other client (same run)", alone.p99Ms, "ms");
       const rssBefore = rssMb(server.proc.pid!);
+      const loadStart = performance.now();
+      const cpuBefore = cpuSecondsOf(server.proc.pid);
+      const schedBefore = schedOf(server.proc.pid);
       let rssMax = rssBefore;
       const sampler = setInterval(() => (rssMax = Math.max(rssMax, rssMb(server.proc.pid!))), 100);
       const probe = udpProbe(server.port, {
@@ -134,6 +151,15 @@ export const costlyClient: SoakPart = {
       });
       const p = await probe.done;
       clearInterval(sampler);
+      // Whether the server was busy, and whether it had a CPU when it wanted one: the client's share
+      // (src/server/client-costs.ts) applies only while the event loop is busy.
+      const loadSeconds = (performance.now() - loadStart) / 1000;
+      const cpuMs = ((cpuSecondsOf(server.proc.pid) - cpuBefore) * 1000) / loadSeconds;
+      const sched = schedOf(server.proc.pid);
+      const waitedMs = ((sched.waited - schedBefore.waited) * 1000) / loadSeconds;
+      const limited = (await httpGet(metricsPort, "/metrics")).body;
+      const deferred = sample(limited, "clusterdns_client_limited_total", { action: "deferred" }) ?? 0;
+      const limitedRefused = sample(limited, "clusterdns_client_limited_total", { action: "refused" }) ?? 0;
       o.log(
         `big client: ${JSON.stringify(big)}; probe: ${JSON.stringify(p)}; alone: ${JSON.stringify(alone)}`,
       );
@@ -143,6 +169,13 @@ export const costlyClient: SoakPart = {
         `${big.asked}, ${big.answered}, ${big.refused}, ${big.failed}, ${big.lost}`,
       );
       report.note("cluster-name probe p50 beside it", p.p50Ms, "ms");
+      report.note("server CPU during the load, per second", cpuMs, "ms");
+      report.note(
+        "server's main thread waiting for a CPU (run queue) during the load, per second",
+        waitedMs,
+        "ms",
+      );
+      report.note("big client's queries past its share: deferred, refused", `${deferred}, ${limitedRefused}`);
       report.check("cluster-name probe lost (2 s) beside it", p.lost, p.lost === 0, "0");
       report.note("server RSS before the load", rssBefore, "MiB");
       if (o.reduced) {

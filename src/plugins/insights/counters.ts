@@ -46,15 +46,16 @@ export class Counters {
   readonly #at = new Int32Array(RINGS.length);
   readonly #taken = new Float64Array(RINGS.length);
 
-  constructor(rows: number) {
+  /** With `windows` false (a worker thread, which posts its totals and starts again) no copies. */
+  constructor(rows: number, windows = true) {
     this.rows = rows;
     this.totals = new Uint32Array(rows * COUNTERS);
-    this.#rings = RINGS.map((r) => new Uint32Array(r.length * rows * COUNTERS));
+    this.#rings = windows ? RINGS.map((r) => new Uint32Array(r.length * rows * COUNTERS)) : [];
   }
 
   /** Called every 10 s: copies the totals into each ring whose period has come. */
   step(tick: number): void {
-    for (let r = 0; r < RINGS.length; r++) {
+    for (let r = 0; r < this.#rings.length; r++) {
       if (tick % (RINGS[r].periodS / 10) !== 0) continue;
       this.#rings[r].set(this.totals, this.#at[r] * this.totals.length);
       this.#at[r] = (this.#at[r] + 1) % RINGS[r].length;

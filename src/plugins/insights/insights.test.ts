@@ -223,3 +223,64 @@ test("the hook allocates nothing on a replayed answer", () => {
   assert.ok(best < 1, `${best.toFixed(2)} bytes per replayed answer with insights`);
   assert.ok(report(ins, "1m", 5).workloads[0].queries > 600_000);
 });
+
+test("top names, NXDOMAIN names and clients are kept per window: 1 minute, 10 minutes, 1 hour", () => {
+  const ins = insights();
+  let now = ins.startedAt;
+  /** Moves the clock on by `s` seconds, one 10 s step at a time, as the timer does. */
+  const wait = (s: number) => {
+    for (let t = 0; t < s; t += 10) ins.tick((now += 10_000));
+  };
+  const ask = (from: string, name: string, times: number, rcode: number = Rcode.NOERROR) => {
+    for (let i = 0; i < times; i++) ins.record(done(from, name, rcode));
+  };
+  ask("10.0.0.1", "early.example.", 30);
+  ask("10.0.0.1", "gone.example.", 12, Rcode.NXDOMAIN);
+  wait(120);
+  ask("10.0.0.2", "later.example.", 20);
+  wait(10);
+  ask("10.0.0.3", "now.example.", 5);
+  const view = (w: "1m" | "10m" | "1h") => {
+    const r = report(ins, w, 10);
+    return {
+      names: r.topNames.map((e) => `${e.name} ${e.count - e.error}`),
+      nx: r.topNxdomain.map((e) => `${e.name} ${e.count - e.error}`),
+      clients: r.topClients.map((e) => `${e.address} ${e.count - e.error}`),
+    };
+  };
+  // The last minute: what came after the first two.
+  assert.deepEqual(view("1m"), {
+    names: ["later.example 20", "now.example 5"],
+    nx: [],
+    clients: ["10.0.0.2 20", "10.0.0.3 5"],
+  });
+  const all = {
+    names: ["early.example 30", "later.example 20", "gone.example 12", "now.example 5"],
+    nx: ["gone.example 12"],
+    clients: ["10.0.0.1 42", "10.0.0.2 20", "10.0.0.3 5"],
+  };
+  assert.deepEqual(view("10m"), all);
+  assert.deepEqual(view("1h"), all);
+  // 11 minutes on, the first two minutes left the 10-minute window; the hour holds everything.
+  wait(660);
+  assert.deepEqual(view("10m").names, []);
+  assert.deepEqual(view("1h"), all);
+  // Past the hour (and its last 10-minute step), nothing is left.
+  wait(3600);
+  assert.deepEqual(view("1h"), { names: [], nx: [], clients: [] });
+});
+
+test("a list emptied with its doorkeeper kept lets the keys it held in at once, so none is lost", () => {
+  const top = new NameTop(16);
+  const a = nameToWire("a.example.") as Uint8Array;
+  const b = nameToWire("b.example.") as Uint8Array;
+  for (let i = 0; i < 3; i++) top.count(a, 0, a.length - 1);
+  top.count(b, 0, b.length - 1);
+  assert.deepEqual(top.entries().counts, Float64Array.from([3]), "b waits at the door");
+  top.clear(true);
+  // a was held: counted at once; b's one sighting is still at the door and comes along with the next.
+  top.count(a, 0, a.length - 1);
+  top.count(b, 0, b.length - 1);
+  const e = top.top(4).map((x) => `${x.key.name} ${x.count}`);
+  assert.deepEqual(e.sort(), ["a.example 1", "b.example 2"]);
+});

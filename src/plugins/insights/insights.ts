@@ -7,8 +7,17 @@
 import type { QueryDone } from "../../metrics/query-done.ts";
 import { Rcode } from "../../dns/constants.ts";
 import { C, COUNTERS, Counters, S, Seconds } from "./counters.ts";
-import { NameTop, TextTop, wireNameLength } from "./names.ts";
-import { hashText } from "./space-saving.ts";
+import {
+  NameTop,
+  TextTop,
+  nameHash,
+  wireNameLength,
+  type NameEntries,
+  type NameKey,
+  type TextEntries,
+} from "./names.ts";
+import { hashText, type TopEntry } from "./space-saving.ts";
+import { WindowedTop } from "./windowed-top.ts";
 import { Walks } from "./walk.ts";
 import { Workloads, OTHER } from "./workloads.ts";
 import { Upstreams } from "./upstreams.ts";
@@ -20,27 +29,22 @@ export interface InsightsOptions {
   workloads: number;
   /** Entries shown per top list; each sketch holds 8 times as many. */
   top: number;
-  /** Whether the block has autopath (then its fix is not offered). */
+  /** False in a worker thread: it keeps no windows of its own, only what it posts (threads.ts). */
+  windows?: boolean;
+  /** Whether the block has autopath (then its fix is not offered); set again by a reload. */
   autopath: boolean;
 }
 
-/** Top lists start over every ROTATE_S; a read merges the current one with the one before. */
-const ROTATE_S = 600;
-
-/** Two generations of one top list. */
-class Rotating<T extends NameTop | TextTop> {
-  now: T;
-  before: T;
-  constructor(make: () => T) {
-    this.now = make();
-    this.before = make();
-  }
-  rotate(): void {
-    const t = this.before;
-    this.before = this.now;
-    this.now = t;
-    t.clear();
-  }
+/** What a worker thread counted since it last posted (threads.ts carries it to the main thread). */
+export interface Delta {
+  /** Rows with counts, and their COUNTERS counters each. */
+  rows: Int32Array;
+  counts: Uint32Array;
+  names: NameEntries;
+  nxNames: NameEntries;
+  wasted: NameEntries;
+  clients: TextEntries;
+  servfails: [string, number][];
 }
 
 export class Insights {
@@ -49,11 +53,11 @@ export class Insights {
   readonly counters: Counters;
   readonly seconds = new Seconds();
   readonly walks: Walks;
-  readonly names: Rotating<NameTop>;
-  readonly nxNames: Rotating<NameTop>;
+  readonly names: WindowedTop<NameTop>;
+  readonly nxNames: WindowedTop<NameTop>;
   /** Names whose search walks cost NXDOMAINs, tagged with the workload's row, weighted by the cost. */
-  readonly wasted: Rotating<NameTop>;
-  readonly clients: Rotating<TextTop>;
+  readonly wasted: WindowedTop<NameTop>;
+  readonly clients: WindowedTop<TextTop>;
   /** SERVFAIL replies by the plugin that gave them ("" when the server did). */
   readonly servfails = new Map<string, number>();
   readonly upstreams = new Upstreams();
@@ -64,14 +68,20 @@ export class Insights {
   constructor(o: InsightsOptions) {
     this.options = o;
     this.workloads = new Workloads(o.workloads);
-    this.counters = new Counters(o.workloads);
+    this.counters = new Counters(o.workloads, o.windows ?? true);
     this.walks = new Walks(o.zone);
     const k = o.top * 8;
-    this.names = new Rotating(() => new NameTop(k));
-    this.nxNames = new Rotating(() => new NameTop(k));
+    const windows = o.windows ?? true;
+    const name = (e: TopEntry<unknown>) => `${(e.key as NameKey).tag} ${(e.key as NameKey).name}`;
+    this.names = new WindowedTop((door) => new NameTop(k, door), name, windows);
+    this.nxNames = new WindowedTop((door) => new NameTop(k, door), name, windows);
     // A walk's cost comes once per walk, with its weight: no doorkeeper.
-    this.wasted = new Rotating(() => new NameTop(k, false));
-    this.clients = new Rotating(() => new TextTop(k));
+    this.wasted = new WindowedTop(() => new NameTop(k, false), name, windows);
+    this.clients = new WindowedTop(
+      (door) => new TextTop(k, door),
+      (e) => e.key as string,
+      windows,
+    );
   }
 
   start(): void {
@@ -84,8 +94,8 @@ export class Insights {
     clearInterval(this.#timer);
   }
 
-  /** Once a second: the clock, the second ring; every 10 s the windows and upstreams; every
-   * ROTATE_S the top lists. */
+  /** Once a second: the clock, the second ring; every 10 s the windows, the top lists' and the
+   * upstreams. */
   tick(now: number): void {
     this.walks.now = now;
     this.seconds.advance(Math.floor(now / 1000));
@@ -94,10 +104,8 @@ export class Insights {
     this.#ticks++;
     this.counters.step(this.#ticks);
     this.upstreams.sample();
-    if (this.#ticks % (ROTATE_S / 10) === 0) {
-      for (const r of [this.names, this.nxNames, this.wasted]) r.rotate();
-      this.clients.rotate();
-    }
+    for (const t of [this.names, this.nxNames, this.wasted]) t.step(this.#ticks);
+    this.clients.step(this.#ticks);
   }
 
   /** The finish hook: counts one answered query. */
@@ -124,12 +132,14 @@ export class Insights {
       this.seconds.add(S.CACHE_HITS);
     }
     const h = hashText(address);
-    this.clients.now.count(address, h);
+    this.clients.live.count(address, h);
     const wire = q.nameWire;
     const length = wireNameLength(wire);
     if (length < 0) return;
-    this.names.now.count(wire, 0, length);
-    if (rcode === Rcode.NXDOMAIN) this.nxNames.now.count(wire, 0, length);
+    // One hash of the name for both lists.
+    const nh = nameHash(wire, 0, length);
+    this.names.live.countHashed(nh, wire, 0, length);
+    if (rcode === Rcode.NXDOMAIN) this.nxNames.live.countHashed(nh, wire, 0, length);
     const w = this.walks.q;
     w.address = address;
     w.h = h;
@@ -152,17 +162,58 @@ export class Insights {
     if (e.asIs && e.dots >= 2) totals[base + C.WASTED_NDOTS2] += e.wasted;
     // autopath walks the list on the server for a client it knows by its pod.
     if (row > OTHER) totals[base + C.WASTED_AUTOPATH] += e.wasted;
-    this.wasted.now.count(e.wire, 0, e.length, row, e.wasted);
+    this.wasted.live.count(e.wire, 0, e.length, row, e.wasted);
+  }
+
+  /** In a worker thread: what was counted since the last call, then counted anew from zero (the
+   * doorkeepers remember on). Undefined when nothing was. */
+  takeDelta(): Delta | undefined {
+    const totals = this.counters.totals;
+    const rows: number[] = [];
+    for (let row = 0; row < this.counters.rows; row++)
+      if (totals[row * COUNTERS + C.QUERIES] > 0) rows.push(row);
+    if (rows.length === 0) return undefined;
+    const counts = new Uint32Array(rows.length * COUNTERS);
+    rows.forEach((row, i) => counts.set(totals.subarray(row * COUNTERS, (row + 1) * COUNTERS), i * COUNTERS));
+    totals.fill(0);
+    const d: Delta = {
+      rows: Int32Array.from(rows),
+      counts,
+      names: this.names.live.entries(),
+      nxNames: this.nxNames.live.entries(),
+      wasted: this.wasted.live.entries(),
+      clients: this.clients.live.entries(),
+      servfails: [...this.servfails],
+    };
+    for (const t of [this.names, this.nxNames, this.wasted, this.clients]) t.live.clear(true);
+    this.servfails.clear();
+    return d;
+  }
+
+  /** On the main thread: adds a worker's delta (rows are numbered alike in every thread: threads.ts). */
+  absorb(d: Delta): void {
+    const totals = this.counters.totals;
+    for (let i = 0; i < d.rows.length; i++) {
+      const base = d.rows[i] * COUNTERS;
+      if (base >= totals.length) continue;
+      for (let k = 0; k < COUNTERS; k++) totals[base + k] += d.counts[i * COUNTERS + k];
+      const at = i * COUNTERS;
+      this.seconds.add(S.QUERIES, d.counts[at + C.QUERIES]);
+      this.seconds.add(S.NXDOMAIN, d.counts[at + C.NXDOMAIN]);
+      this.seconds.add(S.SERVFAIL, d.counts[at + C.SERVFAIL]);
+      this.seconds.add(S.CACHE_HITS, d.counts[at + C.CACHE_HITS]);
+      this.seconds.add(S.WASTED, d.counts[at + C.WASTED]);
+    }
+    this.names.live.merge(d.names);
+    this.nxNames.live.merge(d.nxNames);
+    this.wasted.live.merge(d.wasted);
+    this.clients.live.merge(d.clients);
+    for (const [plugin, n] of d.servfails) this.servfails.set(plugin, (this.servfails.get(plugin) ?? 0) + n);
   }
 
   /** Bytes held in typed arrays (the fixed part; the pod map grows with the cluster, not traffic). */
   get bytes(): number {
     const tops = [this.names, this.nxNames, this.wasted, this.clients];
-    return (
-      this.counters.bytes +
-      this.walks.bytes +
-      3600 * 5 * 4 +
-      tops.reduce((n, r) => n + r.now.bytes + r.before.bytes, 0)
-    );
+    return this.counters.bytes + this.walks.bytes + 3600 * 5 * 4 + tops.reduce((n, t) => n + t.bytes, 0);
   }
 }

@@ -2,7 +2,7 @@
 // answer store's key starts with them), so counting a name copies octets and builds no string.
 // A tag (a workload's row) may go with the name: "this name, from this workload".
 
-import { SpaceSaving, hashBytes } from "./space-saving.ts";
+import { SpaceSaving, hashBytes, hashText } from "./space-saving.ts";
 
 /** The longest name kept; a longer one is counted under its first MAX_NAME octets' hash. */
 export const MAX_NAME = 255;
@@ -33,9 +33,24 @@ export function wireText(wire: Uint8Array, from: number, to: number): string {
   return s === "" ? "." : s;
 }
 
+/** The hash a NameTop counts a name by. */
+export function nameHash(wire: Uint8Array, from: number, length: number, tag = 0): number {
+  return hashBytes(wire, from, from + (length > MAX_NAME ? MAX_NAME : length), (0x811c9dc5 ^ tag) | 0);
+}
+
 export interface NameKey {
   name: string;
   tag: number;
+}
+
+/** A name sketch's entries as they cross between threads: name i is octets[at..at+lengths[i]), where
+ * `at` sums the lengths before it. */
+export interface NameEntries {
+  octets: Uint8Array;
+  lengths: Uint8Array;
+  tags: Int32Array;
+  counts: Float64Array;
+  errors: Float64Array;
 }
 
 export class NameTop extends SpaceSaving<NameKey> {
@@ -56,12 +71,51 @@ export class NameTop extends SpaceSaving<NameKey> {
 
   /** Counts the name wire[from..from+length) (labels, no root) with `tag`, `weight` times. */
   count(wire: Uint8Array, from: number, length: number, tag = 0, weight = 1): void {
-    const n = length > MAX_NAME ? MAX_NAME : length;
+    this.#put(wire, from, length, tag);
+    this.countKey(nameHash(wire, from, length, tag), weight);
+  }
+
+  /** Counts the name once, untagged, by the hash the caller has (nameHash: a name in two lists). */
+  countHashed(hash: number, wire: Uint8Array, from: number, length: number): void {
+    this.#put(wire, from, length, 0);
+    this.countKey(hash, 1);
+  }
+
+  /** The key the next countKey counts. */
+  #put(wire: Uint8Array, from: number, length: number, tag: number): void {
     this.#wire = wire;
     this.#from = from;
-    this.#length = n;
+    this.#length = length > MAX_NAME ? MAX_NAME : length;
     this.#tag = tag;
-    this.countKey(hashBytes(wire, from, from + n, (0x811c9dc5 ^ tag) | 0), weight);
+  }
+
+  /** Its entries, copied (a worker posts them, then clears the sketch). */
+  entries(): NameEntries {
+    const n = this.used;
+    let size = 0;
+    for (let s = 0; s < n; s++) size += this.#lengths[s];
+    const octets = new Uint8Array(size);
+    for (let s = 0, at = 0; s < n; at += this.#lengths[s++]) {
+      octets.set(this.#octets.subarray(s * MAX_NAME, s * MAX_NAME + this.#lengths[s]), at);
+    }
+    const lengths = this.#lengths.slice(0, n);
+    return { octets, lengths, tags: this.#tags.slice(0, n), ...this.exportCounts() };
+  }
+
+  /** Adds another sketch's entries (a worker's) to this one, each with its count and error. */
+  merge(e: NameEntries): void {
+    for (let i = 0, at = 0; i < e.lengths.length; at += e.lengths[i++]) {
+      const length = e.lengths[i];
+      this.#wire = e.octets;
+      this.#from = at;
+      this.#length = length;
+      this.#tag = e.tags[i];
+      this.countKey(
+        hashBytes(e.octets, at, at + length, (0x811c9dc5 ^ e.tags[i]) | 0),
+        e.counts[i],
+        e.errors[i],
+      );
+    }
   }
 
   protected holds(slot: number): boolean {
@@ -93,19 +147,38 @@ export class NameTop extends SpaceSaving<NameKey> {
   }
 }
 
+export interface TextEntries {
+  keys: string[];
+  counts: Float64Array;
+  errors: Float64Array;
+}
+
 /** A top list of texts the caller already holds (client addresses): kept by reference. */
 export class TextTop extends SpaceSaving<string> {
   readonly #keys: string[];
   #key = "";
 
-  constructor(capacity: number) {
-    super(capacity);
+  constructor(capacity: number, doorkeeper = true) {
+    super(capacity, doorkeeper);
     this.#keys = new Array<string>(capacity).fill("");
   }
 
   count(key: string, hash: number, weight = 1): void {
     this.#key = key;
     this.countKey(hash, weight);
+  }
+
+  /** Its entries, copied (a worker posts them, then clears the sketch). */
+  entries(): TextEntries {
+    return { keys: this.#keys.slice(0, this.used), ...this.exportCounts() };
+  }
+
+  /** Adds another sketch's entries (a worker's) to this one. */
+  merge(e: TextEntries): void {
+    for (let i = 0; i < e.keys.length; i++) {
+      this.#key = e.keys[i];
+      this.countKey(hashText(e.keys[i]), e.counts[i], e.errors[i]);
+    }
   }
 
   protected holds(slot: number): boolean {

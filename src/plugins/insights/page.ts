@@ -28,14 +28,14 @@ export const PAGE_HTML = `<!doctype html>
   <canvas id="chart" width="900" height="160"></canvas>
   <p class="legend"><i class="lq"></i>all <i class="ln"></i>NXDOMAIN <i class="lw"></i>wasted on search lists</p>
 </section>
-<section><h2>Workloads by wasted queries</h2>
+<section><h2>Workloads by wasted queries <span class="window"></span></h2>
   <table id="workloads"><thead><tr><th>workload</th><th>queries</th><th>NXDOMAIN</th><th>wasted</th>
   <th>cache hits</th><th>fix</th></tr></thead><tbody></tbody></table></section>
-<section><h2>Names that cost search-list walks</h2><ul id="wasted-names"></ul></section>
+<section><h2>Names that cost search-list walks <span class="window"></span></h2><ul id="wasted-names"></ul></section>
 <div class="cols">
-<section><h2>Top names</h2><table id="top-names"><tbody></tbody></table></section>
-<section><h2>Top NXDOMAIN names</h2><table id="top-nx"><tbody></tbody></table></section>
-<section><h2>Top clients</h2><table id="top-clients"><tbody></tbody></table></section>
+<section><h2>Top names <span class="window"></span></h2><table id="top-names"><tbody></tbody></table></section>
+<section><h2>Top NXDOMAIN names <span class="window"></span></h2><table id="top-nx"><tbody></tbody></table></section>
+<section><h2>Top clients <span class="window"></span></h2><table id="top-clients"><tbody></tbody></table></section>
 </div>
 <div class="cols">
 <section><h2>Upstreams, last minute</h2><table id="upstreams"><thead><tr><th>upstream</th><th>queries</th>
@@ -122,6 +122,7 @@ function show(r) {
   $("wasted").textContent = pct(t.wastedRatio);
   $("servfail").textContent = pct(t.servfailRatio);
   chart(r.chart);
+  for (const e of document.querySelectorAll("span.window")) e.textContent = "(last " + r.window + ")";
   rows("workloads", r.workloads, (w) => [w.workload, w.queries, w.nxdomain, w.wasted, w.cacheHits, w.fix],
     (w) => (w.spike ? "spike" : ""));
   items("wasted-names", r.wastedNames.map((w) => w.name + " cost " + w.nxdomain + " NXDOMAIN from " + w.workload));

@@ -3,8 +3,6 @@
 
 import type { Insights } from "./insights.ts";
 import { C, S, WINDOWS, type WindowName } from "./counters.ts";
-import type { NameKey, NameTop, TextTop } from "./names.ts";
-import type { TopEntry } from "./space-saving.ts";
 import { OTHER } from "./workloads.ts";
 
 const WINDOW_SECONDS: Record<WindowName, number> = { "1m": 60, "10m": 600, "1h": 3600 };
@@ -73,28 +71,6 @@ const CAUSES: Record<string, string> = {
 };
 
 const ratio = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 10_000) / 10_000 : 0);
-
-/** The current and previous generation of a top list, summed by key. */
-function merged<K>(a: TopEntry<K>[], b: TopEntry<K>[], id: (k: K) => string): TopEntry<K>[] {
-  const by = new Map<string, TopEntry<K>>();
-  for (const e of [...a, ...b]) {
-    const k = id(e.key);
-    const had = by.get(k);
-    if (had) {
-      had.count += e.count;
-      had.error += e.error;
-    } else by.set(k, { ...e });
-  }
-  return [...by.values()].sort((x, y) => y.count - y.error - (x.count - x.error));
-}
-
-function names(r: { now: NameTop; before: NameTop }, n: number): TopEntry<NameKey>[] {
-  return merged(r.now.top(n * 2), r.before.top(n * 2), (k) => `${k.tag} ${k.name}`).slice(0, n);
-}
-
-function clients(r: { now: TextTop; before: TextTop }, n: number): TopEntry<string>[] {
-  return merged(r.now.top(n * 2), r.before.top(n * 2), (k) => k).slice(0, n);
-}
 
 /** Whether the row's last minute has SPIKE_MIN NXDOMAINs and over 3 times its mean minute of the
  * (up to) 9 before; never in the first 2 minutes, which have no past to compare with. */
@@ -178,14 +154,16 @@ export function report(ins: Insights, window: WindowName, n: number): Report {
     },
     workloads: rows.slice(0, n * 5),
     namespaces: [...byNs.values()].sort((a, b) => b.queries - a.queries).slice(0, n * 5),
-    wastedNames: names(ins.wasted, n).map((e) => ({
+    wastedNames: ins.wasted.read(window, n).map((e) => ({
       name: e.key.name,
       workload: wl.label(e.key.tag),
       nxdomain: e.count - e.error,
     })),
-    topNames: names(ins.names, n).map((e) => ({ name: e.key.name, count: e.count, error: e.error })),
-    topNxdomain: names(ins.nxNames, n).map((e) => ({ name: e.key.name, count: e.count, error: e.error })),
-    topClients: clients(ins.clients, n).map((e) => ({
+    topNames: ins.names.read(window, n).map((e) => ({ name: e.key.name, count: e.count, error: e.error })),
+    topNxdomain: ins.nxNames
+      .read(window, n)
+      .map((e) => ({ name: e.key.name, count: e.count, error: e.error })),
+    topClients: ins.clients.read(window, n).map((e) => ({
       address: e.key,
       workload: wl.label(wl.rowOf(e.key)),
       count: e.count,

@@ -18,6 +18,8 @@ import type { ClientOptions } from "../kubernetes/api/api.ts";
 import { Insights } from "./insights.ts";
 import { serveInsights } from "./http.ts";
 import { watchPods } from "./pods.ts";
+import { feed, gather, type ThreadLink } from "./threads.ts";
+import type { Logger } from "pino";
 import { track } from "./metrics.ts";
 
 const NAME = "insights";
@@ -113,29 +115,72 @@ function parse(d: Directive, root: string): Config {
   return c;
 }
 
+/** What a block's insights keep running: kept across a reload that keeps the directive with the same
+ * counting settings (src/server/handover.ts), so the counters and windows go on. */
+interface Live {
+  insights: Insights;
+  start(): void;
+  stop(): Promise<void>;
+}
+
+/** The main thread's: the pod watch, the timers, the Prometheus series and the workers' deltas. */
+function mainLive(insights: Insights, c: Config, log: Logger): Live {
+  const pods = watchPods(insights.workloads, c.api, log);
+  let link: ThreadLink | undefined;
+  return {
+    insights,
+    start() {
+      insights.start();
+      track(insights);
+      pods.start();
+      link = gather(insights, c.listen.addr.text);
+    },
+    async stop() {
+      insights.stop();
+      track(insights, false);
+      link?.close();
+      await pods.stop();
+    },
+  };
+}
+
+/** A worker's (-workers N): it counts, and posts what it counted to the main thread (threads.ts). */
+function workerLive(insights: Insights, c: Config): Live {
+  let link: ThreadLink | undefined;
+  return {
+    insights,
+    start() {
+      insights.start();
+      link = feed(insights, c.listen.addr.text);
+    },
+    stop() {
+      insights.stop();
+      link?.close();
+      return Promise.resolve();
+    },
+  };
+}
+
 export const setup: Setup = (d, ctx) => {
   const c = parse(d, ctx.root);
-  // One thread holds the watch and the listener; worker threads (-workers N) are not counted.
-  if (inWorker()) return undefined;
-  const insights = new Insights({
-    zone: nameToWire(c.zone) as Uint8Array,
-    workloads: c.workloads,
-    top: c.top,
-    autopath: ctx.block.directives.includes("autopath"),
-  });
+  const key = `${NAME} ${c.listen.addr.text} ${c.zone} ${c.workloads} ${c.top} ${JSON.stringify(c.api)}`;
+  let live = ctx.adopt<Live>(key);
+  if (live === undefined) {
+    const insights = new Insights({
+      zone: nameToWire(c.zone) as Uint8Array,
+      workloads: c.workloads,
+      top: c.top,
+      autopath: false,
+      windows: !inWorker(),
+    });
+    const fresh = inWorker() ? workerLive(insights, c) : mainLive(insights, c, ctx.log(NAME));
+    ctx.onStartup(() => fresh.start());
+    live = fresh;
+  }
+  const { insights } = live;
+  ctx.keep(key, live, live.stop);
+  insights.options.autopath = ctx.block.directives.includes("autopath");
   ctx.onQueryDone(insights.record);
-  const log = ctx.log(NAME);
-  const pods = watchPods(insights.workloads, c.api, log);
-  ctx.onStartup(() => {
-    insights.start();
-    track(insights);
-    pods.start();
-  });
-  ctx.onShutdown(async () => {
-    insights.stop();
-    track(insights, false);
-    await pods.stop();
-  });
-  serveInsights(ctx, c.listen, insights, { token: c.token, top: c.top });
+  if (!inWorker()) serveInsights(ctx, c.listen, insights, { token: c.token, top: c.top });
   return undefined;
 };

@@ -37,6 +37,9 @@ export interface TopEntry<K> {
  * subclass before `count` is called, so nothing is passed as an object). */
 const DOOR_CELLS = 65536;
 const DOOR_RESET = 16384;
+/** A door cell's mark for a key that was held when its sketch was emptied: let in at once. */
+const PASS = 255;
+const cellOf = (hash: number) => (hash >>> 16) ^ (hash & 0xffff);
 
 export abstract class SpaceSaving<K> {
   readonly capacity: number;
@@ -56,7 +59,7 @@ export abstract class SpaceSaving<K> {
    * again while its cell remembers it (and then brings those sightings along), so a stream of names
    * asked once (the over-capacity mix, a flood of random names) costs a probe and a byte each instead
    * of an eviction each. Forgotten every DOOR_RESET misses, so that cells do not fill up. */
-  readonly #door = new Uint8Array(DOOR_CELLS);
+  readonly #door: Uint8Array;
   readonly #doorkeeper: boolean;
   #misses = 0;
 
@@ -65,6 +68,7 @@ export abstract class SpaceSaving<K> {
   constructor(capacity: number, doorkeeper = true) {
     this.capacity = capacity;
     this.#doorkeeper = doorkeeper;
+    this.#door = new Uint8Array(doorkeeper ? DOOR_CELLS : 0);
     this.counts = new Float64Array(capacity);
     this.errors = new Float64Array(capacity);
     this.#hashes = new Int32Array(capacity);
@@ -83,8 +87,10 @@ export abstract class SpaceSaving<K> {
   /** The key in `slot`, for reading out. */
   protected abstract keyAt(slot: number): K;
 
-  /** Counts the key the subclass was given, whose hash is `hash`, `weight` times. */
-  protected countKey(hash: number, weight: number): void {
+  /** Counts the key the subclass was given, whose hash is `hash`, `weight` times. With `error` >= 0 it
+   * is another sketch's entry being merged in (a worker thread's): it takes a slot at once, and
+   * carries the error it had there. */
+  protected countKey(hash: number, weight: number, error = -1): void {
     this.total += weight;
     const index = this.#index;
     const mask = this.#mask;
@@ -93,24 +99,25 @@ export abstract class SpaceSaving<K> {
       const slot = e - 1;
       if (this.#hashes[slot] === hash && this.holds(slot)) {
         this.counts[slot] += weight;
+        if (error > 0) this.errors[slot] += error;
         this.#down(this.#pos[slot]);
         return;
       }
       i = (i + 1) & mask;
     }
     // Not held: remembered by the doorkeeper the first time; admitted with what it remembers.
-    const cell = (hash >>> 16) ^ (hash & 0xffff);
-    const seen = this.#door[cell];
-    if (seen === 0 && this.#doorkeeper) {
-      this.#door[cell] = weight > 255 ? 255 : weight;
+    const cell = cellOf(hash);
+    const seen = this.#doorkeeper ? this.#door[cell] : 0;
+    if (seen === 0 && this.#doorkeeper && error < 0) {
+      this.#door[cell] = weight >= PASS ? PASS - 1 : weight;
       if (++this.#misses === DOOR_RESET) {
         this.#door.fill(0);
         this.#misses = 0;
       }
       return;
     }
-    this.#door[cell] = 0;
-    weight += seen;
+    if (seen !== 0) this.#door[cell] = 0;
+    if (seen !== PASS) weight += seen;
     let slot: number;
     const fresh = this.#used < this.capacity;
     if (fresh) {
@@ -131,6 +138,7 @@ export abstract class SpaceSaving<K> {
     this.keep(slot);
     index[i] = slot + 1;
     this.counts[slot] += weight;
+    if (error > 0) this.errors[slot] += error;
     if (fresh) this.#up(this.#pos[slot]);
     else this.#down(this.#pos[slot]);
   }
@@ -146,13 +154,30 @@ export abstract class SpaceSaving<K> {
       .map((s) => ({ key: this.keyAt(s), count: this.counts[s], error: this.errors[s] }));
   }
 
-  /** Empties the sketch (the next window starts). */
-  clear(): void {
+  /** The slots in use (0..used-1), for a subclass's export. */
+  protected get used(): number {
+    return this.#used;
+  }
+
+  /** Empties the sketch (the next window starts). With `keepDoor` the doorkeeper remembers on (a
+   * worker's sketch emptied every second still admits a key seen once in each of two seconds), and
+   * lets the keys held now in at once. */
+  clear(keepDoor = false): void {
+    // Keys held now pass the door at their next sighting: else each would leave one sighting in it
+    // after every emptying (a worker's every second), lost when it is not seen again.
+    if (keepDoor && this.#doorkeeper)
+      for (let s = 0; s < this.#used; s++) this.#door[cellOf(this.#hashes[s])] = PASS;
     this.#index.fill(0);
-    this.#door.fill(0);
-    this.#misses = 0;
     this.#used = 0;
     this.total = 0;
+    if (keepDoor) return;
+    this.#door.fill(0);
+    this.#misses = 0;
+  }
+
+  /** Every slot's count and error, as copies (what a worker posts). */
+  protected exportCounts(): { counts: Float64Array; errors: Float64Array } {
+    return { counts: this.counts.slice(0, this.#used), errors: this.errors.slice(0, this.#used) };
   }
 
   /** Bytes held in typed arrays (the subclass adds its keys'). */

@@ -18,6 +18,13 @@ export const HOST_NETWORK = 2;
 export const OTHER = 3;
 const SPECIAL = ["(unknown)", "(node)", "(hostNetwork)", "(other)"];
 
+/** Rows made and addresses moved, as the main thread posts them to the workers' copies. */
+export interface MirrorUpdate {
+  rows: [number, WorkloadRow][];
+  addresses: [string, number][];
+  synced: boolean;
+}
+
 export interface WorkloadRow {
   namespace: string;
   /** "Deployment", "StatefulSet", ...; "" for the special rows. */
@@ -86,6 +93,39 @@ export class Workloads implements Sink {
     this.namespaceOf = new Int32Array(capacity).fill(-1);
   }
 
+  /** On the main thread with workers: told every row made and every address that changed row (-1:
+   * gone), so the workers' copies number rows alike (threads.ts). */
+  mirror: ((m: MirrorUpdate) => void) | undefined;
+
+  /** What a worker's copy needs to start from. */
+  mirrorState(): MirrorUpdate {
+    return {
+      rows: this.rows.slice(SPECIAL.length).map((r, i) => [i + SPECIAL.length, r]),
+      addresses: [...this.#byAddress],
+      synced: this.synced,
+    };
+  }
+
+  /** In a worker: takes the main thread's rows and addresses (no pods are watched here). */
+  applyMirror(m: MirrorUpdate): void {
+    for (const [row, r] of m.rows) {
+      if (row >= this.capacity) continue;
+      while (this.rows.length <= row) this.rows.push({ namespace: "", kind: "", name: "(other)" });
+      this.rows[row] = r;
+    }
+    for (const [address, row] of m.addresses) {
+      if (row < 0 || row >= this.capacity) this.#byAddress.delete(address);
+      else this.#byAddress.set(address, row);
+    }
+    this.synced ||= m.synced;
+  }
+
+  #set(address: string, row: number): void {
+    if (row < 0) this.#byAddress.delete(address);
+    else this.#byAddress.set(address, row);
+    this.mirror?.({ rows: [], addresses: [[address, row]], synced: this.synced });
+  }
+
   /** The row of a client address: a pod's workload, a node, or UNKNOWN. */
   rowOf(address: string): number {
     return this.#byAddress.get(address) ?? UNKNOWN;
@@ -103,6 +143,7 @@ export class Workloads implements Sink {
     if (kind !== "pods") return;
     for (const [key, held] of this.#pods) if (held.seen !== this.#generation) this.#drop(key, held);
     this.synced = true;
+    this.mirror?.({ rows: [], addresses: [], synced: true });
   }
 
   apply(kind: Kind, type: EventType, obj: KObject): void {
@@ -123,7 +164,7 @@ export class Workloads implements Sink {
       seen: this.#generation,
     };
     if (held.ips.length > 0) held.row = this.#rowFor(pod.metadata.namespace ?? "", ownerOf(pod));
-    for (const ip of held.ips) for (const s of spellings(ip)) this.#byAddress.set(s, held.row);
+    for (const ip of held.ips) for (const s of spellings(ip)) this.#set(s, held.row);
     if (hostIP !== undefined) {
       const n = (this.#hosts.get(hostIP) ?? 0) + (hostNetwork ? 1 : 0);
       this.#hosts.set(hostIP, n);
@@ -135,7 +176,7 @@ export class Workloads implements Sink {
   #drop(key: string, held: Held): void {
     this.#pods.delete(key);
     for (const ip of held.ips) {
-      for (const s of spellings(ip)) if (this.#byAddress.get(s) === held.row) this.#byAddress.delete(s);
+      for (const s of spellings(ip)) if (this.#byAddress.get(s) === held.row) this.#set(s, -1);
     }
     if (held.hostIP !== undefined && held.hostNetwork) {
       const n = (this.#hosts.get(held.hostIP) ?? 1) - 1;
@@ -150,7 +191,7 @@ export class Workloads implements Sink {
     for (const s of spellings(ip)) {
       const now = this.#byAddress.get(s);
       if (now === undefined || now === NODE || now === HOST_NETWORK) {
-        this.#byAddress.set(s, hostNetworkPods > 0 ? HOST_NETWORK : NODE);
+        this.#set(s, hostNetworkPods > 0 ? HOST_NETWORK : NODE);
       }
     }
   }
@@ -165,6 +206,7 @@ export class Workloads implements Sink {
     }
     row = this.rows.length;
     this.rows.push({ namespace, kind: owner.kind, name: owner.name });
+    this.mirror?.({ rows: [[row, this.rows[row]]], addresses: [], synced: this.synced });
     let ns = this.#namespaceIds.get(namespace);
     if (ns === undefined) {
       ns = this.namespaces.length;

@@ -4,6 +4,7 @@
 // query pays only for the labels read, and a block without `metadata` pays nothing at all. The block's
 // `metadata` directive offers the collector; providers register with it, readers look labels up.
 
+import type { Edns } from "../../dns/message.ts";
 import { OfferKey, offered } from "../offers.ts";
 
 /** What a value is worked out from: QueryDone, Request and the view's query all have these. */
@@ -11,6 +12,11 @@ export interface MetaQuery {
   readonly qname: string;
   readonly qtype: number;
   readonly remoteAddress: string;
+  /** The query's OPT record, where the reader has it at hand (view's query, log's finished query),
+   * decoded when read; a chain Request has it as `msg.edns`. For labels that read EDNS options
+   * (geoip's edns-subnet). */
+  readonly edns?: Edns;
+  readonly msg?: { readonly edns?: Edns };
 }
 
 export interface MetaLabel {

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { ApplyQueue, type Work } from "./apply-queue.ts";
 
 /** A queue whose slices run when the test says so, on a clock each step advances by `stepMs`. */
-function manual(o: { sliceMs?: number; maxBytes?: number } = {}) {
+function manual(o: { sliceMs?: number; maxBytes?: number; onBacklog?: (busy: boolean) => void } = {}) {
   let now = 0;
   const pending: (() => void)[] = [];
   const q = new ApplyQueue({ ...o, now: () => now, defer: (fn) => pending.push(fn) });
@@ -144,4 +144,32 @@ test("idle() resolves once the queue is empty, with setImmediate between slices"
   );
   assert.equal(q.stats().slices, 20, "a budget of 0: one step a slice");
   assert.ok(turns > 0, "timers ran between slices");
+});
+
+test("a backlog is reported when a slice leaves work over, and its end once all is applied; a lone event is none", () => {
+  const told: boolean[] = [];
+  const m = manual({ sliceMs: 1, onBacklog: (busy) => told.push(busy) });
+  const log: string[] = [];
+  m.q.push(units(log, "lone", { steps: 1, ms: 0.1 }, m.advance));
+  m.slice();
+  assert.deepEqual(told, [], "a lone event applied at once");
+  m.advance(5);
+  m.q.push(units(log, "burst", { steps: 8, ms: 0.4 }, m.advance));
+  assert.deepEqual(told, [true], "work left over after the first slice");
+  m.q.push(units(log, "more", { steps: 2, ms: 0.4 }, m.advance));
+  assert.ok(m.slice());
+  assert.deepEqual(told, [true], "told once while it lasts");
+  while (m.slice());
+  assert.deepEqual(told, [true, false]);
+  assert.equal(log.length, 11);
+  m.q.stopped();
+  assert.deepEqual(told, [true, false], "no backlog to end");
+});
+
+test("a source that stops during a backlog ends it", () => {
+  const told: boolean[] = [];
+  const m = manual({ sliceMs: 1, onBacklog: (busy) => told.push(busy) });
+  m.q.push(units([], "burst", { steps: 8, ms: 0.4 }, m.advance));
+  m.q.stopped();
+  assert.deepEqual(told, [true, false]);
 });

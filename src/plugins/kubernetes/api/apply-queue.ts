@@ -30,6 +30,9 @@ export interface ApplyQueueOptions {
   now?: () => number;
   /** How the next slice is scheduled (default setImmediate). */
   defer?: (fn: () => void) => void;
+  /** Told when work is left over after a slice (true: a backlog, a burst of events) and when the
+   * backlog is all applied (false); once each way. A lone event applied at once is no backlog. */
+  onBacklog?: (busy: boolean) => void;
 }
 
 export interface ApplyQueueStats {
@@ -51,6 +54,8 @@ export class ApplyQueue {
   readonly #maxBytes: number;
   readonly #now: () => number;
   readonly #defer: (fn: () => void) => void;
+  readonly #onBacklog: ((busy: boolean) => void) | undefined;
+  #backlog = false;
   /** FIFO: `#items` from `#head` on (shifting an array per item would be quadratic). */
   #items: Work[] = [];
   #head = 0;
@@ -75,6 +80,7 @@ export class ApplyQueue {
     this.#maxBytes = o.maxBytes ?? DEFAULT_MAX_BYTES;
     this.#now = o.now ?? (() => performance.now());
     this.#defer = o.defer ?? setImmediate;
+    this.#onBacklog = o.onBacklog;
   }
 
   /** Past maxBytes: a producer should stop reading until whenRoom calls back. */
@@ -106,8 +112,19 @@ export class ApplyQueue {
     return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
+  /** Its source stopped: a backlog it reported ends here (what is left is still applied, as before). */
+  stopped(): void {
+    this.#backlogIs(false);
+  }
+
   stats(): ApplyQueueStats {
     return { queued: this.#items.length - this.#head, bytes: this.#bytes, ...this.#stats };
+  }
+
+  #backlogIs(busy: boolean): void {
+    if (busy === this.#backlog) return;
+    this.#backlog = busy;
+    this.#onBacklog?.(busy);
   }
 
   #schedule(): void {
@@ -152,6 +169,7 @@ export class ApplyQueue {
       this.#roomWaiters = [];
       for (const fn of waiters) fn();
     }
+    this.#backlogIs(this.#head < this.#items.length);
     if (this.#head < this.#items.length) this.#schedule();
     else if (this.#idleWaiters.length > 0) {
       const waiters = this.#idleWaiters;

@@ -13,6 +13,7 @@ import { Reflector } from "./reflector.ts";
 import { limitClient, type ApiLimits } from "./rate-limit.ts";
 import type { ReflectorStats, ReflectorTuning } from "./reflector.ts";
 import type { Kind, Sink, Source } from "../model/source.ts";
+import { heapBacklog } from "../../../runtime/heap.ts";
 
 export interface ApiSourceOptions extends ClientOptions {
   kinds: Kind[];
@@ -63,7 +64,7 @@ class KubeApiSource implements ApiSource {
   readonly #opts: ApiSourceOptions;
   readonly #client: ApiClient;
   /** Where every watch of this source queues its events (one budget for all of them). */
-  readonly #queue = new ApplyQueue();
+  readonly #queue = new ApplyQueue({ onBacklog: heapBacklog });
   readonly #log: Logger;
   readonly #kinds: Kind[];
   readonly #reflectors = new Map<Kind, Reflector>();
@@ -105,6 +106,7 @@ class KubeApiSource implements ApiSource {
     this.#stopCtl.abort();
     await this.#discovery;
     await Promise.all([...this.#reflectors.values()].map((r) => r.stop()));
+    this.#queue.stopped();
     this.#notify();
   }
 

@@ -60,10 +60,13 @@ export class AddressIndex {
     for (const [ip, targets] of before.ips) {
       const now = after.ips.get(ip);
       if (now === undefined && !kept?.(ip)) this.#unindex(ip, key, changed);
-      if (now === undefined || now.join() !== targets.join()) changed.push(reverseName(ip)!);
+      if (now === undefined || !sameList(now, targets)) changed.push(reverseName(ip)!);
     }
+    // An address published before is indexed under `key` already: looking it up again read the
+    // shared table (and decoded its entry) for every address of the slice on every event.
     for (const ip of after.ips.keys()) {
-      if (!before.ips.has(ip)) changed.push(reverseName(ip)!);
+      if (before.ips.has(ip)) continue;
+      changed.push(reverseName(ip)!);
       this.#index(ip, key, changed);
     }
     for (const ip of before.external) {
@@ -116,4 +119,10 @@ function reverseParents(ip: string): string[] {
   const top = ip.includes(":") ? "ip6.arpa." : "in-addr.arpa.";
   for (let n = parent(reverseName(ip)!); n !== top; n = parent(n)) out.push(n);
   return out;
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }

@@ -9,7 +9,7 @@ import type { ServiceNames } from "../names/service-names.ts";
 export interface Footprint {
   /** Relative owner name -> a signature of its answers. */
   names: Map<string, string>;
-  /** Published address -> its PTR targets. */
+  /** Published address -> its PTR targets, as labels below the service's name ("" for its own). */
   ips: Map<string, readonly string[]>;
   /** The external addresses k8s_external publishes (and answers PTR for). */
   external: readonly string[];
@@ -26,7 +26,7 @@ export function footprint(
 ): Footprint {
   const signatures = new Map<string, string>();
   const external = svc.external?.filter((a) => !a.endsWith(".")) ?? [];
-  if (names === undefined) return { names: signatures, ips: ptrTargets(svc, groups), external };
+  if (names === undefined) return { names: signatures, ips: ptrLabels(svc, groups), external };
   const view = svc.external === undefined ? "" : JSON.stringify([svc.external, svc.ports]);
   for (const [name, h] of names.list(svc, groups)) signatures.set(name, JSON.stringify(h) + view);
   if (svc.external !== undefined) {
@@ -38,7 +38,7 @@ export function footprint(
     ];
     for (const n of viewNames) if (!signatures.has(n)) signatures.set(n, view);
   }
-  return { names: signatures, ips: ptrTargets(svc, groups), external };
+  return { names: signatures, ips: ptrLabels(svc, groups), external };
 }
 
 /** Every address a service publishes, with its PTR targets relative to the zone: the service's
@@ -46,16 +46,29 @@ export function footprint(
 export function ptrTargets(svc: Service, groups: readonly EndpointGroup[]): Map<string, string[]> {
   const base = `${svc.name}.${svc.ns}.svc`;
   const targets = new Map<string, string[]>();
-  for (const ip of svc.clusterIPs) targets.set(ip, [base]);
+  for (const [ip, labels] of ptrLabels(svc, groups))
+    targets.set(
+      ip,
+      labels.map((l) => (l === "" ? base : `${l}.${base}`)),
+    );
+  return targets;
+}
+
+/** What ptrTargets says, with the targets as labels below the service's name ("" for the service's
+ * own): what a footprint keeps, since both of its sides are of one service. A watch event took
+ * footprints of a whole slice twice, and writing out every endpoint's owner name was the most it
+ * allocated. */
+function ptrLabels(svc: Service, groups: readonly EndpointGroup[]): Map<string, string[]> {
+  const labels = new Map<string, string[]>();
+  for (const ip of svc.clusterIPs) labels.set(ip, [""]);
   for (const g of groups) {
     for (const e of g.endpoints) {
-      const owner = `${e.name}.${base}`;
-      const t = targets.get(e.ip);
-      if (t === undefined) targets.set(e.ip, [owner]);
-      else if (!t.includes(owner)) t.push(owner);
+      const t = labels.get(e.ip);
+      if (t === undefined) labels.set(e.ip, [e.name]);
+      else if (!t.includes(e.name)) t.push(e.name);
     }
   }
-  return targets;
+  return labels;
 }
 
 /** What a group publishes for `svc`: its ready endpoints (all with publishNotReadyAddresses), as a

@@ -20,6 +20,8 @@ import type {
 import { programmingSeconds } from "./programming-latency.ts";
 import type { KServiceImport } from "../model/source.ts";
 import { objectKey, sameJSON, serviceKey } from "../model/object-key.ts";
+import { sameGroup } from "../model/same-group.ts";
+import { sliceDelta } from "./slice-delta.ts";
 import type { StoreOptions } from "./store-options.ts";
 import type { EndpointGroup, PodRef, Service, SlimPod } from "../model/slim-types.ts";
 import { Slimmer, slimPod } from "./slim.ts";
@@ -400,7 +402,7 @@ export class Store implements StoreView {
 
   #applySlice(key: string, next: EndpointGroup | undefined): void {
     const prev = this.#slices.get(key);
-    if (prev === next || (prev && next && sameJSON(prev, next))) return;
+    if (prev === next || (prev && next && sameGroup(prev, next))) return;
     const update = () => this.#slices.set(key, next);
     if (prev && next && prev.service !== next.service) {
       // A slice relabelled to another service: both services' answers change.
@@ -429,9 +431,10 @@ export class Store implements StoreView {
     if (count === 0 || count - (prev ? 1 : 0) + (next ? 1 : 0) === 0) {
       return this.#change(svcKey, [], update);
     }
-    const before = footprint(this.#listedNames(), svc, published(svc, prev));
+    const [from, to] = sliceDelta(published(svc, prev), published(svc, next));
+    const before = footprint(this.#listedNames(), svc, from);
     update();
-    const after = footprint(this.#listedNames(), svc, published(svc, next));
+    const after = footprint(this.#listedNames(), svc, to);
     // An address this slice no longer publishes may still be another slice's.
     let others: Set<string> | undefined;
     const kept = (ip: string) => {
@@ -448,7 +451,11 @@ export class Store implements StoreView {
 
   #applyLegacy(key: string, next: readonly EndpointGroup[] | undefined): void {
     const prev = this.#legacy.get(key);
-    if (prev === next || (prev && next && sameJSON(prev, next))) return;
+    if (
+      prev === next ||
+      (prev && next && prev.length === next.length && prev.every((g, i) => sameGroup(g, next[i])))
+    )
+      return;
     // An Endpoints object is named after its service: its key is the service's.
     this.#change(key, [], () => {
       if (next) this.#legacy.set(key, next);
