@@ -71,11 +71,23 @@ export function statusError(s: KStatus | undefined, httpStatus?: number): KubeEr
   });
 }
 
-export interface KList {
-  kind?: string;
-  apiVersion?: string;
-  metadata: { resourceVersion?: string; continue?: string; remainingItemCount?: number };
-  items: KObject[];
+/** A list's own metadata: where the next page starts, and the list's resourceVersion. */
+export interface ListMeta {
+  resourceVersion?: string;
+  continue?: string;
+  remainingItemCount?: number;
+}
+
+/** One LIST page: its metadata, and its items one at a time (list-page.ts parses each only when it
+ * is asked for). */
+export interface ListPage {
+  readonly metadata: ListMeta;
+  /** How many items the page holds. */
+  readonly size: number;
+  /** Item `i` (0 <= i < size); throws a DECODE KubeError when it is not an object. */
+  item(i: number): KObject;
+  /** Done with the page: its bytes may be reused for another (no item is read afterwards). */
+  release(): void;
 }
 
 export type Query = Record<string, string | number | boolean | undefined>;
@@ -85,7 +97,7 @@ export interface ApiClient {
   /** The API server URL, for logs and /ready. */
   readonly server: string;
   /** One LIST request (one page). Rejects with a KubeError. */
-  list(path: string, query: Query, signal: AbortSignal): Promise<KList>;
+  list(path: string, query: Query, signal: AbortSignal): Promise<ListPage>;
   /** Starts a WATCH. `onEvent` gets each event's type and object as sent; `onDone` is called once
    * when the stream ends (null) or fails (a KubeError; after an ERROR event, its Status as from
    * statusError). `inactivityMs` aborts the stream when no byte arrives for that long, headers

@@ -23,6 +23,7 @@ import type { ApiClient, Query } from "./api.ts";
 import { createClient } from "./client.ts";
 import { HttpClient } from "./http-client.ts";
 import { LineSplitter } from "./watch-stream.ts";
+import { itemsOf } from "./list-page.ts";
 import { ApplyQueue } from "./apply-queue.ts";
 import { loadKubeConfig } from "./kubeconfig.ts";
 import type { KubeConnection } from "./kubeconfig.ts";
@@ -174,7 +175,7 @@ describe("list and discovery", () => {
         { limit: 3, continue: cont, labelSelector: undefined },
         signal(),
       );
-      names.push(...page.items.map((i) => i.metadata.name));
+      names.push(...itemsOf(page).map((i) => i.metadata.name));
       cont = page.metadata.continue || undefined;
       pages++;
     } while (cont && pages < 10);
@@ -503,7 +504,7 @@ describe("credentials", () => {
     try {
       const l = await good.list(SERVICES, {}, signal());
       assert.deepEqual(
-        l.items.map((i) => i.metadata.name),
+        itemsOf(l).map((i) => i.metadata.name),
         ["web"],
       );
       const w = await watch(good, SERVICES, {});
@@ -605,7 +606,7 @@ describe("TLS", { skip: !HAVE_OPENSSL && "openssl not installed" }, () => {
       server.create("services", service("default", "web"));
       const l = await client.list(SERVICES, {}, signal());
       assert.deepEqual(
-        l.items.map((i) => i.metadata.name),
+        itemsOf(l).map((i) => i.metadata.name),
         ["web"],
       );
       const w = await watch(client, SERVICES, { resourceVersion: l.metadata.resourceVersion });
@@ -634,8 +635,8 @@ describe("TLS", { skip: !HAVE_OPENSSL && "openssl not installed" }, () => {
       insecure: new HttpClient({ ...base, tls: { insecure: true } }),
     };
     try {
-      assert.equal((await clients.named.list(SERVICES, {}, signal())).items.length, 0);
-      assert.equal((await clients.insecure.list(SERVICES, {}, signal())).items.length, 0);
+      assert.equal((await clients.named.list(SERVICES, {}, signal())).size, 0);
+      assert.equal((await clients.insecure.list(SERVICES, {}, signal())).size, 0);
       await assert.rejects(clients.misnamed.list(SERVICES, {}, signal()), (e) => {
         assertKube(e, KubeErrorCode.TRANSPORT);
         assert.match(e.message, /other\.test/);
@@ -666,7 +667,7 @@ describe("TLS", { skip: !HAVE_OPENSSL && "openssl not installed" }, () => {
       server.create("services", service("kube-system", "kube-dns"));
       const l = await client.list(SERVICES, {}, signal());
       assert.deepEqual(
-        l.items.map((i) => i.metadata.name),
+        itemsOf(l).map((i) => i.metadata.name),
         ["kube-dns"],
       );
     } finally {
@@ -722,7 +723,7 @@ describe("exec users and the client library", () => {
     server.create("services", service("default", "web"));
     const client = createClient({ kubeconfig: execKubeconfig(server.url, "from-exec") });
     try {
-      assert.equal((await client.list(SERVICES, {}, signal())).items.length, 1);
+      assert.equal((await client.list(SERVICES, {}, signal())).size, 1);
       const w = await watch(client, SERVICES, {});
       await until("watched with the exec token", () => w.events.length === 1);
       w.ctl.abort();
@@ -747,7 +748,7 @@ describe("exec users and the client library", () => {
       const client = createClient({ kubeconfig: process.env.KC });
       const list = await client.list("/api/v1/services", {}, AbortSignal.timeout(30_000));
       client.close();
-      console.log(JSON.stringify({ loaded, items: list.items.length }));`;
+      console.log(JSON.stringify({ loaded, items: list.size }));`;
     const run = (kubeconfig: string) => {
       // Asynchronous, so this process's test API server can answer the child.
       return new Promise<{ loaded: boolean; items: number }>((resolve, reject) => {

@@ -13,10 +13,11 @@ import https from "node:https";
 import type { ClientRequest, IncomingMessage, OutgoingHttpHeaders } from "node:http";
 import { readFileSync } from "node:fs";
 import { KubeError, KubeErrorCode, statusError } from "./api.ts";
-import type { ApiClient, KList, KStatus, Query } from "./api.ts";
+import type { ApiClient, KStatus, ListPage, Query } from "./api.ts";
 import type { KubeConnection } from "./kubeconfig.ts";
 import { ApplyQueue } from "./apply-queue.ts";
 import { WatchStream, transportError } from "./watch-stream.ts";
+import { PageBuffers, readListPage } from "./list-page.ts";
 
 export interface HttpClientOptions {
   /** Clock for the token file's re-read interval (tests). */
@@ -50,6 +51,8 @@ export class HttpClient implements ApiClient {
   #token?: string;
   #tokenReadAt: number;
   #plugin?: Promise<() => Promise<RequestAuth>>;
+  /** Where answers' bytes are gathered, buffers used again (list-page.ts). */
+  readonly #pages = new PageBuffers();
 
   constructor(conn: KubeConnection, o: HttpClientOptions = {}) {
     this.#conn = conn;
@@ -135,10 +138,12 @@ export class HttpClient implements ApiClient {
     return req;
   }
 
-  async #get(path: string, query: Query, signal: AbortSignal): Promise<{ status: number; body: unknown }> {
-    const what = `GET ${path}`;
-    let status: number;
-    let text: string;
+  /** One GET: the status, and the body's bytes in a buffer of #pages (given back by the caller). */
+  async #fetch(
+    path: string,
+    query: Query,
+    signal: AbortSignal,
+  ): Promise<{ status: number; buffer: Buffer; length: number }> {
     try {
       const auth = await this.#credentials();
       const req = this.#request(this.#url(path, query), auth, signal);
@@ -147,31 +152,36 @@ export class HttpClient implements ApiClient {
         // Kept for the request's whole life: an abort while the body is read also emits here.
         req.on("error", reject);
       });
-      status = res.statusCode ?? 0;
-      const chunks: Buffer[] = [];
-      for await (const chunk of res) chunks.push(chunk as Buffer);
-      text = Buffer.concat(chunks).toString("utf8");
+      const expected = Number(res.headers["content-length"] ?? 0);
+      const body = await this.#pages.gather(res, Number.isSafeInteger(expected) ? expected : 0);
+      return { status: res.statusCode ?? 0, ...body };
     } catch (err) {
-      throw transportError(what, err);
+      throw transportError(`GET ${path}`, err);
     }
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch (err) {
-      if (status !== 200) body = undefined;
-      else throw new KubeError(KubeErrorCode.DECODE, `${what}: answer is not JSON`, { cause: err });
-    }
-    return { status, body };
   }
 
-  async list(path: string, query: Query, signal: AbortSignal): Promise<KList> {
-    const { status, body } = await this.#get(path, query, signal);
-    if (status !== 200) throw statusError(body as KStatus | undefined, status);
-    const l = body as KList;
-    if (!l || typeof l !== "object" || !Array.isArray(l.items) || typeof l.metadata !== "object") {
-      throw new KubeError(KubeErrorCode.DECODE, `GET ${path}: answer is not a list`);
+  async #get(path: string, query: Query, signal: AbortSignal): Promise<{ status: number; body: unknown }> {
+    const { status, buffer, length } = await this.#fetch(path, query, signal);
+    try {
+      return { status, body: parseBody(`GET ${path}`, status, buffer.subarray(0, length)) };
+    } finally {
+      this.#pages.give(buffer);
     }
-    return l;
+  }
+
+  /** A page's items are parsed one at a time as the reflector applies them (list-page.ts); its
+   * buffer comes back to #pages when the reflector releases the page. */
+  async list(path: string, query: Query, signal: AbortSignal): Promise<ListPage> {
+    const { status, buffer, length } = await this.#fetch(path, query, signal);
+    const what = `GET ${path}`;
+    try {
+      if (status !== 200)
+        throw statusError(parseBody(what, status, buffer.subarray(0, length)) as KStatus | undefined, status);
+      return readListPage(what, buffer.subarray(0, length), () => this.#pages.give(buffer));
+    } catch (err) {
+      this.#pages.give(buffer);
+      throw err;
+    }
   }
 
   async serves(groupVersion: string, resource: string, signal: AbortSignal): Promise<boolean> {
@@ -203,6 +213,17 @@ export class HttpClient implements ApiClient {
     }
     if (!w.ended) w.attach(this.#request(this.#url(path, { watch: true, ...query }), auth));
     return w.ctl;
+  }
+}
+
+/** A body as JSON; a body that is not JSON is a DECODE error with status 200, and nothing otherwise
+ * (the status says what went wrong). */
+function parseBody(what: string, status: number, bytes: Buffer): unknown {
+  try {
+    return JSON.parse(bytes.toString("utf8"));
+  } catch (err) {
+    if (status !== 200) return undefined;
+    throw new KubeError(KubeErrorCode.DECODE, `${what}: answer is not JSON`, { cause: err });
   }
 }
 

@@ -1,7 +1,8 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { Slots, TokenBucket, limitClient, type Clock } from "./rate-limit.ts";
-import type { ApiClient, KList } from "./api.ts";
+import type { ApiClient, ListPage } from "./api.ts";
+import { pageOf } from "./list-page.ts";
 
 /** A clock the test moves by hand: sleepers wake when advance() passes their time. */
 function fakeClock() {
@@ -115,7 +116,7 @@ describe("apiserver limits: requests in flight (max_inflight)", () => {
       });
     const inner: ApiClient = {
       server: "http://api",
-      list: () => hold<KList>({ metadata: {}, items: [] }),
+      list: () => hold<ListPage>(pageOf([])),
       serves: () => hold(true),
       watch: () => Promise.resolve(new AbortController()),
     };

@@ -6,7 +6,7 @@
 // them would let a few watches hold every slot for good.
 
 import { KubeError, KubeErrorCode } from "./api.ts";
-import type { ApiClient, KList, Query } from "./api.ts";
+import type { ApiClient, ListPage, Query } from "./api.ts";
 
 export interface ApiLimits {
   /** Requests per second the bucket refills with; with burst, the rate limit. */
@@ -153,7 +153,7 @@ export function limitClient(inner: ApiClient, limits: ApiLimits, clock: Clock = 
 
   return {
     server: inner.server,
-    list(path: string, query: Query, signal: AbortSignal): Promise<KList> {
+    list(path: string, query: Query, signal: AbortSignal): Promise<ListPage> {
       return short(signal, () => inner.list(path, query, signal));
     },
     serves(groupVersion: string, resource: string, signal: AbortSignal): Promise<boolean> {

@@ -274,6 +274,9 @@ export class Reflector {
     let delivered = 0;
     let cont: string | undefined;
     let pages = 0;
+    // One page after the other, as client-go's pager does. Asking for the next page while applying
+    // this one was tried: at 100k services under load it made the start slower (32-34 s against
+    // 39-42 s at load average 10-12), the test API server spending 2-3 s more CPU, for no less of ours.
     do {
       const signal = AbortSignal.any([
         this.#stopCtl.signal,
@@ -284,22 +287,32 @@ export class Reflector {
       this.#ok();
       // Opened only once the first page is in, so an API that is down does not open list after list.
       if (pages++ === 0) await this.#applyList(() => this.#deliver(() => sink.listStart(this.kind)));
-      const items = page.items;
       let i = 0;
+      let bad: unknown;
       // One object a step: a relist of 100k services (a 410, a reload with a new source) must not
-      // hold the thread that answers for the seconds it takes.
+      // hold the thread that answers for the seconds it takes. Each item is parsed in its step, so it
+      // dies young (list-page.ts).
       await this.#applyList(() => {
         if (this.#stopped) return true;
-        for (; i < items.length;) {
-          const item = items[i++];
+        while (i < page.size) {
+          let item: KObject;
+          try {
+            item = page.item(i++);
+          } catch (err) {
+            bad = err;
+            return true;
+          }
           if (!this.#wanted(item)) continue;
           delivered++;
           this.#deliver(() => sink.apply(this.kind, "ADDED", item));
           break;
         }
-        return i >= items.length;
+        return i >= page.size;
       });
+      page.release();
       if (this.#stopped) throw new Stopped();
+      // An item that is not an object fails the list, as a page that is not JSON does.
+      if (bad !== undefined) throw bad;
       cont = page.metadata.continue || undefined;
       this.#rv = page.metadata.resourceVersion ?? "";
     } while (cont);
