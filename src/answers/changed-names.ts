@@ -1,58 +1,40 @@
-// The names the answer store invalidated lately, each with the generation of its last invalidation,
-// so that a reply computed before a change of its name is refused (AnswerStore's generation checks).
-// Bounded: past `remember` names the oldest are forgotten, and a reply older than the newest forgotten
-// change is refused whatever its name. The order is a FIFO of [name, generation] pairs, whose stale
-// entries (a name invalidated again since) are skipped: a Map walked from its start to find its oldest
-// skips every entry deleted since its last rehash, and that cost 70-120 us a watch event at 10k
-// services, the largest single cost of one in a storm.
+// When each name was last invalidated, so that a reply computed before a change of its name is not
+// stored after it (AnswerStore's generation checks). Names are kept by the hash of their key's name
+// octets, in a fixed table of generations: a slot holds the newest change of every name that hashes
+// to it, so a name's recorded change is never older than its real one. Sharing a slot can only make a
+// reply look older than a change it did not see, and be refused; a stale one is never stored. Nothing
+// is allocated or forgotten per change. (It was a Map of names with a FIFO of their changes, bounded
+// by forgetting the oldest: under a watch storm's thousands of changes a second the Map's rehashes
+// held the answering thread for 5-20 ms at a time, the longest stalls of an event's apply.)
+
+/** Slots of the table: 2^16, 512 KiB. A storm touching every slot each second costs only replies that
+ * were computed across a change of a name sharing their slot (forwarded ones), which are then not
+ * stored. */
+export const CHANGE_SLOTS = 1 << 16;
 
 export class ChangedNames {
-  readonly #remember: number;
-  readonly #at = new Map<string, number>();
-  #order: (string | number)[] = [];
-  #head = 0;
-  /** Changes up to this generation are forgotten. */
-  forgottenUpTo = 0;
+  readonly #at: Float64Array;
+  readonly #mask: number;
 
-  constructor(remember: number) {
-    this.#remember = remember;
+  constructor(slots = CHANGE_SLOTS) {
+    if (slots < 1 || (slots & (slots - 1)) !== 0)
+      throw new Error(`change slots: ${slots} is not a power of 2`);
+    this.#at = new Float64Array(slots);
+    this.#mask = slots - 1;
   }
 
-  /** The generation of the last remembered change of `wire`, 0 for none. */
-  lastChange(wire: string): number {
-    return this.#at.get(wire) ?? 0;
+  /** The generation of the last change of a name whose octets hash to `hash` (0 for none seen), or a
+   * later one. */
+  lastChange(hash: number): number {
+    return this.#at[hash & this.#mask];
   }
 
-  changed(wire: string, generation: number): void {
-    this.#at.set(wire, generation);
-    this.#order.push(wire, generation);
+  /** Generations only grow, so the newest change is the one recorded. */
+  changed(hash: number, generation: number): void {
+    this.#at[hash & this.#mask] = generation;
   }
 
   clear(): void {
-    this.#at.clear();
-    this.#order = [];
-    this.#head = 0;
-  }
-
-  /** Forgets the oldest changes past `remember` names (and stale order entries past 4x as many). */
-  trim(): void {
-    const order = this.#order;
-    let head = this.#head;
-    while (
-      head < order.length &&
-      (this.#at.size > this.#remember || order.length - head > 4 * this.#remember)
-    ) {
-      const wire = order[head] as string;
-      const at = order[head + 1] as number;
-      head += 2;
-      if (this.#at.get(wire) !== at) continue;
-      this.#at.delete(wire);
-      this.forgottenUpTo = at;
-    }
-    if (head > 4096 && head * 2 > order.length) {
-      this.#order = order.slice(head);
-      head = 0;
-    }
-    this.#head = head;
+    this.#at.fill(0);
   }
 }

@@ -89,8 +89,8 @@ export interface StoreOptions {
   capacity?: number;
   /** Octets of replies (and keys) held at most, over every pool. */
   maxBytes?: number;
-  /** Names whose last invalidation is remembered (see set generation checks). */
-  rememberNames?: number;
+  /** Slots of the table of names' last invalidations (changed-names.ts): a power of 2. */
+  changeSlots?: number;
   /** Octets the passing replies (FLAG.passing) may hold; a sixteenth of maxBytes by default. */
   passingBytes?: number;
 }
@@ -160,7 +160,7 @@ export class AnswerStore {
 
   constructor(o: StoreOptions = {}) {
     this.#maxBytes = o.maxBytes ?? 64 * 1024 * 1024;
-    this.#changed = new ChangedNames(o.rememberNames ?? 10_000);
+    this.#changed = new ChangedNames(o.changeSlots);
     this.#passing = new PassingQueue(o.passingBytes ?? this.#maxBytes / 16);
     this.addPool(o.capacity ?? 100_000);
   }
@@ -310,17 +310,15 @@ export class AnswerStore {
   invalidateNames(names: Iterable<string>): void {
     const generation = ++this.#generation;
     for (const name of names) {
-      const wire = wireKey(name);
-      this.#changed.changed(wire, generation);
-      const bytes = latin1Bytes(wire);
+      const bytes = latin1Bytes(wireKey(name));
       const nh = hashBytes(bytes, 0, bytes.length);
+      this.#changed.changed(nh, generation);
       for (let s = this.#names[nh & this.#mask]; s !== NONE;) {
         const next = this.#nameNext[s];
         if (this.#nameHash[s] === nh && this.#isName(s, bytes)) this.remove(s);
         s = next;
       }
     }
-    this.#changed.trim();
   }
 
   // Reading an entry.
@@ -436,10 +434,8 @@ export class AnswerStore {
 
   /** Whether a reply computed under `generation` may still be stored for this key's name. */
   #stillCurrent(key: Uint8Array, from: number, length: number, generation: number): boolean {
-    if (generation < this.#clearedAt || generation < this.#changed.forgottenUpTo) return false;
-    let wire = "";
-    for (let i = from; i < from + length - KEY_TAIL; i++) wire += String.fromCharCode(key[i]);
-    return this.#changed.lastChange(wire) <= generation;
+    if (generation < this.#clearedAt) return false;
+    return this.#changed.lastChange(hashBytes(key, from, from + length - KEY_TAIL)) <= generation;
   }
 
   /** A slot of the pool for a new entry: a free one, a never-used one, or the CLOCK's victim. */
