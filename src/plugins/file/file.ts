@@ -107,12 +107,22 @@ export function answerFromZone(req: Request, zone: Zone): Msg {
   )
     return failure(req, Rcode.REFUSED);
   const found = zone.lookup(req.qname, req.qtype);
+  if (zone.signed) {
+    // A signed zone's DNSSEC records go to DO=1 queries only (RFC 4035 3.1); the answer store keys
+    // the DO bit, so the two kinds of reply are never replayed to each other.
+    if (req.msg.edns?.do === true) zone.addProof(found, req.qname);
+    else if (req.qtype === Type.ANY) found.answer = found.answer.filter((rr) => !isProof(rr.type));
+  }
   const reply = replyTo(req.msg, found.rcode);
   reply.aa = found.authoritative;
   reply.answer = found.answer;
   reply.authority = found.authority;
   reply.additional = found.additional;
   return reply;
+}
+
+function isProof(type: number): boolean {
+  return type === Type.RRSIG || type === 47;
 }
 
 export interface ReloaderOptions {

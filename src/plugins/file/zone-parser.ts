@@ -8,6 +8,8 @@ import { dirname, resolve } from "node:path";
 import type { RR } from "../../dns/message.ts";
 import { Class, Type, typeName } from "../../dns/constants.ts";
 import { canonical, isSubdomain } from "../../dns/name.ts";
+import { DNSSEC_TYPES, dnssecRdataFromText } from "../../dnssec/text.ts";
+import { NSEC, RRSIG } from "../../dnssec/rrsig.ts";
 import {
   nameFromText,
   parseRecordHead,
@@ -122,8 +124,14 @@ function parseInto(
       }
       const head = parseRecordHead(f, e.blankOwner ? 0 : 1);
       if (head.rclass !== undefined && head.rclass !== Class.IN) throw fail("only class IN is supported");
-      if (!SUPPORTED.has(head.type)) throw fail(`unsupported record type ${typeName(head.type)}`);
-      const data = rdataFromText(head.type, f.slice(head.rdataAt), state.origin);
+      const dnssec = DNSSEC_TYPES.has(head.type);
+      if (!SUPPORTED.has(head.type) && !dnssec) throw fail(`unsupported record type ${typeName(head.type)}`);
+      const fields = f.slice(head.rdataAt);
+      // A signed zone's DNSSEC records are read into their wire rdata, whichever form they are in.
+      const data =
+        dnssec && fields[0] !== "\\#"
+          ? dnssecRdataFromText(head.type, fields, state.origin)
+          : rdataFromText(head.type, fields, state.origin);
       state.owner = owner;
       // -1 marks "no TTL given and no $TTL": resolved from the SOA minimum once the whole zone is read.
       const ttl = head.ttl ?? state.ttl ?? -1;
@@ -285,6 +293,8 @@ function finish(records: Located[], origin: string, file: string): RR[] {
     seen.add(key);
     let types = byName.get(r.rr.name);
     if (!types) byName.set(r.rr.name, (types = new Map()));
+    // RFC 4035 2.5: a CNAME's owner also holds its RRSIG and NSEC records.
+    const proof = r.rr.type === RRSIG || r.rr.type === NSEC;
     const cname = types.get(Type.CNAME)?.[0];
     if (cname && r.rr.type === Type.CNAME) {
       throw new ZoneError(
@@ -293,15 +303,16 @@ function finish(records: Located[], origin: string, file: string): RR[] {
         `${r.rr.name} has a second CNAME (the first is at ${cname.file}:${cname.line})`,
       );
     }
-    if (cname) {
+    if (cname && !proof) {
       throw new ZoneError(
         r.file,
         r.line,
         `${r.rr.name} has a CNAME (${cname.file}:${cname.line}) and other data`,
       );
     }
-    if (r.rr.type === Type.CNAME && types.size > 0) {
-      const other = [...types.values()][0][0];
+    const others = [...types.entries()].filter(([t]) => t !== RRSIG && t !== NSEC);
+    if (r.rr.type === Type.CNAME && others.length > 0) {
+      const other = others[0][1][0];
       throw new ZoneError(
         r.file,
         r.line,
@@ -309,12 +320,14 @@ function finish(records: Located[], origin: string, file: string): RR[] {
       );
     }
     const set = types.get(r.rr.type);
-    if (set) {
+    if (set && r.rr.type !== RRSIG) {
       // RFC 2181 5.2: all records of an RRset share one TTL; take the lowest.
       const ttl = Math.min(set[0].rr.ttl, r.rr.ttl);
       for (const s of set) s.rr.ttl = ttl;
       r.rr.ttl = ttl;
       set.push(r);
+    } else if (set) {
+      set.push(r); // RRSIGs at one owner cover RRsets of different TTLs: each keeps its own
     } else {
       types.set(r.rr.type, [r]);
     }

@@ -4,6 +4,7 @@
 import type { RR } from "../../dns/message.ts";
 import { Rcode, Type } from "../../dns/constants.ts";
 import { canonical, isSubdomain, parent } from "../../dns/name.ts";
+import { DNSKEY, NSEC, RRSIG } from "../../dnssec/rrsig.ts";
 
 /** How a lookup ended, for tests and logs. */
 export type LookupKind = "answer" | "nodata" | "nxdomain" | "referral" | "outside";
@@ -35,6 +36,10 @@ export class Zone {
   readonly #cuts = new Set<string>();
   /** The SOA as negative answers carry it: TTL min(SOA TTL, SOA minimum) (RFC 2308 3). */
   readonly #negativeSoa: RR;
+  /** The owners of the zone's NSEC records in canonical order, made on the first signed lookup. */
+  #chain: string[] | undefined;
+  /** The zone holds DNSSEC records (a signed zone file): DO=1 answers carry them. */
+  readonly signed: boolean;
 
   /** `records` must be one valid zone, as parseZone returns it. The zone keeps frozen copies; answers
    * get fresh RR objects whose `data` is shared and frozen. */
@@ -60,6 +65,8 @@ export class Zone {
     if (!soa) throw new Error(`zone ${this.origin} has no SOA record`);
     this.soa = soa;
     this.size = records.length;
+    const apex = this.#nodes.get(this.origin)!;
+    this.signed = apex.has(DNSKEY) && apex.has(RRSIG);
     const minimum = (soa.data as { minimum: number }).minimum;
     this.#negativeSoa = Object.freeze({ ...soa, ttl: Math.min(soa.ttl, minimum) });
   }
@@ -195,6 +202,98 @@ export class Zone {
     return this.#addresses(ns.map((rr) => (rr.data as { target: string }).target));
   }
 
+  /** For a DO=1 query: adds to `found` (a lookup of `qname` in this zone, which is signed) the RRSIGs
+   * of its RRsets and the NSEC records, signed, that prove a denial or a wildcard's expansion (RFC
+   * 4035 3.1.1-3.1.3). */
+  addProof(found: Lookup, qname: string): void {
+    const name = qname.toLowerCase();
+    const proofs: RR[][] = [];
+    if (found.kind === "answer") {
+      // A wildcard's expansion: the NSEC that shows the name itself does not exist (3.1.3.3).
+      const expanded = found.answer.find((rr) => !this.#nodes.has(rr.name));
+      if (expanded) proofs.push(this.#covering(expanded.name));
+    } else if (found.kind === "referral") {
+      const cut = found.authority[0].name;
+      const ds = this.#nodes.get(cut)!.get(43);
+      proofs.push(ds ? this.#copy(ds, undefined) : this.#nsecAt(cut)); // 3.1.4
+    } else if (found.kind !== "outside") {
+      // The denial is for the last name of the CNAME chain, if there is one.
+      const last = found.answer.at(-1);
+      const target = last?.type === Type.CNAME ? (last.data as { target: string }).target : name;
+      const exact = this.#nodes.get(target);
+      if (found.kind === "nodata" && exact?.has(NSEC)) proofs.push(this.#nsecAt(target));
+      else {
+        // NXDOMAIN, an empty non-terminal or a wildcard's NODATA: the NSEC that covers the name, and
+        // the one that covers (or is) the wildcard at the closest encloser (3.1.3.2).
+        proofs.push(this.#covering(target));
+        let encloser = parent(target);
+        while (!this.#nodes.has(encloser)) encloser = parent(encloser);
+        const wild = "*." + encloser;
+        proofs.push(this.#nodes.get(wild)?.has(NSEC) ? this.#nsecAt(wild) : this.#covering(wild));
+      }
+    }
+    found.answer = this.#withSignatures(found.answer);
+    const seen = new Set(found.authority.map((rr) => `${rr.name} ${rr.type}`));
+    const added: RR[] = [];
+    for (const rrs of proofs) {
+      if (rrs.length === 0 || seen.has(`${rrs[0].name} ${rrs[0].type}`)) continue;
+      seen.add(`${rrs[0].name} ${rrs[0].type}`);
+      added.push(...rrs);
+    }
+    // A referral's NS records are the child's, never signed here.
+    found.authority =
+      found.kind === "referral"
+        ? [...found.authority, ...this.#withSignatures(added)]
+        : this.#withSignatures([...found.authority, ...added]);
+  }
+
+  /** `rrs` with the RRSIGs of each RRset after it. */
+  #withSignatures(rrs: readonly RR[]): RR[] {
+    const out: RR[] = [];
+    for (let i = 0; i < rrs.length;) {
+      let j = i;
+      while (j < rrs.length && rrs[j].name === rrs[i].name && rrs[j].type === rrs[i].type) j++;
+      out.push(...rrs.slice(i, j), ...this.#signaturesOf(rrs.slice(i, j)));
+      i = j;
+    }
+    return out;
+  }
+
+  /** The RRSIGs of one RRset (the wildcard's, renamed, for an expansion), with the RRset's TTL. */
+  #signaturesOf(set: readonly RR[]): RR[] {
+    if (set.length === 0 || set[0].type === RRSIG) return [];
+    const { name, type, ttl } = set[0];
+    const node = this.#nodes.get(name) ?? this.#wildcard(name);
+    const sigs = (node?.get(RRSIG) ?? []).filter((rr) => covers(rr) === type);
+    return sigs.map((rr) => ({ ...rr, name, ttl: Math.min(rr.ttl, ttl) }));
+  }
+
+  #nsecAt(name: string): RR[] {
+    return this.#copy(this.#nodes.get(name)?.get(NSEC) ?? [], undefined);
+  }
+
+  /** The NSEC whose owner is the last one at or before `name` in canonical order (the chain wraps). */
+  #covering(name: string): RR[] {
+    this.#chain ??= [...this.#nodes.entries()]
+      .filter(([, node]) => node.has(NSEC))
+      .map(([owner]) => owner)
+      .sort(canonicalOrder);
+    const chain = this.#chain;
+    if (chain.length === 0) return [];
+    let lo = 0;
+    let hi = chain.length - 1;
+    let at = chain.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (canonicalOrder(chain[mid], name) <= 0) {
+        at = mid;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    if (canonicalOrder(chain[0], name) > 0) at = chain.length - 1;
+    return this.#nsecAt(chain[at]);
+  }
+
   #addresses(names: readonly string[]): RR[] {
     const out: RR[] = [];
     const done = new Set<string>();
@@ -212,8 +311,14 @@ export class Zone {
   }
 }
 
+/** The type an RRSIG covers: the first two octets of its rdata. */
+function covers(rr: RR): number {
+  const raw = (rr.data as { raw: Uint8Array }).raw;
+  return (raw[0] << 8) | raw[1];
+}
+
 /** RFC 4034 6.1: names compared label by label from the right, each label as lowercase octets. */
-function canonicalOrder(a: string, b: string): number {
+export function canonicalOrder(a: string, b: string): number {
   const x = a.slice(0, -1).split(".").reverse();
   const y = b.slice(0, -1).split(".").reverse();
   for (let i = 0; i < x.length && i < y.length; i++) {
