@@ -388,7 +388,7 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     plugin: "file",
     options: "DBFILE, ZONES, `reload`, `upstream`",
     verdict: "differs",
-    note: "a signed zone's RRSIG and NSEC records are not added to answers (*dnssec* in the block signs its answers online instead); `upstream` is accepted with a warning, a no-op as in CoreDNS",
+    note: "a signed zone's DNSSEC records go to DO=1 queries with the NSEC proofs RFC 4035 asks (NSEC3 zones are not read); `upstream` is accepted with a warning, a no-op as in CoreDNS",
   },
   {
     plugin: "auto",
@@ -450,10 +450,12 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     verdict: "differs",
     note: "the command's output is logged line by line (CoreDNS passes it to its own stdout and stderr); `certrenew`, which CoreDNS accepts and never fires, is accepted with a warning; with `-workers N` the main thread alone runs the commands",
   },
-  missing(
-    "sign",
-    "no offline signing: *file* serves a signed zone's records but not its DNSSEC (RRSIGs, NSEC denials), so a db.ZONE.signed would add nothing; sign the zone online with *dnssec* in the *file* block instead",
-  ),
+  {
+    plugin: "sign",
+    options: "DBFILE, ZONES, `key file`, `key directory`, `directory`",
+    verdict: "differs",
+    note: "NSEC TTL min(SOA TTL, MINIMUM) (CoreDNS: MINIMUM); glue and a delegation's NS are not signed (CoreDNS signs them); no CDS/CDNSKEY records; `key directory`, unimplemented in CoreDNS, works; the block's `file` waits for a signed file not yet written instead of retrying every minute",
+  },
   {
     plugin: "view",
     options: "NAME, `expr`",

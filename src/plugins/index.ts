@@ -45,6 +45,7 @@ import { setup as rewrite } from "./rewrite/setup.ts";
 import { setup as root } from "./root/setup.ts";
 import { setup as rrl } from "./rrl/setup.ts";
 import { setup as secondary } from "./secondary/setup.ts";
+import { setup as sign } from "./sign/setup.ts";
 import { setup as template } from "./template/setup.ts";
 import { setup as transfer } from "./transfer/setup.ts";
 import { setup as tsig } from "./tsig/setup.ts";
@@ -113,6 +114,8 @@ export const plugins: Registry = new Map<string, Setup>([
   ["erratic", erratic],
   ["whoami", whoami],
   ["on", on],
+  // Writes signed zone files for `file` to serve; it adds no handler.
+  ["sign", sign],
   // A setting of the block (which queries it answers), read by the server: it adds no handler.
   ["view", view],
 ]);

@@ -41,7 +41,18 @@ export const setup: Setup = (d, ctx) => {
   // A reload takes over the zones the running configuration parsed from the file as it is now.
   const key = `file ${path} ${origins.join(" ")} ${stamp}`;
   let zones = ctx.adopt<ZoneSet>(key);
-  if (zones === undefined) {
+  if (zones === undefined && stamp === "missing" && ctx.block.directives.includes("sign")) {
+    // The block's `sign`, set up after `file`, may be what writes this file: read it at start-up,
+    // after every setup and before the first query.
+    const later = (zones = new ZoneSet([]));
+    ctx.onStartup(() => {
+      try {
+        later.replace(loadZones(path, origins));
+      } catch (err) {
+        throw configError(d, "file", (err as Error).message);
+      }
+    });
+  } else if (zones === undefined) {
     try {
       zones = new ZoneSet(loadZones(path, origins));
     } catch (err) {
