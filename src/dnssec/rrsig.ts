@@ -54,3 +54,9 @@ export function signCanonical(t: SignTerms): RR {
 export function dnskeyRecord(key: SigningKey, zone: string, ttl: number): RR {
   return { name: zone, type: DNSKEY, class: 1, ttl, data: { type: DNSKEY, raw: key.rdata } };
 }
+
+/** The type an RRSIG covers: the first two octets of its rdata. */
+export function coveredType(rr: RR): number {
+  const raw = (rr.data as { raw: Uint8Array }).raw;
+  return (raw[0] << 8) | raw[1];
+}

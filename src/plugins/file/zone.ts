@@ -4,7 +4,7 @@
 import type { RR } from "../../dns/message.ts";
 import { Rcode, Type } from "../../dns/constants.ts";
 import { canonical, isSubdomain, parent } from "../../dns/name.ts";
-import { DNSKEY, NSEC, RRSIG } from "../../dnssec/rrsig.ts";
+import { DNSKEY, NSEC, RRSIG, coveredType } from "../../dnssec/rrsig.ts";
 
 /** How a lookup ended, for tests and logs. */
 export type LookupKind = "answer" | "nodata" | "nxdomain" | "referral" | "outside";
@@ -264,7 +264,7 @@ export class Zone {
     if (set.length === 0 || set[0].type === RRSIG) return [];
     const { name, type, ttl } = set[0];
     const node = this.#nodes.get(name) ?? this.#wildcard(name);
-    const sigs = (node?.get(RRSIG) ?? []).filter((rr) => covers(rr) === type);
+    const sigs = (node?.get(RRSIG) ?? []).filter((rr) => coveredType(rr) === type);
     return sigs.map((rr) => ({ ...rr, name, ttl: Math.min(rr.ttl, ttl) }));
   }
 
@@ -309,12 +309,6 @@ export class Zone {
     }
     return out;
   }
-}
-
-/** The type an RRSIG covers: the first two octets of its rdata. */
-function covers(rr: RR): number {
-  const raw = (rr.data as { raw: Uint8Array }).raw;
-  return (raw[0] << 8) | raw[1];
 }
 
 /** RFC 4034 6.1: names compared label by label from the right, each label as lowercase octets. */

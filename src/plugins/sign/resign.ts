@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { SigningKey } from "../../dnssec/keys.ts";
-import { RRSIG } from "../../dnssec/rrsig.ts";
+import { RRSIG, coveredType } from "../../dnssec/rrsig.ts";
 import { Type } from "../../dns/constants.ts";
 import { loadZone } from "../file/zone-parser.ts";
 import { signZone, zoneFileText } from "./signer.ts";
@@ -48,7 +48,7 @@ export function resignReason(job: ZoneJob, now: number): string | undefined {
   let sig: Uint8Array | undefined;
   try {
     const soaSig = loadZone(job.output, job.origin).find(
-      (rr) => rr.type === RRSIG && rr.name === job.origin && covered(rr) === Type.SOA,
+      (rr) => rr.type === RRSIG && rr.name === job.origin && coveredType(rr) === Type.SOA,
     );
     sig = soaSig && (soaSig.data as { raw: Uint8Array }).raw;
   } catch (err) {
@@ -90,9 +90,4 @@ export function signInto(job: ZoneJob, now: number, jitter = Math.random()): num
 
 function sha256(b: Uint8Array): string {
   return createHash("sha256").update(b).digest("hex");
-}
-
-function covered(rr: { data: unknown }): number {
-  const raw = (rr.data as { raw: Uint8Array }).raw;
-  return (raw[0] << 8) | raw[1];
 }
