@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { dnssecRdataFromText } from "./text.ts";
+import { dnssecRdataFromText, dnssecRdataToText } from "./text.ts";
 import { DNSKEY, NSEC, RRSIG } from "./rrsig.ts";
 import { typeBitmap } from "./canonical.ts";
 
@@ -33,4 +33,15 @@ test("bad DNSSEC rdata is an error that says what is wrong", () => {
     /signature time 'soon'/,
   );
   assert.throws(() => raw(RRSIG, "A 13 300 300 1 1 12345 example.org. AAEC"), /invalid labels '300'/);
+});
+
+test("the presentation form written is the one read", () => {
+  for (const [type, text] of [
+    [NSEC, "b.example.org. A MX RRSIG NSEC TYPE1234"],
+    [DNSKEY, "257 3 15 AAECAw=="],
+    [RRSIG, "A 13 3 300 20260101000000 20231114221320 12345 example.org. AAECAw=="],
+    [NSEC, "\\000.example.org. RRSIG NSEC"],
+  ] as const) {
+    assert.equal(dnssecRdataToText(type, raw(type, text)), text);
+  }
 });

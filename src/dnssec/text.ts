@@ -4,6 +4,7 @@
 import type { RData } from "../dns/message.ts";
 import { typeFromName, typeName } from "../dns/constants.ts";
 import { nameFromText } from "../dns/text.ts";
+import { labelText } from "../dns/name.ts";
 import { canonicalName, typeBitmap, Writer } from "./canonical.ts";
 import { DNSKEY, NSEC, RRSIG } from "./rrsig.ts";
 
@@ -62,4 +63,52 @@ function base64(fields: readonly string[]): Buffer {
   const text = fields.join("");
   if (text.length === 0 || !/^[A-Za-z0-9+/]+=*$/.test(text)) throw new Error("invalid base64 data");
   return Buffer.from(text, "base64");
+}
+
+/** The presentation form of an RRSIG's, NSEC's or DNSKEY's wire rdata (the inverse of
+ * dnssecRdataFromText), for signed zone files people read. */
+export function dnssecRdataToText(type: number, raw: Uint8Array): string {
+  const b = Buffer.from(raw);
+  if (type === DNSKEY) return `${b.readUInt16BE(0)} ${b[2]} ${b[3]} ${b.subarray(4).toString("base64")}`;
+  if (type === NSEC) {
+    const [next, at] = wireName(b, 0);
+    return [next, ...bitmapTypes(b.subarray(at)).map(typeName)].join(" ");
+  }
+  const [signer, at] = wireName(b, 18);
+  return [
+    typeName(b.readUInt16BE(0)),
+    b[2],
+    b[3],
+    b.readUInt32BE(4),
+    sigTimeText(b.readUInt32BE(8)),
+    sigTimeText(b.readUInt32BE(12)),
+    b.readUInt16BE(16),
+    signer,
+    b.subarray(at).toString("base64"),
+  ].join(" ");
+}
+
+/** An uncompressed wire name at `at` as text, and where it ends. */
+function wireName(b: Buffer, at: number): [string, number] {
+  const out: string[] = [];
+  while (b[at] !== 0) {
+    out.push(labelText(b.toString("latin1", at + 1, at + 1 + b[at])));
+    at += 1 + b[at];
+  }
+  return [out.length === 0 ? "." : out.join(".") + ".", at + 1];
+}
+
+function bitmapTypes(b: Buffer): number[] {
+  const types: number[] = [];
+  for (let i = 0; i + 1 < b.length; i += 2 + b[i + 1]) {
+    for (let j = 0; j < b[i + 1]; j++)
+      for (let bit = 0; bit < 8; bit++)
+        if (b[i + 2 + j] & (0x80 >> bit)) types.push(b[i] * 256 + j * 8 + bit);
+  }
+  return types;
+}
+
+/** YYYYMMDDHHmmSS in UTC (RFC 4034 3.2). */
+function sigTimeText(t: number): string {
+  return new Date(t * 1000).toISOString().replace(/[-:T]/g, "").slice(0, 14);
 }

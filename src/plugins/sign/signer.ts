@@ -7,6 +7,7 @@ import type { RR } from "../../dns/message.ts";
 import { Type } from "../../dns/constants.ts";
 import { isSubdomain } from "../../dns/name.ts";
 import { rrToText } from "../../dns/text.ts";
+import { DNSSEC_TYPES, dnssecRdataToText } from "../../dnssec/text.ts";
 import { canonicalRRset, nsecRdata } from "../../dnssec/canonical.ts";
 import type { SigningKey } from "../../dnssec/keys.ts";
 import { DNSKEY, NSEC, RRSIG, dnskeyRecord, signCanonical, type Validity } from "../../dnssec/rrsig.ts";
@@ -83,5 +84,12 @@ export function signZone(z: SignInput): RR[] {
 
 /** The signed zone as a zone file: `header` lines as comments, then one record a line. */
 export function zoneFileText(origin: string, records: readonly RR[], header: readonly string[]): string {
-  return [...header.map((l) => `; ${l}`), `$ORIGIN ${origin}`, ...records.map(rrToText), ""].join("\n");
+  return [...header.map((l) => `; ${l}`), `$ORIGIN ${origin}`, ...records.map(line), ""].join("\n");
+}
+
+/** One record a line; DNSSEC records in their presentation form rather than RFC 3597's. */
+function line(rr: RR): string {
+  if (!DNSSEC_TYPES.has(rr.type) || !("raw" in rr.data)) return rrToText(rr);
+  const head = rrToText({ ...rr, data: { type: rr.type, raw: new Uint8Array() } }).replace(/\\# 0$/, "");
+  return head + dnssecRdataToText(rr.type, rr.data.raw);
 }
