@@ -15,6 +15,7 @@ import {
 import { configError } from "../../corefile/errors.ts";
 import { ZoneReloader, ZoneSet, filePlugin, fileStampSync, fileTransferer, loadZones } from "./file.ts";
 import { offerTransferer } from "../transfer/transferer.ts";
+import { signerOf } from "../sign/signers.ts";
 
 /** CoreDNS's default: check the file once a minute. */
 const DEFAULT_RELOAD_MS = 60_000;
@@ -42,10 +43,11 @@ export const setup: Setup = (d, ctx) => {
   const key = `file ${path} ${origins.join(" ")} ${stamp}`;
   let zones = ctx.adopt<ZoneSet>(key);
   if (zones === undefined && stamp === "missing" && ctx.block.directives.includes("sign")) {
-    // The block's `sign`, set up after `file`, may be what writes this file: read it at start-up,
-    // after every setup and before the first query.
+    // The block's `sign`, set up after `file`, may be what writes this file: it signs and this reads
+    // at start-up, after every setup and before the first query.
     const later = (zones = new ZoneSet([]));
     ctx.onStartup(() => {
+      signerOf(ctx.block.shared, path)?.();
       try {
         later.replace(loadZones(path, origins));
       } catch (err) {

@@ -59,10 +59,14 @@ test("sign's options: each bad one is one error with file:line", async () => {
   );
 });
 
-test("key directory finds the zone's key pairs; the signed file is written at setup", async () => {
+test("setup (and so -validate's dry run) writes nothing; start-up signs, with key directory's pairs", async () => {
+  const f = fakeContext({ zones: ["example.org."], root });
   await setup(
     dir("sign", ["db.example.org"], [dir("key", ["directory", "."]), dir("directory", ["signed"])]),
-    ctx(),
+    f.ctx,
   );
+  assert.ok(!existsSync(join(root, "signed", "db.example.org.signed")));
+  await f.start();
   assert.ok(existsSync(join(root, "signed", "db.example.org.signed")));
+  await f.stop();
 });

@@ -3,8 +3,8 @@
 //     directory DIR
 // }
 // Signs the zones of DBFILE into DIR/db.<zone>.signed, at start-up (before any query, so that the
-// block's `file` serves the signed file from the first one) and then whenever resignReason says so,
-// checked every hour. It adds no handler: `file` serves what it writes.
+// block's `file` serves the signed file from the first one; a dry run writes nothing) and then
+// whenever resignReason says so, checked every hour. It adds no handler: `file` serves what it writes.
 
 import { readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -14,6 +14,8 @@ import { configError } from "../../corefile/errors.ts";
 import { KeyFileError, readKeyPair, type SigningKey } from "../../dnssec/keys.ts";
 import { inWorker } from "../../runtime/thread-role.ts";
 import { resignReason, signInto, signedPath, type ZoneJob } from "./resign.ts";
+import { offerSigner } from "./signers.ts";
+import { loadZone } from "../file/zone-parser.ts";
 
 const NAME = "sign";
 /** CoreDNS's default output folder. */
@@ -87,38 +89,49 @@ export const setup: Setup = (d, ctx) => {
 
   // One thread signs: with -workers N the others serve what it writes.
   if (inWorker()) return undefined;
+  // A zone file that does not parse is found here, so -validate reports it; the signing itself waits
+  // for start-up, so a dry run writes nothing.
+  for (const job of jobs) {
+    try {
+      loadZone(job.source, job.origin);
+    } catch (err) {
+      throw configError(d, NAME, `${job.origin}: ${(err as Error).message}`);
+    }
+  }
   const log = ctx.log(NAME);
-  const check = (atStartup: boolean) => {
+  const signIfDue = (job: ZoneJob, atStartup: boolean) => {
     const now = Math.floor(Date.now() / 1000);
-    for (const job of jobs) {
-      try {
-        const reason = resignReason(job, now);
-        if (reason === undefined) continue;
-        const started = performance.now();
-        const serial = signInto(job, now);
-        log.info(
-          {
-            zone: job.origin,
-            file: job.output,
-            serial,
-            keyTags: job.keys.map((k) => k.tag),
-            ms: Math.round(performance.now() - started),
-          },
-          `zone signed: ${reason}`,
-        );
-      } catch (err) {
-        // At start-up a zone that cannot be signed stops the server; later the old file keeps serving.
-        if (atStartup) throw configError(d, NAME, `${job.origin}: ${(err as Error).message}`);
-        log.error(
-          { zone: job.origin, err: (err as Error).message },
-          "signing failed; the signed file is left as it was",
-        );
-      }
+    try {
+      const reason = resignReason(job, now);
+      if (reason === undefined) return;
+      const started = performance.now();
+      const serial = signInto(job, now);
+      log.info(
+        {
+          zone: job.origin,
+          file: job.output,
+          serial,
+          keyTags: job.keys.map((k) => k.tag),
+          ms: Math.round(performance.now() - started),
+        },
+        `zone signed: ${reason}`,
+      );
+    } catch (err) {
+      // At start-up a zone that cannot be signed stops the server; later the old file keeps serving.
+      if (atStartup) throw configError(d, NAME, `${job.origin}: ${(err as Error).message}`);
+      log.error(
+        { zone: job.origin, err: (err as Error).message },
+        "signing failed; the signed file is left as it was",
+      );
     }
   };
-  check(true);
-  const timer = setInterval(() => check(false), CHECK_MS);
-  timer.unref();
+  for (const job of jobs) offerSigner(ctx.block.shared, job.output, () => signIfDue(job, true));
+  let timer: NodeJS.Timeout | undefined;
+  ctx.onStartup(() => {
+    for (const job of jobs) signIfDue(job, true);
+    timer = setInterval(() => jobs.forEach((job) => signIfDue(job, false)), CHECK_MS);
+    timer.unref();
+  });
   ctx.onShutdown(() => clearInterval(timer));
   return undefined;
 };
