@@ -23,6 +23,7 @@ const ZONE = zoneText(
   'txt 60 IN TXT "hello"',
   "a.b.deep 60 IN A 192.0.2.9",
   "*.wild 60 IN TXT any",
+  "dangling 60 IN CNAME gone",
 );
 
 describe("file serves a zone signed by dnssec-signzone, validated by delv", () => {
@@ -64,6 +65,8 @@ describe("file serves a zone signed by dnssec-signzone, validated by delv", () =
     ["nope.signed.test", "A", /^; negative response, fully validated$/m],
     ["zzz.signed.test", "A", /^; negative response, fully validated$/m],
     ["x.wild.signed.test", "A", /^; negative response, fully validated$/m],
+    // A CNAME into a name that does not exist: the denial is proven for the target.
+    ["dangling.signed.test", "A", /^; fully validated\ndangling\.signed\.test\.\s+\d+\s+IN\s+CNAME\s+gone/m],
   ];
   for (const [name, type, want] of cases) {
     it(`delv validates ${name} ${type}`, async () => {
@@ -83,6 +86,15 @@ describe("file serves a zone signed by dnssec-signzone, validated by delv", () =
       r.authority.some((l) => l.includes(" RRSIG SOA ")),
       r.text,
     );
+    // Through a CNAME: the NSEC records cover the chain's target, gone.signed.test.
+    const d = await dig(srv.port, "dangling.signed.test", "A", "+dnssec", "+norec");
+    assert.equal(d.status, "NXDOMAIN");
+    assert.ok(
+      d.answer.some((l) => l.includes(" RRSIG CNAME ")),
+      d.text,
+    );
+    const covers = d.authority.filter((l) => l.split(" ")[3] === "NSEC").map((l) => l.split(" ")[0]);
+    assert.ok(covers.includes("a.b.deep.signed.test."), d.text);
   });
 
   it("DO=0 and no EDNS get no DNSSEC records, before and after DO=1 asked the same", async () => {
