@@ -331,3 +331,43 @@ catch (e) { console.log(e.code ?? "uncoded", e.message); }`;
     });
   }
 });
+
+describe("a signed zone's DNSSEC records", () => {
+  const head = "$ORIGIN example.org.\n@ 60 IN SOA ns hm 1 60 60 60 60\n";
+  const sig = (covered: string, ttl: number) =>
+    `RRSIG ${covered} 13 3 ${ttl} 20270101000000 20260101000000 1234 example.org. AAEC`;
+  it("a CNAME's owner may hold its RRSIG and NSEC; RRSIGs keep their own TTLs", () => {
+    const rrs = parseZone(
+      head +
+        `alias 60 IN CNAME www\nalias 60 IN ${sig("CNAME", 60)}\nalias 30 IN NSEC www RRSIG NSEC CNAME\nalias 30 IN ${sig("NSEC", 30)}\n`,
+      { file: "db", origin: "example.org." },
+    );
+    assert.deepEqual(
+      rrs.filter((r) => r.name === "alias.example.org.").map((r) => [r.type, r.ttl]),
+      [
+        [Type.CNAME, 60],
+        [46, 60],
+        [47, 30],
+        [46, 30],
+      ],
+    );
+  });
+  it("a CNAME beside other data is still refused, and bad DNSSEC rdata names its line", () => {
+    assert.throws(
+      () =>
+        parseZone(
+          head + `alias 60 IN ${sig("CNAME", 60)}\nalias 60 IN CNAME www\nalias 60 IN A 192.0.2.1\n`,
+          { file: "db", origin: "example.org." },
+        ),
+      /db:5: alias\.example\.org\. has a CNAME \(db:4\) and other data/,
+    );
+    assert.throws(
+      () => parseZone(head + "www 60 IN NSEC next A NOPE\n", { file: "db", origin: "example.org." }),
+      /db:3: .*unknown type 'NOPE'/,
+    );
+    assert.throws(
+      () => parseZone(head + "www 60 IN NSEC3 1 0 0 - ABC A\n", { file: "db", origin: "example.org." }),
+      /db:3: unsupported record type NSEC3/,
+    );
+  });
+});
