@@ -38,7 +38,19 @@ describe("file serves a zone signed by dnssec-signzone, validated by delv", () =
     anchor = anchorFile(dir, ksk);
     const db = join(dir, "db.signed.test");
     writeFileSync(db, ZONE);
-    execFileSync("dnssec-signzone", ["-q", "-S", "-K", dir, "-o", "signed.test", "-f", `${db}.signed`, db]);
+    execFileSync("dnssec-signzone", [
+      "-q",
+      "-S",
+      "-K",
+      dir,
+      "-d",
+      dir,
+      "-o",
+      "signed.test",
+      "-f",
+      `${db}.signed`,
+      db,
+    ]);
     assert.ok(zsk.length > 0);
     srv = await startServer("signed.test {\n    file db.signed.test.signed\n}\n", {
       files: { "db.signed.test.signed": readFileSync(`${db}.signed`, "utf8") },
