@@ -309,11 +309,11 @@ test("unknown directives are errors at their file:line; nested names are the plu
 
 test("a plugin of CoreDNS that clusterdns does not have is named as such, at its file:line", () => {
   const known = new Map([["errors", 1]]);
-  const check = (text: string) => checkDirectives(parse(text), known, new Set(["dnssec"]));
+  const check = (text: string) => checkDirectives(parse(text), known, new Set(["pprof"]));
   fails(
-    () => check(". {\n  errors\n  dnssec {\n    key file Kexample\n  }\n}"),
+    () => check(". {\n  errors\n  pprof {\n    block 1\n  }\n}"),
     "Corefile:3",
-    /plugin dnssec of CoreDNS is not supported by clusterdns: no online signing \(see docs\/compatibility\.md\)$/,
+    /plugin pprof of CoreDNS is not supported by clusterdns: Go's profiler; Node has `--cpu-prof` and `--inspect` \(see docs\/compatibility\.md\)$/,
   );
   fails(() => check(". {\n  bogus\n}"), "Corefile:2", /Unknown directive 'bogus'/);
 });
