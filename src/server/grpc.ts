@@ -10,18 +10,16 @@
 // on the handshake and on a call, idle to close a session without calls.
 
 import http2 from "node:http2";
-import type net from "node:net";
 import type tls from "node:tls";
 import type { Logger } from "pino";
 import type { Peer, Pipeline } from "./pipeline.ts";
 import type { TcpOptions } from "./tcp-connection.ts";
 import type { TlsSettings } from "../setup/block.ts";
-import { clientAllowed, keyLog, rawSocketOf, tlsOptions } from "./secure.ts";
+import { clientAllowed, keyLog, tlsOptions } from "./secure.ts";
+import { HttpConnections } from "./http-server.ts";
 import { decodePacket, encodePacket, frame, GrpcStatus, MAX_MESSAGE } from "../dns/grpc-packet.ts";
 
 export const GRPC_PATH = "/coredns.dns.DnsService/Query";
-/** How long sessions may finish their calls once the listener closes. */
-const CLOSE_GRACE_MS = 1000;
 
 class CallError {
   readonly status: number;
@@ -38,8 +36,7 @@ export class GrpcListener {
   readonly log: Logger;
   readonly #server: http2.Http2Server | http2.Http2SecureServer;
   #tls: TlsSettings | undefined;
-  readonly #sessions = new Set<http2.ServerHttp2Session>();
-  readonly #sockets = new Set<net.Socket>();
+  readonly #connections: HttpConnections;
 
   constructor(pipeline: Pipeline, opts: TcpOptions, log: Logger, secure?: TlsSettings) {
     this.pipeline = pipeline;
@@ -58,24 +55,15 @@ export class GrpcListener {
       server.on("secureConnection", (socket: tls.TLSSocket) => {
         if (this.#tls !== undefined && !clientAllowed(this.#tls, socket)) socket.destroy();
       });
-      server.on("tlsClientError", (err, socket) => {
-        this.log.debug({ err }, "grpc: tls handshake failed");
-        socket.destroy();
-        rawSocketOf(socket)?.destroy();
-      });
       keyLog(server, secure, log);
       this.#server = server;
     }
-    this.#server.on("session", (session: http2.ServerHttp2Session) => {
-      this.#sessions.add(session);
-      session.setTimeout(this.opts.idleMs, () => session.close());
-      session.once("close", () => this.#sessions.delete(session));
-    });
     this.#server.on("stream", (stream, headers) => void this.#call(stream, headers));
     this.#server.maxConnections = opts.maxConnections;
-    this.#server.on("connection", (socket: net.Socket) => {
-      this.#sockets.add(socket);
-      socket.once("close", () => this.#sockets.delete(socket));
+    this.#connections = new HttpConnections(this.#server, {
+      what: "grpc",
+      log,
+      idleMs: () => this.opts.idleMs,
     });
   }
 
@@ -89,27 +77,12 @@ export class GrpcListener {
   }
 
   listen(address: string, port: number, reusePort = false): Promise<number> {
-    return new Promise((resolve, reject) => {
-      const onError = (err: Error) => reject(err);
-      this.#server.once("error", onError);
-      this.#server.listen({ host: address, port, ipv6Only: address.includes(":"), reusePort }, () => {
-        this.#server.off("error", onError);
-        this.#server.on("error", (err) => this.log.error({ err }, "grpc listener error"));
-        resolve((this.#server.address() as net.AddressInfo).port);
-      });
-    });
+    return this.#connections.listen(address, port, reusePort);
   }
 
-  /** Stops accepting; calls being answered finish (GOAWAY), what is open after CLOSE_GRACE_MS is cut. */
+  /** Stops accepting; calls being answered finish (GOAWAY), what is still open a second later is cut. */
   close(): Promise<void> {
-    return new Promise((resolve) => {
-      this.#server.close(() => resolve());
-      for (const session of this.#sessions) session.close();
-      setTimeout(() => {
-        for (const session of this.#sessions) session.destroy();
-        for (const socket of this.#sockets) socket.destroy();
-      }, CLOSE_GRACE_MS).unref();
-    });
+    return this.#connections.close();
   }
 
   async #call(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders): Promise<void> {
