@@ -38,6 +38,9 @@ test("zones, ports and the dns:// scheme", () => {
   assert.deepEqual(parseKey(tok("https://.")), [
     { scheme: "https", zone: ".", port: 443, text: "https://." },
   ]);
+  assert.deepEqual(parseKey(tok("grpc://cluster.local")), [
+    { scheme: "grpc", zone: "cluster.local.", port: 443, text: "grpc://cluster.local" },
+  ]);
 });
 
 test("reverse zones written as names", () => {
@@ -102,7 +105,6 @@ test("bad keys are ConfigErrors naming the key and its line", () => {
         why.test(e.message),
       text,
     );
-  bad("grpc://.:443", /gRPC is not served/);
   bad("quic://.:853", /Node 24 is built without node:quic/);
   bad("https3://.", /HTTP\/3 is not served/);
   bad("ftp://example.org", /unknown scheme/);

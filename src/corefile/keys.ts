@@ -1,4 +1,4 @@
-// Server block keys: `[dns://|tls://|https://]ZONE[:PORT]`, where ZONE is a domain name or a CIDR prefix standing for
+// Server block keys: `[dns://|tls://|https://|grpc://]ZONE[:PORT]`, where ZONE is a domain name or a CIDR prefix standing for
 // its reverse zones, as in CoreDNS. A prefix that does not end on an octet (IPv4) or nibble (IPv6)
 // boundary becomes every zone of the next boundary that it covers: 10.0.0.0/23 is 0.0.10.in-addr.arpa.
 // and 1.0.10.in-addr.arpa.
@@ -9,7 +9,6 @@ import { canonical, expandIPv6 } from "../dns/name.ts";
 
 /** CoreDNS's transports clusterdns does not serve, and why (src/plugins/tls/README.md has the evidence). */
 const UNSUPPORTED: Readonly<Record<string, string>> = {
-  grpc: "DNS over gRPC is not served (no Debian client or server speaks it to test against)",
   quic: "DNS over QUIC is not served: Node 24 is built without node:quic",
   https3: "DNS over HTTP/3 is not served: Node 24 is built without QUIC",
   h3: "DNS over HTTP/3 is not served: Node 24 is built without QUIC",
@@ -21,6 +20,7 @@ const DEFAULT_PORTS: Readonly<Record<Transport, number | undefined>> = {
   dns: undefined,
   tls: 853,
   https: 443,
+  grpc: 443,
 };
 
 export function parseKey(t: Token): ServerKey[] {
@@ -32,8 +32,8 @@ export function parseKey(t: Token): ServerKey[] {
   const scheme = /^([a-z0-9+.-]*):\/\//.exec(s);
   if (scheme) {
     const why = UNSUPPORTED[scheme[1]];
-    if (why !== undefined) throw bad(`${why} (dns://, tls:// and https:// are)`);
-    if (scheme[1] !== "dns" && scheme[1] !== "tls" && scheme[1] !== "https")
+    if (why !== undefined) throw bad(`${why} (dns://, tls://, https:// and grpc:// are)`);
+    if (scheme[1] !== "dns" && scheme[1] !== "tls" && scheme[1] !== "https" && scheme[1] !== "grpc")
       throw bad(`unknown scheme '${scheme[1]}://'`);
     transport = scheme[1];
     s = s.slice(scheme[0].length);

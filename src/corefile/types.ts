@@ -28,8 +28,8 @@ export interface ServerBlock {
 }
 
 /** How a server block's queries arrive: plain DNS (UDP and TCP), DNS over TLS (RFC 7858) or DNS over
- * HTTPS (RFC 8484). */
-export type Transport = "dns" | "tls" | "https";
+ * HTTPS (RFC 8484), or CoreDNS's DNS over gRPC. */
+export type Transport = "dns" | "tls" | "https" | "grpc";
 
 /** A server block key, parsed: one zone served on one port. */
 export interface ServerKey {
@@ -37,7 +37,7 @@ export interface ServerKey {
   /** Canonical zone: lowercase, absolute. A CIDR key becomes its reverse zone(s). */
   zone: string;
   /** Undefined when a dns:// key names no port: the default (53, or -dns.port) applies. tls:// keys
-   * default to 853, https:// ones to 443. */
+   * default to 853, https:// and grpc:// ones to 443. */
   port?: number;
   /** The key as written, for messages and metrics labels. */
   text: string;

@@ -58,7 +58,7 @@ describe("migrate coredns", () => {
 
   it("each line that does not run is missing at its line, with the line -validate prints", async (t) => {
     const text = [
-      "grpc://.:443 {", // 1
+      "quic://.:853 {", // 1
       "    whoami", // 2
       "}", // 3
       ".:53 {", // 4
@@ -88,7 +88,7 @@ describe("migrate coredns", () => {
       "16 missing",
     ]);
     const note = (line: number) => lines.find((l) => l.line === line)!.note;
-    assert.match(note(1)!, /DNS over gRPC is not served/);
+    assert.match(note(1)!, /DNS over QUIC is not served/);
     assert.match(
       note(5)!,
       /^plugin route53 of CoreDNS is not supported by clusterdns: no cloud DNS backends/,

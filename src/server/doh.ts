@@ -11,13 +11,13 @@
 
 import http from "node:http";
 import http2 from "node:http2";
-import type net from "node:net";
 import type tls from "node:tls";
 import type { Logger } from "pino";
 import type { Peer, Pipeline } from "./pipeline.ts";
 import type { TcpOptions } from "./tcp-connection.ts";
 import type { TlsSettings } from "../setup/block.ts";
-import { clientAllowed, keyLog, rawSocketOf, tlsOptions } from "./secure.ts";
+import { clientAllowed, keyLog, tlsOptions } from "./secure.ts";
+import { HttpConnections } from "./http-server.ts";
 import { WireFacts } from "../answers/wire-facts.ts";
 import { afterOwner } from "../dns/wire-ttl.ts";
 import { PlainCounter } from "../metrics/plain.ts";
@@ -35,8 +35,6 @@ const MEDIA_TYPE = "application/dns-message";
 const MAX_MESSAGE = 65535;
 /** base64url of the largest message, unpadded. */
 const MAX_BASE64 = Math.ceil((MAX_MESSAGE * 4) / 3);
-/** How long connections may finish their requests once the listener closes. */
-const CLOSE_GRACE_MS = 1000;
 /** CoreDNS's cap on the max-age it derives from a reply's TTLs. */
 const MAX_AGE = 3600;
 
@@ -60,10 +58,7 @@ export class DohListener {
   readonly #server: http.Server | http2.Http2SecureServer;
   #tls: TlsSettings | undefined;
   readonly #facts = new WireFacts();
-  /** HTTP/2 connections, closed (GOAWAY once their streams are done) when the listener closes. */
-  readonly #sessions = new Set<http2.ServerHttp2Session>();
-  /** Every connection, HTTP/1.1 ones too: what is still open once the listener has closed is cut. */
-  readonly #sockets = new Set<net.Socket>();
+  readonly #connections: HttpConnections;
 
   constructor(pipeline: Pipeline, opts: TcpOptions, log: Logger, secure?: TlsSettings) {
     this.pipeline = pipeline;
@@ -92,23 +87,14 @@ export class DohListener {
         // HTTP/1.1 over TLS has no session to time out: a connection silent for idle is let go.
         else if (socket.alpnProtocol !== "h2") socket.setTimeout(this.opts.idleMs, () => socket.destroy());
       });
-      server.on("session", (session: http2.ServerHttp2Session) => {
-        this.#sessions.add(session);
-        session.setTimeout(this.opts.idleMs, () => session.close());
-        session.once("close", () => this.#sessions.delete(session));
-      });
-      server.on("tlsClientError", (err, socket) => {
-        this.log.debug({ err }, "https: tls handshake failed");
-        socket.destroy();
-        rawSocketOf(socket)?.destroy();
-      });
       keyLog(server, secure, log);
       this.#server = server;
     }
     this.#server.maxConnections = opts.maxConnections;
-    this.#server.on("connection", (socket: net.Socket) => {
-      this.#sockets.add(socket);
-      socket.once("close", () => this.#sockets.delete(socket));
+    this.#connections = new HttpConnections(this.#server, {
+      what: "https",
+      log,
+      idleMs: () => this.opts.idleMs,
     });
   }
 
@@ -122,30 +108,11 @@ export class DohListener {
   }
 
   listen(address: string, port: number, reusePort = false): Promise<number> {
-    return new Promise((resolve, reject) => {
-      const onError = (err: Error) => reject(err);
-      this.#server.once("error", onError);
-      this.#server.listen({ host: address, port, ipv6Only: address.includes(":"), reusePort }, () => {
-        this.#server.off("error", onError);
-        this.#server.on("error", (err) => this.log.error({ err }, "https listener error"));
-        resolve((this.#server.address() as net.AddressInfo).port);
-      });
-    });
+    return this.#connections.listen(address, port, reusePort);
   }
 
-  /** Stops accepting; requests being answered finish, then their connections close (GOAWAY); what is
-   * still open after CLOSE_GRACE_MS is cut. */
   close(): Promise<void> {
-    return new Promise((resolve) => {
-      const server = this.#server;
-      server.close(() => resolve());
-      if ("closeIdleConnections" in server) server.closeIdleConnections();
-      for (const session of this.#sessions) session.close();
-      setTimeout(() => {
-        for (const session of this.#sessions) session.destroy();
-        for (const socket of this.#sockets) socket.destroy();
-      }, CLOSE_GRACE_MS).unref();
-    });
+    return this.#connections.close();
   }
 
   async #handle(req: Request, res: Response): Promise<void> {

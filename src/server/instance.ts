@@ -22,6 +22,7 @@ import type { UdpListener } from "./udp.ts";
 import { dgramEngine, type UdpEngine } from "./udp-engine.ts";
 import { TcpListener, defaultTcpOptions, type TcpOptions } from "./tcp.ts";
 import { DohListener } from "./doh.ts";
+import { GrpcListener } from "./grpc.ts";
 import { listenErrorText } from "../runtime/listen-error.ts";
 import { Handover } from "./handover.ts";
 import { peerServes } from "./peer-probe.ts";
@@ -72,7 +73,8 @@ interface Group {
   udp: UdpListener[];
   /** Plain DNS over TCP, or DNS over TLS. */
   tcp: TcpListener[];
-  doh: DohListener[];
+  /** DNS over HTTPS or over gRPC. */
+  doh: (DohListener | GrpcListener)[];
   /** The first key that names this group's port (`.:53` at Corefile:1), when one does; else the port
    * is the default (53 or -dns.port). Where to change the port when it cannot be opened. */
   portKey?: Token;
@@ -293,6 +295,11 @@ export class Instance implements InstanceHooks {
           { at },
           `${key.text}: no tls directive, so DoH is served over plain HTTP/1.1 (as CoreDNS)`,
         );
+      if (g.transport === "grpc")
+        this.#log.warn(
+          { at },
+          `${key.text}: no tls directive, so gRPC is served over cleartext HTTP/2 (as CoreDNS)`,
+        );
     } else if (g.transport === "dns") {
       this.#log.warn({ at, tls: block.tls.at }, `${key.text}: tls has no effect on a dns:// server block`);
     } else if (g.tls === undefined) {
@@ -395,7 +402,10 @@ export class Instance implements InstanceHooks {
       g.tcp.push(tcp);
       return tcp.listen(address, port, reusePort);
     }
-    const doh = new DohListener(g.pipeline, g.tcpOptions, this.#log, g.tls);
+    const doh =
+      g.transport === "grpc"
+        ? new GrpcListener(g.pipeline, g.tcpOptions, this.#log, g.tls)
+        : new DohListener(g.pipeline, g.tcpOptions, this.#log, g.tls);
     g.doh.push(doh);
     return doh.listen(address, port, reusePort);
   }
