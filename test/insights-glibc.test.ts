@@ -14,13 +14,12 @@ import {
   readObjects,
   startApiInNetns,
   startClusterdnsInNetns,
+  POD_RESOLV_CONF,
   type NetnsServer,
 } from "./helpers/netns-cluster.ts";
 import { ROOT } from "./helpers/server.ts";
 import { pod } from "./k8s/objects.ts";
 
-const RESOLV_CONF =
-  "nameserver 127.0.0.1\nsearch web.svc.cluster.local svc.cluster.local cluster.local\noptions ndots:5\n";
 const ROOT_ZONE =
   "$ORIGIN .\n$TTL 60\n@ IN SOA ns.root. hostmaster.root. 1 7200 1800 86400 60\n@ IN NS ns.root.\n";
 
@@ -41,7 +40,7 @@ describe("insights sees glibc's search-list walk", () => {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "clusterdns-insights-glibc-"));
-    ns = await createNetns(undefined, RESOLV_CONF);
+    ns = await createNetns(undefined, POD_RESOLV_CONF);
     const client = pod("web", "client-6b7c8d9f4-k2j4h", "127.0.0.1", {
       labels: { "pod-template-hash": "6b7c8d9f4" },
     });

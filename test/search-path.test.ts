@@ -20,13 +20,11 @@ import {
   readObjects,
   startApiInNetns,
   startClusterdnsInNetns,
+  POD_RESOLV_CONF,
   type NetnsServer,
 } from "./helpers/netns-cluster.ts";
 import { ROOT } from "./helpers/server.ts";
 import { pod } from "./k8s/objects.ts";
-
-const RESOLV_CONF =
-  "nameserver 127.0.0.1\nsearch web.svc.cluster.local svc.cluster.local cluster.local\noptions ndots:5\n";
 
 const EXAMPLE_ZONE = `$ORIGIN example.com.
 $TTL 300
@@ -90,7 +88,7 @@ for (const autopath of [false, true]) {
 
     before(async () => {
       dir = mkdtempSync(join(tmpdir(), "clusterdns-search-"));
-      ns = await createNetns(undefined, RESOLV_CONF);
+      ns = await createNetns(undefined, POD_RESOLV_CONF);
       // The namespace is the pod: its address (here its loopback, where glibc's queries come from)
       // belongs to a pod in "web", which autopath finds through `pods verified`.
       const objects = [

@@ -10,6 +10,11 @@ import { parseAllDocuments } from "yaml";
 import type { Netns } from "./netns.ts";
 import { ROOT } from "./server.ts";
 
+/** A pod's resolv.conf in namespace `web` of cluster.local, with the node's name server at 127.0.0.1
+ * (the netns's own loopback, where the test's clusterdns listens). */
+export const POD_RESOLV_CONF =
+  "nameserver 127.0.0.1\nsearch web.svc.cluster.local svc.cluster.local cluster.local\noptions ndots:5\n";
+
 export interface NetnsServer {
   proc: ChildProcess;
   /** Every JSON log line clusterdns printed so far, parsed. */
