@@ -6,7 +6,7 @@
 //                                                              BENCH_COREFILE, BENCH_SERVICES, BENCH_CLIENTS)
 // The queries come from BENCH_CLIENTS (default 256) client addresses in turn, as a node's pods would.
 
-import v8 from "node:v8";
+import { heapGrowth } from "./heap-growth.ts";
 import { benchCorefileChoice } from "./clusterdns-run.ts";
 import { queryPackets, startInProcess, type InProcess } from "./in-process.ts";
 import { mixChoice, mixQueries } from "./mixes.ts";
@@ -41,19 +41,11 @@ async function pass(s: InProcess, list: Buffer[]): Promise<void> {
 
 /** CPU ns and heap bytes allocated per query over one pass (heap growth between collections). */
 async function measure(s: InProcess, list: Buffer[]): Promise<{ ns: number; bytes: number }> {
-  const profiler = new v8.GCProfiler();
-  profiler.start();
-  let heapAt = v8.getHeapStatistics().used_heap_size;
+  const growth = heapGrowth();
   const cpu = process.cpuUsage();
   await pass(s, list);
   const used = process.cpuUsage(cpu);
-  const heapEnd = v8.getHeapStatistics().used_heap_size;
-  let allocated = 0;
-  for (const g of profiler.stop().statistics) {
-    allocated += g.beforeGC.heapStatistics.usedHeapSize - heapAt;
-    heapAt = g.afterGC.heapStatistics.usedHeapSize;
-  }
-  allocated += heapEnd - heapAt;
+  const allocated = growth().bytes;
   return { ns: ((used.user + used.system) * 1000) / list.length, bytes: allocated / list.length };
 }
 

@@ -9,7 +9,7 @@
 // the heap before and after each): with a large young generation there are few, and the figure is
 // exact to a few KB over the run.
 
-import v8 from "node:v8";
+import { heapGrowth } from "./heap-growth.ts";
 import { benchCorefileChoice } from "./clusterdns-run.ts";
 import { queryPackets, startInProcess } from "./in-process.ts";
 import { answerCacheStats } from "../src/metrics/server-stats.ts";
@@ -34,30 +34,17 @@ async function pass(list: Buffer[]): Promise<void> {
   }
 }
 
-// Heap growth between collections, summed: what the code allocated.
-const profiler = new v8.GCProfiler();
-
 const warm = mix === "hot" ? packets : packets.slice(0, Math.min(20_000, packets.length));
 await pass(warm);
 await pass(warm);
 const timed = mix === "hot" ? packets : packets.slice(warm.length);
 const before = { ...answerCacheStats };
 const sampling = process.env.MISS_ALLOC_PROFILE === "1" ? await startSampling() : undefined;
-profiler.start();
-let heapAt = v8.getHeapStatistics().used_heap_size;
+const growth = heapGrowth();
 const cpu = process.cpuUsage();
 await pass(timed);
 const cpuUsed = process.cpuUsage(cpu);
-const heapEnd = v8.getHeapStatistics().used_heap_size;
-const stats = profiler.stop();
-let allocated = 0;
-for (const g of stats.statistics) {
-  const b = g.beforeGC.heapStatistics.usedHeapSize;
-  const a = g.afterGC.heapStatistics.usedHeapSize;
-  allocated += b - heapAt;
-  heapAt = a;
-}
-allocated += heapEnd - heapAt;
+const { bytes: allocated, collections } = growth();
 if (sampling !== undefined) await sampling();
 const n = timed.length;
 const hits = answerCacheStats.hits - before.hits;
@@ -66,7 +53,7 @@ const refills = answerCacheStats.refills - before.refills;
 process.stdout.write(
   `${which}, ${mix} mix, ${services} services, ${n} queries over ${distinct} distinct questions: ` +
     `${(((cpuUsed.user + cpuUsed.system) * 1000) / n).toFixed(0)} ns CPU per query, ` +
-    `${(allocated / n).toFixed(0)} heap bytes allocated per query, ${stats.statistics.length} collections, ` +
+    `${(allocated / n).toFixed(0)} heap bytes allocated per query, ${collections.length} collections, ` +
     `replayed ${((100 * hits) / n).toFixed(1)}%, lane ${((100 * (lane - refills)) / n).toFixed(1)}% ` +
     `(refilled ${((100 * refills) / n).toFixed(1)}%), chain ${((100 * (n - hits - lane)) / n).toFixed(1)}%\n`,
 );

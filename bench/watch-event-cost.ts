@@ -7,7 +7,7 @@
 //   node --max-semi-space-size=1 bench/watch-event-cost.ts [SERVICES] [EVENTS]
 //   ALLOC=1 ...: also where the bytes were allocated, by function (sampled)
 
-import v8 from "node:v8";
+import { heapGrowth } from "./heap-growth.ts";
 import { generateCluster } from "./cluster-gen.ts";
 import { Store } from "../src/plugins/kubernetes/store/store.ts";
 import { SharedIndex } from "../src/offheap/shared-index.ts";
@@ -67,26 +67,16 @@ if (process.env.ALLOC === "1") {
     includeObjectsCollectedByMinorGC: true,
   } as object);
 }
-// Heap growth between collections, summed: what the events allocated.
-const profiler = new v8.GCProfiler();
-profiler.start();
-let heapAt = v8.getHeapStatistics().used_heap_size;
+const growth = heapGrowth();
 const cpu = process.cpuUsage();
 run(WARM, events);
 const used = process.cpuUsage(cpu);
-const heapEnd = v8.getHeapStatistics().used_heap_size;
-const stats = profiler.stop();
-let allocated = 0;
-for (const g of stats.statistics) {
-  allocated += g.beforeGC.heapStatistics.usedHeapSize - heapAt;
-  heapAt = g.afterGC.heapStatistics.usedHeapSize;
-}
-allocated += heapEnd - heapAt;
+const { bytes: allocated, collections } = growth();
 const n = events - WARM;
-const full = stats.statistics.filter((g) => g.gcType === "MarkSweepCompact").length;
+const full = collections.filter((g) => g.gcType === "MarkSweepCompact").length;
 process.stdout.write(
   `${services} services, ${n} EndpointSlice events: ${((used.user + used.system) / n).toFixed(1)} us CPU ` +
-    `and ${(allocated / n).toFixed(0)} heap bytes per event, ${stats.statistics.length} collections ` +
+    `and ${(allocated / n).toFixed(0)} heap bytes per event, ${collections.length} collections ` +
     `(${full} full)\n`,
 );
 
