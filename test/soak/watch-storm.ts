@@ -44,6 +44,9 @@ export interface StormOptions {
   checkout?: string;
   /** Extra node flags for clusterdns (--cpu-prof when profiling a storm). */
   nodeFlags?: string[];
+  /** clusterdns flags (-workers 2) and environment for its process. */
+  args?: string[];
+  env?: Record<string, string>;
   log?: (line: string) => void;
 }
 
@@ -94,7 +97,12 @@ export async function runStorm(o: StormOptions): Promise<StormRun> {
     const source = `kubeconfig ${served.kubeconfig}${o.compareStore ? `\n        snapshot ${snapshot} 1s` : ""}`;
     const corefile = join(dir, "Corefile");
     writeFileSync(corefile, benchCorefile("kubeadm-disable", served.kubeconfig, NO_UPSTREAM, source));
-    const started = await startClusterdns(corefile, { nodeFlags: o.nodeFlags, checkout: o.checkout });
+    const started = await startClusterdns(corefile, {
+      nodeFlags: o.nodeFlags,
+      checkout: o.checkout,
+      args: o.args,
+      env: o.env,
+    });
     cd = started.cd;
     await untilSynced(cd);
     const pid = cd.proc.pid!;
