@@ -1,11 +1,15 @@
 // The grpc plugin against real DNS-over-gRPC upstreams: Debian's python3-grpcio serving CoreDNS's
 // DnsService (test/upstream/grpc-relay.ts), relaying to Knot, in cleartext and over TLS; asked with
 // dig through a real clusterdns. Answers, `except`, `cache`, metrics, TLS verification (CA, name,
-// client certificate), bad replies and gRPC statuses, policies, an upstream down and back, deadlines.
+// client certificate), bad replies and gRPC statuses, policies, an upstream down and back, deadlines,
+// a unix socket, fallthrough.
 
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { startServer, type RunningServer } from "./helpers/server.ts";
 import { dig } from "./helpers/dig.ts";
 import { httpGet } from "./helpers/http-get.ts";
@@ -188,5 +192,30 @@ test("deadline: cancel's ends the wait (SERVFAIL) and reaches the upstream as gr
     assert.ok(left("y.example.org.") <= 2, a.calls.join("\n"));
   } finally {
     await a.mode("ok");
+  }
+});
+
+test("a unix socket upstream; fallthrough hands NXDOMAIN, and a query no upstream answered, to the next plugin", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "grpc-unix-"));
+  const socket = join(dir, "g.sock");
+  const local = await startGrpcRelay({ relay: knot.port, socket });
+  try {
+    const dead = await freePort();
+    const srv = await serve(
+      `example.org {\n    grpc . unix://${socket} {\n        fallthrough\n    }\n    whoami\n}\n` +
+        `example.net {\n    grpc . 127.0.0.1:${dead} {\n        fallthrough\n    }\n    whoami\n}\n`,
+    );
+    const www = await dig(srv.port, "www.example.org");
+    assert.deepEqual(www.answer, ["www.example.org. 300 IN A 192.0.2.1"], "over the socket");
+    // Knot's NXDOMAIN goes on to whoami, which answers with the client's address.
+    const nx = await dig(srv.port, "nope.example.org");
+    assert.equal(nx.status, "NOERROR", nx.text);
+    assert.match(nx.additional.join("\n"), /127\.0\.0\.1/);
+    assert.deepEqual(local.names(), ["www.example.org.", "nope.example.org."]);
+    // No upstream answers: whoami again, not SERVFAIL.
+    assert.equal((await dig(srv.port, "www.example.net")).status, "NOERROR");
+  } finally {
+    await local.stop();
+    rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -5,7 +5,8 @@ client ADDR NAME TYPE [--ca FILE --host NAME] [--raw HEX]
     One Query call. Prints "status CODE MESSAGE", then for a reply its rcode and answer records as
     "rcode N" and "answer NAME TYPE RDATA-HEX" lines. --raw sends HEX as the DnsPacket's bytes as is.
 server PORT --relay ADDR:PORT [--cert FILE --key FILE [--client-ca FILE]]
-    An upstream for the grpc plugin on 127.0.0.1:PORT (0: any free port), over TLS with --cert: relays
+    An upstream for the grpc plugin on 127.0.0.1:PORT (0: any free port; unix:PATH for a unix socket,
+    then "port 1" is printed), over TLS with --cert: relays
     each call's query to the DNS server at ADDR:PORT over TCP. Prints "port N" once listening, then
     "query NAME TYPE SECONDS-LEFT" for each call (the deadline its grpc-timeout gave). Each line on
     stdin sets how it answers ("mode LINE" is printed back): ok, "status NAME" (a gRPC status such as
@@ -180,7 +181,7 @@ def server(argv):
     )
     srv = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
     srv.add_generic_rpc_handlers((handler,))
-    where = "127.0.0.1:%s" % port
+    where = port if port.startswith("unix:") else "127.0.0.1:%s" % port
     if "--cert" in opts:
         pair = (open(opts["--key"], "rb").read(), open(opts["--cert"], "rb").read())
         ca = open(opts["--client-ca"], "rb").read() if "--client-ca" in opts else None

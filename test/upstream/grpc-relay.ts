@@ -18,6 +18,8 @@ export interface GrpcRelayOptions {
   relay: number;
   /** Listen on this port (to start it again where it was); a free one by default. */
   port?: number;
+  /** Listen on this unix socket instead. */
+  socket?: string;
   /** PEM files: serve TLS with this certificate, and ask for a client certificate this CA signed. */
   tls?: { cert: string; key: string; clientCa?: string };
 }
@@ -35,7 +37,8 @@ export interface GrpcRelay {
 }
 
 export async function startGrpcRelay(o: GrpcRelayOptions): Promise<GrpcRelay> {
-  const args = [SCRIPT, "server", String(o.port ?? 0), "--relay", `127.0.0.1:${o.relay}`];
+  const where = o.socket === undefined ? String(o.port ?? 0) : `unix:${o.socket}`;
+  const args = [SCRIPT, "server", where, "--relay", `127.0.0.1:${o.relay}`];
   if (o.tls) args.push("--cert", o.tls.cert, "--key", o.tls.key);
   if (o.tls?.clientCa) args.push("--client-ca", o.tls.clientCa);
   const proc = spawn(PYTHON, args, { stdio: ["pipe", "pipe", "pipe"] });
