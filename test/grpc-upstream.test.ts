@@ -2,7 +2,7 @@
 // DnsService (test/upstream/grpc-relay.ts), relaying to Knot, in cleartext and over TLS; asked with
 // dig through a real clusterdns. Answers, `except`, `cache`, metrics, TLS verification (CA, name,
 // client certificate), bad replies and gRPC statuses, policies, an upstream down and back, deadlines,
-// a unix socket, fallthrough.
+// a unix socket, fallthrough, a connection gone silent.
 
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
@@ -18,6 +18,7 @@ import { sample } from "./helpers/metrics.ts";
 import { startKnot, type Knot } from "./upstream/knot.ts";
 import { makePki, type Pki } from "./upstream/tls-front.ts";
 import { startGrpcRelay, type GrpcRelay } from "./upstream/grpc-relay.ts";
+import { startSilentRelay } from "./upstream/silent-relay.ts";
 
 let knot: Knot;
 let pki: Pki;
@@ -217,5 +218,23 @@ test("a unix socket upstream; fallthrough hands NXDOMAIN, and a query no upstrea
   } finally {
     await local.stop();
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a connection whose far end went silent is probed after a timed-out try, closed, and replaced", async () => {
+  const relay = await startSilentRelay(a.port);
+  try {
+    const srv = await serve(`example.org {\n    grpc . 127.0.0.1:${relay.port}\n}\n`);
+    assert.equal((await dig(srv.port, "one.example.org")).status, "NXDOMAIN");
+    relay.silent = true;
+    assert.equal((await dig(srv.port, "two.example.org")).status, "SERVFAIL", "the try timed out");
+    // Its PING goes unanswered: the connection is closed (the relay sees the client close it).
+    for (let i = 0; i < 100 && relay.closedByClient === 0; i++) await sleep(50);
+    assert.equal(relay.closedByClient, 1);
+    relay.silent = false;
+    assert.equal((await dig(srv.port, "three.example.org")).status, "NXDOMAIN", "on a new connection");
+    assert.equal(relay.opened, 2);
+  } finally {
+    await relay.close();
   }
 });

@@ -109,6 +109,12 @@ export class ConnPool {
     this.#sweeper ??= setInterval(() => this.#sweep(), this.#opts.expireMs).unref();
   }
 
+  /** After a DoH try timed out: a PING on its HTTP/2 connection, which closes it when unanswered
+   * within `ms` (h2-session.ts). */
+  probeDoh(ms: number): void {
+    this.#doh?.probe(ms);
+  }
+
   /** Idle connections per transport, for tests and debugging. */
   idleCount(proto: Proto): number {
     return this.#idle[proto].length;

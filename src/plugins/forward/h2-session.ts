@@ -3,7 +3,8 @@
 // cleartext HTTP/2 with prior knowledge (h2c, what gRPC speaks without TLS); over a unix socket when
 // given a path. Opened when first needed and again after it closed, and closed once idle for `idleMs`.
 // A failure of the connection reaches the streams on it (their 'error'); the connection itself is only
-// let go, so the next query opens a new one: an upstream that restarted is reached again at once.
+// let go, so the next query opens a new one: an upstream that restarted is reached again at once. A
+// try that timed out has the connection probed (`probe`).
 
 import http2 from "node:http2";
 import net from "node:net";
@@ -26,6 +27,7 @@ export class H2Session {
   readonly #origin: string;
   readonly #target: H2Target;
   #session: http2.ClientHttp2Session | undefined;
+  #probing = false;
 
   constructor(t: H2Target) {
     const host = t.host.includes(":") ? `[${t.host}]` : t.host;
@@ -59,6 +61,27 @@ export class H2Session {
     session.unref();
     this.#session = session;
     return { session, reused: false };
+  }
+
+  /** After a try on the connection timed out: is the upstream still at the other end? A PING not
+   * acknowledged within `ms` closes the connection, so the next query opens a new one. Without it, a
+   * connection to an upstream that vanished without a word (its node gone, a NAT's state lost) would
+   * hold every later query until TCP gives up, many minutes later. An upstream that is only slow
+   * acknowledges, and keeps its connection. */
+  probe(ms: number): void {
+    const s = this.#session;
+    if (s === undefined || s.destroyed || this.#probing) return;
+    this.#probing = true;
+    const timer = setTimeout(() => s.destroy(), ms).unref();
+    const pinged = s.ping((err) => {
+      clearTimeout(timer);
+      this.#probing = false;
+      if (err) s.destroy();
+    });
+    if (!pinged) {
+      clearTimeout(timer);
+      this.#probing = false;
+    }
   }
 
   close(): void {

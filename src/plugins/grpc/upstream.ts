@@ -4,7 +4,8 @@
 // the others (1 s after the first failure, doubling up to 30 s, ended by its next reply; gRPC's own
 // connection back-off has the same shape), so a dead upstream costs a query a try only when no other
 // answered. Failures are logged: the first of a kind at once, the same one again at most once a minute,
-// with how many there were.
+// with how many there were. A try that timed out has the connection probed with a PING
+// (h2-session.ts), so one to an upstream that vanished without closing it is replaced.
 
 import type { Logger } from "pino";
 import type { Msg } from "../../dns/message.ts";
@@ -23,6 +24,9 @@ import { rcodeName } from "../../dns/constants.ts";
 const BACKOFF_FIRST_MS = 1000;
 const BACKOFF_MAX_MS = 30_000;
 const LOG_EVERY_MS = 60_000;
+/** How long a PING after a timed-out try may go unanswered before the connection is closed (the 20 s
+ * of gRPC's keepalive timeout would leave a dead connection to 20 s of queries). */
+const PROBE_MS = 1000;
 /** How long an unused connection stays open: grpc-go's default idle timeout. */
 const IDLE_MS = 30 * 60_000;
 
@@ -76,6 +80,7 @@ export class GrpcUpstream {
       this.#backoffUntil = 0;
       return reply;
     } catch (err) {
+      if ((err as ExchangeError).code === ExchangeCode.TIMEOUT) this.#session.probe(PROBE_MS);
       this.#failed(err as Error);
       throw err;
     } finally {
