@@ -114,7 +114,12 @@ export abstract class Conn<P extends string = Proto> {
   }
 
   close(): void {
-    this.fail(new ExchangeError(ExchangeCode.CLOSED, "connection closed"));
+    // No query in flight (a DoH or gRPC exchange's end): no error to build, whose stack costs microseconds.
+    if (this.#pending !== undefined) this.fail(new ExchangeError(ExchangeCode.CLOSED, "connection closed"));
+    else if (!this.#closed) {
+      this.#closed = true;
+      this.destroy();
+    }
   }
 
   /** Sends the query; `timeoutMs` is how long its reply is waited for. */
