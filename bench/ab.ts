@@ -7,7 +7,7 @@
 //   node bench/ab.ts /tmp/before .            (BENCH_SERVICES, BENCH_SECONDS, BENCH_ROUNDS, BENCH_MIX)
 // A checkout may carry node flags after "::", added after the image's: `. .::--max-semi-space-size=4`,
 // environment variables after a second "::": `. "::::MALLOC_ARENA_MAX=1"`, and clusterdns flags after a
-// third: `. ".::::::-workers 2"`. BENCH_PIN=0 leaves the servers and dnsperf unpinned (a server with
+// third: `. ".::::::-workers 2"`; BENCH_* variables among them choose the Corefile (`. ".::::BENCH_INSIGHTS=1"`). BENCH_PIN=0 leaves the servers and dnsperf unpinned (a server with
 // -workers 2 has both cores); BENCH_SOCKETS sets dnsperf's sockets (-c, 4), which SO_REUSEPORT spreads
 // over the threads by their source ports. The RSS of each server 2 s after its sync (before any query)
 // and its peak (VmHWM) are printed at the end.
@@ -63,12 +63,17 @@ const dir = mkdtempSync(join(tmpdir(), "clusterdns-ab-"));
 const cluster = generateCluster({ services });
 const queryFile = join(dir, "queries.txt");
 writeFileSync(queryFile, mixQueries(cluster, mixChoice()).join("\n") + "\n");
-const { api, corefile } = await serveWithCorefile(cluster, dir);
+const { api, corefile, variant } = await serveWithCorefile(cluster, dir);
+// A checkout's BENCH_* variables choose its own Corefile: `. "::::BENCH_INSIGHTS=1"` adds insights.
+const corefileOf = (env: Record<string, string>) => {
+  const vars = Object.fromEntries(Object.entries(env).filter(([k]) => k.startsWith("BENCH_")));
+  return Object.keys(vars).length ? variant(vars) : corefile;
+};
 
 const contenders: Contender[] = [];
 try {
   for (const checkout of checkouts) {
-    const { cd: server, port } = await startClusterdns(corefile, {
+    const { cd: server, port } = await startClusterdns(corefileOf(checkout.env), {
       checkout: checkout.path,
       nodeFlags: checkout.flags,
       args: checkout.args,

@@ -64,24 +64,33 @@ export async function serveWithCorefiles(
   dir: string,
   which: readonly BenchCorefile[],
   upstreamPort = NO_UPSTREAM,
-): Promise<{ api: TestApiServer; corefiles: Record<BenchCorefile, string> }> {
+): Promise<{ api: TestApiServer; corefiles: Record<BenchCorefile, string>; kubeconfig: string }> {
   const { api, kubeconfig } = await serveCluster(cluster.objects, dir);
   const corefiles = {} as Record<BenchCorefile, string>;
   for (const w of which) {
     corefiles[w] = join(dir, `Corefile.${w}`);
     writeFileSync(corefiles[w], benchCorefile(w, kubeconfig, upstreamPort));
   }
-  return { api, corefiles };
+  return { api, corefiles, kubeconfig };
 }
 
 /** serveWithCorefiles with the one Corefile BENCH_COREFILE names. */
 export async function serveWithCorefile(
   cluster: GeneratedCluster,
   dir: string,
-): Promise<{ api: TestApiServer; corefile: string }> {
+): Promise<{ api: TestApiServer; corefile: string; variant: (vars: Record<string, string>) => string }> {
   const which = benchCorefileChoice();
-  const { api, corefiles } = await serveWithCorefiles(cluster, dir, [which]);
-  return { api, corefile: corefiles[which] };
+  const { api, corefiles, kubeconfig } = await serveWithCorefiles(cluster, dir, [which]);
+  // The same Corefile with other BENCH_* choices (BENCH_INSIGHTS, BENCH_TRACE), for A/B runs.
+  const variant = (vars: Record<string, string>): string => {
+    const saved = { ...process.env };
+    Object.assign(process.env, vars);
+    const file = join(dir, `Corefile.${which}.${Object.entries(vars).flat().join("_")}`);
+    writeFileSync(file, benchCorefile(which, kubeconfig, NO_UPSTREAM));
+    process.env = saved;
+    return file;
+  };
+  return { api, corefile: corefiles[which], variant };
 }
 
 export interface StartOptions {

@@ -284,3 +284,55 @@ test("a list emptied with its doorkeeper kept lets the keys it held in at once, 
   const e = top.top(4).map((x) => `${x.key.name} ${x.count}`);
   assert.deepEqual(e.sort(), ["a.example 1", "b.example 2"]);
 });
+
+test("at a high rate the top lists count a sample: the same heavy hitters, counts near the truth, totals exact", () => {
+  const ins = insights();
+  addPod(ins, { ns: "shop", name: "checkout-5f6d7-a", ip: "10.0.0.5", deploy: "checkout" });
+  // As after a second of 100k queries: 1 in 32 goes into the top lists.
+  ins.sampling.adapt(100_000);
+  assert.equal(ins.sampling.every, 32);
+  const heavy = [
+    done("10.0.0.5", "api.github.com.", Rcode.NOERROR),
+    done("10.0.0.5", "redis.shop.svc.cluster.local.", Rcode.NOERROR),
+  ];
+  const r = rng(5);
+  const other = Array.from({ length: 5000 }, (_, i) =>
+    done(`10.1.${i >> 8}.${i & 255}`, `n${i}.example.`, Rcode.NXDOMAIN),
+  );
+  const n = 400_000;
+  for (let i = 0; i < n; i++) ins.record(i % 10 < 2 ? heavy[i % 10] : other[Math.floor(r() * other.length)]);
+  const rep = report(ins, "1m", 10);
+  assert.equal(rep.topSampledEvery, 32);
+  assert.deepEqual(
+    rep.topNames
+      .slice(0, 2)
+      .map((e) => e.name)
+      .sort(),
+    ["api.github.com", "redis.shop.svc.cluster.local"],
+  );
+  // Each heavy name is 1 query in 10: 40,000. A 1-in-32 sample holds about 1,250 of them (a standard
+  // deviation near 3%), weighted by 32: within 10%.
+  for (const e of rep.topNames.slice(0, 2)) {
+    assert.equal(e.error, 0, `${e.name} kept its slot all along`);
+    assert.ok(Math.abs(e.count - 40_000) < 4000, `${e.name}: ${e.count}`);
+  }
+  assert.equal(rep.topClients[0].address, "10.0.0.5");
+  // Per-workload counters see every query.
+  assert.equal(rep.workloads.find((w) => w.workload === "shop/deployment/checkout")?.queries, 80_000);
+  assert.equal(rep.totals.queries, n);
+});
+
+test("sampling: every query below the rate, 1 in a power of two above it, taken at random", () => {
+  const ins = insights();
+  ins.sampling.adapt(4000);
+  assert.equal(ins.sampling.every, 1);
+  ins.sampling.adapt(10_000);
+  assert.equal(ins.sampling.every, 4);
+  ins.sampling.adapt(10_000_000);
+  assert.equal(ins.sampling.every, 64);
+  ins.sampling.adapt(20_000);
+  // Taken at random, not every 8th: queries that take turns in 8 are each taken about as often.
+  const taken = new Array<number>(8).fill(0);
+  for (let i = 0; i < 80_000; i++) if (ins.sampling.take()) taken[i % 8]++;
+  for (const t of taken) assert.ok(t > 1000 && t < 1500, `taken ${taken.join(" ")}`);
+});

@@ -21,6 +21,7 @@ import { WindowedTop } from "./windowed-top.ts";
 import { Walks } from "./walk.ts";
 import { Workloads, OTHER } from "./workloads.ts";
 import { Upstreams } from "./upstreams.ts";
+import { Sampling } from "./sampling.ts";
 
 export interface InsightsOptions {
   /** The cluster domain in wire form (\7cluster\5local\0). */
@@ -62,7 +63,11 @@ export class Insights {
   readonly servfails = new Map<string, number>();
   readonly upstreams = new Upstreams();
   readonly startedAt = Date.now();
+  /** Which queries the top lists count (all of them below sampling.ts's RATE a second). */
+  readonly sampling = new Sampling();
   #ticks = 0;
+  /** Queries recorded since the last tick. */
+  #recorded = 0;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(o: InsightsOptions) {
@@ -99,6 +104,9 @@ export class Insights {
   tick(now: number): void {
     this.walks.now = now;
     this.seconds.advance(Math.floor(now / 1000));
+    // This thread's own queries (the main thread's seconds also hold what workers post).
+    this.sampling.adapt(this.#recorded);
+    this.#recorded = 0;
     const s = Math.floor((now - this.startedAt) / 1000);
     if (s < (this.#ticks + 1) * 10) return;
     this.#ticks++;
@@ -115,6 +123,7 @@ export class Insights {
     const totals = this.counters.totals;
     const base = row * COUNTERS;
     totals[base + C.QUERIES]++;
+    this.#recorded++;
     this.seconds.add(S.QUERIES);
     const rcode = q.rcode;
     if (rcode === Rcode.NOERROR) totals[base + C.NOERROR]++;
@@ -132,14 +141,19 @@ export class Insights {
       this.seconds.add(S.CACHE_HITS);
     }
     const h = hashText(address);
-    this.clients.live.count(address, h);
     const wire = q.nameWire;
     const length = wireNameLength(wire);
+    if (this.sampling.take()) {
+      const weight = this.sampling.every;
+      this.clients.live.count(address, h, weight);
+      if (length >= 0) {
+        // One hash of the name for both lists.
+        const nh = nameHash(wire, 0, length);
+        this.names.live.countHashed(nh, wire, 0, length, weight);
+        if (rcode === Rcode.NXDOMAIN) this.nxNames.live.countHashed(nh, wire, 0, length, weight);
+      }
+    }
     if (length < 0) return;
-    // One hash of the name for both lists.
-    const nh = nameHash(wire, 0, length);
-    this.names.live.countHashed(nh, wire, 0, length);
-    if (rcode === Rcode.NXDOMAIN) this.nxNames.live.countHashed(nh, wire, 0, length);
     const w = this.walks.q;
     w.address = address;
     w.h = h;

@@ -75,10 +75,11 @@ export class NameTop extends SpaceSaving<NameKey> {
     this.countKey(nameHash(wire, from, length, tag), weight);
   }
 
-  /** Counts the name once, untagged, by the hash the caller has (nameHash: a name in two lists). */
-  countHashed(hash: number, wire: Uint8Array, from: number, length: number): void {
+  /** Counts the name `weight` times, untagged, by the hash the caller has (nameHash: a name in two
+   * lists). */
+  countHashed(hash: number, wire: Uint8Array, from: number, length: number, weight: number): void {
     this.#put(wire, from, length, 0);
-    this.countKey(hash, 1);
+    this.countKey(hash, weight);
   }
 
   /** The key the next countKey counts. */

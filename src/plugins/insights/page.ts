@@ -135,7 +135,8 @@ function show(r) {
   const a = r.attribution;
   $("attribution").textContent = (a.synced ? "" : "pods not synced yet; ") + a.pods + " pods, " + a.workloads +
     " of " + a.capacity + " workload rows in use" + (a.overflow ? ", " + a.overflow + " pods counted as (other)" : "") +
-    "; insights hold " + Math.round(r.memoryBytes / 1024) + " KiB; up " + r.uptimeSeconds + " s";
+    "; insights hold " + Math.round(r.memoryBytes / 1024) + " KiB; up " + r.uptimeSeconds + " s" +
+    (r.topSampledEvery > 1 ? "; top lists count 1 query in " + r.topSampledEvery : "");
 }
 
 async function refresh() {

@@ -61,6 +61,8 @@ export interface Report {
   servfailCauses: { plugin: string; cause: string; count: number }[];
   attribution: { synced: boolean; pods: number; workloads: number; capacity: number; overflow: number };
   memoryBytes: number;
+  /** The top lists count 1 query in this many (1: every query; above sampling.ts's RATE a second). */
+  topSampledEvery: number;
 }
 
 /** Why a plugin answers SERVFAIL, in words. */
@@ -183,6 +185,7 @@ export function report(ins: Insights, window: WindowName, n: number): Report {
       overflow: wl.overflow,
     },
     memoryBytes: ins.bytes,
+    topSampledEvery: ins.sampling.every,
   };
 }
 

@@ -52,7 +52,8 @@ export function render(r: Report, server: string, width = 100): string[] {
   const out = [
     `clusterdns insights @ ${server}  window ${r.window}  up ${r.uptimeSeconds}s  ${r.attribution.pods} pods`,
     `${t.qps} q/s   cache hits ${pct(t.cacheHitRatio)}   NXDOMAIN ${pct(t.nxdomainRatio)}   ` +
-      `wasted on search lists ${pct(t.wastedRatio)}   SERVFAIL ${pct(t.servfailRatio)}`,
+      `wasted on search lists ${pct(t.wastedRatio)}   SERVFAIL ${pct(t.servfailRatio)}` +
+      (r.topSampledEvery > 1 ? `   top lists: 1 query in ${r.topSampledEvery}` : ""),
     "",
     `${pad("WORKLOAD", 40)} ${num("QUERIES", 8)} ${num("NXDOMAIN", 8)} ${num("WASTED", 7)}  FIX`,
   ];
