@@ -436,7 +436,13 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
       },
     ],
   },
-  missing("grpc", "no DNS-over-gRPC upstreams", true),
+  {
+    plugin: "grpc",
+    options: "FROM, TO (IP, IP:PORT, `grpc://`, `unix://`, a resolv.conf), every option",
+    verdict: "differs",
+    note: "a reply that is not the query's (ID, question) is dropped and the next upstream tried, SERVFAIL when none answers (CoreDNS answers FORMERR); one try waits at most 2 s, so a silent upstream leaves the next its turn (CoreDNS gives the first the whole 5 s), and upstreams that failed lately are tried last; `coredns_grpc_requests_total` counts every call (CoreDNS counts the calls that got a reply); hostnames in TO are refused, as CoreDNS",
+    twice: "refused",
+  },
   {
     plugin: "erratic",
     options: "`drop`, `truncate`, `delay`, `large`",

@@ -22,6 +22,7 @@ import { setup as etcd } from "./etcd/setup.ts";
 import { setup as file } from "./file/setup.ts";
 import { setup as forward } from "./forward/setup.ts";
 import { setup as geoip } from "./geoip/setup.ts";
+import { setup as grpc } from "./grpc/setup.ts";
 import { setup as header } from "./header/setup.ts";
 import { setup as health } from "./health/setup.ts";
 import { setup as hosts } from "./hosts/setup.ts";
@@ -111,6 +112,7 @@ export const plugins: Registry = new Map<string, Setup>([
   ["etcd", etcd],
   ["loop", loop],
   ["forward", forward],
+  ["grpc", grpc],
   ["erratic", erratic],
   ["whoami", whoami],
   ["on", on],

@@ -17,7 +17,7 @@ import type { TcpOptions } from "./tcp-connection.ts";
 import type { TlsSettings } from "../setup/block.ts";
 import { clientAllowed, keyLog, tlsOptions } from "./secure.ts";
 import { HttpConnections } from "./http-server.ts";
-import { decodePacket, encodePacket, frame, GrpcStatus, MAX_MESSAGE } from "../dns/grpc-packet.ts";
+import { decodePacket, encodePacket, frame, GrpcStatus, MAX_MESSAGE, unframe } from "../dns/grpc-packet.ts";
 
 export const GRPC_PATH = "/coredns.dns.DnsService/Query";
 
@@ -164,12 +164,9 @@ function body(stream: http2.ServerHttp2Stream): Promise<Buffer> {
       } else parts.push(chunk);
     });
     stream.on("end", () => {
-      const all = Buffer.concat(parts);
-      if (all.length < 5 || all.readUInt32BE(1) !== all.length - 5)
-        reject(new CallError(GrpcStatus.INTERNAL, "the body is not one length-prefixed gRPC message"));
-      else if (all[0] !== 0)
-        reject(new CallError(GrpcStatus.UNIMPLEMENTED, "compressed messages are not accepted"));
-      else resolve(all.subarray(5));
+      const message = unframe(Buffer.concat(parts));
+      if (Buffer.isBuffer(message)) resolve(message);
+      else reject(new CallError(message.status, message.why));
     });
     stream.on("close", () => reject(new CallError(GrpcStatus.CANCELLED, "the call was cut")));
   });

@@ -4,12 +4,19 @@
 client ADDR NAME TYPE [--ca FILE --host NAME] [--raw HEX]
     One Query call. Prints "status CODE MESSAGE", then for a reply its rcode and answer records as
     "rcode N" and "answer NAME TYPE RDATA-HEX" lines. --raw sends HEX as the DnsPacket's bytes as is.
-server PORT
-    Serves the "NAME ADDR" lines given on stdin as A records on 127.0.0.1:PORT (0: any free port),
-    NXDOMAIN for other names; prints "port N" once listening. An upstream for forward's grpc://.
+server PORT --relay ADDR:PORT [--cert FILE --key FILE [--client-ca FILE]]
+    An upstream for the grpc plugin on 127.0.0.1:PORT (0: any free port; unix:PATH for a unix socket,
+    then "port 1" is printed), over TLS with --cert: relays
+    each call's query to the DNS server at ADDR:PORT over TCP. Prints "port N" once listening, then
+    "query NAME TYPE SECONDS-LEFT" for each call (the deadline its grpc-timeout gave). Each line on
+    stdin sets how it answers ("mode LINE" is printed back): ok, "status NAME" (a gRPC status such as
+    UNAVAILABLE or NOT_FOUND), "sleep SECONDS" (before relaying), wrong-id, wrong-question. It exits
+    when stdin closes.
 """
+import os
 import struct
 import sys
+import time
 
 import grpc
 
@@ -117,38 +124,74 @@ def client(argv):
     print_reply(unpacket(reply))
 
 
+def relay(addr, m):
+    """Asks the DNS server at ADDR:PORT over TCP (so nothing is truncated) and returns its reply."""
+    import socket
+
+    host, port = addr.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=5) as s:
+        s.sendall(struct.pack(">H", len(m)) + m)
+        buf = b""
+        while len(buf) < 2 or len(buf) < 2 + struct.unpack(">H", buf[:2])[0]:
+            chunk = s.recv(65537)
+            if not chunk:
+                raise IOError("the DNS server closed the connection")
+            buf += chunk
+        return buf[2 : 2 + struct.unpack(">H", buf[:2])[0]]
+
+
 def server(argv):
-    """Answers A queries from "NAME ADDR" lines on stdin; NXDOMAIN otherwise (an upstream for forward)."""
+    """An upstream for the grpc plugin: relays each call's query to a real DNS server."""
+    import threading
     from concurrent import futures
 
-    records = {}
-    for line in sys.stdin.read().splitlines():
-        if line.strip():
-            n, a = line.split()
-            records[n.lower().rstrip(".") + "."] = a
+    port = argv[0]
+    opts = dict(zip(argv[1::2], argv[2::2]))
+    mode = ["ok"]
 
     def handle(body, context):
         m = unpacket(body)
         qname = read_name(m, 12)
         qend = skip_name(m, 12)
         qtype = struct.unpack(">H", m[qend : qend + 2])[0]
-        head = m[:2] + struct.pack(">H", 0x8180 | (0 if qname.lower() in records else 3))
-        question = m[12 : qend + 4]
-        if qname.lower() in records and qtype == 1:
-            rr = b"\xc0\x0c" + struct.pack(">HHIH", 1, 1, 60, 4)
-            rr += bytes(int(x) for x in records[qname.lower()].split("."))
-            return packet(head + struct.pack(">HHHH", 1, 1, 0, 0) + question + rr)
-        return packet(head + struct.pack(">HHHH", 1, 0, 0, 0) + question)
+        left = context.time_remaining()
+        print("query %s %d %s" % (qname, qtype, "-" if left is None else "%.3f" % left), flush=True)
+        how = mode[0].split()
+        if how[0] == "status":
+            context.abort(grpc.StatusCode[how[1]], "told to fail")
+        if how[0] == "sleep":
+            time.sleep(float(how[1]))
+        reply = relay(opts["--relay"], m)
+        if how[0] == "wrong-id":
+            reply = struct.pack(">H", (struct.unpack(">H", reply[:2])[0] + 1) & 0xFFFF) + reply[2:]
+        if how[0] == "wrong-question":
+            other = query("other.example", "A")
+            reply = reply[:4] + struct.pack(">HHHH", 1, 0, 0, 0) + other[12:]
+        return packet(reply)
+
+    def commands():
+        for line in sys.stdin:
+            mode[0] = line.strip() or "ok"
+            print("mode %s" % mode[0], flush=True)
+        os._exit(0)
 
     handler = grpc.method_handlers_generic_handler(
         "coredns.dns.DnsService",
         {"Query": grpc.unary_unary_rpc_method_handler(handle, lambda b: b, lambda b: b)},
     )
-    srv = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    srv = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
     srv.add_generic_rpc_handlers((handler,))
-    port = srv.add_insecure_port("127.0.0.1:%s" % argv[0])
+    where = port if port.startswith("unix:") else "127.0.0.1:%s" % port
+    if "--cert" in opts:
+        pair = (open(opts["--key"], "rb").read(), open(opts["--cert"], "rb").read())
+        ca = open(opts["--client-ca"], "rb").read() if "--client-ca" in opts else None
+        creds = grpc.ssl_server_credentials([pair], root_certificates=ca, require_client_auth=ca is not None)
+        bound = srv.add_secure_port(where, creds)
+    else:
+        bound = srv.add_insecure_port(where)
     srv.start()
-    print("port %d" % port, flush=True)
+    print("port %d" % bound, flush=True)
+    threading.Thread(target=commands, daemon=True).start()
     srv.wait_for_termination()
 
 

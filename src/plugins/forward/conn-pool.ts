@@ -9,7 +9,8 @@ import type { Mismatch } from "../../client/reply-match.ts";
 import type { UpstreamStats } from "./stats.ts";
 import { tcpConn, tlsConn, type TlsSettings } from "./tcp-conn.ts";
 import { UdpConn, type UdpSocketCap } from "./udp-conn.ts";
-import { DohConn, DohSession, type DohMethod } from "./doh-conn.ts";
+import { DohConn, type DohMethod } from "./doh-conn.ts";
+import { H2Session } from "./h2-session.ts";
 
 export interface PoolOptions {
   expireMs: number;
@@ -33,7 +34,7 @@ export class ConnPool {
   readonly #onReject: (why: Mismatch, packet?: Uint8Array) => void;
   readonly #idle: Record<Proto, Conn[]> = { udp: [], tcp: [], "tcp-tls": [], https: [] };
   /** A DoH upstream's HTTP/2 connection, which every query shares (a stream each). */
-  #doh: DohSession | undefined;
+  #doh: H2Session | undefined;
   /** The last TLS session the upstream gave us, to resume on the next connection. */
   #session: Buffer | undefined;
   #sweeper: NodeJS.Timeout | undefined;
@@ -108,6 +109,12 @@ export class ConnPool {
     this.#sweeper ??= setInterval(() => this.#sweep(), this.#opts.expireMs).unref();
   }
 
+  /** After a DoH try timed out: a PING on its HTTP/2 connection, which closes it when unanswered
+   * within `ms` (h2-session.ts). */
+  probeDoh(ms: number): void {
+    this.#doh?.probe(ms);
+  }
+
   /** Idle connections per transport, for tests and debugging. */
   idleCount(proto: Proto): number {
     return this.#idle[proto].length;
@@ -124,12 +131,10 @@ export class ConnPool {
   /** A stream on the DoH upstream's connection, and whether that connection was open already. */
   #dohConn(): { conn: Conn; reused: boolean } {
     const tls = this.#opts.tls ?? {};
-    this.#doh ??= new DohSession({ host: this.#host, port: this.#port, tls, idleMs: this.#opts.expireMs });
+    this.#doh ??= new H2Session({ host: this.#host, port: this.#port, tls, idleMs: this.#opts.expireMs });
     const { session, reused } = this.#doh.get();
-    const host = this.#host.includes(":") ? `[${this.#host}]` : this.#host;
-    const authority = tls.servername ?? `${host}:${this.#port}`;
     const method = this.#opts.dohMethod ?? "POST";
-    return { conn: new DohConn(session, { method, authority }, this.#onReject), reused };
+    return { conn: new DohConn(session, { method, authority: this.#doh.authority }, this.#onReject), reused };
   }
 
   /** Open, used within `expire`, and younger than `max_age`. */

@@ -40,8 +40,9 @@ interface Pending {
   timer: NodeJS.Timeout;
 }
 
-export abstract class Conn {
-  abstract readonly proto: Proto;
+/** `P` is the transport's name: forward's `Proto`s, or grpc's own "grpc". */
+export abstract class Conn<P extends string = Proto> {
+  abstract readonly proto: P;
   /** Date.now() when the last exchange ended: the pool expires connections idle too long. */
   idleSince = 0;
   /** Date.now() when it was opened: the pool stops reusing connections older than max_age. */
@@ -69,31 +70,33 @@ export abstract class Conn {
         this.fail(new ExchangeError(ExchangeCode.TIMEOUT, `no reply within ${timeoutMs} ms`));
       }, timeoutMs);
       this.#pending = { e, resolve, reject, timer };
-      this.send(query);
+      this.send(query, timeoutMs);
     });
   }
 
-  /** One packet from the upstream: the reply when it matches, else dropped and counted. A wrong case
-   * ends the exchange: the upstream retries on a new socket (upstream.ts), since what came is either a
-   * forgery whose sender knows this port, or the real reply of an upstream that does not echo case. */
-  protected deliver(pkt: Buffer): void {
+  /** One packet from the upstream: the reply when it matches, else dropped and counted, and why is
+   * returned. A wrong case ends the exchange: the upstream retries on a new socket (upstream.ts), since
+   * what came is either a forgery whose sender knows this port, or the real reply of an upstream that
+   * does not echo case. */
+  protected deliver(pkt: Buffer): Mismatch | undefined {
     const p = this.#pending;
     if (!p) {
       // No query in flight: a late reply (its query timed out) or a forgery.
       this.#onReject("id", pkt);
-      return;
+      return "id";
     }
     const m = checkReply(pkt, p.e);
     if (typeof m === "string") {
       this.#onReject(m, pkt);
       if (m === "case")
         this.fail(new ExchangeError(ExchangeCode.CASE, "the reply's name is not in the query's case"));
-      return;
+      return m;
     }
     clearTimeout(p.timer);
     this.#pending = undefined;
     this.idleSince = Date.now();
     p.resolve(m);
+    return undefined;
   }
 
   /** Ends the connection; a query in flight fails with `err`. */
@@ -111,9 +114,15 @@ export abstract class Conn {
   }
 
   close(): void {
-    this.fail(new ExchangeError(ExchangeCode.CLOSED, "connection closed"));
+    // No query in flight (a DoH or gRPC exchange's end): no error to build, whose stack costs microseconds.
+    if (this.#pending !== undefined) this.fail(new ExchangeError(ExchangeCode.CLOSED, "connection closed"));
+    else if (!this.#closed) {
+      this.#closed = true;
+      this.destroy();
+    }
   }
 
-  protected abstract send(query: Buffer): void;
+  /** Sends the query; `timeoutMs` is how long its reply is waited for. */
+  protected abstract send(query: Buffer, timeoutMs: number): void;
   protected abstract destroy(): void;
 }

@@ -16,6 +16,7 @@ import net from "node:net";
 import { decode } from "../../dns/decode.ts";
 import { makePki, startTlsFront, type Pki } from "../../../test/upstream/tls-front.ts";
 import { startUnboundDoh, type UnboundDoh } from "../../../test/upstream/unbound-doh.ts";
+import { startSilentRelay } from "../../../test/upstream/silent-relay.ts";
 import { startServer } from "../../../test/helpers/server.ts";
 import { dig } from "../../../test/helpers/dig.ts";
 import { freePort } from "../../../test/helpers/free-port.ts";
@@ -167,5 +168,26 @@ test("doh_method GET sends GET /dns-query?dns=... to unbound, POST by default (t
   } finally {
     await front.close();
     await plain.stop();
+  }
+});
+
+test("a DoH connection whose far end went silent is probed after a timed-out try, closed, and replaced", async () => {
+  const relay = await startSilentRelay(unbound.port);
+  try {
+    const { f, h } = make(
+      `forward . https://127.0.0.1:${relay.port} {\n tls ca.crt\n tls_servername dns.test\n max_fails 0\n}`,
+    );
+    assert.equal((await who(h)).rcode, Rcode.NOERROR);
+    relay.silent = true;
+    assert.equal((await who(h)).rcode, Rcode.SERVFAIL, "the try timed out");
+    // Its PING goes unanswered: the connection is closed (the relay sees the client close it).
+    for (let i = 0; i < 100 && relay.closedByClient === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(relay.closedByClient, 1);
+    relay.silent = false;
+    assert.equal((await who(h)).rcode, Rcode.NOERROR, "on a new connection");
+    assert.equal(relay.opened, 2);
+    f.close();
+  } finally {
+    await relay.close();
   }
 });

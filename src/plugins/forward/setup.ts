@@ -19,26 +19,18 @@
 //     read_timeout DURATION
 // }
 
-import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
 import type { Setup } from "../../setup/registry.ts";
-import type { Directive, Token } from "../../corefile/types.ts";
+import type { Directive } from "../../corefile/types.ts";
 import type { ForwardOptions } from "./forward.ts";
-import type { PolicyName } from "./policy.ts";
 import { Forward, FORWARD_DEFAULTS, NAME } from "./forward.ts";
-import { POLICIES } from "./policy.ts";
+import { exceptNames, fromTo, policyOption, tlsOption, zoneName } from "./upstream-options.ts";
 import { parseTo } from "./upstream-address.ts";
 import { FORWARD_TAPS } from "./tap.ts";
 import { offered } from "../offers.ts";
 import { argCount, blockOptions, noBlock, parseDuration, parseIntArg } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
-import { parseKey } from "../../corefile/keys.ts";
 import "./metrics.ts";
 import { Rcode, rcodeFromName } from "../../dns/constants.ts";
-import { canonical } from "../../dns/name.ts";
-
-/** CoreDNS's limit on upstreams per forward. */
-const MAX_UPSTREAMS = 15;
 
 export const setup: Setup = (d, ctx) => {
   const taps = offered(ctx.block.shared, FORWARD_TAPS) ?? [];
@@ -49,15 +41,9 @@ export const setup: Setup = (d, ctx) => {
 
 /** The directive's options, checked; every mistake is a ConfigError at its file:line. */
 export function parseForward(d: Directive, root: string): ForwardOptions {
-  argCount(d, NAME, 2, Infinity);
-  const to = d.args.slice(1).flatMap((t) => parseTo(t, root, NAME));
-  if (to.length > MAX_UPSTREAMS) {
-    throw configError(d, NAME, `${to.length} upstreams; at most ${MAX_UPSTREAMS} are allowed`);
-  }
   const o: ForwardOptions = {
     ...FORWARD_DEFAULTS,
-    from: zoneName(d.args[0]),
-    to,
+    ...fromTo(d, NAME, (t) => parseTo(t, root, NAME)),
     except: [],
     forceTcp: false,
     preferUdp: false,
@@ -72,7 +58,7 @@ export function parseForward(d: Directive, root: string): ForwardOptions {
   };
   for (const opt of d.block ?? []) noBlock(opt, NAME);
   blockOptions(d, NAME, {
-    except: (opt) => o.except.push(...names(opt)),
+    except: (opt) => o.except.push(...exceptNames(opt, NAME)),
     force_tcp: flag(() => (o.forceTcp = true)),
     prefer_udp: flag(() => (o.preferUdp = true)),
     expire: (opt) => (o.expireMs = duration(opt)),
@@ -80,13 +66,13 @@ export function parseForward(d: Directive, root: string): ForwardOptions {
     max_fails: (opt) => (o.maxFails = int(opt)),
     max_connect_attempts: (opt) => (o.maxConnectAttempts = int(opt)),
     max_concurrent: (opt) => (o.maxConcurrent = int(opt)),
-    policy: (opt) => (o.policy = policy(opt)),
+    policy: (opt) => (o.policy = policyOption(opt, NAME)),
     health_check: (opt) => healthCheck(opt, o.healthCheck),
     next: (opt) => (o.next = rcodes(opt, false)),
     next_on_nodata: flag(() => (o.nextOnNodata = true)),
     failover: (opt) => (o.failover = rcodes(opt, true)),
     failfast_all_unhealthy_upstreams: flag(() => (o.failfastAllUnhealthy = true)),
-    tls: (opt) => (o.tls = tls(opt, root, o.tls)),
+    tls: (opt) => (o.tls = tlsOption(opt, { root, was: o.tls, plugin: NAME })),
     tls_servername: (opt) => {
       argCount(opt, NAME, 1, 1);
       o.tls = { ...o.tls, servername: opt.args[0].text };
@@ -137,22 +123,6 @@ function unsupported(why: string): (opt: Directive) => void {
   };
 }
 
-/** except NAMES... */
-function names(opt: Directive): string[] {
-  argCount(opt, NAME, 1, Infinity);
-  return opt.args.map(zoneName);
-}
-
-/** policy random|round_robin|sequential */
-function policy(opt: Directive): PolicyName {
-  argCount(opt, NAME, 1, 1);
-  const p = opt.args[0].text;
-  if (!(POLICIES as readonly string[]).includes(p)) {
-    throw configError(opt.args[0], NAME, `unknown policy '${p}' (want ${POLICIES.join(", ")})`);
-  }
-  return p as PolicyName;
-}
-
 /** health_check DURATION [no_rec] [domain FQDN], into the health check's settings. */
 function healthCheck(opt: Directive, check: ForwardOptions["healthCheck"]): void {
   argCount(opt, NAME, 1, 4);
@@ -160,36 +130,9 @@ function healthCheck(opt: Directive, check: ForwardOptions["healthCheck"]): void
   for (let i = 1; i < opt.args.length; i++) {
     const a = opt.args[i];
     if (a.text === "no_rec") check.rd = false;
-    else if (a.text === "domain" && i + 1 < opt.args.length) check.name = zoneName(opt.args[++i]);
+    else if (a.text === "domain" && i + 1 < opt.args.length) check.name = zoneName(opt.args[++i], NAME);
     else throw configError(a, NAME, `health_check: unexpected '${a.text}' (want no_rec or domain FQDN)`);
   }
-}
-
-/** tls [CERT KEY] [CA], CoreDNS's forms: none (the system's CAs), CA, CERT KEY, CERT KEY CA. */
-function tls(opt: Directive, root: string, was: ForwardOptions["tls"]): ForwardOptions["tls"] {
-  argCount(opt, NAME, 0, 3);
-  const [a, b, c] = opt.args.map((t) => readPem(t, root));
-  if (opt.args.length === 1) return { ...was, ca: a };
-  if (opt.args.length >= 2) return { ...was, cert: a, key: b, ca: c };
-  return was;
-}
-
-/** A PEM file of `tls`, read now: a missing one stops start-up here, not at the first query. */
-function readPem(t: Token, root: string): Buffer {
-  try {
-    return readFileSync(resolve(root, t.text));
-  } catch (err) {
-    throw configError(t, NAME, `tls: cannot read '${t.text}': ${(err as Error).message}`);
-  }
-}
-
-/** FROM or a name of `except`/`domain`: canonical; a CIDR stands for its first reverse zone. */
-function zoneName(t: Token): string {
-  if (t.text.includes("/")) return parseKey(t)[0].zone;
-  const z = canonical(t.text);
-  if (z !== "." && !/^([a-z0-9_*-]{1,63}\.)+$/.test(z))
-    throw configError(t, NAME, `invalid domain '${t.text}'`);
-  return z;
 }
 
 function rcodes(opt: Directive, failover: boolean): Set<number> {

@@ -31,7 +31,8 @@ export function parseTo(t: Token, root: string, plugin: string): UpstreamAddress
       throw configError(
         t,
         plugin,
-        `${NOT_SUPPORTED[name]} (${name}://) is not supported: use dns://, tls:// or https://`,
+        `${NOT_SUPPORTED[name]} (${name}://) is not supported: use dns://, tls:// or https://` +
+          (name === "grpc" ? "; DNS-over-gRPC upstreams are the grpc plugin's (grpc FROM TO...)" : ""),
       );
     }
     if (name !== "dns" && name !== "tls" && name !== "https")
@@ -72,7 +73,8 @@ export function hostPort(s: string, defaultPort = DNS_PORT): UpstreamAddress | s
   return { host, port: Number(port), to };
 }
 
-function fromFile(t: Token, path: string, plugin: string): UpstreamAddress[] {
+/** The upstreams of a resolv.conf-style file: its `nameserver` lines, port 53. */
+export function fromFile(t: Token, path: string, plugin: string): UpstreamAddress[] {
   let text: string;
   try {
     text = readFileSync(path, "utf8");

@@ -32,6 +32,8 @@ const CASE_STRIKES = 3;
 const CASE_OFF_MS = 10 * 60_000;
 /** At most one log line about rejected replies per upstream this often. */
 const REJECT_LOG_MS = 60_000;
+/** How long a PING on a DoH connection whose try timed out may go unanswered before it is closed. */
+const DOH_PROBE_MS = 1000;
 
 export interface UpstreamAddress {
   host: string;
@@ -254,6 +256,7 @@ export class Upstream {
       return reply;
     } catch (err) {
       const code = (err as ExchangeError).code;
+      if (code === ExchangeCode.TIMEOUT && proto === "https") this.#pool.probeDoh(DOH_PROBE_MS);
       if (code === ExchangeCode.SOCKETS) this.#atCap();
       else if (code !== ExchangeCode.CASE) this.stats.failures++;
       throw err instanceof ExchangeError
