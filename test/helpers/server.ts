@@ -36,6 +36,8 @@ export interface StartOptions {
   netns?: string;
   /** The server's open-file limit (`ulimit -n` in its spawn only), for tests with many connections. */
   nofile?: number;
+  /** The one core the server runs on (`taskset -c`), as a pod with a core of its own. */
+  cpu?: number;
 }
 
 /** Starts clusterdns with `corefile` (undefined: no -conf, so the built-in default or ./Corefile). */
@@ -55,6 +57,7 @@ export async function startServer(
     o.nofile === undefined
       ? [process.execPath, args]
       : ["sh", ["-c", `ulimit -n ${o.nofile} && exec "$@"`, "sh", process.execPath, ...args]];
+  if (o.cpu !== undefined) [cmd, cmdArgs] = ["taskset", ["-c", String(o.cpu), cmd, ...cmdArgs]];
   if (o.netns !== undefined) [cmd, cmdArgs] = ["ip", ["netns", "exec", o.netns, cmd, ...cmdArgs]];
   const proc = spawn(cmd, cmdArgs, {
     cwd: o.cwd ?? dir,

@@ -6,9 +6,11 @@
 //    on TC): the server's CPU per name, from /proc.
 // 2. Load: from 127.0.0.2, unique 4,000-record names at QPS a second, while a probe asks cluster
 //    names at 200 a second from 127.0.0.1: the probe's p50, p99 and lost queries, the server's RSS.
-// The server runs with the image's node flags and environment (SOAK_NODE_OPTIONS adds more).
-//   node test/soak/costly-client.ts [--reduced]
+// The server runs with the image's node flags and environment (SOAK_NODE_OPTIONS adds more), on core 0
+// alone where there are two cores or more.
+//   taskset -c 1 node test/soak/costly-client.ts [--reduced]     (the rest on core 1)
 
+import { cpus } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import { runAlone, Report, rssMb, type SoakPart, type PartOptions } from "./part.ts";
 import { startServer, ROOT, type RunningServer } from "../helpers/server.ts";
@@ -113,7 +115,11 @@ export const costlyClient: SoakPart = {
     // As the image runs it (Dockerfile): its node flags and environment, so memory is what ships;
     // SOAK_NODE_OPTIONS adds flags (--cpu-prof to profile it under the load).
     const metricsPort = await freePort();
+    // With two cores or more the server has core 0 to itself, as a DNS pod has its CPU: run the part
+    // under `taskset -c 1` so that Knot, the clients and the probe stay off it (else the probe's tail
+    // is their run-queue wait, which the part reports).
     const server = await startServer(costlyCorefile(knot, "", metricsPort), {
+      cpu: cpus().length > 1 ? 0 : undefined,
       env: {
         ...IMAGE_ENV,
         NODE_OPTIONS: [...NODE_FLAGS, process.env.SOAK_NODE_OPTIONS ?? ""].join(" ").trim(),
