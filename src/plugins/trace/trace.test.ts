@@ -3,58 +3,11 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { startServer, type RunningServer } from "../../../test/helpers/server.ts";
 import { dig } from "../../../test/helpers/dig.ts";
 import { serveTable, type TableServer } from "../../../test/helpers/recording-dns-server.ts";
-
-/** A Zipkin v2 span as the API takes it. */
-interface ZipkinSpan {
-  traceId: string;
-  id: string;
-  parentId?: string;
-  name: string;
-  kind?: string;
-  localEndpoint?: { serviceName?: string };
-  tags: Record<string, string>;
-}
-
-/** An HTTP receiver that keeps the JSON body of every POST, by path; `answer` says how to reply. */
-class Receiver {
-  readonly bodies: { path: string; body: unknown }[] = [];
-  readonly server: Server;
-  constructor(answer: "ok" | "never" = "ok") {
-    this.server = createServer((req, res) => {
-      const parts: Buffer[] = [];
-      req.on("data", (d: Buffer) => parts.push(d));
-      req.on("end", () => {
-        this.bodies.push({ path: req.url ?? "", body: JSON.parse(Buffer.concat(parts).toString()) });
-        if (answer === "ok") res.writeHead(202).end();
-      });
-    });
-  }
-  async listen(): Promise<number> {
-    await new Promise<void>((done) => this.server.listen(0, "127.0.0.1", done));
-    return (this.server.address() as AddressInfo).port;
-  }
-  close(): Promise<void> {
-    this.server.closeAllConnections();
-    return new Promise((done) => this.server.close(() => done()));
-  }
-  zipkinSpans(): ZipkinSpan[] {
-    return this.bodies.filter((b) => b.path === "/api/v2/spans").flatMap((b) => b.body as ZipkinSpan[]);
-  }
-}
-
-async function until<T>(what: () => T | undefined, why: string, ms = 10_000): Promise<T> {
-  for (const end = Date.now() + ms; Date.now() < end; await sleep(50)) {
-    const v = what();
-    if (v !== undefined) return v;
-  }
-  throw new Error(`timed out waiting for ${why}`);
-}
+import { Receiver, otlpSpans, until, type ZipkinSpan } from "../../../test/helpers/span-receiver.ts";
 
 const TABLE = { "up.example.net.": { A: ["192.0.2.99"] } };
 
@@ -136,31 +89,6 @@ test("zipkin: a span per query with CoreDNS's name and tags, a child per plugin,
     assert.equal(new Set(roots.map((x) => x.traceId)).size, 4, "a trace per query");
   });
 });
-
-/** The spans of OTLP/HTTP JSON bodies (ExportTraceServiceRequest), with their resource's service. */
-function otlpSpans(r: Receiver) {
-  type Attr = { key: string; value: { stringValue?: string } };
-  type Body = {
-    resourceSpans: {
-      resource: { attributes: Attr[] };
-      scopeSpans: {
-        spans: { traceId: string; spanId: string; parentSpanId?: string; name: string; attributes: Attr[] }[];
-      }[];
-    }[];
-  };
-  return r.bodies
-    .filter((b) => b.path === "/v1/traces")
-    .flatMap((b) => (b.body as Body).resourceSpans)
-    .flatMap((rs) =>
-      rs.scopeSpans.flatMap((ss) =>
-        ss.spans.map((sp) => ({
-          ...sp,
-          service: rs.resource.attributes.find((a) => a.key === "service.name")?.value.stringValue,
-          tag: (k: string) => sp.attributes.find((a) => a.key === k)?.value.stringValue,
-        })),
-      ),
-    );
-}
 
 test("otlp with every 3: one query in three is traced, replays counted too", async () => {
   const r = new Receiver();
