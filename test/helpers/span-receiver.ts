@@ -58,6 +58,8 @@ interface OtlpSpanJson {
   name: string;
   /** OTLP's SpanKind: 2 SERVER, 3 CLIENT, 1 INTERNAL. */
   kind: number;
+  /** Nanoseconds since the epoch, as a decimal string. */
+  startTimeUnixNano: string;
   /** OTLP's status: code 2 is ERROR, 1 OK, 0 (or none) UNSET. */
   status?: { code?: number; message?: string };
   attributes: { key: string; value: AttrValue }[];
