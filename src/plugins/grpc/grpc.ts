@@ -14,7 +14,8 @@ import type { PolicyName } from "../forward/policy.ts";
 import type { TlsSettings } from "../forward/tcp-conn.ts";
 import type { GrpcAddress } from "./upstream.ts";
 import { failure } from "../../chain/handler.ts";
-import { Rcode } from "../../dns/constants.ts";
+import { RCODE_TAG } from "../../chain/trace-span.ts";
+import { Rcode, rcodeName } from "../../dns/constants.ts";
 import { isSubdomain } from "../../dns/name.ts";
 import { makePolicy } from "../forward/policy.ts";
 import { FORWARD_MAX_AGE, forClient, upstreamQuery } from "../forward/relay.ts";
@@ -94,11 +95,15 @@ export class Grpc {
     for (const u of list) {
       const left = deadline - Date.now();
       if (left <= 0) break;
+      // A traced query's try gets a span, named as CoreDNS's grpc names it, tagged as forward's.
       const span = req.span?.child("query", "client");
       span?.tag("peer.address", u.to);
       try {
-        return await u.exchange(query, Math.min(this.opts.tryMs, left));
+        const reply = await u.exchange(query, Math.min(this.opts.tryMs, left));
+        span?.tag(RCODE_TAG, rcodeName(reply.rcode));
+        return reply;
       } catch (err) {
+        span?.fail((err as Error).message);
         this.#log.debug({ err, to: u.to, qname: req.qname }, "grpc upstream did not answer");
       } finally {
         span?.end();

@@ -3,7 +3,14 @@
 // import, only for a Corefile that has `trace`: a server without it never loads these packages.
 
 import type { Logger } from "pino";
-import { ROOT_CONTEXT, SpanKind, trace, type Span, type Tracer as OtelTracer } from "@opentelemetry/api";
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Span,
+  type Tracer as OtelTracer,
+} from "@opentelemetry/api";
 import {
   AlwaysOnSampler,
   BatchSpanProcessor,
@@ -72,6 +79,9 @@ class OtelSpan implements TraceSpan {
   }
   tag(key: string, value: string | number): void {
     this.#span.setAttribute(key, value);
+  }
+  fail(why: string): void {
+    this.#span.setStatus({ code: SpanStatusCode.ERROR, message: why });
   }
   end(): void {
     this.#span.end();

@@ -5,7 +5,7 @@
 
 import type { Handler, Plugin } from "../../chain/handler.ts";
 import type { Request } from "../../chain/request.ts";
-import type { TraceSpan } from "../../chain/trace-span.ts";
+import { RCODE_TAG, type TraceSpan } from "../../chain/trace-span.ts";
 import type { BlockTrace } from "../../setup/block.ts";
 import { PASS_ALL } from "../../answers/lane-step.ts";
 import { Rcode, rcodeName, typeName } from "../../dns/constants.ts";
@@ -40,7 +40,7 @@ export const TAG = {
   type: "coredns.io/type",
   proto: "coredns.io/proto",
   remote: "coredns.io/remote",
-  rcode: "coredns.io/rcode",
+  rcode: RCODE_TAG,
   zone: "clusterdns.io/zone",
   plugin: "clusterdns.io/plugin",
 } as const;
