@@ -7,6 +7,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { startServer, type RunningServer } from "../../../test/helpers/server.ts";
 import { dig } from "../../../test/helpers/dig.ts";
 import { serveTable, type TableServer } from "../../../test/helpers/recording-dns-server.ts";
+import { freePort } from "../../../test/helpers/free-port.ts";
 import { Receiver, otlpSpans, until, type ZipkinSpan } from "../../../test/helpers/span-receiver.ts";
 
 const TABLE = { "up.example.net.": { A: ["192.0.2.99"] } };
@@ -84,6 +85,7 @@ test("zipkin: a span per query with CoreDNS's name and tags, a child per plugin,
     const connect = spans.find((x) => x.name === "connect")!;
     assert.equal(connect.kind, "CLIENT");
     assert.equal(connect.tags["peer.address"], `127.0.0.1:${upstream.port}`);
+    assert.equal(connect.tags["coredns.io/rcode"], "NOERROR", "the upstream's reply's rcode");
     assert.equal(third.tags["coredns.io/rcode"], "NOERROR");
     assert.deepEqual([fourth.tags["coredns.io/proto"], fourth.tags["coredns.io/type"]], ["tcp", "AAAA"]);
     assert.equal(new Set(roots.map((x) => x.traceId)).size, 4, "a trace per query");
@@ -141,5 +143,44 @@ test("a receiver that is down or never answers changes no answer", async () => {
           "the line about spans not sent",
         );
     });
+  }
+});
+
+test("otlp: forward's try to an upstream that is down has an error status, the next try the rcode", async () => {
+  const r = new Receiver();
+  const port = await r.listen();
+  const upstream = await serveTable(TABLE, "127.0.0.1", 0, () => {});
+  const dead = `127.0.0.1:${await freePort()}`;
+  const live = `127.0.0.1:${upstream.port}`;
+  const s = await startServer(`. {
+    trace otlp http://127.0.0.1:${port}/v1/traces {
+        zipkin_max_batch_interval 50ms
+    }
+    forward . ${dead} ${live} {
+        policy sequential
+        force_tcp
+    }
+}
+`);
+  try {
+    assert.equal((await dig(s.port, "up.example.net")).status, "NOERROR");
+    await until(() => (otlpSpans(r).some((x) => !x.parentSpanId) ? true : undefined), "the root span");
+    const tries = otlpSpans(r)
+      .filter((x) => x.name === "connect")
+      .sort((x, y) => Number(BigInt(x.startTimeUnixNano) - BigInt(y.startTimeUnixNano)));
+    assert.deepEqual(
+      tries.map((x) => x.tag("peer.address")),
+      [dead, live],
+    );
+    // OTLP's status code 2 is ERROR.
+    assert.equal(tries[0].status?.code, 2, "the failed try's status is an error");
+    assert.match(tries[0].status?.message ?? "", /ECONNREFUSED/);
+    assert.equal(tries[0].tag("coredns.io/rcode"), undefined, "no reply, no rcode");
+    assert.equal(tries[1].tag("coredns.io/rcode"), "NOERROR");
+    assert.notEqual(tries[1].status?.code, 2);
+  } finally {
+    await s.stop();
+    await upstream.close();
+    await r.close();
   }
 });
