@@ -15,7 +15,8 @@ import type { TlsSettings } from "./tcp-conn.ts";
 import type { DohMethod } from "./doh-conn.ts";
 import type { ForwardExchange, ForwardTap } from "./tap.ts";
 import { failure } from "../../chain/handler.ts";
-import { Rcode } from "../../dns/constants.ts";
+import { RCODE_TAG } from "../../chain/trace-span.ts";
+import { Rcode, rcodeName } from "../../dns/constants.ts";
 import { isSubdomain } from "../../dns/name.ts";
 import { makePolicy, shuffled } from "./policy.ts";
 import { forwardStats } from "./stats.ts";
@@ -186,12 +187,15 @@ export class Forward {
     for (let i = 0; i < list.length && Date.now() < deadline; i++) {
       const u = list[i];
       const started = this.#taps.length > 0 ? Date.now() : 0;
-      // A traced query's try gets a span, named and tagged as CoreDNS's.
+      // A traced query's try gets a span, named and tagged as CoreDNS's (peer.address), with the
+      // reply's rcode or, for a try that failed, an error status saying why.
       const span = req.span?.child("connect", "client");
       span?.tag("peer.address", u.to);
       try {
         last = await u.exchange(query, proto, deadline);
+        span?.tag(RCODE_TAG, rcodeName(last.rcode));
       } catch (err) {
+        span?.fail((err as Error).message);
         this.#log.debug({ err, to: u.to, qname: req.qname, qtype: req.qtype }, "upstream did not answer");
         if (started > 0) tapTry(this.#taps, req, u, { proto, query, reply: undefined, started });
         continue;
