@@ -291,8 +291,13 @@ fwd.example.org {
 
     await relay.stop();
     assert.equal((await dig(srv.port, "down.example.org")).status, "SERVFAIL");
-    const down = (await health())("grpc");
+    const r = await httpGet(port, "/api/insights");
+    const report = JSON.parse(r.body) as Report;
+    const down = report.upstreams.find((u) => u.plugin === "grpc")!;
     assert.deepEqual([down.to, down.requests, down.failures, down.servfail], [to, 4, 1, 0]);
+    assert.deepEqual(report.servfailCauses, [
+      { plugin: "grpc", cause: "gRPC upstream failed, timed out or answered SERVFAIL", count: 1 },
+    ]);
 
     const { stdout } = await run(process.execPath, [BIN, "top", "--server", `127.0.0.1:${port}`, "--once"], {
       env: { ...process.env, COLUMNS: "200" },
