@@ -83,11 +83,14 @@ export async function serveWithCorefile(
   const { api, corefiles, kubeconfig } = await serveWithCorefiles(cluster, dir, [which]);
   // The same Corefile with other BENCH_* choices (BENCH_INSIGHTS, BENCH_TRACE), for A/B runs.
   const variant = (vars: Record<string, string>): string => {
-    const saved = { ...process.env };
+    const saved = Object.keys(vars).map((k) => [k, process.env[k]] as const);
     Object.assign(process.env, vars);
     const file = join(dir, `Corefile.${which}.${Object.entries(vars).flat().join("_")}`);
     writeFileSync(file, benchCorefile(which, kubeconfig, NO_UPSTREAM));
-    process.env = saved;
+    for (const [k, v] of saved) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
     return file;
   };
   return { api, corefile: corefiles[which], variant };

@@ -2,7 +2,7 @@
 // DnsService (test/upstream/grpc-relay.ts), relaying to Knot, in cleartext and over TLS; asked with
 // dig through a real clusterdns. Answers, `except`, `cache`, metrics, TLS verification (CA, name,
 // client certificate), bad replies and gRPC statuses, policies, an upstream down and back, deadlines,
-// a unix socket, fallthrough, a connection gone silent.
+// a unix socket, fallthrough, a connection gone silent, the upstream's health on insights' page.
 
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
@@ -10,7 +10,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startServer, type RunningServer } from "./helpers/server.ts";
+import { ROOT, startServer, type RunningServer } from "./helpers/server.ts";
 import { dig } from "./helpers/dig.ts";
 import { httpGet } from "./helpers/http-get.ts";
 import { freePort } from "./helpers/free-port.ts";
@@ -19,6 +19,14 @@ import { startKnot, type Knot } from "./upstream/knot.ts";
 import { makePki, type Pki } from "./upstream/tls-front.ts";
 import { startGrpcRelay, type GrpcRelay } from "./upstream/grpc-relay.ts";
 import { startSilentRelay } from "./upstream/silent-relay.ts";
+import { startApiServer } from "./k8s/api-server.ts";
+import { writeKubeconfig } from "./k8s/kubeconfig.ts";
+import type { Report } from "../src/plugins/insights/report.ts";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+const BIN = join(ROOT, "bin", "clusterdns");
 
 let knot: Knot;
 let pki: Pki;
@@ -236,5 +244,69 @@ test("a connection whose far end went silent is probed after a timed-out try, cl
     assert.equal(relay.opened, 2);
   } finally {
     await relay.close();
+  }
+});
+
+test("insights shows a grpc upstream beside forward's: queries, NXDOMAINs, latency, failures once it is stopped; so does clusterdns top", async () => {
+  const api = await startApiServer();
+  const dir = mkdtempSync(join(tmpdir(), "grpc-insights-"));
+  const relay = await startGrpcRelay({ relay: knot.port });
+  try {
+    const port = await freePort();
+    const srv = await serve(`. {
+    insights {
+        listen 127.0.0.1:${port}
+        kubeconfig ${writeKubeconfig(dir, api.url)}
+    }
+    grpc . 127.0.0.1:${relay.port}
+}
+fwd.example.org {
+    forward . 127.0.0.1:${knot.port}
+}
+`);
+    const health = async () => {
+      const r = await httpGet(port, "/api/insights");
+      assert.equal(r.status, 200, r.body);
+      const ups = (JSON.parse(r.body) as Report).upstreams;
+      return (plugin: string) => ups.find((u) => u.plugin === plugin)!;
+    };
+    assert.equal((await dig(srv.port, "www.example.org")).status, "NOERROR");
+    assert.equal((await dig(srv.port, "nx1.example.org")).status, "NXDOMAIN");
+    assert.equal((await dig(srv.port, "nx2.example.org")).status, "NXDOMAIN");
+    assert.equal((await dig(srv.port, "x.fwd.example.org")).status, "NXDOMAIN");
+    const to = `127.0.0.1:${relay.port}`;
+    const up = await health();
+    const grpc = up("grpc");
+    assert.deepEqual(
+      { ...grpc, latencyMs: 0 },
+      { to, plugin: "grpc", requests: 3, failures: 0, nxdomain: 2, servfail: 0, latencyMs: 0 },
+    );
+    assert.ok(grpc.latencyMs !== null && grpc.latencyMs > 0, String(grpc.latencyMs));
+    const fwd = up("forward");
+    assert.deepEqual(
+      [fwd.to, fwd.requests, fwd.nxdomain],
+      [`127.0.0.1:${knot.port}`, 1, 1],
+      "forward's upstream, in its own row",
+    );
+
+    await relay.stop();
+    assert.equal((await dig(srv.port, "down.example.org")).status, "SERVFAIL");
+    const r = await httpGet(port, "/api/insights");
+    const report = JSON.parse(r.body) as Report;
+    const down = report.upstreams.find((u) => u.plugin === "grpc")!;
+    assert.deepEqual([down.to, down.requests, down.failures, down.servfail], [to, 4, 1, 0]);
+    assert.deepEqual(report.servfailCauses, [
+      { plugin: "grpc", cause: "gRPC upstream failed, timed out or answered SERVFAIL", count: 1 },
+    ]);
+
+    const { stdout } = await run(process.execPath, [BIN, "top", "--server", `127.0.0.1:${port}`, "--once"], {
+      env: { ...process.env, COLUMNS: "200" },
+    });
+    assert.match(stdout, new RegExp(`grpc +127\\.0\\.0\\.1:${relay.port} +4 q, 1 failed, 0 SERVFAIL`));
+    assert.match(stdout, new RegExp(`forward +127\\.0\\.0\\.1:${knot.port} +1 q, 0 failed`));
+  } finally {
+    await relay.stop();
+    await api.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 });

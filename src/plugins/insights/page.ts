@@ -38,7 +38,7 @@ export const PAGE_HTML = `<!doctype html>
 <section><h2>Top clients <span class="window"></span></h2><table id="top-clients"><tbody></tbody></table></section>
 </div>
 <div class="cols">
-<section><h2>Upstreams, last minute</h2><table id="upstreams"><thead><tr><th>upstream</th><th>queries</th>
+<section><h2>Upstreams, last minute</h2><table id="upstreams"><thead><tr><th>upstream</th><th>plugin</th><th>queries</th>
   <th>failures</th><th>SERVFAIL</th><th>mean ms</th></tr></thead><tbody></tbody></table></section>
 <section><h2>SERVFAIL causes</h2><ul id="servfail-causes"></ul></section>
 <section><h2>Namespaces</h2><table id="namespaces"><thead><tr><th>namespace</th><th>queries</th>
@@ -129,7 +129,7 @@ function show(r) {
   rows("top-names", r.topNames, (n) => [n.name, n.count - n.error]);
   rows("top-nx", r.topNxdomain, (n) => [n.name, n.count - n.error]);
   rows("top-clients", r.topClients, (c) => [c.address, c.workload, c.count - c.error]);
-  rows("upstreams", r.upstreams, (u) => [u.to, u.requests, u.failures, u.servfail, u.latencyMs ?? "-"]);
+  rows("upstreams", r.upstreams, (u) => [u.to, u.plugin, u.requests, u.failures, u.servfail, u.latencyMs ?? "-"]);
   items("servfail-causes", r.servfailCauses.map((s) => s.count + " from " + s.plugin + ": " + s.cause));
   rows("namespaces", r.namespaces, (n) => [n.namespace, n.queries, n.wasted]);
   const a = r.attribution;

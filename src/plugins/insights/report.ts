@@ -68,6 +68,7 @@ export interface Report {
 /** Why a plugin answers SERVFAIL, in words. */
 const CAUSES: Record<string, string> = {
   forward: "upstream failed, timed out or answered SERVFAIL",
+  grpc: "gRPC upstream failed, timed out or answered SERVFAIL",
   kubernetes: "cluster state not synced yet",
   "": "the server could not answer (no plugin replied)",
 };

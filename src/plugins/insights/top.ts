@@ -79,7 +79,8 @@ export function render(r: Report, server: string, width = 100): string[] {
   out.push("", "UPSTREAMS (last minute)");
   for (const u of r.upstreams) {
     out.push(
-      `  ${pad(u.to, 24)} ${u.requests} q, ${u.failures} failed, ${u.servfail} SERVFAIL, mean ${u.latencyMs ?? "-"} ms`,
+      // `plugin` is missing from servers older than grpc's upstreams in insights: forward's then.
+      `  ${pad(u.plugin ?? "forward", 7)} ${pad(u.to, 24)} ${u.requests} q, ${u.failures} failed, ${u.servfail} SERVFAIL, mean ${u.latencyMs ?? "-"} ms`,
     );
   }
   for (const s of r.servfailCauses) out.push(`SERVFAIL: ${s.count} from ${s.plugin}: ${s.cause}`);
