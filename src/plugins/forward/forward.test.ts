@@ -409,6 +409,17 @@ test("FROM and except decide what is forwarded; the rest goes to the next plugin
   assert.equal(outside.req.answeredBy, undefined);
 });
 
+test("FROM itself is forwarded even when except names it, as CoreDNS's forward does", async () => {
+  const next = recordingNext();
+  const { h } = make(`forward example.org 127.0.0.1:${a.port} {\n except example.org\n}`, {}, next);
+  assert.equal((await ask(h, "example.org", Type.A)).reply.rcode, Rcode.NOERROR);
+  assert.equal((await ask(h, "www.example.org", Type.A)).reply.rcode, Rcode.REFUSED);
+  assert.deepEqual(
+    next.calls.map((r) => r.qname),
+    ["www.example.org."],
+  );
+});
+
 test("max_concurrent: a query beyond the limit is REFUSED at once", async () => {
   const held: (() => void)[] = [];
   const up = await startFakeUpstream(
