@@ -17,7 +17,7 @@ import type { ForwardExchange, ForwardTap } from "./tap.ts";
 import { failure } from "../../chain/handler.ts";
 import { RCODE_TAG } from "../../chain/trace-span.ts";
 import { Rcode, rcodeName } from "../../dns/constants.ts";
-import { isSubdomain } from "../../dns/name.ts";
+import { sendsName } from "./upstream-options.ts";
 import { makePolicy, shuffled } from "./policy.ts";
 import { forwardStats } from "./stats.ts";
 import { FORWARD_MAX_AGE, forClient, upstreamQuery } from "./relay.ts";
@@ -136,7 +136,7 @@ export class Forward {
   }
 
   async #serve(req: Request, next: Handler): Promise<Msg> {
-    if (!this.#handles(req.qname)) return next.serve(req);
+    if (!sendsName(this.opts, req.qname)) return next.serve(req);
     req.answeredBy = NAME;
     const max = this.opts.maxConcurrent;
     if (max > 0 && this.inFlight >= max) {
@@ -155,12 +155,6 @@ export class Forward {
     req.cache.limit(FORWARD_MAX_AGE);
     req.cache.outside = true;
     return forClient(reply, req.msg);
-  }
-
-  #handles(qname: string): boolean {
-    if (!isSubdomain(qname, this.opts.from)) return false;
-    for (const e of this.opts.except) if (isSubdomain(qname, e)) return false;
-    return true;
   }
 
   #passOn(reply: Msg): boolean {

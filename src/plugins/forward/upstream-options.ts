@@ -10,7 +10,7 @@ import { POLICIES } from "./policy.ts";
 import { argCount } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
 import { parseKey } from "../../corefile/keys.ts";
-import { canonical } from "../../dns/name.ts";
+import { canonical, isSubdomain } from "../../dns/name.ts";
 
 /** CoreDNS's limit on the upstreams of one forward or grpc. */
 const MAX_UPSTREAMS = 15;
@@ -29,6 +29,15 @@ export function fromTo<T>(d: Directive, plugin: string, parse: (t: Token) => T[]
 export function exceptNames(opt: Directive, plugin: string): string[] {
   argCount(opt, plugin, 1, Infinity);
   return opt.args.map((t) => zoneName(t, plugin));
+}
+
+/** Whether `qname` goes upstream: under FROM and under no `except` name; FROM itself always does
+ * (CoreDNS's rule for forward and grpc). Names are canonical. */
+export function sendsName(o: { from: string; except: readonly string[] }, qname: string): boolean {
+  if (!isSubdomain(qname, o.from)) return false;
+  if (qname === o.from) return true;
+  for (const e of o.except) if (isSubdomain(qname, e)) return false;
+  return true;
 }
 
 /** policy random|round_robin|sequential */

@@ -19,6 +19,7 @@ import { Rcode, rcodeName } from "../../dns/constants.ts";
 import { isSubdomain } from "../../dns/name.ts";
 import { makePolicy } from "../forward/policy.ts";
 import { FORWARD_MAX_AGE, forClient, upstreamQuery } from "../forward/relay.ts";
+import { sendsName } from "../forward/upstream-options.ts";
 import { GrpcUpstream } from "./upstream.ts";
 
 export const NAME = "grpc";
@@ -65,7 +66,7 @@ export class Grpc {
   }
 
   async #serve(req: Request, next: Handler): Promise<Msg> {
-    if (!this.#handles(req.qname)) return next.serve(req);
+    if (!sendsName(this.opts, req.qname)) return next.serve(req);
     req.answeredBy = NAME;
     const reply = await this.#relay(req);
     const fall = this.#fallsThrough(req.qname);
@@ -74,12 +75,6 @@ export class Grpc {
     req.cache.limit(FORWARD_MAX_AGE);
     req.cache.outside = true;
     return forClient(reply, req.msg);
-  }
-
-  #handles(qname: string): boolean {
-    if (!isSubdomain(qname, this.opts.from)) return false;
-    if (qname === this.opts.from) return true;
-    return !this.opts.except.some((e) => isSubdomain(qname, e));
   }
 
   #fallsThrough(qname: string): boolean {
