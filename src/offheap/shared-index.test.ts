@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { Worker } from "node:worker_threads";
 import { IndexReader, SharedIndex } from "./shared-index.ts";
 import type { Codec } from "./table.ts";
+import { H } from "./arena.ts";
 import { rng } from "../../test/helpers/rng.ts";
 
 const text: Codec<string> = { write: (w, v) => w.str(v), read: (r) => r.str() };
@@ -162,4 +163,35 @@ test("the race is real: reads without a read section do see the tables disagree"
     assert.equal(out[0].malformed, 0, "each get on its own still reads whole entries");
   }
   assert.ok(torn > 0);
+});
+
+test("a write section opens at its first change: reads before it hold no reader, and one that changes nothing moves nothing", () => {
+  const index = new SharedIndex({ initial: 4096 });
+  const t = index.table("t", text);
+  t.set("k", "v1");
+  const reader = new IndexReader(index.handle, 0);
+  const rt = reader.table("t", text);
+  const seq = () => Atomics.load(new Int32Array(index.handle.sab), H.SEQ);
+  const before = seq();
+  let after: string | undefined;
+  index.write(() => {
+    // What a watch event does first: read and compare, no change yet. A reader (here in the same
+    // thread, so it could not wait for the writer) reads at once, cleanly.
+    assert.equal(t.get("k"), "v1");
+    assert.equal(
+      reader.read(() => rt.get("k")),
+      "v1",
+    );
+    assert.equal(reader.retried + reader.givenUp, 0, "the read did not wait for the section");
+    assert.equal(seq(), before, "no section is open before the first change");
+    t.set("k", "v2");
+    assert.equal(seq() & 1, 1, "open once a table changed");
+    index.afterWrite(() => (after = reader.read(() => rt.get("k"))));
+    assert.equal(after, undefined, "afterWrite waits for the section to close");
+  });
+  assert.equal(after, "v2", "run once it closed, where a reader sees the change whole");
+  assert.equal(seq(), before + 2);
+  const closed = seq();
+  index.write(() => t.get("k"));
+  assert.equal(seq(), closed, "a section that changed nothing moved nothing");
 });

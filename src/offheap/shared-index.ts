@@ -2,7 +2,12 @@
 // each reader thread's IndexReader. Both are `Tables`, so the same store code runs on either side.
 //
 // Consistency across tables (a service and its slices) is a sequence lock: the writer makes its
-// changes inside write sections, and the sequence word is odd while one is open. A reader runs its
+// changes inside write sections, and the sequence word is odd while one is open. A section opens at its
+// first change, not where write() begins: what the writer reads and computes before it changes a table
+// (a watch event's footprints) holds no reader up, since no other thread writes, and a section that
+// changes nothing moves nothing. In a watch storm the writer is inside write() nearly all the time;
+// readers waited for those whole sections (about 1,000 waits a second, 100-240 ms of each second of
+// the answering thread's, at 10k services). A reader runs its
 // whole question inside read(): when the sequence moved while it read, it reads again. Memory safety
 // does not depend on the retry (arena.ts): a reader racing the writer sees old or new entries, never
 // torn ones, so a read that is thrown away did no harm.
@@ -27,9 +32,10 @@ import {
 } from "./shared-table.ts";
 import type { Codec, Tables } from "./table.ts";
 
-/** Attempts after which a reader asks the writer to pause between two write sections (a storm of
- * changes can keep it busy without a gap long enough for one read). */
-const ASK_AFTER = 4;
+/** Attempts after which a reader asks the writer to pause before its next section: at once, after the
+ * first read the writer overtook (a storm of changes keeps it busy without a gap long enough for one
+ * read; after 4 attempts, as before, a storm's reads waited for several sections each). */
+const ASK_AFTER = 1;
 /** Attempts after which a reader takes what it read; counted in IndexReader.givenUp. */
 const MAX_ATTEMPTS = 64;
 /** How long a reader waits for an open write section to close, and the writer for a reader that
@@ -44,6 +50,10 @@ export class SharedIndex implements Tables, WriteGuard {
   readonly #writer = new ByteWriter();
   readonly #tables = new Set<string>();
   #depth = 0;
+  /** The open section changed a table: the sequence word is odd. */
+  #open = false;
+  /** What waits for the section to close (afterWrite). */
+  #after: (() => void)[] = [];
 
   constructor(o?: ArenaOptions) {
     this.#arena = new Arena(o);
@@ -91,22 +101,43 @@ export class SharedIndex implements Tables, WriteGuard {
 
   /** Runs `fn`, which changes tables, as one section: readers see all of its changes or none. */
   write<T>(fn: () => T): T {
-    const w = this.#arena.words;
-    if (this.#depth++ === 0) {
-      const waiting = Atomics.load(w, H.WAITING);
-      if (waiting > 0) Atomics.wait(w, H.WAITING, waiting, WAIT_MS);
-      Atomics.add(w, H.SEQ, 1);
-    }
+    this.#depth++;
+    let out: T;
     try {
-      return fn();
+      out = fn();
     } finally {
-      if (--this.#depth === 0) {
+      if (--this.#depth === 0 && this.#open) {
+        this.#open = false;
+        const w = this.#arena.words;
         Atomics.add(w, H.SEQ, 1);
         Atomics.add(w, H.EPOCH, 1);
         Atomics.notify(w, H.SEQ);
         this.#arena.reclaim();
       }
     }
+    if (this.#depth === 0 && this.#after.length > 0) {
+      const after = this.#after;
+      this.#after = [];
+      for (const f of after) f();
+    }
+    return out;
+  }
+
+  /** Runs `fn` once the section open now has closed (at once outside one): work a change brings that
+   * reads no table, such as dropping cached answers, need not hold readers up. */
+  afterWrite(fn: () => void): void {
+    if (this.#depth === 0) fn();
+    else this.#after.push(fn);
+  }
+
+  /** A table is about to change inside the section: it opens now, once a reader that asked is done. */
+  changing(): void {
+    if (this.#open) return;
+    const w = this.#arena.words;
+    const waiting = Atomics.load(w, H.WAITING);
+    if (waiting > 0) Atomics.wait(w, H.WAITING, waiting, WAIT_MS);
+    Atomics.add(w, H.SEQ, 1);
+    this.#open = true;
   }
 
   /** A reader thread that held `slot` is gone: what it was reading may be reused. */

@@ -211,6 +211,8 @@ export class SharedTableView<V> implements Table<V> {
 export interface WriteGuard {
   readonly writing: boolean;
   write<T>(fn: () => T): T;
+  /** Called inside a section before a table changes: where the section opens for readers. */
+  changing(): void;
 }
 
 /** The writer's table. */
@@ -234,6 +236,7 @@ export class SharedTable<V> extends SharedTableView<V> {
 
   override set(key: string, value: V): void {
     if (!this.#sections.writing) return this.#sections.write(() => this.set(key, value));
+    this.#sections.changing();
     if (
       Atomics.load(this.view.words, this.root + 1) === 0 ||
       (this.#filled + 1) * 10 > this.#capacity() * 7
@@ -290,6 +293,7 @@ export class SharedTable<V> extends SharedTableView<V> {
       if (sh !== h) continue;
       const e = w[base + 2 * i + 1];
       if (!this.keyIs(e, key)) continue;
+      this.#sections.changing();
       Atomics.store(w, base + 2 * i, TOMBSTONE);
       Atomics.sub(w, this.root + 2, 1);
       this.#arena.release(e, this.#entrySize(e));

@@ -125,8 +125,14 @@ export class LiveCluster {
         ...options,
         tables: shared?.index,
         onChange: (names) => {
-          for (const drop of this.caches) drop(names);
-          this.#writer?.changed(names, this.store.modified);
+          const drop = () => {
+            for (const d of this.caches) d(names);
+            this.#writer?.changed(names, this.store.modified);
+          };
+          // Once the change's write section has closed: the answers it drops and the message to the
+          // workers wait for nothing a reader holds, and readers need not wait for them.
+          if (shared?.index) shared.index.afterWrite(drop);
+          else drop();
         },
         onProgrammed: observeProgramming,
       });
