@@ -20,6 +20,8 @@ import { limitHeapGrowth } from "./runtime/heap.ts";
 import { cpuQuota } from "./runtime/cpu-quota.ts";
 import { multisocketWorkers } from "./plugins/multisocket/setup.ts";
 import { WorkerPool } from "./server/workers.ts";
+import { StepAside } from "./server/step-aside.ts";
+import { watchBacklog } from "./runtime/watch-backlog.ts";
 import { threadMetrics } from "./metrics/registry.ts";
 import type { ServerBlock } from "./corefile/types.ts";
 import { Panic, exitOnPanic } from "./runtime/panic.ts";
@@ -151,6 +153,7 @@ export async function main(argv: string[]): Promise<number> {
         },
       });
   if (reloader) process.on("SIGUSR1", () => void reloader.check());
+  if (pool) stepAsideInStorms(() => reloader?.current ?? instance, pool, log);
   const current = () => (reloader ? reloader.stop().then(() => reloader.current) : Promise.resolve(instance));
   return signals.stopOnSignal(current, log, pool);
 }
@@ -204,6 +207,15 @@ function startWorkers(
   });
   threadMetrics.collect = () => pool.metrics();
   return pool;
+}
+
+/** With worker threads, the main thread (the watch's one writer) leaves UDP to them while it applies
+ * a backlog of watch events (server/step-aside.ts). */
+function stepAsideInStorms(current: () => Instance, pool: WorkerPool, log: Logger): void {
+  const steps = new StepAside({ current, workersReady: () => pool.ready, log });
+  watchBacklog.subscribe((busy) => steps.backlog(busy));
+  // Stopping: no socket is opened again on an instance that closes its own.
+  for (const signal of ["SIGTERM", "SIGINT"] as const) process.once(signal, () => steps.stop());
 }
 
 /** The instance is ready only once every worker thread listens. */

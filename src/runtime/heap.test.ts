@@ -1,7 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Worker } from "node:worker_threads";
-import { heapBacklog, heapGrowthPercent, limitHeapGrowth } from "./heap.ts";
+import { heapGrowthPercent, limitHeapGrowth } from "./heap.ts";
+import { watchBacklog } from "./watch-backlog.ts";
 
 // A worker thread compacts its heap once it is set up (src/worker.ts): the collector must be reachable
 // there, where no command-line flag exposes it, and give the emptied pages back.
@@ -35,16 +36,16 @@ test("collectGarbage compacts a worker thread's heap and gives its pages back", 
 test("the old space may grow further while watch events are backlogged, and back after; not while listing", () => {
   limitHeapGrowth("serving");
   assert.equal(heapGrowthPercent(), 30);
-  heapBacklog(true);
-  heapBacklog(true);
+  watchBacklog.report(true);
+  watchBacklog.report(true);
   assert.equal(heapGrowthPercent(), 100);
-  heapBacklog(false);
+  watchBacklog.report(false);
   assert.equal(heapGrowthPercent(), 100, "another source still has a backlog");
-  heapBacklog(false);
+  watchBacklog.report(false);
   assert.equal(heapGrowthPercent(), 30);
   limitHeapGrowth("list");
-  heapBacklog(true);
+  watchBacklog.report(true);
   assert.equal(heapGrowthPercent(), 20, "a first LIST's pages go through the queue too");
-  heapBacklog(false);
+  watchBacklog.report(false);
   limitHeapGrowth("serving");
 });

@@ -8,6 +8,7 @@
 
 import v8 from "node:v8";
 import vm from "node:vm";
+import { watchBacklog } from "./watch-backlog.ts";
 
 type Gc = (o: { type: "major"; execution: "sync"; flavor: "last-resort" }) => void;
 let gc: Gc | undefined;
@@ -45,23 +46,16 @@ const GROWTH_PERCENT = { list: 20, serving: 30 } as const;
 const STORM_PERCENT = 100;
 
 let phase: keyof typeof GROWTH_PERCENT = "serving";
-/** Sources with a backlog now (each kubernetes source's apply queue reports its own). */
-let backlogs = 0;
+watchBacklog.subscribe(apply);
 
 export function limitHeapGrowth(next: keyof typeof GROWTH_PERCENT): void {
   phase = next;
   apply();
 }
 
-/** A source's backlog of watch events began (true) or was applied (false): each reports both, once. */
-export function heapBacklog(busy: boolean): void {
-  backlogs = Math.max(0, backlogs + (busy ? 1 : -1));
-  apply();
-}
-
 /** The growth in force (tests). */
 export function heapGrowthPercent(): number {
-  return backlogs > 0 && phase === "serving" ? STORM_PERCENT : GROWTH_PERCENT[phase];
+  return watchBacklog.busy && phase === "serving" ? STORM_PERCENT : GROWTH_PERCENT[phase];
 }
 
 function apply(): void {

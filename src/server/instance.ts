@@ -71,6 +71,8 @@ interface Group {
   tcpOptions: TcpOptions;
   timeouts: TcpTimeoutSettings;
   udp: UdpListener[];
+  /** The addresses whose UDP listeners stepped aside (stepAside), to open again. */
+  aside?: string[];
   /** Plain DNS over TCP, or DNS over TLS. */
   tcp: TcpListener[];
   /** DNS over HTTPS or over gRPC. */
@@ -336,6 +338,45 @@ export class Instance implements InstanceHooks {
     for (const fn of this.#serving) fn();
   }
 
+  /** With worker threads answering UDP on the same ports (-workers N), the main thread steps aside
+   * while it applies a backlog of watch events: its plain-DNS UDP sockets leave their SO_REUSEPORT
+   * groups, answering what they already hold, so the kernel hands every new query to the workers;
+   * `false` opens them again on the same addresses. Only where a close loses nothing (the batched
+   * engine): with dgram the sockets stay. True when a socket moved. */
+  async stepAside(aside: boolean): Promise<boolean> {
+    let moved = false;
+    for (const g of this.#groups.values()) {
+      if (g.transport !== "dns") continue;
+      if (aside && g.aside === undefined && g.udp.length > 0 && g.udp.every((l) => l.leavesCleanly)) {
+        const listeners = g.udp.splice(0);
+        g.aside = listeners.map((l) => l.address);
+        await Promise.all(listeners.map((l) => l.close()));
+        moved = true;
+      } else if (!aside && g.aside !== undefined) {
+        // One that cannot bind stays aside, for the next call, and the error goes up.
+        while (g.aside.length > 0) {
+          const address = g.aside[0];
+          const udp = (this.#opts.udpEngine ?? dgramEngine).listener(
+            g.pipeline,
+            { address, port: g.port, reusePort: true },
+            this.#log,
+          );
+          try {
+            await udp.bind(address, g.port);
+          } catch (err) {
+            await udp.close();
+            throw err;
+          }
+          g.udp.push(udp);
+          g.aside.shift();
+          moved = true;
+        }
+        g.aside = undefined;
+      }
+    }
+    return moved;
+  }
+
   /** The port each listener group bound, by group id: what worker threads bind beside it. */
   get groupPorts(): Record<string, number> {
     return Object.fromEntries([...this.#groups].map(([id, g]) => [id, g.port]));
@@ -469,6 +510,7 @@ export class Instance implements InstanceHooks {
       for (const l of prev.tcp) l.use(g.pipeline, g.tcpOptions, g.tls);
       for (const l of prev.doh) l.use(g.pipeline, g.tcpOptions, g.tls);
       g.udp.push(...prev.udp);
+      g.aside = prev.aside;
       g.tcp.push(...prev.tcp);
       g.doh.push(...prev.doh);
       prev.doh.length = 0;

@@ -78,6 +78,10 @@ export class BatchedListener implements UdpListener {
   readonly #sendMeta: Uint32Array;
   readonly #reusePort: boolean;
   readonly #log: Logger;
+  readonly address: string;
+  get leavesCleanly(): boolean {
+    return this.#reusePort;
+  }
   #pipeline: Pipeline;
   #queued = 0;
   #sendAt = 0;
@@ -97,6 +101,7 @@ export class BatchedListener implements UdpListener {
     this.#pipeline = pipeline;
     this.#reusePort = opts.reusePort;
     this.#log = log;
+    this.address = opts.address;
     const { BATCH, SLOT, META, SEND_META, SEND_BYTES } = addon;
     // Zeroed, so no page is touched until a datagram reaches it.
     this.#recv = Buffer.alloc(BATCH * SLOT);

@@ -41,12 +41,20 @@ export interface UdpListener {
   /** Hands later queries to another pipeline (a reload); queries in flight finish on the old one. */
   use(pipeline: Pipeline): void;
   close(): Promise<void>;
+  /** The address it was asked to bind (what a listener opened again in its place binds). */
+  readonly address: string;
+  /** Whether its close loses nothing another socket of the port's SO_REUSEPORT group could have
+   * answered: it leaves the group first and answers what it already holds (the batched engine). */
+  readonly leavesCleanly: boolean;
 }
 
 export class DgramListener implements UdpListener {
   readonly #socket: dgram.Socket;
   #pipeline: Pipeline;
   readonly #log: Logger;
+  readonly address: string;
+  /** dgram cannot leave a group: a close drops what the socket holds. */
+  readonly leavesCleanly = false;
   #closed = false;
   #localAddress = "";
   #localPort = 0;
@@ -55,6 +63,7 @@ export class DgramListener implements UdpListener {
   constructor(pipeline: Pipeline, opts: UdpOptions, log: Logger) {
     this.#pipeline = pipeline;
     this.#log = log;
+    this.address = opts.address;
     const v6 = isIPv6(opts.address);
     this.#socket = dgram.createSocket({
       type: v6 ? "udp6" : "udp4",

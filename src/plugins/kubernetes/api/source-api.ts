@@ -13,7 +13,7 @@ import { Reflector } from "./reflector.ts";
 import { limitClient, type ApiLimits } from "./rate-limit.ts";
 import type { ReflectorStats, ReflectorTuning } from "./reflector.ts";
 import type { Kind, Sink, Source } from "../model/source.ts";
-import { heapBacklog } from "../../../runtime/heap.ts";
+import { watchBacklog } from "../../../runtime/watch-backlog.ts";
 
 export interface ApiSourceOptions extends ClientOptions {
   kinds: Kind[];
@@ -64,7 +64,7 @@ class KubeApiSource implements ApiSource {
   readonly #opts: ApiSourceOptions;
   readonly #client: ApiClient;
   /** Where every watch of this source queues its events (one budget for all of them). */
-  readonly #queue = new ApplyQueue({ onBacklog: heapBacklog });
+  readonly #queue = new ApplyQueue({ onBacklog: watchBacklog.report });
   readonly #log: Logger;
   readonly #kinds: Kind[];
   readonly #reflectors = new Map<Kind, Reflector>();
