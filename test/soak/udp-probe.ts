@@ -4,7 +4,11 @@
 // so SO_REUSEPORT spreads them over the processes sharing a port), QPS a second, for at most SECONDS.
 // A query without a reply within TIMEOUT_MS is lost.
 //
-//   node test/soak/udp-probe.ts PORT QPS SECONDS SOCKETS TIMEOUT_MS NAME[/TYPE]...
+//   node test/soak/udp-probe.ts PORT QPS SECONDS SOCKETS TIMEOUT_MS WARM_SECONDS NAME[/TYPE]...
+//
+// For its first WARM_SECONDS it sends the same load and measures nothing: a probe that has just
+// started answers its own first replies late (its code not compiled yet: 10-35 ms worst against a
+// server that only echoes), which made the p99 of a phase of a few seconds.
 //
 // It prints one JSON line per second ({"second":s,"sent":n,"answered":n,"lost":n,"worstMs":x}) and a
 // last one with the whole run ({"done":true,...Summary}), then exits; it stops early, with that line,
@@ -63,10 +67,11 @@ interface ProbeRun {
   seconds: number;
   sockets: number;
   timeoutMs: number;
+  warmSeconds: number;
   names: string[];
 }
 
-function run({ port, qps, seconds, sockets, timeoutMs, names }: ProbeRun) {
+function run({ port, qps, seconds, sockets, timeoutMs, warmSeconds, names }: ProbeRun) {
   const questions = names.map((n) => {
     const [name, type] = n.split("/");
     return (id: number) => encode(newQuery(name, type === undefined ? Type.A : Number(type), 1, id));
@@ -87,6 +92,7 @@ function run({ port, qps, seconds, sockets, timeoutMs, names }: ProbeRun) {
   };
   let second = { second: 0, sent: 0, answered: 0, lost: 0, worstMs: 0 };
   const started = performance.now();
+  const measureFrom = started + warmSeconds * 1000;
   socks.forEach((sock, si) =>
     sock.on("message", (buf) => {
       if (buf.length < 12) return;
@@ -94,6 +100,7 @@ function run({ port, qps, seconds, sockets, timeoutMs, names }: ProbeRun) {
       const at = sentAt[slot];
       if (at === 0) return;
       sentAt[slot] = 0;
+      if (at < measureFrom) return;
       const ms = performance.now() - at;
       latencies.push(ms);
       total.answered++;
@@ -106,8 +113,23 @@ function run({ port, qps, seconds, sockets, timeoutMs, names }: ProbeRun) {
   );
   const limit = Math.round(qps * seconds);
   let next = 0;
+  let warmSent = 0;
   const send = setInterval(() => {
-    const due = Math.min(limit, Math.floor(((performance.now() - started) / 1000) * qps));
+    const now = performance.now();
+    if (now < measureFrom) {
+      // Warming: the same pace, nothing counted.
+      const due = Math.floor(((now - started) / 1000) * qps);
+      for (; warmSent < due; warmSent++) {
+        const si = warmSent % sockets;
+        const id = (0x8000 + Math.floor(warmSent / sockets)) & 0xffff;
+        const slot = si * 65536 + id;
+        if (sentAt[slot] !== 0) continue;
+        sentAt[slot] = now;
+        socks[si].send(questions[next++ % questions.length](id), port, "127.0.0.1");
+      }
+      return;
+    }
+    const due = Math.min(limit, Math.floor(((now - measureFrom) / 1000) * qps));
     for (; total.sent < due; total.sent++) {
       const si = total.sent % sockets;
       // Round the sockets' IDs in turn; a slot still waiting is skipped (it is lost or soon answered).
@@ -123,7 +145,9 @@ function run({ port, qps, seconds, sockets, timeoutMs, names }: ProbeRun) {
     const now = performance.now();
     for (let slot = 0; slot < sentAt.length; slot++) {
       if (sentAt[slot] !== 0 && now - sentAt[slot] > timeoutMs) {
+        const warm = sentAt[slot] < measureFrom;
         sentAt[slot] = 0;
+        if (warm) continue;
         total.lost++;
         second.lost++;
       }
@@ -143,7 +167,7 @@ function run({ port, qps, seconds, sockets, timeoutMs, names }: ProbeRun) {
     setTimeout(() => {
       clearInterval(tick);
       sweep();
-      for (let slot = 0; slot < sentAt.length; slot++) if (sentAt[slot] !== 0) total.lost++;
+      for (let slot = 0; slot < sentAt.length; slot++) if (sentAt[slot] >= measureFrom) total.lost++;
       const sorted = Float64Array.from(latencies).sort();
       total.p50Ms = percentile(sorted, 50);
       total.p99Ms = percentile(sorted, 99);
@@ -152,7 +176,7 @@ function run({ port, qps, seconds, sockets, timeoutMs, names }: ProbeRun) {
       process.stdout.write(JSON.stringify({ done: true, ...total }) + "\n", () => process.exit(0));
     }, timeoutMs + 50);
   };
-  setTimeout(finish, seconds * 1000).unref();
+  setTimeout(finish, (warmSeconds + seconds) * 1000).unref();
   process.stdin.on("end", finish).resume();
 }
 
@@ -162,6 +186,8 @@ export interface UdpProbeOptions {
   seconds: number;
   sockets?: number;
   timeoutMs?: number;
+  /** Seconds of load before the measure (0 by default). */
+  warmSeconds?: number;
   /** "name" (A) or "name/TYPE-NUMBER". */
   names: string[];
   onSecond?: (s: ProbeSecond) => void;
@@ -169,7 +195,7 @@ export interface UdpProbeOptions {
 
 /** Starts the probe in a process of its own; stop() ends it early and resolves with the summary. */
 export function udpProbe(port: number, o: UdpProbeOptions) {
-  const args = [o.qps, o.seconds, o.sockets ?? 16, o.timeoutMs ?? 2000].map(String);
+  const args = [o.qps, o.seconds, o.sockets ?? 16, o.timeoutMs ?? 2000, o.warmSeconds ?? 0].map(String);
   const child = spawn(process.execPath, [import.meta.filename, String(port), ...args, ...o.names], {
     stdio: ["pipe", "pipe", "inherit"],
   });
@@ -191,13 +217,14 @@ export function udpProbe(port: number, o: UdpProbeOptions) {
 }
 
 if (import.meta.main) {
-  const [port, qps, seconds, sockets, timeoutMs, ...names] = process.argv.slice(2);
+  const [port, qps, seconds, sockets, timeoutMs, warmSeconds, ...names] = process.argv.slice(2);
   run({
     port: Number(port),
     qps: Number(qps),
     seconds: Number(seconds),
     sockets: Number(sockets),
     timeoutMs: Number(timeoutMs),
+    warmSeconds: Number(warmSeconds),
     names,
   });
 }

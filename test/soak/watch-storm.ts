@@ -16,7 +16,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { generateCluster } from "../../bench/cluster-gen.ts";
 import { benchCorefile, serveCluster } from "../../bench/cluster-api.ts";
 import { NO_UPSTREAM, startClusterdns, untilSynced } from "../../bench/clusterdns-run.ts";
-import { stop } from "../../bench/processes.ts";
+import { pinning, setPinning, stop } from "../../bench/processes.ts";
 import { apiDump, compareDumps, snapshotDump, type Comparison } from "../k8s/store-compare.ts";
 import type { TestApiServer } from "../k8s/api-server.ts";
 import { SERVICE_NAME_LABEL } from "../../src/plugins/kubernetes/model/source.ts";
@@ -47,6 +47,8 @@ export interface StormOptions {
   /** clusterdns flags (-workers 2) and environment for its process. */
   args?: string[];
   env?: Record<string, string>;
+  /** Let clusterdns run on every core (a run with worker threads); pinned to core 0 by default. */
+  unpinned?: boolean;
   log?: (line: string) => void;
 }
 
@@ -64,9 +66,12 @@ export interface StormRun {
   /** The 1-minute load average of the machine when the storm began. */
   load: number;
   store?: Comparison;
+  /** The main thread's UDP sockets stepped aside during the storm (worker threads only). */
+  steppedAside: boolean;
 }
 
 const ZONES = ["cluster.local.", "in-addr.arpa.", "ip6.arpa."];
+const PROBE_WARM_S = 1;
 const KINDS: Kind[] = ["services", "namespaces", "endpointslices"];
 
 /** One watch event: the slice's first endpoint flips ready (a pod failing its probe, or coming back),
@@ -97,12 +102,14 @@ export async function runStorm(o: StormOptions): Promise<StormRun> {
     const source = `kubeconfig ${served.kubeconfig}${o.compareStore ? `\n        snapshot ${snapshot} 1s` : ""}`;
     const corefile = join(dir, "Corefile");
     writeFileSync(corefile, benchCorefile("kubeadm-disable", served.kubeconfig, NO_UPSTREAM, source));
+    const wasPinned = pinning();
+    if (o.unpinned) setPinning(false);
     const started = await startClusterdns(corefile, {
       nodeFlags: o.nodeFlags,
       checkout: o.checkout,
       args: o.args,
       env: o.env,
-    });
+    }).finally(() => setPinning(wasPinned));
     cd = started.cd;
     await untilSynced(cd);
     const pid = cd.proc.pid!;
@@ -117,9 +124,12 @@ export async function runStorm(o: StormOptions): Promise<StormRun> {
           .replace(/ AAAA$/, "/28")
           .replace(/ SRV$/, "/33"),
       );
-    const probe = (seconds: number) => udpProbe(started.port, { qps: o.qps, seconds, names });
-    // Warm the answer store, then the idle measure.
-    await probe(Math.min(2, o.idleSeconds)).done;
+    // Each phase's probe warms for a second (a probe just started answers itself late), then measures.
+    const probe = (seconds: number) =>
+      udpProbe(started.port, { qps: o.qps, seconds, names, warmSeconds: PROBE_WARM_S });
+    // Warm the answer stores (every thread's: with worker threads each holds its own), then the idle
+    // measure: three passes over the names at full scale, so the idle p99 is the steady state's.
+    await probe(Math.min(Math.ceil((3 * names.length) / o.qps), o.idleSeconds)).done;
     log(`${o.services} services synced; idle ${o.idleSeconds} s at ${o.qps} qps`);
     const idle = await probe(o.idleSeconds).done;
     const rssIdle = rssMb(pid);
@@ -143,6 +153,7 @@ export async function runStorm(o: StormOptions): Promise<StormRun> {
     const load = loadavg()[0];
     log(`storm: ${o.bursts} bursts of ${o.eventsPerBurst} events (load ${load.toFixed(2)})`);
     const during = probe(o.bursts + 1);
+    await sleep(PROBE_WARM_S * 1000);
     let events = 0;
     let peak = rssIdle;
     const t0 = performance.now();
@@ -170,6 +181,10 @@ export async function runStorm(o: StormOptions): Promise<StormRun> {
       rssMb: { idle: rssIdle, peak },
       load,
       store,
+      steppedAside: started.cd.lines.some((l) => l.includes("UDP sockets step aside")),
+      ...({
+        serverLines: started.cd.lines.map((l, i) => `${(started.cd.times[i] - t0).toFixed(0)} ${l}`),
+      } as object),
     };
   } finally {
     // A profiled run stops gracefully, so that node writes its profile.
@@ -216,7 +231,7 @@ export function stormLine(r: StormRun): string {
     `(${(r.storm.p99Ms / r.idle.p99Ms).toFixed(2)}x), after ${ms(r.after.p99Ms)}; worst in storm ` +
     `${ms(r.storm.worstMs)}; ${r.events} events in ${(r.stormMs / 1000).toFixed(1)} s; lost ` +
     `${r.idle.lost}/${r.storm.lost}/${r.after.lost}; RSS ${r.rssMb.idle.toFixed(0)} -> peak ` +
-    `${r.rssMb.peak.toFixed(0)} MB; load ${r.load.toFixed(2)}`
+    `${r.rssMb.peak.toFixed(0)} MB; load ${r.load.toFixed(2)}${r.steppedAside ? "; main thread stepped aside" : ""}`
   );
 }
 
