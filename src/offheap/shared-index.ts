@@ -32,9 +32,10 @@ import {
 } from "./shared-table.ts";
 import type { Codec, Tables } from "./table.ts";
 
-/** Attempts after which a reader asks the writer to pause before its next section: at once, after the
- * first read the writer overtook (a storm of changes keeps it busy without a gap long enough for one
- * read; after 4 attempts, as before, a storm's reads waited for several sections each). */
+/** The attempt from which a reader asks the writer not to open a section until it has read: the first.
+ * A read is tens of microseconds and answers come first; a storm of changes keeps the writer busy
+ * without a gap long enough for one read (asking from the 4th attempt, as before, a storm's reads
+ * waited for several sections each). */
 const ASK_AFTER = 1;
 /** Attempts after which a reader takes what it read; counted in IndexReader.givenUp. */
 const MAX_ATTEMPTS = 64;
