@@ -7,7 +7,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import dgram from "node:dgram";
 import { pino } from "pino";
-import { StepAside, type Steps } from "./step-aside.ts";
+import { APPLY_REST_MS, StepAside, type Steps } from "./step-aside.ts";
+import { watchBacklog } from "../runtime/watch-backlog.ts";
 import { Instance } from "./instance.ts";
 import { chooseUdpEngine } from "./udp-engine.ts";
 import { parseCorefile } from "../corefile/parser.ts";
@@ -37,6 +38,7 @@ test("steps aside while a backlog lasts, and back only once it has been applied 
   c.backlog(true);
   await until(() => c.aside);
   assert.deepEqual(steps.calls, [true]);
+  assert.equal(watchBacklog.restMs, APPLY_REST_MS, "the writer keeps to half a core while aside");
   // A storm's bursts: applied, then the next one within rejoinMs: the sockets stay aside.
   c.backlog(false);
   await sleep(20);
@@ -46,6 +48,7 @@ test("steps aside while a backlog lasts, and back only once it has been applied 
   assert.deepEqual(steps.calls, [true]);
   await until(() => !c.aside);
   assert.deepEqual(steps.calls, [true, false]);
+  assert.equal(watchBacklog.restMs, 0);
   c.stop();
 });
 

@@ -9,6 +9,7 @@
 // while a worker is not listening: its sockets are the port then.
 
 import type { Logger } from "pino";
+import { watchBacklog } from "../runtime/watch-backlog.ts";
 
 /** What the controller moves: the running instance's UDP sockets (Instance.stepAside). */
 export interface Steps {
@@ -26,6 +27,8 @@ export interface StepAsideOptions {
   checkMs?: number;
 }
 
+/** The rest between two slices of a backlog while aside, ms. */
+export const APPLY_REST_MS = 1;
 /** How long the backlog must have been applied before the main thread answers again. */
 export const REJOIN_MS = 1000;
 const CHECK_MS = 100;
@@ -92,6 +95,9 @@ export class StepAside {
     try {
       const moved = await this.#o.current().stepAside(aside);
       this.#aside = aside;
+      // Aside, the writer keeps to about half a core (its slices are 1 ms): the workers answer on the
+      // rest. With it running flat out, the storm's p99 at 10k services was 15-47 ms, resting 8-11.
+      watchBacklog.restMs = aside && moved ? APPLY_REST_MS : 0;
       if (!moved) return;
       if (aside) {
         this.#since = Date.now();

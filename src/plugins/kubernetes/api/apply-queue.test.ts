@@ -173,3 +173,31 @@ test("a source that stops during a backlog ends it", () => {
   m.q.stopped();
   assert.deepEqual(told, [true, false]);
 });
+
+test("while restMs is set a backlog's next slice waits on a timer instead of the next turn; at 0 the turn again", async () => {
+  let rest = 5;
+  let deferred = 0;
+  const q = new ApplyQueue({
+    sliceMs: 0,
+    restMs: () => rest,
+    defer: (fn) => {
+      deferred++;
+      setImmediate(fn);
+    },
+  });
+  let i = 0;
+  const stamps: number[] = [];
+  q.push({
+    bytes: 1,
+    step() {
+      stamps.push(performance.now());
+      if (++i === 5) rest = 0;
+      return i === 10;
+    },
+  });
+  await q.idle();
+  assert.equal(i, 10);
+  // Slices 2 to 5 came after a rest (a timer of 5 ms never fires early), the rest from the turn.
+  for (let s = 1; s < 5; s++) assert.ok(stamps[s] - stamps[s - 1] >= 4, `slice ${s} rested`);
+  assert.equal(deferred, 5, "once restMs was back to 0, the next turn");
+});

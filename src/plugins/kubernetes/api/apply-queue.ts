@@ -30,6 +30,9 @@ export interface ApplyQueueOptions {
   now?: () => number;
   /** How the next slice is scheduled (default setImmediate). */
   defer?: (fn: () => void) => void;
+  /** How long to rest before the next slice of a backlog, ms, read at each slice (default 0: the
+   * next turn of the loop). */
+  restMs?: () => number;
   /** Told when work is left over after a slice (true: a backlog, a burst of events) and when the
    * backlog is all applied (false); once each way. A lone event applied at once is no backlog. */
   onBacklog?: (busy: boolean) => void;
@@ -55,6 +58,7 @@ export class ApplyQueue {
   readonly #now: () => number;
   readonly #defer: (fn: () => void) => void;
   readonly #onBacklog: ((busy: boolean) => void) | undefined;
+  readonly #restMs: () => number;
   #backlog = false;
   /** FIFO: `#items` from `#head` on (shifting an array per item would be quadratic). */
   #items: Work[] = [];
@@ -81,6 +85,7 @@ export class ApplyQueue {
     this.#now = o.now ?? (() => performance.now());
     this.#defer = o.defer ?? setImmediate;
     this.#onBacklog = o.onBacklog;
+    this.#restMs = o.restMs ?? (() => 0);
   }
 
   /** Past maxBytes: a producer should stop reading until whenRoom calls back. */
@@ -130,7 +135,9 @@ export class ApplyQueue {
   #schedule(): void {
     if (this.#scheduled) return;
     this.#scheduled = true;
-    this.#defer(this.#run);
+    const rest = this.#restMs();
+    if (rest > 0 && this.#head < this.#items.length) setTimeout(this.#run, rest);
+    else this.#defer(this.#run);
   }
 
   #slice(): void {

@@ -64,7 +64,7 @@ class KubeApiSource implements ApiSource {
   readonly #opts: ApiSourceOptions;
   readonly #client: ApiClient;
   /** Where every watch of this source queues its events (one budget for all of them). */
-  readonly #queue = new ApplyQueue({ onBacklog: watchBacklog.report });
+  readonly #queue = new ApplyQueue({ onBacklog: watchBacklog.report, restMs: () => watchBacklog.restMs });
   readonly #log: Logger;
   readonly #kinds: Kind[];
   readonly #reflectors = new Map<Kind, Reflector>();
