@@ -95,6 +95,54 @@ test("a socket that cannot open again is tried again; the instance of a reload i
   c.stop();
 });
 
+/** A started instance of `corefile` whose DNS sockets share their port with others (-workers N). */
+async function sharing(corefile: string, previous?: Instance): Promise<Instance> {
+  const inst = await Instance.create({
+    blocks: parseCorefile(corefile, "Corefile"),
+    root: ".",
+    defaultPort: 0,
+    log,
+    plugins,
+    shareDnsPort: true,
+    udpEngine: chooseUdpEngine("batched"),
+    takesOver: previous !== undefined,
+    previous,
+  });
+  if (previous) await inst.takeOver(previous, { readyWaitMs: 5000 });
+  else await inst.start();
+  return inst;
+}
+
+/** Asks `port` once over UDP; the reply's rcode, or undefined without one in 2 s. */
+async function rcodeOf(port: number): Promise<number | undefined> {
+  const s = dgram.createSocket("udp4");
+  const reply = new Promise<Buffer>((r) => s.once("message", r));
+  s.send(Buffer.from([0, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 120, 0, 0, 1, 0, 1]), port, "127.0.0.1");
+  const m = await Promise.race([reply, sleep(2000).then(() => undefined)]);
+  s.close();
+  return m && m[3] & 15;
+}
+
+test(
+  "sockets that stepped aside come back on the instance a reload put in place",
+  { skip: process.platform !== "linux" },
+  async () => {
+    const first = await sharing(`. {\n bind 127.0.0.1\n whoami\n}\n`);
+    const port = first.ports[0];
+    assert.equal(await first.stepAside(true), true);
+    // Nothing else holds the port: aside, a query finds no socket.
+    assert.equal(await rcodeOf(port), undefined);
+    const second = await sharing(`. {\n bind 127.0.0.1\n errors\n whoami\n}\n`, first);
+    try {
+      assert.equal(await rcodeOf(port), undefined, "the reload keeps them aside");
+      assert.equal(await second.stepAside(false), true);
+      assert.equal(await rcodeOf(port), 0, "back, on the new instance");
+    } finally {
+      await second.stop();
+    }
+  },
+);
+
 for (const address of ["127.0.0.1", "0.0.0.0"]) {
   test(
     `an instance's UDP sockets on ${address} leave the port's group and join it again`,
