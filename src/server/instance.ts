@@ -18,7 +18,8 @@ import { ConfigError } from "../corefile/errors.ts";
 import { memoryBudget } from "./memory-budget.ts";
 import { Pipeline } from "./pipeline.ts";
 import { Views } from "./views.ts";
-import type { UdpListener } from "./udp.ts";
+import type { UdpListener, UdpOptions } from "./udp.ts";
+import { stepGroupAside } from "./udp-aside.ts";
 import { dgramEngine, type UdpEngine } from "./udp-engine.ts";
 import { TcpListener, defaultTcpOptions, type TcpOptions } from "./tcp.ts";
 import { DohListener } from "./doh.ts";
@@ -71,7 +72,7 @@ interface Group {
   tcpOptions: TcpOptions;
   timeouts: TcpTimeoutSettings;
   udp: UdpListener[];
-  /** The addresses whose UDP listeners stepped aside (stepAside), to open again. */
+  /** The addresses whose UDP listeners stepped aside (udp-aside.ts), to open again. */
   aside?: string[];
   /** Plain DNS over TCP, or DNS over TLS. */
   tcp: TcpListener[];
@@ -338,42 +339,15 @@ export class Instance implements InstanceHooks {
     for (const fn of this.#serving) fn();
   }
 
-  /** With worker threads answering UDP on the same ports (-workers N), the main thread steps aside
-   * while it applies a backlog of watch events: its plain-DNS UDP sockets leave their SO_REUSEPORT
-   * groups, answering what they already hold, so the kernel hands every new query to the workers;
-   * `false` opens them again on the same addresses. Only where a close loses nothing (the batched
-   * engine): with dgram the sockets stay. True when a socket moved. */
+  /** With worker threads answering UDP on the same ports (-workers N), the main thread's plain-DNS
+   * UDP sockets step aside while it applies a backlog of watch events (udp-aside.ts); `false` brings
+   * them back. True when a socket moved. */
   async stepAside(aside: boolean): Promise<boolean> {
+    const open = (p: Pipeline, o: UdpOptions) =>
+      (this.#opts.udpEngine ?? dgramEngine).listener(p, o, this.#log);
     let moved = false;
-    for (const g of this.#groups.values()) {
-      if (g.transport !== "dns") continue;
-      if (aside && g.aside === undefined && g.udp.length > 0 && g.udp.every((l) => l.leavesCleanly)) {
-        const listeners = g.udp.splice(0);
-        g.aside = listeners.map((l) => l.address);
-        await Promise.all(listeners.map((l) => l.close()));
-        moved = true;
-      } else if (!aside && g.aside !== undefined) {
-        // One that cannot bind stays aside, for the next call, and the error goes up.
-        while (g.aside.length > 0) {
-          const address = g.aside[0];
-          const udp = (this.#opts.udpEngine ?? dgramEngine).listener(
-            g.pipeline,
-            { address, port: g.port, reusePort: true },
-            this.#log,
-          );
-          try {
-            await udp.bind(address, g.port);
-          } catch (err) {
-            await udp.close();
-            throw err;
-          }
-          g.udp.push(udp);
-          g.aside.shift();
-          moved = true;
-        }
-        g.aside = undefined;
-      }
-    }
+    for (const g of this.#groups.values())
+      if (g.transport === "dns" && (await stepGroupAside(g, aside, open))) moved = true;
     return moved;
   }
 
