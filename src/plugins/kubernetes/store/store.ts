@@ -432,12 +432,10 @@ export class Store implements StoreView {
       return this.#change(svcKey, [], update);
     }
     const [from, to] = sliceDelta(published(svc, prev), published(svc, next));
-    // Both footprints come from the slice's groups and the service, not the tables: taken before the
-    // change, they are taken outside the shared index's write section, which opens at the change.
+    // Both footprints read no table: taken before the change, outside the index's write section.
     const before = footprint(this.#listedNames(), svc, from);
     const after = footprint(this.#listedNames(), svc, to);
-    update();
-    // An address this slice no longer publishes may still be another slice's.
+    update(); // An address this slice no longer publishes may still be another slice's:
     let others: Set<string> | undefined;
     const kept = (ip: string) => {
       others ??= new Set(
