@@ -5,7 +5,14 @@
 import { AggregatorRegistry, Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import type { MetricObjectWithValues, MetricValue } from "prom-client";
 import { PlainCounter } from "./plain.ts";
-import { answerCacheStats, clientCostStats, memoryStats, reloadStats, serverStats } from "./server-stats.ts";
+import {
+  answerCacheStats,
+  clientCostStats,
+  memoryStats,
+  reloadStats,
+  serverStats,
+  stepAsideStats,
+} from "./server-stats.ts";
 import { VERSION } from "../version.ts";
 import { inWorker, threadRole } from "../runtime/thread-role.ts";
 
@@ -101,6 +108,19 @@ scrapedGauge(
   "1 while the process is over its memory budget: cached answers dropped, large replies refused.",
   [],
   (g) => g.set(memoryStats.shedding),
+);
+scrapedGauge(
+  "clusterdns_udp_stepped_aside",
+  "1 while the main thread's UDP sockets have stepped aside for the worker threads (-workers N) as it " +
+    "applies a backlog of watch events (a watch storm).",
+  [],
+  (g) => g.set(stepAsideStats.aside),
+);
+scrapedCounter(
+  "clusterdns_udp_steps_aside_total",
+  "Times the main thread's UDP sockets stepped aside for the worker threads during a watch storm.",
+  [],
+  (c) => c.inc(stepAsideStats.times),
 );
 scrapedCounter(
   "clusterdns_memory_shed_total",

@@ -33,3 +33,7 @@ export const clientCostStats = { deferred: 0, refused: 0 };
 /** The process's memory budget (src/server/memory-budget.ts): bytes (0: none), whether it is shedding
  * now (1) and how many times it shed. */
 export const memoryStats = { budget: 0, shedding: 0, sheds: 0, refused: 0 };
+
+/** The main thread's UDP sockets during watch storms (src/server/step-aside.ts): 1 while they are
+ * aside, and how many times they stepped aside. */
+export const stepAsideStats = { aside: 0, times: 0 };

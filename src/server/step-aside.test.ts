@@ -9,6 +9,7 @@ import dgram from "node:dgram";
 import { pino } from "pino";
 import { APPLY_REST_MS, StepAside, type Steps } from "./step-aside.ts";
 import { watchBacklog } from "../runtime/watch-backlog.ts";
+import { stepAsideStats } from "../metrics/server-stats.ts";
 import { Instance } from "./instance.ts";
 import { chooseUdpEngine } from "./udp-engine.ts";
 import { parseCorefile } from "../corefile/parser.ts";
@@ -39,6 +40,7 @@ test("steps aside while a backlog lasts, and back only once it has been applied 
   await until(() => c.aside);
   assert.deepEqual(steps.calls, [true]);
   assert.equal(watchBacklog.restMs, APPLY_REST_MS, "the writer keeps to half a core while aside");
+  assert.deepEqual(stepAsideStats, { aside: 1, times: 1 }, "what the metrics say");
   // A storm's bursts: applied, then the next one within rejoinMs: the sockets stay aside.
   c.backlog(false);
   await sleep(20);
@@ -49,6 +51,7 @@ test("steps aside while a backlog lasts, and back only once it has been applied 
   await until(() => !c.aside);
   assert.deepEqual(steps.calls, [true, false]);
   assert.equal(watchBacklog.restMs, 0);
+  assert.deepEqual(stepAsideStats, { aside: 0, times: 1 });
   c.stop();
 });
 

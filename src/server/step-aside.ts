@@ -10,6 +10,7 @@
 
 import type { Logger } from "pino";
 import { watchBacklog } from "../runtime/watch-backlog.ts";
+import { stepAsideStats } from "../metrics/server-stats.ts";
 
 /** What the controller moves: the running instance's UDP sockets (Instance.stepAside). */
 export interface Steps {
@@ -99,6 +100,8 @@ export class StepAside {
       // rest. With it running flat out, the storm's p99 at 10k services was 15-47 ms, resting 8-11.
       watchBacklog.restMs = aside && moved ? APPLY_REST_MS : 0;
       if (!moved) return;
+      stepAsideStats.aside = aside ? 1 : 0;
+      if (aside) stepAsideStats.times++;
       if (aside) {
         this.#since = Date.now();
         this.#o.log.info(
