@@ -111,33 +111,23 @@ function run({ port, qps, seconds, sockets, timeoutMs, warmSeconds, names }: Pro
       second.worstMs = Math.max(second.worstMs, ms);
     }),
   );
-  const limit = Math.round(qps * seconds);
+  // Warming and measuring go at one pace from the start; a query sent before measureFrom is not counted.
+  const limit = Math.round(qps * (warmSeconds + seconds));
+  let queued = 0;
   let next = 0;
-  let warmSent = 0;
   const send = setInterval(() => {
-    const now = performance.now();
-    if (now < measureFrom) {
-      // Warming: the same pace, nothing counted.
-      const due = Math.floor(((now - started) / 1000) * qps);
-      for (; warmSent < due; warmSent++) {
-        const si = warmSent % sockets;
-        const id = (0x8000 + Math.floor(warmSent / sockets)) & 0xffff;
-        const slot = si * 65536 + id;
-        if (sentAt[slot] !== 0) continue;
-        sentAt[slot] = now;
-        socks[si].send(questions[next++ % questions.length](id), port, "127.0.0.1");
-      }
-      return;
-    }
-    const due = Math.min(limit, Math.floor(((now - measureFrom) / 1000) * qps));
-    for (; total.sent < due; total.sent++) {
-      const si = total.sent % sockets;
+    const due = Math.min(limit, Math.floor(((performance.now() - started) / 1000) * qps));
+    for (; queued < due; queued++) {
+      const t = performance.now();
+      const measured = t >= measureFrom;
+      if (measured) total.sent++;
+      const si = queued % sockets;
       // Round the sockets' IDs in turn; a slot still waiting is skipped (it is lost or soon answered).
-      const id = Math.floor(total.sent / sockets) & 0xffff;
+      const id = Math.floor(queued / sockets) & 0xffff;
       const slot = si * 65536 + id;
       if (sentAt[slot] !== 0) continue;
-      sentAt[slot] = performance.now();
-      second.sent++;
+      sentAt[slot] = t;
+      if (measured) second.sent++;
       socks[si].send(questions[next++ % questions.length](id), port, "127.0.0.1");
     }
   }, 2);
