@@ -153,9 +153,9 @@ export async function main(argv: string[]): Promise<number> {
         },
       });
   if (reloader) process.on("SIGUSR1", () => void reloader.check());
-  if (pool) stepAsideInStorms(() => reloader?.current ?? instance, pool, log);
+  const steps = pool && stepAsideInStorms(() => reloader?.current ?? instance, pool, log);
   const current = () => (reloader ? reloader.stop().then(() => reloader.current) : Promise.resolve(instance));
-  return signals.stopOnSignal(current, log, pool);
+  return signals.stopOnSignal(current, log, { pool, steps });
 }
 
 /** How long the start waits for the worker threads to listen before it says "started" anyway. */
@@ -211,11 +211,10 @@ function startWorkers(
 
 /** With worker threads, the main thread (the watch's one writer) leaves UDP to them while it applies
  * a backlog of watch events (server/step-aside.ts). */
-function stepAsideInStorms(current: () => Instance, pool: WorkerPool, log: Logger): void {
+function stepAsideInStorms(current: () => Instance, pool: WorkerPool, log: Logger): StepAside {
   const steps = new StepAside({ current, workersReady: () => pool.ready, log });
   watchBacklog.subscribe((busy) => steps.backlog(busy));
-  // Stopping: no socket is opened again on an instance that closes its own.
-  for (const signal of ["SIGTERM", "SIGINT"] as const) process.once(signal, () => steps.stop());
+  return steps;
 }
 
 /** The instance is ready only once every worker thread listens. */
@@ -289,7 +288,11 @@ class Signals {
   }
 
   /** Resolves with the exit code once a signal has stopped the instance `current` gives. */
-  stopOnSignal(current: () => Promise<Instance>, log: Logger, pool?: WorkerPool): Promise<number> {
+  stopOnSignal(
+    current: () => Promise<Instance>,
+    log: Logger,
+    { pool, steps }: { pool?: WorkerPool; steps?: StepAside } = {},
+  ): Promise<number> {
     return new Promise<number>((done) => {
       let stopping = false;
       const stop = (signal: string) => {
@@ -300,6 +303,8 @@ class Signals {
         }
         stopping = true;
         log.info({ signal }, "stopping");
+        // No socket is opened again on an instance that closes its own.
+        steps?.stop();
         current()
           // The worker threads stop beside it, with the same lameduck, and are waited for.
           .then((instance) => Promise.all([instance.stop(), pool?.stop(instance.lameduckMs + STOP_GRACE_MS)]))
