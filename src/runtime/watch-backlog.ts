@@ -9,8 +9,6 @@ type Listener = (busy: boolean) => void;
 
 let sources = 0;
 const listeners = new Set<Listener>();
-/** How long the apply queues rest between two slices of a backlog, ms (0: the next turn of the loop). */
-let restMs = 0;
 
 export const watchBacklog = {
   /** A source's backlog began (true) or was applied (false): each source reports both, once. */
@@ -24,15 +22,11 @@ export const watchBacklog = {
     return sources > 0;
   },
 
-  /** While the main thread has stepped aside from UDP, its apply queues rest this long after each
-   * slice: the writer then takes about half a core at most, and the answering threads the rest. With
-   * one thread it answers between slices instead, and resting only slowed the storm down. */
-  get restMs(): number {
-    return restMs;
-  },
-  set restMs(ms: number) {
-    restMs = ms;
-  },
+  /** How long the apply queues rest between two slices of a backlog, ms (0: the next turn of the
+   * loop). While the main thread has stepped aside from UDP they rest after each slice: the writer
+   * then takes about half a core at most, and the answering threads the rest. With one thread it
+   * answers between slices instead, and resting only slowed the storm down. */
+  restMs: 0,
 
   /** Calls `fn` each time the process's backlog begins or ends; returns the unsubscribe. */
   subscribe(fn: Listener): () => void {

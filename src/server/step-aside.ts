@@ -101,8 +101,8 @@ export class StepAside {
       watchBacklog.restMs = aside && moved ? APPLY_REST_MS : 0;
       if (!moved) return;
       stepAsideStats.aside = aside ? 1 : 0;
-      if (aside) stepAsideStats.times++;
       if (aside) {
+        stepAsideStats.times++;
         this.#since = Date.now();
         this.#o.log.info(
           "watch backlog: the main thread applies it; its UDP sockets step aside for the workers",
