@@ -2,8 +2,9 @@
 // store taking its invalidations), in-process: a generated cluster is listed, then EndpointSlice
 // events that each flip one endpoint's readiness (a rollout's, a failing node's) are parsed and
 // applied, one write section each. Prints CPU and JS heap bytes allocated per event, and the
-// collections they cost. The bytes are what a watch storm's garbage collections come from, and they
-// do not depend on the machine's load (CPU does).
+// collections they cost. The bytes are what a watch storm's garbage collections come from (those
+// promoted, what its full collections come from), and they do not depend on the machine's load (CPU
+// does).
 //   node --max-semi-space-size=1 bench/watch-event-cost.ts [SERVICES] [EVENTS]
 //   ALLOC=1 ...: also where the bytes were allocated, by function (sampled)
 
@@ -71,13 +72,13 @@ const growth = heapGrowth();
 const cpu = process.cpuUsage();
 run(WARM, events);
 const used = process.cpuUsage(cpu);
-const { bytes: allocated, collections } = growth();
+const { bytes: allocated, promoted, collections } = growth();
 const n = events - WARM;
 const full = collections.filter((g) => g.gcType === "MarkSweepCompact").length;
 process.stdout.write(
   `${services} services, ${n} EndpointSlice events: ${((used.user + used.system) / n).toFixed(1)} us CPU ` +
-    `and ${(allocated / n).toFixed(0)} heap bytes per event, ${collections.length} collections ` +
-    `(${full} full)\n`,
+    `and ${(allocated / n).toFixed(0)} heap bytes per event (${(promoted / n).toFixed(0)} promoted by young ` +
+    `collections), ${collections.length} collections (${full} full)\n`,
 );
 
 if (process.env.ALLOC === "1") {

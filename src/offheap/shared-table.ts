@@ -17,8 +17,12 @@ const WIDE = 0x80000000;
 /** Slot array block: [capacity, 0] then capacity slots of [hash, entry]. */
 const SLOTS_AT = 2;
 const MIN_CAPACITY = 16;
-/** Values a table's reader remembers (SharedTableView's memo); a power of two. */
-const MEMO = 256;
+/** Values a table's reader remembers (SharedTableView's memo); a power of two. Few: the memo is for
+ * the reads of one question or one change, and a value it holds outlives young collections. With 256
+ * a watch storm's decoded slices and services were promoted to the old generation (38 KB per young
+ * collection against 7 KB with 16, `bench/watch-event-cost.ts`) and collected by full collections
+ * the answering thread waits for; the miss path read no faster with 256. */
+const MEMO = 16;
 /** The stamp of the writer's remembered values: even, and no sequence word a reader sees in practice
  * (it would take 2^31 write sections to wrap there). */
 const WRITER = -2;
