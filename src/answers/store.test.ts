@@ -97,6 +97,16 @@ test("invalidateNames drops every entry of those names and nothing else", () => 
   assert.notEqual(get(c, parent), NO_SLOT, "the parent stays");
   assert.equal(put(c, www[0], { generation: before }), NO_SLOT, "a reply computed across the change");
   assert.equal(c.size, 2);
+  // A name with an escaped dot is one label: it and the three-label name apart.
+  const escaped = keyOf("a\\.b.example.org", 1, false);
+  const plain = keyOf("a.b.example.org", 1, false);
+  put(c, escaped);
+  put(c, plain);
+  c.invalidateNames(["a\\.b.example.org."]);
+  assert.equal(get(c, escaped), NO_SLOT);
+  assert.notEqual(get(c, plain), NO_SLOT);
+  c.invalidateNames(["a.b.example.org."]);
+  assert.equal(get(c, plain), NO_SLOT);
 });
 
 test("a reply computed across a change of other names is stored; across a full invalidation it is not", () => {

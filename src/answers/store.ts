@@ -16,7 +16,7 @@ import { Slab, copyBytes, slotMemory } from "./slab.ts";
 import { PassingQueue } from "./passing.ts";
 import { ChangedNames } from "./changed-names.ts";
 import { KEY_TAIL, hashBytes, latin1Bytes } from "../dns/key.ts";
-import { wireKey } from "../dns/name.ts";
+import { wireKey, wireKeyInto } from "../dns/name.ts";
 
 export const NO_SLOT = -1;
 /** "No slot" inside the links: slot numbers start at 1, so arrays fresh from the allocator (zeroed,
@@ -153,6 +153,8 @@ export class AnswerStore {
   #clearedAt = 0;
   /** The names invalidated lately, with when (changed-names.ts). */
   readonly #changed: ChangedNames;
+  /** invalidateNames's wire keys, written here one at a time (a name's wire form is <= 255 octets). */
+  readonly #nameOctets = new Uint8Array(256);
   readonly #passing: PassingQueue;
   /** The sweep's next slot, and the clock of its last step. */
   #sweepHand = 0;
@@ -310,12 +312,14 @@ export class AnswerStore {
   invalidateNames(names: Iterable<string>): void {
     const generation = ++this.#generation;
     for (const name of names) {
-      const bytes = latin1Bytes(wireKey(name));
-      const nh = hashBytes(bytes, 0, bytes.length);
+      let bytes: Uint8Array = this.#nameOctets;
+      let length = wireKeyInto(name, bytes);
+      if (length < 0) length = (bytes = latin1Bytes(wireKey(name))).length;
+      const nh = hashBytes(bytes, 0, length);
       this.#changed.changed(nh, generation);
       for (let s = this.#names[nh & this.#mask]; s !== NONE;) {
         const next = this.#nameNext[s];
-        if (this.#nameHash[s] === nh && this.#isName(s, bytes)) this.remove(s);
+        if (this.#nameHash[s] === nh && this.#isName(s, bytes, length)) this.remove(s);
         s = next;
       }
     }
@@ -424,11 +428,12 @@ export class AnswerStore {
     return this.#pools[this.pool(s)];
   }
 
-  #isName(s: number, name: Uint8Array): boolean {
-    if (this.#keyLen[s] - KEY_TAIL !== name.length) return false;
+  /** Whether entry `s` is of the name whose wire key is `name`'s first `length` octets. */
+  #isName(s: number, name: Uint8Array, length: number): boolean {
+    if (this.#keyLen[s] - KEY_TAIL !== length) return false;
     const chunk = this.#slab.chunk(this.#block[s]);
     const at = this.#slab.offset(this.#block[s]);
-    for (let i = 0; i < name.length; i++) if (chunk[at + i] !== name[i]) return false;
+    for (let i = 0; i < length; i++) if (chunk[at + i] !== name[i]) return false;
     return true;
   }
 

@@ -10,6 +10,7 @@ import {
   nameToWire,
   parent,
   wireKey,
+  wireKeyInto,
 } from "./name.ts";
 import { encode } from "./encode.ts";
 import { scanQuery } from "./scan.ts";
@@ -98,4 +99,27 @@ test("wireKey is the name part of the scanner's answer-cache key, escapes decode
     assert.equal(s.key.slice(0, -5), wireKey(name), name);
   }
   assert.notEqual(wireKey("a\\.b.c."), wireKey("a\\\\.b.c."));
+});
+
+test("wireKeyInto writes wireKey's octets, or says it cannot (-1) where wireKey must do it", () => {
+  const octets = (s: string) => [...s].map((c) => c.charCodeAt(0));
+  const out = new Uint8Array(256);
+  const long = "x".repeat(63);
+  for (const name of [
+    ".",
+    "a.",
+    "www.Example.ORG.",
+    "a..b.",
+    "_http._tcp.web.default.svc.cluster.local.",
+    `${long}.${long}.`,
+    "\u00e9t\u00c9.example.",
+  ]) {
+    const n = wireKeyInto(name, out);
+    assert.deepEqual([...out.subarray(0, n)], octets(wireKey(name)), name);
+  }
+  // An escape, a label of 64, a character above U+00FF, no root dot, more than `out` holds.
+  for (const name of ["a\\.b.", `${long}x.a.`, `a.${long}x.`, "\u0101.", "a.b", ""])
+    assert.equal(wireKeyInto(name, out), -1, name);
+  assert.equal(wireKeyInto("ab.", new Uint8Array(4)), 4);
+  assert.equal(wireKeyInto("abc.", new Uint8Array(4)), -1);
 });

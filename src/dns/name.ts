@@ -119,6 +119,33 @@ export function wireKey(name: string): string {
   return lowerAscii(out);
 }
 
+/** What wireKey gives, written as octets into `out`: their count, or -1 when this needs wireKey
+ * itself (an escape, a character above U+00FF, a label over 63 octets, or more than `out` holds).
+ * Watch storms invalidate several names an event, and the string and array wireKey's octets took
+ * were most of what invalidating them allocated. */
+export function wireKeyInto(name: string, out: Uint8Array): number {
+  const end = name.length - 1; // the root's dot
+  if (end < 0 || name.charCodeAt(end) !== 46 || end + 2 > out.length) return -1;
+  if (end === 0) return ((out[0] = 0), 1);
+  let st = 0; // where the current label starts: its length octet, then its octets
+  for (let i = 0; i < end; i++) {
+    let c = name.charCodeAt(i);
+    if (c === 46) {
+      if (i - st > 63) return -1;
+      out[st] = i - st;
+      st = i + 1;
+      continue;
+    }
+    if (c === 92 || c > 0xff) return -1;
+    if (c >= 65 && c <= 90) c += 32;
+    out[i + 1] = c;
+  }
+  if (end - st > 63) return -1;
+  out[st] = end - st;
+  out[end + 1] = 0;
+  return end + 2;
+}
+
 /** Anything but printable ASCII other than the backslash: a name holding it is parsed to be made
  * canonical. */
 const UNCANONICAL = /[^\x21-\x5b\x5d-\x7e]/;
