@@ -62,13 +62,13 @@ export class NameTree<S, N extends string> {
     return shape.each(s, below).get(below.join("."));
   }
 
-  /** Every name the object has, as `below` labels joined with dots ("" for its own name), with
-   * what it holds. */
-  list(s: S): Map<string, Holding> {
+  /** Every name the object has, with what it holds: its owner name relative to the zone, the
+   * `below` labels joined with dots in front of `base`, the object's own name. */
+  list(s: S, base: string): Map<string, Holding> {
     const out = new Map<string, Holding>();
     for (const shape of this.#shapes) {
       if (!this.#exists(s, shape.name)) continue;
-      for (const [below, h] of shape.each(s)) out.set(below, h);
+      for (const [below, h] of shape.each(s)) out.set(below === "" ? base : `${below}.${base}`, h);
     }
     return out;
   }
@@ -88,9 +88,21 @@ export function addTo(m: Map<string, string[]>, key: string, ip: string): void {
   else list.push(ip);
 }
 
-/** The names of `list` with their owner names, relative to the zone: `base` for the object's own. */
-export function under(list: Map<string, Holding>, base: string): Map<string, Holding> {
-  const out = new Map<string, Holding>();
-  for (const [below, h] of list) out.set(below === "" ? base : `${below}.${base}`, h);
-  return out;
+/** Whether two names hold the same records, in the same order (what a change of answer is). */
+export function sameHolding(a: Holding, b: Holding): boolean {
+  if (a === b) return true;
+  if (a.cname !== b.cname || a.unlisted !== b.unlisted) return false;
+  if (!sameList(a.addresses, b.addresses, (x, y) => x === y)) return false;
+  return sameList(a.srv, b.srv, (x, y) => x.port === y.port && x.host === y.host && x.ip === y.ip);
+}
+
+function sameList<T>(
+  a: readonly T[] | undefined,
+  b: readonly T[] | undefined,
+  same: (x: T, y: T) => boolean,
+) {
+  if (a === undefined || b === undefined) return a === b;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (!same(a[i], b[i])) return false;
+  return true;
 }

@@ -19,16 +19,7 @@
 // (the spec's NXDOMAIN), and with `ignore empty_service` neither has any other service without one.
 
 import type { EndpointGroup, Service, SvcPort } from "../model/slim-types.ts";
-import {
-  EMPTY,
-  NameTree,
-  addTo,
-  one,
-  under,
-  type Holding,
-  type Shape,
-  type SrvHolding,
-} from "./name-tree.ts";
+import { EMPTY, NameTree, addTo, one, type Holding, type Shape, type SrvHolding } from "./name-tree.ts";
 
 /** The options that decide which names exist. */
 export interface NameOptions {
@@ -180,7 +171,7 @@ export class ServiceNames {
   /** Every name the service has, relative to the zone (`_http._tcp.web.default.svc`), with what it
    * holds. */
   list(svc: Service, groups: readonly EndpointGroup[]): Map<string, Holding> {
-    return under(this.#tree.list({ svc, groups, withSrv: true }), `${svc.name}.${svc.ns}.svc`);
+    return this.#tree.list({ svc, groups, withSrv: true }, `${svc.name}.${svc.ns}.svc`);
   }
 }
 

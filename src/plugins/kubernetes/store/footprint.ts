@@ -1,34 +1,42 @@
 // What one service publishes, from its slim record and its published endpoints: the owner names with
-// a signature of their answers (from ../names/service-names.ts, which answers/records.ts answers from
-// too), and the addresses with their PTR targets. The store takes it before and after each change; the
-// names whose signature differs are the answers the change altered.
+// what each holds (from ../names/service-names.ts, which answers/records.ts answers from too), and the
+// addresses with their PTR targets. The store takes it before and after each change; the names that
+// hold other records after it (changedNames) are the answers the change altered. Compared as
+// records, not as serialised signatures: serialising every name twice was a fifth of what a watch
+// event allocated.
 
 import type { EndpointGroup, Service } from "../model/slim-types.ts";
 import type { ServiceNames } from "../names/service-names.ts";
+import { sameHolding, type Holding } from "../names/name-tree.ts";
 
 export interface Footprint {
-  /** Relative owner name -> a signature of its answers. */
-  names: Map<string, string>;
+  /** Relative owner name -> what it holds (VIEW_ONLY: a name only k8s_external's view publishes). */
+  names: Map<string, Holding>;
+  /** k8s_external's view of the service (its external addresses and ports), which every name's
+   * answer under its zones depends on: "" without one. */
+  view: string;
   /** Published address -> its PTR targets, as labels below the service's name ("" for its own). */
   ips: Map<string, readonly string[]>;
   /** The external addresses k8s_external publishes (and answers PTR for). */
   external: readonly string[];
 }
 
-/** The owner names a service publishes (../names/service-names.ts; none without `names`), each with a
- * signature of what it holds, and its addresses. k8s_external publishes the same names under its zones (SERVICE.NS for
- * SERVICE.NS.svc) from the service's external addresses and ports too: they count in the signatures,
- * and its SRV names are listed, so a change to them drops its names as well. */
+/** What a name k8s_external publishes and the service's own list does not holds. */
+const VIEW_ONLY: Holding = {};
+
+/** The owner names a service publishes (../names/service-names.ts; none without `names`), each with
+ * what it holds, and its addresses. k8s_external publishes the same names under its zones
+ * (SERVICE.NS for SERVICE.NS.svc) from the service's external addresses and ports too: they are the
+ * footprint's view, and its SRV names are listed, so a change to them drops its names as well. */
 export function footprint(
   names: ServiceNames | undefined,
   svc: Service,
   groups: readonly EndpointGroup[],
 ): Footprint {
-  const signatures = new Map<string, string>();
   const external = svc.external?.filter((a) => !a.endsWith(".")) ?? [];
-  if (names === undefined) return { names: signatures, ips: ptrLabels(svc, groups), external };
   const view = svc.external === undefined ? "" : JSON.stringify([svc.external, svc.ports]);
-  for (const [name, h] of names.list(svc, groups)) signatures.set(name, JSON.stringify(h) + view);
+  if (names === undefined) return { names: new Map(), view, ips: ptrLabels(svc, groups), external };
+  const listed = names.list(svc, groups);
   if (svc.external !== undefined) {
     const base = `${svc.name}.${svc.ns}.svc`;
     const named = svc.ports.filter((p) => p.name !== "");
@@ -36,9 +44,28 @@ export function footprint(
       base,
       ...named.flatMap((p) => [`_${p.proto}.${base}`, `_${p.name}._${p.proto}.${base}`]),
     ];
-    for (const n of viewNames) if (!signatures.has(n)) signatures.set(n, view);
+    for (const n of viewNames) if (!listed.has(n)) listed.set(n, VIEW_ONLY);
   }
-  return { names: signatures, ips: ptrLabels(svc, groups), external };
+  return { names: listed, view, ips: ptrLabels(svc, groups), external };
+}
+
+/** The names whose answers differ between two footprints of one service: what one holds and the
+ * other does not, what holds other records, and every name when k8s_external's view changed. */
+export function changedNames(before: Footprint, after: Footprint): string[] {
+  const out: string[] = [];
+  const sameView = before.view === after.view;
+  for (const [name, h] of before.names) {
+    const a = after.names.get(name);
+    if (a === undefined || !sameView || !sameListing(h, a)) out.push(name);
+  }
+  for (const name of after.names.keys()) if (!before.names.has(name)) out.push(name);
+  return out;
+}
+
+/** A view-only name equals only another (it is in no list: its answer is the view's alone). */
+function sameListing(a: Holding, b: Holding): boolean {
+  if (a === VIEW_ONLY || b === VIEW_ONLY) return a === b;
+  return sameHolding(a, b);
 }
 
 /** Every address a service publishes, with its PTR targets relative to the zone: the service's

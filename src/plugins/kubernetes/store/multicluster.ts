@@ -15,7 +15,6 @@ import { Slimmer, normalIP, slimPorts, type SlimOptions } from "./slim.ts";
 import { SliceIndex } from "./slice-index.ts";
 import { serviceKey } from "../model/object-key.ts";
 import { importNames } from "../names/import-names.ts";
-import { under } from "../names/name-tree.ts";
 
 const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
@@ -134,8 +133,8 @@ export class Multicluster {
     const imp = this.import(ns, name);
     const out = new Map<string, string>();
     if (imp === undefined) return out;
-    const list = importNames.list({ imp, groups: this.endpoints(imp), withSrv: true });
-    for (const [n, h] of under(list, `${name}.${ns}.svc`)) out.set(n, JSON.stringify(h));
+    const list = importNames.list({ imp, groups: this.endpoints(imp), withSrv: true }, `${name}.${ns}.svc`);
+    for (const [n, h] of list) out.set(n, JSON.stringify(h));
     return out;
   }
 

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { sliceDelta } from "./slice-delta.ts";
-import { footprint, published, type Footprint } from "./footprint.ts";
+import { changedNames, footprint, published, type Footprint } from "./footprint.ts";
 import { ServiceNames } from "../names/service-names.ts";
 import type { Endpoint, EndpointGroup, Service } from "../model/slim-types.ts";
 
@@ -39,11 +39,9 @@ function edit(r: () => number, list: readonly Endpoint[]): Endpoint[] {
   return out;
 }
 
-/** Names whose signature differs, and the addresses the index would unindex or index. */
+/** Names whose answers differ, and the addresses the index would unindex or index. */
 function changes(before: Footprint, after: Footprint) {
-  const names = new Set<string>();
-  for (const [n, sig] of before.names) if (after.names.get(n) !== sig) names.add(n);
-  for (const n of after.names.keys()) if (!before.names.has(n)) names.add(n);
+  const names = new Set(changedNames(before, after));
   const dropped = [...before.ips.keys()].filter((ip) => !after.ips.has(ip));
   const added = [...after.ips.keys()].filter((ip) => !before.ips.has(ip));
   // PTR targets as sets: an order that alone changed changes no answer's records.

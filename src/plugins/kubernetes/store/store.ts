@@ -27,7 +27,7 @@ import type { EndpointGroup, PodRef, Service, SlimPod } from "../model/slim-type
 import { Slimmer, slimPod } from "./slim.ts";
 import { PodIndex } from "./pod-index.ts";
 import { Latch } from "../sync/latch.ts";
-import { footprint, ptrTargets, published, type Footprint } from "./footprint.ts";
+import { changedNames, footprint, ptrTargets, published, type Footprint } from "./footprint.ts";
 import { AddressIndex } from "./address-index.ts";
 import { CountedKeys } from "./counted-keys.ts";
 import { SliceIndex } from "./slice-index.ts";
@@ -492,9 +492,7 @@ export class Store implements StoreView {
   /** Records what differs between two footprints of the service `key` (of all of it, or of one of its
    * slices, with `kept` as for AddressIndex.update) and keeps the address index in step. */
   #report(key: string, before: Footprint, after: Footprint, kept?: (ip: string) => boolean): void {
-    const rel: string[] = [];
-    for (const [name, sig] of before.names) if (after.names.get(name) !== sig) rel.push(name);
-    for (const name of after.names.keys()) if (!before.names.has(name)) rel.push(name);
+    const rel = changedNames(before, after);
     const abs: string[] = [];
     this.#addresses.update(key, before, after, abs, kept);
     // The name server's addresses: kube-dns's, or those of the services that select this server.
@@ -508,7 +506,7 @@ export class Store implements StoreView {
   /** What the service `key` publishes now. */
   #footprint(key: string): Footprint {
     const svc = this.#services.get(key);
-    if (svc === undefined) return { names: new Map(), ips: new Map(), external: [] };
+    if (svc === undefined) return { names: new Map(), view: "", ips: new Map(), external: [] };
     return footprint(this.#listedNames(), svc, this.endpoints(svc));
   }
 
