@@ -432,21 +432,22 @@ export class Store implements StoreView {
       return this.#change(svcKey, [], update);
     }
     const [from, to] = sliceDelta(published(svc, prev), published(svc, next));
-    // Both footprints read no table: taken before the change, outside the index's write section.
+    // Both footprints read no table: taken before the change, outside the index's write section. So
+    // are the other slices, which an address this slice no longer publishes may still be in (this
+    // change leaves them as they are): a large service's slices decoded inside the section held
+    // every reader up meanwhile.
     const before = footprint(this.#listedNames(), svc, from);
     const after = footprint(this.#listedNames(), svc, to);
-    update(); // An address this slice no longer publishes may still be another slice's:
-    let others: Set<string> | undefined;
-    const kept = (ip: string) => {
-      others ??= new Set(
-        this.#slices
-          .keysOf(svcKey)
-          .filter((k) => k !== key)
-          .flatMap((k) => published(svc, this.#slices.get(k)).flatMap((g) => g.endpoints.map((e) => e.ip))),
-      );
-      return others.has(ip);
-    };
-    this.#report(svcKey, before, after, kept);
+    const others = [...before.ips.keys()].some((ip) => !after.ips.has(ip))
+      ? new Set(
+          this.#slices
+            .keysOf(svcKey)
+            .filter((k) => k !== key)
+            .flatMap((k) => published(svc, this.#slices.get(k)).flatMap((g) => g.endpoints.map((e) => e.ip))),
+        )
+      : undefined;
+    update();
+    this.#report(svcKey, before, after, (ip) => others?.has(ip) === true);
   }
 
   #applyLegacy(key: string, next: readonly EndpointGroup[] | undefined): void {
