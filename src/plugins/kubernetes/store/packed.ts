@@ -9,13 +9,28 @@ import type { Endpoint, SvcPort } from "../model/slim-types.ts";
 /** An address as a key of the store's indexes: IPv4 as a 32-bit integer, IPv6 as its canonical text. */
 export type IPKey = number | string;
 
-const IPV4 = /^(\d+)\.(\d+)\.(\d+)\.(\d+)$/;
-
-/** The key of a canonical address. */
+/** The key of an address: its 32-bit integer when it is IPv4 in canonical form (four decimal octets
+ * without leading zeros), read digit by digit (a regular expression's match allocated an array and
+ * four strings for every endpoint of every watch event); anything else is kept as its text, so that
+ * ipText gives back exactly what came in. */
 export function ipKey(ip: string): IPKey {
-  const m = IPV4.exec(ip);
-  if (m === null) return ip;
-  return (+m[1] << 24) | (+m[2] << 16) | (+m[3] << 8) | +m[4] | 0;
+  let key = 0;
+  let octet = 0;
+  let digits = 0;
+  let dots = 0;
+  for (let i = 0; i < ip.length; i++) {
+    const c = ip.charCodeAt(i);
+    if (c >= 48 && c <= 57 && digits < 3 && !(digits === 1 && octet === 0)) {
+      octet = octet * 10 + (c - 48);
+      digits++;
+    } else if (c === 46 && digits > 0 && dots < 3 && octet <= 255) {
+      key = (key << 8) | octet;
+      octet = digits = 0;
+      dots++;
+    } else return ip;
+  }
+  if (dots !== 3 || digits === 0 || octet > 255) return ip;
+  return (key << 8) | octet | 0;
 }
 
 /** The canonical text of a key. */
