@@ -2,6 +2,8 @@
 // (BIND's ipv4-prefix-length and ipv6-prefix-length), as a short string key. Parsed by hand: this
 // runs for every UDP reply of a block with `rrl`, and node:net has no parser that returns the bits.
 
+import { ipv4Bits } from "../../dns/ipv4.ts";
+
 /** "4" + the masked IPv4 address in base 36, or "6" + the masked IPv6 hextets; undefined for text
  * that is no address (nothing clusterdns's sockets hand out). An IPv4-mapped IPv6 address counts as
  * its IPv4 address. */
@@ -19,27 +21,8 @@ export function prefixKey(address: string, v4Bits: number, v6Bits: number): stri
 }
 
 function v4Key(address: string, bits: number): string | undefined {
-  let n = 0;
-  let octet = 0;
-  let dots = 0;
-  let digits = 0;
-  for (let i = 0; i < address.length; i++) {
-    const c = address.charCodeAt(i);
-    if (c === 0x2e) {
-      if (digits === 0 || ++dots > 3) return undefined;
-      n = n * 256 + octet;
-      octet = 0;
-      digits = 0;
-    } else if (c >= 0x30 && c <= 0x39 && digits < 3) {
-      octet = octet * 10 + (c - 0x30);
-      digits++;
-      if (octet > 255) return undefined;
-    } else {
-      return undefined;
-    }
-  }
-  if (dots !== 3 || digits === 0) return undefined;
-  n = n * 256 + octet;
+  const n = ipv4Bits(address);
+  if (n < 0) return undefined;
   const masked = bits === 0 ? 0 : bits >= 32 ? n : Math.floor(n / 2 ** (32 - bits)) * 2 ** (32 - bits);
   return "4" + masked.toString(36);
 }

@@ -7,7 +7,8 @@
 import type { ByteReader, ByteWriter } from "../../../offheap/bytes.ts";
 import type { Endpoint, EndpointGroup } from "../model/slim-types.ts";
 import { dashedKey, ipText, type IPKey } from "./packed.ts";
-import { NONE, ipv4Bits, readPorts, writePorts } from "./codec-parts.ts";
+import { NONE, readPorts, writePorts } from "./codec-parts.ts";
+import { ipv4Bits } from "../../../dns/ipv4.ts";
 
 /** An endpoint's flag byte. */
 const READY = 1;

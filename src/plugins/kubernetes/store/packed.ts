@@ -5,32 +5,16 @@
 // worked out when asked (a dashed name from String.replace was also a tree of three strings).
 
 import type { Endpoint, SvcPort } from "../model/slim-types.ts";
+import { ipv4Bits } from "../../../dns/ipv4.ts";
 
 /** An address as a key of the store's indexes: IPv4 as a 32-bit integer, IPv6 as its canonical text. */
 export type IPKey = number | string;
 
-/** The key of an address: its 32-bit integer when it is IPv4 in canonical form (four decimal octets
- * without leading zeros), read digit by digit (a regular expression's match allocated an array and
- * four strings for every endpoint of every watch event); anything else is kept as its text, so that
- * ipText gives back exactly what came in. */
+/** The key of an address: its 32-bit integer when it is IPv4 in canonical form; anything else is
+ * kept as its text, so that ipText gives back exactly what came in. */
 export function ipKey(ip: string): IPKey {
-  let key = 0;
-  let octet = 0;
-  let digits = 0;
-  let dots = 0;
-  for (let i = 0; i < ip.length; i++) {
-    const c = ip.charCodeAt(i);
-    if (c >= 48 && c <= 57 && digits < 3 && !(digits === 1 && octet === 0)) {
-      octet = octet * 10 + (c - 48);
-      digits++;
-    } else if (c === 46 && digits > 0 && dots < 3 && octet <= 255) {
-      key = (key << 8) | octet;
-      octet = digits = 0;
-      dots++;
-    } else return ip;
-  }
-  if (dots !== 3 || digits === 0 || octet > 255) return ip;
-  return (key << 8) | octet | 0;
+  const bits = ipv4Bits(ip);
+  return bits < 0 ? ip : bits | 0;
 }
 
 /** The canonical text of a key. */
