@@ -88,6 +88,22 @@ export function addTo(m: Map<string, string[]>, key: string, ip: string): void {
   else list.push(ip);
 }
 
+/** The names whose answers differ between two lists of one object: those one has and the other does
+ * not, and those whose holdings `same` (sameHolding by default) says differ. */
+export function changedHoldings(
+  before: ReadonlyMap<string, Holding>,
+  after: ReadonlyMap<string, Holding>,
+  same: (a: Holding, b: Holding) => boolean = sameHolding,
+): string[] {
+  const out: string[] = [];
+  for (const [name, h] of before) {
+    const a = after.get(name);
+    if (a === undefined || !same(h, a)) out.push(name);
+  }
+  for (const name of after.keys()) if (!before.has(name)) out.push(name);
+  return out;
+}
+
 /** Whether two names hold the same records, in the same order (what a change of answer is). */
 export function sameHolding(a: Holding, b: Holding): boolean {
   if (a === b) return true;

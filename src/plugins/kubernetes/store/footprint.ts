@@ -7,7 +7,7 @@
 
 import type { EndpointGroup, Service } from "../model/slim-types.ts";
 import type { ServiceNames } from "../names/service-names.ts";
-import { sameHolding, type Holding } from "../names/name-tree.ts";
+import { changedHoldings, sameHolding, type Holding } from "../names/name-tree.ts";
 
 export interface Footprint {
   /** Relative owner name -> what it holds (VIEW_ONLY: a name only k8s_external's view publishes). */
@@ -52,14 +52,7 @@ export function footprint(
 /** The names whose answers differ between two footprints of one service: what one holds and the
  * other does not, what holds other records, and every name when k8s_external's view changed. */
 export function changedNames(before: Footprint, after: Footprint): string[] {
-  const out: string[] = [];
-  const sameView = before.view === after.view;
-  for (const [name, h] of before.names) {
-    const a = after.names.get(name);
-    if (a === undefined || !sameView || !sameListing(h, a)) out.push(name);
-  }
-  for (const name of after.names.keys()) if (!before.names.has(name)) out.push(name);
-  return out;
+  return changedHoldings(before.names, after.names, before.view === after.view ? sameListing : () => false);
 }
 
 /** A view-only name equals only another (it is in no list: its answer is the view's alone). */

@@ -15,6 +15,7 @@ import { Slimmer, normalIP, slimPorts, type SlimOptions } from "./slim.ts";
 import { SliceIndex } from "./slice-index.ts";
 import { serviceKey } from "../model/object-key.ts";
 import { importNames } from "../names/import-names.ts";
+import { changedHoldings, type Holding } from "../names/name-tree.ts";
 
 const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
@@ -122,20 +123,16 @@ export class Multicluster {
     const before = this.#names(ns, name);
     update();
     const after = this.#names(ns, name);
-    const changed = [...before].filter(([n, sig]) => after.get(n) !== sig).map(([n]) => n);
-    for (const n of after.keys()) if (!before.has(n)) changed.push(n);
+    const changed = changedHoldings(before, after);
     if (this.#perNs.has(ns) !== had) changed.push(`${ns}.svc`);
     return changed;
   }
 
-  /** The names the import lists, relative to the zone, with a signature of what each holds. */
-  #names(ns: string, name: string): Map<string, string> {
+  /** The names the import lists, relative to the zone, with what each holds. */
+  #names(ns: string, name: string): Map<string, Holding> {
     const imp = this.import(ns, name);
-    const out = new Map<string, string>();
-    if (imp === undefined) return out;
-    const list = importNames.list({ imp, groups: this.endpoints(imp), withSrv: true }, `${name}.${ns}.svc`);
-    for (const [n, h] of list) out.set(n, JSON.stringify(h));
-    return out;
+    if (imp === undefined) return new Map();
+    return importNames.list({ imp, groups: this.endpoints(imp), withSrv: true }, `${name}.${ns}.svc`);
   }
 
   #slimSlice(o: KEndpointSlice): ClusterGroup | undefined {
