@@ -182,10 +182,12 @@ test("a DoH connection whose far end went silent is probed after a timed-out try
     assert.equal((await who(h)).rcode, Rcode.SERVFAIL, "the try timed out");
     // Its PING goes unanswered: the connection is closed (the relay sees the client close it).
     for (let i = 0; i < 100 && relay.closedByClient === 0; i++) await new Promise((r) => setTimeout(r, 50));
-    assert.equal(relay.closedByClient, 1);
+    assert.ok(relay.closedByClient >= 1);
     relay.silent = false;
     assert.equal((await who(h)).rcode, Rcode.NOERROR, "on a new connection");
-    assert.equal(relay.opened, 2);
+    // 2, or 3 when a retry of the timed-out query opened one more before the probe closed the first
+    // (that one is probed in turn): without the probe every query stays on the first, silent or not.
+    assert.ok(relay.opened >= 2, `connections opened: ${relay.opened}`);
     f.close();
   } finally {
     await relay.close();
