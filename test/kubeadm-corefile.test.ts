@@ -66,6 +66,31 @@ describe("kubeadm's default Corefile, unchanged", () => {
     return { status: Number(status), body: body.join("\n") };
   };
 
+  it("warms its answer path before serving, unseen: no query counted, nothing cached, none forwarded", async () => {
+    const warmed = server!.logs.find((l) => l.msg === "answer path warmed up before serving");
+    assert.ok(warmed, "the warm-up's line is logged before synced");
+    assert.ok(Number(warmed.answered) > 0 && Number(warmed.questions) > 0, JSON.stringify(warmed));
+    const metrics = (await get("http://127.0.0.1:9153/metrics")).body.split("\n");
+    const samples = (name: string) =>
+      metrics.filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
+    // Counted before the first client's query: at most the loop plugin's one HINFO probe (type "other",
+    // forwarded); the warm-up ran hundreds of queries.
+    const total = (name: string) => samples(name).reduce((n, l) => n + Number(l.split(" ").at(-1)), 0);
+    for (const name of [
+      "coredns_dns_requests_total",
+      "coredns_dns_responses_total",
+      "coredns_cache_requests_total",
+      "coredns_cache_misses_total",
+      "coredns_forward_requests_total",
+      "clusterdns_answer_cache_hits_total",
+      "clusterdns_answer_cache_misses_total",
+    ])
+      assert.ok(total(name) <= 1, `${name} before the first query:\n${samples(name).join("\n")}`);
+    for (const line of samples("coredns_dns_requests_total")) assert.match(line, /type="other"/);
+    for (const line of samples("coredns_cache_entries")) assert.match(line, / 0$/, "nothing cached");
+    assert.match(samples("clusterdns_answer_cache_entries")[0] ?? "", / 0$/);
+  });
+
   it("answers cluster names from the API, with the Corefile's TTL of 30", async () => {
     const r = await dig("nginx.default.svc.cluster.local");
     assert.deepEqual(r.answer, ["nginx.default.svc.cluster.local. 30 IN A 10.102.97.154"]);

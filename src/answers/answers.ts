@@ -83,6 +83,8 @@ interface PoolOwner {
 
 export class Answers {
   readonly store: AnswerStore;
+  /** A warm-up runs (server/warm-up.ts): the cache counters do not count its queries. */
+  quiet = false;
   readonly #metas: Meta[] = [];
   /** owner -> plugin -> rcode -> meta number. */
   readonly #metaIds = new Map<unknown, Map<string, number[]>>();
@@ -146,6 +148,7 @@ export class Answers {
   countHit(s: number): void {
     const store = this.store;
     store.touch(s);
+    if (this.quiet) return;
     answerCacheStats.hits++;
     const c = this.#counters[store.counters(s)];
     if (c === undefined) return;

@@ -263,8 +263,10 @@ export class Lane {
     const rules = j.rules!;
     const counters = j.counters!;
     const now = answers.store.clock[0];
-    counters.requests++;
-    counters.misses++;
+    if (!answers.quiet) {
+      counters.requests++;
+      counters.misses++;
+    }
     const facts = this.#facts.read(j.bytes, 0, j.length, s.questionEnd, s.qtype);
     const kind = facts.kind;
     const said = kind === "denial" ? facts.negativeTtl : facts.minTtlAll;

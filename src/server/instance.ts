@@ -1,6 +1,7 @@
 // One running configuration: every server block set up, grouped into listeners by port and bind
 // addresses, started and stopped as a whole. A reload builds a new Instance and swaps it in.
 
+import { warmUpOnce } from "./warm-up.ts";
 import type { Logger } from "pino";
 import type { Block } from "./block.ts";
 import type { ServerBlock, ServerKey, Token, Transport } from "../corefile/types.ts";
@@ -202,6 +203,7 @@ export class Instance implements InstanceHooks {
         list.push(check);
         this.readyChecks.set(plugin, list);
       },
+      warmUp: (questions) => warmUpOnce(this.#group(keys[0], block).pipeline, questions, this.#log),
       // Internal queries go to the listener of the block's first key: its zones are what it answers.
       // Resolved at call time: the bind plugin sets the block's addresses during setup.
       lookup: (name, qtype, depth = 1, deadline) =>

@@ -5,6 +5,7 @@ import type { Block } from "./block.ts";
 import type { Handler } from "../chain/handler.ts";
 import { Pipeline, STABLE_CACHE_SECONDS } from "./pipeline.ts";
 import { ClientCosts } from "./client-costs.ts";
+import { quietly } from "./warm-up.ts";
 import { clientCostStats } from "../metrics/server-stats.ts";
 import { newQuery, replyTo, type Msg } from "../dns/message.ts";
 import { encode } from "../dns/encode.ts";
@@ -223,4 +224,34 @@ test("a client past its share of the CPU is deferred, then refused; another clie
   owe(-10_000); // two seconds of debt: past the wait's bound
   assert.equal(await ask("10.0.0.1", 11), Rcode.REFUSED);
   assert.equal(await ask("10.0.0.2", 12), Rcode.NOERROR, "another client is not held");
+});
+
+test("a warm-up runs no plugin of the chain and no finish hook, and leaves no answer stored", async () => {
+  const served: string[] = [];
+  const p = pipelineWith({
+    name: "forward",
+    async serve(req) {
+      served.push(req.qname);
+      return answerA(req.msg, 30);
+    },
+  });
+  const finished: string[] = [];
+  p.mux.match("example.org.")!.value.hooks.push((q) => finished.push(q.qname));
+  const packets = ["a.example.org.", "b.example.org."].map((n) => encode(newQuery(n, Type.A)));
+  assert.equal(quietly(p, packets, 2), 0, "nothing here answers from memory: the chain would have");
+  assert.deepEqual(served, []);
+  assert.deepEqual(finished, []);
+  assert.equal(p.answers.size, 0);
+  assert.equal(p.answers.quiet, false, "quiet only while it runs");
+  // A client's query afterwards takes the chain and the hooks as ever.
+  const reply = await p.handle(packets[0], {
+    proto: "udp",
+    remoteAddress: "192.0.2.1",
+    remotePort: 5353,
+    localAddress: "",
+    localPort: 53,
+  });
+  assert.equal(decode(reply!).answer.length, 1);
+  assert.deepEqual(served, ["a.example.org."]);
+  assert.equal(finished.length, 1);
 });

@@ -164,7 +164,7 @@ export class Pipeline {
     let slot = answers.lookup(s.keyBytes, 0, s.keyLength, s.keyHash);
     // With views the block is chosen already; else it is looked up when needed.
     let m = chosen;
-    if (this.traced) {
+    if (this.traced && !answers.quiet) {
       // A query `trace` samples takes the chain, stored reply or not (cache answers it from there).
       m ??= this.mux.matchQuery(s);
       if (m?.value.trace?.sample() === true)
@@ -215,7 +215,8 @@ export class Pipeline {
     if (size > MAX_UDP_REPLY) this.costs.chargeReplay(peer.remoteAddress, size, this.#times[0]);
     let sent: Buffer | undefined;
     let n: number;
-    if (out !== undefined && size <= limit && block.rrl === undefined) {
+    const rrl = answers.quiet ? undefined : block.rrl;
+    if (out !== undefined && size <= limit && rrl === undefined) {
       n = replayInto(answers.store, slot, t, out, t.at);
       this.#out = out;
     } else {
@@ -224,14 +225,14 @@ export class Pipeline {
       const full = Buffer.allocUnsafe(size);
       replayInto(answers.store, slot, t, full, 0);
       sent = size > limit ? fitReply(full, s.questionEnd, limit) : full;
-      if (block.rrl !== undefined && peer.proto === "udp") {
-        sent = block.rrl.limit(sent, s, peer.remoteAddress, answers.clock[0]);
+      if (rrl !== undefined && peer.proto === "udp") {
+        sent = rrl.limit(sent, s, peer.remoteAddress, answers.clock[0]);
         if (sent === undefined) return 0;
       }
       this.#out = sent;
       n = sent.length;
     }
-    if (block.hooks.length > 0) {
+    if (block.hooks.length > 0 && !answers.quiet) {
       const done = this.#finishing(block, s, t.length, peer);
       done.micros = ((performance.now() - this.#times[0]) * 1000) | 0;
       done.header = sent !== undefined ? (sent[2] << 8) | sent[3] : (out![t.at + 2] << 8) | out![t.at + 3];
@@ -251,6 +252,7 @@ export class Pipeline {
   /** The query of this turn (scanned into `s`) through the chain, on copies of its own: buf, the scan
    * and the peer are reused once this returns. */
   #toChain(s: ScannedQuery, buf: Buffer, length: number, peer: Peer, o: ChainOptions) {
+    if (this.answers.quiet) return Promise.resolve(undefined); // a warm-up's: no plugin runs
     const own = Buffer.from(buf.subarray(0, length));
     return this.#slow(s.copy(own), { ...peer }, maxSizeOf(s, peer), this.#times[0], o);
   }

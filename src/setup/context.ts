@@ -7,6 +7,9 @@ import type { QueryDone } from "../metrics/query-done.ts";
 import type { BlockSettings, ListenAddress } from "./block.ts";
 import type { InstanceHooks, ReadyCheck } from "./instance.ts";
 
+/** A question a plugin offers to warm the answer path with (SetupContext.warmUp): a name and a type. */
+export type WarmQuestion = readonly [name: string, qtype: number];
+
 /** What a directive's setup gets: the block it sits in and the hooks of the running instance. */
 export interface SetupContext {
   /** The zones of the server block (canonical), in key order. */
@@ -58,6 +61,11 @@ export interface SetupContext {
   onQueryDone(fn: (q: QueryDone) => void): void;
   /** Registers a readiness check for `ready`. */
   registerReady(plugin: string, check: ReadyCheck): void;
+  /** Runs the questions `questions` makes, which this block answers from memory, through its listener's fast path once
+   * per thread before clients come (src/server/warm-up.ts): quietly, no hook, counter or upstream
+   * sees them and their answers are dropped. Resolves once the work it caused (V8's compiles) is done;
+   * wait for it before the listeners open or the readiness check passes. */
+  warmUp(questions: () => Iterable<WarmQuestion>): Promise<void>;
   /** Resolves a name through the server blocks of this block's listeners (zone mux and chains), as an
    * internal query that neither reads nor fills the answer cache: for ExternalName targets and
    * autopath. `depth` counts nested lookups; past a few the reply is SERVFAIL, which stops loops.

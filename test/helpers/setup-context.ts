@@ -119,6 +119,7 @@ export function fakeContext(o: FakeContextOptions = {}): FakeContext {
     invalidate: () => void f.invalidations++,
     invalidateNames: (names) => void f.invalidatedNames.push(...names),
     onQueryDone: (fn) => void f.queryDone.push(fn),
+    warmUp: () => Promise.resolve(),
     registerReady: (plugin, check) => readyChecks.set(plugin, [...(readyChecks.get(plugin) ?? []), check]),
     lookup:
       o.lookup ??

@@ -89,7 +89,7 @@ export class LiveCluster {
   /** The answer caches serving from the store: the running configuration's, and during a reload the
    * next one's as well. */
   readonly caches: Set<CacheDrop>;
-  /** Synced, and the work after the sync done (the heap's compaction). */
+  /** Synced, and the work after the sync done (beforeSettle's, then the heap's compaction). */
   settled = false;
   readonly whenSettled: Promise<void>;
   /** Date.now() when the source started; undefined before. */
@@ -98,6 +98,7 @@ export class LiveCluster {
   readonly #log: Logger;
   readonly #key: string;
   #relaying: ReturnType<typeof relayingSink> | undefined;
+  readonly #beforeSettle = new Set<() => Promise<void>>();
   /** The main thread's side of the shared store (shared-store.ts); undefined in a worker, and for a
    * store whose threads each keep a copy (multicluster). */
   #writer: SharedWriter | undefined;
@@ -182,6 +183,23 @@ export class LiveCluster {
     return new LiveCluster(o, { source }, { reader: reader.store, caches });
   }
 
+  /** Work to do once synced, before the store counts as settled (the DNS sockets open and /ready
+   * passes only then); the function that takes it back. */
+  beforeSettle(fn: () => Promise<void>): () => void {
+    this.#beforeSettle.add(fn);
+    return () => this.#beforeSettle.delete(fn);
+  }
+
+  async #beforeSettling(): Promise<void> {
+    for (const fn of [...this.#beforeSettle]) {
+      try {
+        await fn();
+      } catch (err) {
+        this.#log.warn({ err }, "work after the sync failed; serving without it");
+      }
+    }
+  }
+
   /** Starts the source (once: an adopted one runs already). `takesOver`: see tuneHeapAroundSync. */
   async start(takesOver: boolean): Promise<void> {
     if (this.startedAt !== undefined) return;
@@ -192,11 +210,16 @@ export class LiveCluster {
       warm.start();
       setTimeout(() => warm.deadline(), this.#c.startupTimeoutMs).unref();
     }
-    tuneHeapAroundSync(store, takesOver, (compactMs) => {
-      this.settled = true;
-      this.#settle();
-      this.#log.info({ source: source.describe(), objects: store.stats().objects, compactMs }, "synced");
-    });
+    tuneHeapAroundSync(
+      store,
+      takesOver,
+      () => this.#beforeSettling(),
+      (compactMs) => {
+        this.settled = true;
+        this.#settle();
+        this.#log.info({ source: source.describe(), objects: store.stats().objects, compactMs }, "synced");
+      },
+    );
     if (inWorker()) await source.start(store);
     else if (this.#writer !== undefined) await source.start(this.#writer.sink(store));
     else {

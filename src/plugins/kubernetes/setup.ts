@@ -3,6 +3,7 @@
 // as they are), the answers over it, what it offers the block's other plugins (autopath,
 // k8s_external, transfer), the hold until the first sync, readiness and the metrics.
 
+import { warmUpQuestions } from "./answers/warm-up-questions.ts";
 import type { Logger } from "pino";
 import type { ReadyCheck } from "../../setup/instance.ts";
 import type { Setup } from "../../setup/registry.ts";
@@ -90,7 +91,11 @@ export const setup: Setup = async (d, ctx) => {
   ctx.holdListeners(() =>
     it.settled ? Promise.resolve() : holdUntilSynced({ gate, live: it, log, c, ctx }),
   );
+  // Part of that work: the answer path run once on the store's questions before the first client's
+  // query (src/server/warm-up.ts; once per thread, so a reload's configuration does not run it again).
+  const unhook = it.beforeSettle(() => ctx.warmUp(() => warmUpQuestions(store, records)));
   ctx.onShutdown(() => {
+    unhook();
     live.caches.delete(drop);
     untrack();
   });

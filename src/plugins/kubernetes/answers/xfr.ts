@@ -23,7 +23,7 @@ import { Class, Type } from "../../../dns/constants.ts";
 import { join } from "../../../dns/name.ts";
 import type { Transferer } from "../../transfer/transferer.ts";
 import type { Records } from "./records.ts";
-import type { EndpointGroup, SvcPort } from "../model/slim-types.ts";
+import type { EndpointGroup, Service, SvcPort } from "../model/slim-types.ts";
 import type { StoreView } from "../store/store-view.ts";
 import { isReverseZone } from "../names/zones.ts";
 
@@ -53,28 +53,25 @@ export function* zoneRecords(store: StoreView, records: Records, zone: string): 
     }
     return;
   }
-  const { ignoreEmptyService = false } = store.names.options;
   for (const svc of [...store.services()].sort(byName)) {
-    if (!store.namespaceExposed(svc.ns)) continue;
-    const base = join(`${svc.name}.${svc.ns}.svc`, zone);
-    const groups = store.endpoints(svc);
-    if (svc.externalName !== undefined) {
-      yield [
-        {
-          name: base,
-          type: Type.CNAME,
-          class: Class.IN,
-          ttl,
-          data: { type: Type.CNAME, target: svc.externalName },
-        },
-      ];
-      continue;
-    }
-    // Names that answer NXDOMAIN: with `ignore empty_service` a service without ready endpoints.
-    if (groups.length === 0 && ignoreEmptyService) continue;
-    const rrs = publishedRecords({ ...svc, groups }, base, ttl);
+    const rrs = serviceRecords(store, records, svc, zone);
     if (rrs.length > 0) yield rrs;
   }
+}
+
+/** The records of one service in `zone` as a transfer sends them: none for one it leaves out. */
+export function serviceRecords(store: StoreView, records: Records, svc: Service, zone: string): RR[] {
+  if (!store.namespaceExposed(svc.ns)) return [];
+  const { ttl } = records.options;
+  const base = join(`${svc.name}.${svc.ns}.svc`, zone);
+  if (svc.externalName !== undefined) {
+    const data = { type: Type.CNAME, target: svc.externalName } as const;
+    return [{ name: base, type: Type.CNAME, class: Class.IN, ttl, data }];
+  }
+  const groups = store.endpoints(svc);
+  // Names that answer NXDOMAIN: with `ignore empty_service` a service without ready endpoints.
+  if (groups.length === 0 && (store.names.options.ignoreEmptyService ?? false)) return [];
+  return publishedRecords({ ...svc, groups }, base, ttl);
 }
 
 /** Sorted by name, then namespace, as CoreDNS sorts (by name). */
