@@ -10,6 +10,7 @@ import { Worker, isMainThread, parentPort, workerData } from "node:worker_thread
 import { IndexReader, SharedIndex } from "../src/offheap/shared-index.ts";
 import type { ArenaHandle } from "../src/offheap/arena.ts";
 import { STORE_TABLES } from "../src/plugins/kubernetes/store/tables.ts";
+import { listCluster, readinessFlips } from "./slice-events.ts";
 
 interface ReaderData {
   handle: ArenaHandle;
@@ -54,21 +55,12 @@ async function writer(): Promise<void> {
   const { generateCluster } = await import("./cluster-gen.ts");
   const { Store } = await import("../src/plugins/kubernetes/store/store.ts");
   type Objects = import("../src/plugins/kubernetes/model/source.ts").KObject & { kind: string };
-  type Slice = import("../src/plugins/kubernetes/model/source.ts").KEndpointSlice;
   const services = Number(process.argv[2] ?? 10_000);
   const seconds = Number(process.argv[3] ?? 3);
   const rate = Number(process.argv[4] ?? 10_000);
   const cluster = generateCluster({ services, seed: 33 });
   const objects = cluster.objects as Objects[];
-  const slices = objects.filter((o) => o.kind === "EndpointSlice") as unknown as Slice[];
-  const events: string[] = [];
-  for (let i = 0; i < rate * seconds; i++) {
-    const s = structuredClone(slices[i % slices.length]);
-    const c = s.endpoints![0].conditions!;
-    c.ready = c.serving = !c.ready;
-    slices[i % slices.length] = s;
-    events.push(JSON.stringify({ type: "MODIFIED", object: s }));
-  }
+  const events = readinessFlips(objects, rate * seconds);
   const index = new SharedIndex();
   const store = new Store({
     zones: ["cluster.local.", "in-addr.arpa.", "ip6.arpa."],
@@ -76,13 +68,7 @@ async function writer(): Promise<void> {
     tables: index,
     onChange: () => {},
   });
-  const kinds = { Namespace: "namespaces", Service: "services", EndpointSlice: "endpointslices" } as const;
-  for (const kind of ["namespaces", "services", "endpointslices"] as const) {
-    index.write(() => store.listStart(kind));
-    for (const o of objects)
-      if (kinds[o.kind as keyof typeof kinds] === kind) index.write(() => store.apply(kind, "ADDED", o));
-    index.write(() => store.listDone(kind));
-  }
+  listCluster(store, objects, (fn) => index.write(fn));
   const keys = objects
     .filter((o) => o.kind === "Service")
     .map((o) => `${o.metadata.namespace}/${o.metadata.name}`);

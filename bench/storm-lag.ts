@@ -16,7 +16,8 @@ import { createInterface } from "node:readline";
 import { generateCluster } from "./cluster-gen.ts";
 import { Store } from "../src/plugins/kubernetes/store/store.ts";
 import { AnswerStore } from "../src/answers/store.ts";
-import type { KEndpointSlice, Kind, KObject } from "../src/plugins/kubernetes/model/source.ts";
+import type { KObject } from "../src/plugins/kubernetes/model/source.ts";
+import { listCluster, readinessFlips } from "./slice-events.ts";
 import type { HttpClient } from "../src/plugins/kubernetes/api/http-client.ts";
 
 const PER_BURST = 10_000;
@@ -43,12 +44,6 @@ function feed(file: string): void {
   });
 }
 
-const KINDS: Record<string, Kind> = {
-  Namespace: "namespaces",
-  Service: "services",
-  EndpointSlice: "endpointslices",
-};
-
 async function main(): Promise<void> {
   const services = Number(process.argv[2] ?? 10_000);
   const bursts = Number(process.env.BENCH_BURSTS ?? 5);
@@ -57,15 +52,7 @@ async function main(): Promise<void> {
     join(checkout, "src/plugins/kubernetes/api/http-client.ts")
   )) as { HttpClient: typeof HttpClient };
   const cluster = generateCluster({ services, seed: 33 });
-  const slices = cluster.objects.filter((o) => (o as KObject).kind === "EndpointSlice") as KEndpointSlice[];
-  const lines: string[] = [];
-  for (let i = 0; i < bursts * PER_BURST; i++) {
-    const s = structuredClone(slices[i % slices.length]);
-    const c = s.endpoints![0].conditions!;
-    c.ready = c.serving = !c.ready;
-    slices[i % slices.length] = s;
-    lines.push(JSON.stringify({ type: "MODIFIED", object: s }));
-  }
+  const lines = readinessFlips(cluster.objects, bursts * PER_BURST);
   const file = join(mkdtempSync(join(tmpdir(), "clusterdns-storm-lag-")), "events.jsonl");
   writeFileSync(file, lines.join("\n") + "\n");
 
@@ -75,12 +62,7 @@ async function main(): Promise<void> {
     waitFor: ["services", "endpointslices", "namespaces"],
     onChange: (names) => (names === "all" ? answers.invalidate() : answers.invalidateNames(names)),
   });
-  for (const kind of ["namespaces", "services", "endpointslices"] as const) {
-    store.listStart(kind);
-    for (const o of cluster.objects as (KObject & { kind: string })[])
-      if (KINDS[o.kind] === kind) store.apply(kind, "ADDED", o);
-    store.listDone(kind);
-  }
+  listCluster(store, cluster.objects);
   const server = spawn(process.execPath, [import.meta.filename, "--feed", file], {
     stdio: ["ignore", "pipe", "inherit"],
   });

@@ -13,27 +13,14 @@ import { generateCluster } from "./cluster-gen.ts";
 import { Store } from "../src/plugins/kubernetes/store/store.ts";
 import { SharedIndex } from "../src/offheap/shared-index.ts";
 import { AnswerStore } from "../src/answers/store.ts";
-import type { KEndpointSlice, KObject, Kind } from "../src/plugins/kubernetes/model/source.ts";
+import type { KObject } from "../src/plugins/kubernetes/model/source.ts";
+import { listCluster, readinessFlips } from "./slice-events.ts";
 
 const services = Number(process.argv[2] ?? 10_000);
 const events = Number(process.argv[3] ?? 20_000);
 const WARM = Math.min(2000, events >> 1);
-const KINDS: Record<string, Kind> = {
-  Namespace: "namespaces",
-  Service: "services",
-  EndpointSlice: "endpointslices",
-};
-
 const cluster = generateCluster({ services, seed: 33 });
-const slices = cluster.objects.filter((o) => (o as KObject).kind === "EndpointSlice") as KEndpointSlice[];
-const lines: string[] = [];
-for (let i = 0; i < events; i++) {
-  const s = structuredClone(slices[i % slices.length]);
-  const c = s.endpoints![0].conditions!;
-  c.ready = c.serving = !c.ready;
-  slices[i % slices.length] = s;
-  lines.push(JSON.stringify({ type: "MODIFIED", object: s }));
-}
+const lines = readinessFlips(cluster.objects, events);
 
 const answers = new AnswerStore({ capacity: 10_000 });
 const index = new SharedIndex();
@@ -43,12 +30,7 @@ const store = new Store({
   tables: index,
   onChange: (names) => (names === "all" ? answers.invalidate() : answers.invalidateNames(names)),
 });
-for (const kind of ["namespaces", "services", "endpointslices"] as const) {
-  index.write(() => store.listStart(kind));
-  for (const o of cluster.objects as (KObject & { kind: string })[])
-    if (KINDS[o.kind] === kind) index.write(() => store.apply(kind, "ADDED", o));
-  index.write(() => store.listDone(kind));
-}
+listCluster(store, cluster.objects, (fn) => index.write(fn));
 
 const run = (from: number, to: number) => {
   for (let i = from; i < to; i++) {
