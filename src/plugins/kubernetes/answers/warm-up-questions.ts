@@ -11,6 +11,7 @@ import { join, reverseName } from "../../../dns/name.ts";
 import type { WarmQuestion } from "../../../setup/context.ts";
 import type { StoreView } from "../store/store-view.ts";
 import { isReverseZone } from "../names/zones.ts";
+import { dashed } from "../model/addresses.ts";
 import type { Records } from "./records.ts";
 import { serviceRecords } from "./xfr.ts";
 
@@ -39,7 +40,7 @@ function* questions(store: StoreView, records: Records, zone: string): Generator
       yield [rr.name, rr.type === Type.A ? Type.AAAA : Type.A];
       const ptr = reverseName(address);
       if (ptr !== undefined) yield [ptr, Type.PTR];
-      if (rr.type === Type.A) yield [join(`${address.replaceAll(".", "-")}.${svc.ns}.pod`, zone), Type.A];
+      if (rr.type === Type.A) yield [join(`${dashed(address)}.${svc.ns}.pod`, zone), Type.A];
     }
   }
 }
