@@ -61,6 +61,12 @@ function sameListing(a: Holding, b: Holding): boolean {
   return sameHolding(a, b);
 }
 
+/** `before` publishes an address that `after` no longer does. */
+export function dropsAddress(before: Footprint, after: Footprint): boolean {
+  for (const ip of before.ips.keys()) if (!after.ips.has(ip)) return true;
+  return false;
+}
+
 /** Every address a service publishes, with its PTR targets relative to the zone: the service's
  * name for a cluster IP, `endpoint.service.ns.svc` for an endpoint. */
 export function ptrTargets(svc: Service, groups: readonly EndpointGroup[]): Map<string, string[]> {

@@ -27,7 +27,7 @@ import type { EndpointGroup, PodRef, Service, SlimPod } from "../model/slim-type
 import { Slimmer, slimPod } from "./slim.ts";
 import { PodIndex } from "./pod-index.ts";
 import { Latch } from "../sync/latch.ts";
-import { changedNames, footprint, ptrTargets, published, type Footprint } from "./footprint.ts";
+import { changedNames, dropsAddress, footprint, ptrTargets, published, type Footprint } from "./footprint.ts";
 import { AddressIndex } from "./address-index.ts";
 import { CountedKeys } from "./counted-keys.ts";
 import { SliceIndex } from "./slice-index.ts";
@@ -438,7 +438,7 @@ export class Store implements StoreView {
     // every reader up meanwhile.
     const before = footprint(this.#listedNames(), svc, from);
     const after = footprint(this.#listedNames(), svc, to);
-    const others = [...before.ips.keys()].some((ip) => !after.ips.has(ip))
+    const others = dropsAddress(before, after)
       ? new Set(
           this.#slices
             .keysOf(svcKey)
