@@ -143,6 +143,33 @@ async function race(o: { readers: number; ms: number; unguarded: boolean }) {
   return { gen, out };
 }
 
+test("a read whose views the buffer outgrew keeps nothing it read: the retry reads the grown buffer", () => {
+  // A reader read a table while the writer grew the buffer and closed its section: the reader's
+  // views stopped short of the new entry, so it was not found, and that miss was remembered under
+  // the section's sequence number, which the read's retry then met again and took as clean.
+  const index = new SharedIndex({ initial: 4096 });
+  const t = index.table("t", text);
+  t.set("k", "old");
+  const reader = new IndexReader(index.handle, 0);
+  const rt = reader.table("t", text);
+  const bytesBefore = index.handle.sab.byteLength;
+  const big = "new".repeat(bytesBefore);
+  let attempts = 0;
+  const got = reader.read(() => {
+    if (attempts++ === 0) {
+      // The same key, so the slot array stays where the reader's views reach: only the entry lies
+      // past them.
+      index.write(() => t.set("k", big));
+    }
+    return rt.get("k");
+  });
+  assert.ok(index.handle.sab.byteLength > bytesBefore, "the buffer grew under the read");
+  assert.equal(attempts, 2);
+  const again = reader.read(() => rt.get("k"));
+  assert.ok(got === big, `read ${got?.length} characters of ${big.length}`);
+  assert.ok(again === big, `read again ${again?.length} characters of ${big.length}`);
+});
+
 test("readers racing a writer never see the two tables disagree, nor a reused block", async () => {
   const { gen, out } = await race({ readers: 2, ms: 600, unguarded: false });
   assert.ok(gen > 1000, `the writer wrote ${gen} sections`);

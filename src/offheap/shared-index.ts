@@ -195,13 +195,14 @@ export class IndexReader implements Tables, ReadGuard {
           asked = true;
         }
         this.#announce();
-        this.#view.refresh();
         let seq = Atomics.load(w, H.SEQ);
         if ((seq & 1) !== 0) {
           Atomics.wait(w, H.SEQ, seq, WAIT_MS);
           seq = Atomics.load(w, H.SEQ);
-          this.#view.refresh();
         }
+        // After the sequence word, not before: a section that grew the buffer and closed in between
+        // would leave views short of what that word publishes, and the read would pass as clean.
+        this.#view.refresh();
         let out: T;
         try {
           out = fn();

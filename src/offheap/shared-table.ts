@@ -88,7 +88,10 @@ export class SharedTableView<V> implements Table<V> {
     if (this.#memoSeqs[m] === seq && this.#memoKeys[m] === key) return this.#memoValues[m];
     const e = this.find(key, h);
     const v = e === 0 ? undefined : this.valueAt(e);
-    if ((seq & 1) === 0) {
+    // Not when the buffer grew past this thread's views: entries beyond them read as absent or cut
+    // short, and the sequence word may already be the one that published them (the read section's
+    // retry, under that same word, would take the remembered value as clean).
+    if ((seq & 1) === 0 && !this.view.stale) {
       this.#memoSeqs[m] = seq;
       this.#memoKeys[m] = key;
       this.#memoValues[m] = v;

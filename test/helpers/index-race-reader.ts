@@ -25,17 +25,22 @@ const b = index.table("b", text);
 let reads = 0;
 let torn = 0;
 let malformed = 0;
+// Whether the last run of check() read a bad filler. A run the read section throws away (the writer
+// moved meanwhile) may have: the buffer may have grown past this thread's views while it read, and
+// what lies past them reads short. What read() returns must never be.
+let bad = false;
 const check = () => {
   const ga = a.get("g");
   const gb = b.get("g");
   const filler = b.get("filler") ?? "";
   const unit = filler.slice(0, filler.indexOf(";") + 1);
-  if (!/^g\d+;$/.test(unit) || filler !== unit.repeat(filler.length / unit.length)) malformed++;
+  bad = !/^g\d+;$/.test(unit) || filler !== unit.repeat(filler.length / unit.length);
   return ga === gb;
 };
 const end = Date.now() + job.ms;
 while (Date.now() < end) {
   reads++;
   if (!(job.unguarded ? check() : index.read(check))) torn++;
+  if (bad) malformed++;
 }
 parentPort!.postMessage({ reads, torn, malformed, retried: index.retried, givenUp: index.givenUp });
