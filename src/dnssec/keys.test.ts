@@ -64,14 +64,29 @@ test("RFC 4034 Appendix B's key tag, on a DNSKEY whose tag BIND printed", () => 
 test("bad key files: one error naming the file and why", () => {
   const base = bindKey("ECDSAP256SHA256", "bad.test");
   const other = bindKey("ECDSAP256SHA256", "bad.test");
-  // A .private of another key beside this .key.
-  const mixed = join(dir, "Kmixed.test.+013+00001");
-  copyFileSync(`${base}.key`, `${mixed}.key`);
-  copyFileSync(`${other}.private`, `${mixed}.private`);
-  assert.throws(
-    () => readKeyPair(mixed),
-    (e: Error) => e instanceof KeyFileError && /does not match/.test(e.message),
-  );
+  // A .private of another key beside this .key (Node 24.22 and later refuse such a pair's JWK with
+  // a message that names neither file), for each kind of key.
+  const pairs: [string, string, string][] = [
+    [base, other, "Kmixed.test.+013+00001"],
+    [bindKey("ED25519", "bad.test"), bindKey("ED25519", "bad.test"), "Kmixed.test.+015+00001"],
+    [
+      bindKey("RSASHA256", "bad.test", "-b", "1024"),
+      bindKey("RSASHA256", "bad.test", "-b", "1024"),
+      "Kmixed.test.+008+00001",
+    ],
+  ];
+  for (const [one, another, name] of pairs) {
+    const mixed = join(dir, name);
+    copyFileSync(`${one}.key`, `${mixed}.key`);
+    copyFileSync(`${another}.private`, `${mixed}.private`);
+    assert.throws(
+      () => readKeyPair(mixed),
+      (e: Error) =>
+        e instanceof KeyFileError &&
+        e.message === `${mixed}.private: the private key does not match ${mixed}.key`,
+      name,
+    );
+  }
   assert.throws(
     () => readKeyPair(join(dir, "Kmissing")),
     (e: Error) => /Kmissing\.key: ENOENT/.test(e.message),

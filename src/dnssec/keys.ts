@@ -3,7 +3,7 @@
 // "Field: value" lines (Private-key-format v1.2/v1.3). Algorithms: RSASHA256 (8), ECDSAP256SHA256
 // (13), ECDSAP384SHA384 (14), Ed25519 (15), each as node:crypto signs it.
 
-import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from "node:crypto";
+import { createECDH, createPrivateKey, createPublicKey, sign, verify, type KeyObject } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { canonical } from "../dns/name.ts";
 
@@ -42,7 +42,12 @@ export function keyTag(rdata: Uint8Array): number {
 }
 
 /** The two file names of a key given as its base name, its .key or its .private file. */
-export function keyFiles(path: string): { key: string; private: string } {
+interface KeyFiles {
+  key: string;
+  private: string;
+}
+
+export function keyFiles(path: string): KeyFiles {
   const base = path.replace(/\.(key|private)$/, "");
   return { key: `${base}.key`, private: `${base}.private` };
 }
@@ -59,7 +64,7 @@ export function readKeyPair(path: string): SigningKey {
     Uint8Array.of(pub.flags >> 8, pub.flags & 0xff, 3, pub.algorithm),
     pub.publicKey,
   ]);
-  const signer = signerFor(pub.algorithm, pub.publicKey, fields, files.private);
+  const signer = signerFor(pub.algorithm, pub.publicKey, fields, files);
   // A .private that belongs to another key would sign what no resolver can check: caught here.
   const probe = Buffer.from("clusterdns key check");
   if (!verifies(pub.algorithm, pub.publicKey, probe, signer(probe)))
@@ -111,13 +116,25 @@ function parsePrivateFile(text: string, file: string): Map<string, string> {
 
 const b64url = (b: Uint8Array) => Buffer.from(b).toString("base64url");
 
+/** PKCS #8's wrapping of a 32-octet Ed25519 seed (RFC 8410), in front of the seed. */
+const ED25519_PKCS8 = Buffer.from("302e020100300506032b657004220420", "hex");
+
+/** A .private of another key is caught before Node sees it: Node 24.22 and later refuse a JWK whose
+ * private part is not its public key's ("Invalid JWK EC key"), earlier ones load it, and either way
+ * the operator needs to hear which two files disagree. */
+function matches(derived: Buffer, publicKey: Buffer, files: KeyFiles): void {
+  if (!derived.equals(publicKey))
+    throw new KeyFileError(`${files.private}: the private key does not match ${files.key}`);
+}
+
 /** The signing function of one algorithm, from the private fields and the public key. */
 function signerFor(
   algorithm: number,
   publicKey: Buffer,
   fields: Map<string, string>,
-  file: string,
+  files: KeyFiles,
 ): (data: Uint8Array) => Buffer {
+  const file = files.private;
   const field = (name: string): Buffer => {
     const v = fields.get(name);
     if (v === undefined) throw new KeyFileError(`${file}: no ${name} field`);
@@ -131,12 +148,17 @@ function signerFor(
         const size = algorithm === Algorithm.ECDSAP256SHA256 ? 32 : 48;
         if (publicKey.length !== 2 * size)
           throw new KeyFileError(`${file}: public key is not ${2 * size} octets`);
+        const d = field("privatekey");
+        const ecdh = createECDH(size === 32 ? "prime256v1" : "secp384r1");
+        ecdh.setPrivateKey(d);
+        // The uncompressed point without its leading 4, as the DNSKEY holds it.
+        matches(ecdh.getPublicKey().subarray(1), publicKey, files);
         const jwk = {
           kty: "EC",
           crv: size === 32 ? "P-256" : "P-384",
           x: b64url(publicKey.subarray(0, size)),
           y: b64url(publicKey.subarray(size)),
-          d: b64url(field("privatekey")),
+          d: b64url(d),
         };
         key = createPrivateKey({ key: jwk, format: "jwk" });
         const hash = size === 32 ? "sha256" : "sha384";
@@ -144,7 +166,18 @@ function signerFor(
         return (data) => sign(hash, data, { key, dsaEncoding: "ieee-p1363" });
       }
       case Algorithm.ED25519: {
-        const jwk = { kty: "OKP", crv: "Ed25519", x: b64url(publicKey), d: b64url(field("privatekey")) };
+        const d = field("privatekey");
+        const own = createPrivateKey({
+          key: Buffer.concat([ED25519_PKCS8, d]),
+          format: "der",
+          type: "pkcs8",
+        });
+        matches(
+          Buffer.from(createPublicKey(own).export({ format: "jwk" }).x ?? "", "base64url"),
+          publicKey,
+          files,
+        );
+        const jwk = { kty: "OKP", crv: "Ed25519", x: b64url(publicKey), d: b64url(d) };
         key = createPrivateKey({ key: jwk, format: "jwk" });
         return (data) => sign(null, data, key);
       }
