@@ -301,16 +301,19 @@ export class Answers {
   #poolFor(rules: CacheRules, kind: CacheKind): number {
     let pools = this.#pools.get(rules);
     if (pools === undefined) {
-      const pool = (k: CacheKind) => {
-        const id = this.store.addPool(rules.capacity(k), () => rules.evicted(k));
-        this.#poolOwners[id] = { rules, kind: k };
-        rules.pooled(k, () => this.store.poolSize(id));
-        return id;
-      };
-      pools = { success: pool("success"), denial: pool("denial") };
+      pools = { success: this.#addPool(rules, "success"), denial: this.#addPool(rules, "denial") };
       this.#pools.set(rules, pools);
     }
     return pools[kind];
+  }
+
+  // Apart from #poolFor, which every stored answer calls: its closures' context would be allocated on
+  // each call, not only on the first.
+  #addPool(rules: CacheRules, k: CacheKind): number {
+    const id = this.store.addPool(rules.capacity(k), () => rules.evicted(k));
+    this.#poolOwners[id] = { rules, kind: k };
+    rules.pooled(k, () => this.store.poolSize(id));
+    return id;
   }
 
   /** The pool of a cache's kind (the lane keeps replies there). */

@@ -6,6 +6,7 @@ import {
   join,
   labelCount,
   labels,
+  labelsBelow,
   labelText,
   nameToWire,
   parent,
@@ -16,6 +17,7 @@ import { encode } from "./encode.ts";
 import { scanQuery } from "./scan.ts";
 import { Type } from "./constants.ts";
 import { queryMsg } from "../../test/helpers/query-msg.ts";
+import { rng } from "../../test/helpers/rng.ts";
 
 test("labelText escapes '.', '\\' and octets outside 0x21-0x7e, nothing else", () => {
   assert.equal(labelText("www"), "www");
@@ -42,6 +44,26 @@ test("splitting a name skips escaped dots and backslashes", () => {
   assert.equal(parent("a.b\\.c."), "b\\.c.");
   assert.equal(parent("a\\."), ".");
   assert.equal(parent("."), ".");
+});
+
+test("labelsBelow cuts a name's labels in front of its zone, as labels() and the zone's count do", () => {
+  const random = rng(7);
+  const pieces = ["a", "svc", "ns-1", "\\.", "\\\\", "x\\046y", "abcdefghijklmnop", "0"];
+  const name = (n: number) => {
+    let s = "";
+    for (let i = 0; i < n; i++) s += pieces[Math.floor(random() * pieces.length)] + ".";
+    return s === "" ? "." : s;
+  };
+  for (let i = 0; i < 2_000; i++) {
+    const zone = name(Math.floor(random() * 3));
+    const below = Math.floor(random() * 5);
+    const full = zone === "." ? name(below) : name(below).slice(0, below === 0 ? 0 : undefined) + zone;
+    const want = labels(full).slice(0, labels(full).length - labels(zone).length);
+    assert.deepEqual(labelsBelow(full, zone), want, `${full} below ${zone}`);
+  }
+  assert.deepEqual(labelsBelow("a.b.cluster.local.", "cluster.local."), ["a", "b"]);
+  assert.deepEqual(labelsBelow("a.b.", "."), ["a", "b"]);
+  assert.deepEqual(labelsBelow("cluster.local.", "cluster.local."), []);
 });
 
 test("isSubdomain needs an unescaped separator before the zone", () => {

@@ -193,7 +193,11 @@ export function labels(name: string): string[] {
 /** The labels of `name` in front of `zone`, which it lies below: (a.b.zone., zone.) -> a and b. */
 export function labelsBelow(name: string, zone: string): string[] {
   if (name === zone) return [];
-  return labels(zone === "." ? name : name.slice(0, name.length - zone.length));
+  // The dot in front of the zone (of the root, the name's last). One copy, then split's exact array:
+  // every question of a zone comes through here (a loop of push() allocates a larger array).
+  const end = name.length - (zone === "." ? 1 : zone.length + 1);
+  if (name.includes("\\")) return labels(name.slice(0, end + 1));
+  return name.slice(0, end).split(".");
 }
 
 export function labelCount(name: string): number {

@@ -11,6 +11,8 @@ import type { Msg, RR } from "../../../dns/message.ts";
 import { Class, Rcode, Type } from "../../../dns/constants.ts";
 import { addressFromReverse, labelsBelow } from "../../../dns/name.ts";
 import type { StoreView } from "../store/store-view.ts";
+import type { Service } from "../model/slim-types.ts";
+import type { Holding } from "../names/name-tree.ts";
 import { isReverseZone, Zones } from "../names/zones.ts";
 import { normalIP } from "../model/addresses.ts";
 import { dashed } from "../model/addresses.ts";
@@ -64,6 +66,7 @@ const EMPTY: Node = { rrs: [] };
 /** A name that does not exist but may after a change the store cannot list (a zonal name). */
 const OPEN_MISSING: Node = { rrs: [], missing: true, uncacheable: true };
 const NO_RECORDS = Object.freeze([]) as unknown as RR[];
+const NO_LABELS: readonly string[] = Object.freeze([]);
 
 export class Records {
   readonly #store: StoreView;
@@ -194,12 +197,23 @@ export class Records {
     }
     if (top === "svc") {
       if (mc === undefined) return this.#svcTree(qname, labels, qtype, spelled);
-      const withSrv = qtype === Type.SRV || qtype === Type.ANY;
-      const exposed = (ns: string) => this.#store.namespaceExposed(ns);
-      return multiclusterNode(mc, { qname, labels, withSrv, spelled }, this.#options.ttl, exposed);
+      return this.#multicluster(mc, qname, labels, qtype, spelled);
     }
     if (top === "pod") return mc === undefined ? this.#podTree(qname, labels) : undefined;
     return undefined;
+  }
+
+  // Apart from #node, whose every call would otherwise allocate the arrow's context.
+  #multicluster(
+    mc: Multicluster,
+    qname: string,
+    labels: string[],
+    qtype: number,
+    spelled: string,
+  ): Node | undefined {
+    const withSrv = qtype === Type.SRV || qtype === Type.ANY;
+    const exposed = (ns: string) => this.#store.namespaceExposed(ns);
+    return multiclusterNode(mc, { qname, labels, withSrv, spelled }, this.#options.ttl, exposed);
   }
 
   #apex(zone: string): Node {
@@ -255,12 +269,21 @@ export class Records {
     if (!this.#store.namespaceExposed(ns)) return undefined;
     if (n === 2) return EMPTY;
     const svc = this.#store.service(ns, labels[n - 3]);
-    const below = labels.slice(0, n - 3);
-    const missing = () => (this.#store.names.isOpen(below) ? OPEN_MISSING : undefined);
-    if (!svc) return missing();
+    const below = n === 3 ? NO_LABELS : labels.slice(0, n - 3);
+    if (!svc) return this.#missing(below);
     const withSrv = qtype === Type.SRV || qtype === Type.ANY;
     const h = this.#store.names.holding(svc, this.#store.endpoints(svc), below, withSrv);
-    if (h === undefined) return missing();
+    if (h === undefined) return this.#missing(below);
+    return this.#holdingNode(qname, svc, h, spelled);
+  }
+
+  // No closures in #svcTree: their context would be allocated for every question, found or not (random
+  // names under a namespace, which no cache absorbs, go through it).
+  #missing(below: readonly string[]): Node | undefined {
+    return this.#store.names.isOpen(below) ? OPEN_MISSING : undefined;
+  }
+
+  #holdingNode(qname: string, svc: Service, h: Holding, spelled: string): Node {
     // SRV targets keep the client's spelling of the zone, as CoreDNS's do.
     const rel = `${svc.name}.${svc.ns}.svc`;
     const target = (host?: string) => join(host === undefined ? rel : `${host}.${rel}`, spelled);

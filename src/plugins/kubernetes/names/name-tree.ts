@@ -47,19 +47,27 @@ export class NameTree<S, N extends string> {
 
   /** The shape of the name `below` the object, or undefined when no name has it. */
   shapeOf(below: readonly string[]): N | undefined {
-    return this.#shapes.find((shape) => shape.is(below))?.name;
+    return this.#shapeOf(below)?.name;
   }
 
   /** Whether the shape of the name `below` is open (see Shape.open). */
   isOpen(below: readonly string[]): boolean {
-    return this.#shapes.find((shape) => shape.is(below))?.open === true;
+    return this.#shapeOf(below)?.open === true;
   }
 
   /** What the name `below` the object holds; undefined when it does not exist. */
   holding(s: S, below: readonly string[]): Holding | undefined {
-    const shape = this.#shapes.find((x) => x.is(below));
+    const shape = this.#shapeOf(below);
     if (shape === undefined || !this.#exists(s, shape.name)) return undefined;
     return shape.each(s, below).get(below.join("."));
+  }
+
+  // A loop, not find() with an arrow: every query of the cluster zone asks, and the arrow's context
+  // (it holds `below`) is an allocation V8 does not always remove.
+  #shapeOf(below: readonly string[]): Shape<S, N> | undefined {
+    const shapes = this.#shapes;
+    for (let i = 0; i < shapes.length; i++) if (shapes[i].is(below)) return shapes[i];
+    return undefined;
   }
 
   /** Every name the object has, with what it holds: its owner name relative to the zone, the
