@@ -3,6 +3,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import ts from "typescript";
@@ -208,4 +209,22 @@ test("the kubernetes plugin's rooms import only the rooms below them", () => {
   }
   assert.deepEqual([...seen].sort(), [".", ...Object.keys(ROOMS)].sort());
   assert.deepEqual(wrong, []);
+});
+
+test("node:http is loaded with require(), never imported as an ES module, so undici stays unloaded", async () => {
+  // An ES import of node:http builds its namespace from every export, and three of them are getters
+  // that load undici (Node's fetch): about 3 MB of JS heap for nothing (src/http/node-http.ts).
+  const esImports: string[] = [];
+  for (const file of importGraph().keys()) {
+    const text = readFileSync(join(ROOT, file), "utf8");
+    if (/^import (?!type\b)[^;]*from "(node:)?http";/m.test(text)) esImports.push(file);
+  }
+  assert.deepEqual(esImports, [], "import { http } from src/http/node-http.ts instead");
+  // And the modules that serve or ask HTTP, loaded in a process of their own, leave undici unloaded.
+  const modules = ["src/http/listener.ts", "src/server/doh.ts", "src/plugins/kubernetes/api/http-client.ts"];
+  const script =
+    modules.map((m) => `await import(${JSON.stringify(join(ROOT, m))});`).join("") +
+    `process.stdout.write(String(process.moduleLoadList.some((m) => m.includes("undici"))));`;
+  const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+  assert.equal(out, "false");
 });

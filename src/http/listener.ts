@@ -1,7 +1,7 @@
 // The small HTTP listeners of health, ready and prometheus. Directives naming the same address share
 // one server (ref-counted), each adding its path; the last one released closes it.
 
-import { createServer } from "node:http";
+import { http } from "./node-http.ts";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { isIP } from "node:net";
 import type { Directive, Token } from "../corefile/types.ts";
@@ -144,7 +144,7 @@ export async function acquire(
   let shared = listeners.get(addr.text);
   if (!shared) {
     const routes = new Map<string, Route[]>();
-    const server = createServer((req, res) => dispatch(routes, req, res));
+    const server = http.createServer((req, res) => dispatch(routes, req, res));
     const listening = new Promise<void>((resolve, reject) => {
       server.once("error", reject);
       server.listen({ host: addr.host, port: addr.port, reusePort }, () => {

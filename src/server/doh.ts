@@ -9,7 +9,8 @@
 // HTTP/2 setting), the read timeout on the TLS handshake and on a request's headers, idle to close a
 // connection without requests.
 
-import http from "node:http";
+import { http } from "../http/node-http.ts";
+import type { IncomingMessage, OutgoingHttpHeaders, Server, ServerResponse } from "node:http";
 import http2 from "node:http2";
 import type tls from "node:tls";
 import type { Logger } from "pino";
@@ -38,8 +39,8 @@ const MAX_BASE64 = Math.ceil((MAX_MESSAGE * 4) / 3);
 /** CoreDNS's cap on the max-age it derives from a reply's TTLs. */
 const MAX_AGE = 3600;
 
-type Request = http.IncomingMessage | http2.Http2ServerRequest;
-type Response = http.ServerResponse | http2.Http2ServerResponse;
+type Request = IncomingMessage | http2.Http2ServerRequest;
+type Response = ServerResponse | http2.Http2ServerResponse;
 
 /** A status and a line of text for what is not a DoH query. */
 class HttpRefusal {
@@ -55,7 +56,7 @@ export class DohListener {
   pipeline: Pipeline;
   opts: TcpOptions;
   readonly log: Logger;
-  readonly #server: http.Server | http2.Http2SecureServer;
+  readonly #server: Server | http2.Http2SecureServer;
   #tls: TlsSettings | undefined;
   readonly #facts = new WireFacts();
   readonly #connections: HttpConnections;
@@ -123,7 +124,7 @@ export class DohListener {
         req.stream.close(http2.constants.NGHTTP2_CANCEL),
       );
     let status = 200;
-    let headers: http.OutgoingHttpHeaders;
+    let headers: OutgoingHttpHeaders;
     let body: Buffer | string;
     try {
       const query = await this.#query(req);
@@ -154,7 +155,7 @@ export class DohListener {
     // The client may have gone (a reset stream, a closed connection) while the query was answered.
     if (res.headersSent || res.writableEnded || req.socket?.destroyed !== false) return;
     try {
-      (res as http.ServerResponse).writeHead(status, headers);
+      (res as ServerResponse).writeHead(status, headers);
       res.end(body);
       this.#count(status);
     } catch (err) {

@@ -3,7 +3,7 @@
 // (the `tls` option) are plain request options there, while fetch would need undici's Agent, a
 // dependency of its own.
 
-import { request as httpRequest } from "node:http";
+import { http } from "../../http/node-http.ts";
 import { request as httpsRequest } from "node:https";
 import type { SecureContextOptions } from "node:tls";
 
@@ -130,7 +130,7 @@ export class EtcdClient {
     const { token } = o;
     const timeout = Math.max(1, Math.min(this.#opts.timeoutMs, o.deadline - Date.now()));
     const url = new URL(path, base.endsWith("/") ? base : `${base}/`);
-    const send = url.protocol === "https:" ? httpsRequest : httpRequest;
+    const send = url.protocol === "https:" ? httpsRequest : http.request;
     const data = JSON.stringify(body);
     return new Promise((resolve, reject) => {
       const req = send(

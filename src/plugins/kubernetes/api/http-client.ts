@@ -8,9 +8,9 @@
 // or `auth-provider` get theirs from @kubernetes/client-node, imported on first use so that only they
 // pay for the library's memory.
 
-import http from "node:http";
+import { http } from "../../../http/node-http.ts";
 import https from "node:https";
-import type { ClientRequest, IncomingMessage, OutgoingHttpHeaders } from "node:http";
+import type { Agent, ClientRequest, IncomingMessage, OutgoingHttpHeaders } from "node:http";
 import { readFileSync } from "node:fs";
 import { KubeError, KubeErrorCode, statusError } from "./api.ts";
 import type { ApiClient, KStatus, ListPage, Query } from "./api.ts";
@@ -41,7 +41,7 @@ interface RequestAuth {
 export class HttpClient implements ApiClient {
   readonly server: string;
   readonly #conn: KubeConnection;
-  readonly #agent: http.Agent;
+  readonly #agent: Agent;
   readonly #send: (url: URL, o: https.RequestOptions) => ClientRequest;
   readonly #now: () => number;
   /** Watch events on their way to the sink, applied in slices (apply-queue.ts). */
