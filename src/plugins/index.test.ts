@@ -1,6 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
+import { promisify } from "node:util";
 import { join } from "node:path";
 import { plugins } from "./index.ts";
 import { NOT_SUPPORTED } from "./not-supported.ts";
@@ -39,4 +41,39 @@ test("every plugin of CoreDNS's plugin.cfg is either registered or named as not 
   }
   for (const name of NOT_SUPPORTED)
     assert.ok(!plugins.has(name), `${name} is registered: give it its verdict in src/compat/coredns.ts`);
+});
+
+test("a Corefile loads the modules of the plugins it names and of what they import, no others", async () => {
+  // kubeadm's Corefile: its ten plugins, and file, metadata and transfer, which kubernetes and
+  // forward import. dnssec, etcd, grpc, insights, trace and the other 34 stay unloaded.
+  const probe = `
+    import { registerHooks } from "node:module";
+    import { readFileSync } from "node:fs";
+    const loaded = new Set();
+    registerHooks({
+      resolve(spec, ctx, next) {
+        const r = next(spec, ctx);
+        const m = /\\/src\\/plugins\\/([^/]+)\\//.exec(r.url);
+        if (m) loaded.add(m[1]);
+        return r;
+      },
+    });
+    const src = ${JSON.stringify(new URL("../", import.meta.url).href)};
+    const { plugins } = await import(src + "plugins/index.ts");
+    const { parseCorefile } = await import(src + "corefile/parser.ts");
+    const { Instance } = await import(src + "server/instance.ts");
+    const { pino } = await import("pino");
+    const text = readFileSync(new URL("../Corefile.example", src), "utf8");
+    await Instance.create({
+      blocks: parseCorefile(text, "Corefile.example"),
+      plugins, root: "/", defaultPort: 0, log: pino({ level: "silent" }), checkOnly: true,
+    });
+    console.log(JSON.stringify([...loaded].sort()));`;
+  const { stdout } = await promisify(execFile)(process.execPath, ["--input-type=module", "-e", probe], {
+    cwd: join(HERE, "..", ".."),
+    timeout: 60_000,
+  });
+  const kubeadm = ["cache", "errors", "forward", "health", "kubernetes", "loadbalance", "loop"];
+  const imported = ["file", "metadata", "transfer"];
+  assert.deepEqual(JSON.parse(stdout), [...kubeadm, "prometheus", "ready", "reload", ...imported].sort());
 });
