@@ -5,8 +5,8 @@
 import type { Registry, Setup } from "../setup/registry.ts";
 
 /** A plugin's setup whose module is loaded when a Corefile first uses it: a kubeadm Corefile names 10
- * of the 50 plugins, and loading the other 40 took 2.8 MB of JS heap and 8.7 MB of RSS in every
- * thread (Node 24, measured from dist/). The server awaits every setup (instance.ts). */
+ * of the 52 plugins, and loading the other 42 took 2.8 MB of JS heap and 8.7 MB of RSS in every
+ * thread in a bare Node 24 (from dist/; 1.3-5 MiB of a server's RSS). The server awaits every setup. */
 function lazy(load: () => Promise<{ setup: Setup }>): Setup {
   let setup: Setup | undefined;
   return async (d, ctx) => {
