@@ -68,12 +68,17 @@ test("a Corefile loads the modules of the plugins it names and of what they impo
       blocks: parseCorefile(text, "Corefile.example"),
       plugins, root: "/", defaultPort: 0, log: pino({ level: "silent" }), checkOnly: true,
     });
-    console.log(JSON.stringify([...loaded].sort()));`;
+    const builtins = ["http2", "internal/deps/undici/undici"].filter((b) =>
+      process.moduleLoadList.includes("NativeModule " + b));
+    console.log(JSON.stringify({ plugins: [...loaded].sort(), builtins }));`;
   const { stdout } = await promisify(execFile)(process.execPath, ["--input-type=module", "-e", probe], {
     cwd: join(HERE, "..", ".."),
     timeout: 60_000,
   });
   const kubeadm = ["cache", "errors", "forward", "health", "kubernetes", "loadbalance", "loop"];
   const imported = ["file", "metadata", "transfer"];
-  assert.deepEqual(JSON.parse(stdout), [...kubeadm, "prometheus", "ready", "reload", ...imported].sort());
+  const { plugins: used, builtins } = JSON.parse(stdout) as { plugins: string[]; builtins: string[] };
+  assert.deepEqual(used, [...kubeadm, "prometheus", "ready", "reload", ...imported].sort());
+  // Nor Node's HTTP/2 (DoH and gRPC only) or fetch (src/http/node-http.ts).
+  assert.deepEqual(builtins, []);
 });

@@ -23,8 +23,8 @@ import type { UdpListener, UdpOptions } from "./udp.ts";
 import { stepGroupAside } from "./udp-aside.ts";
 import { dgramEngine, type UdpEngine } from "./udp-engine.ts";
 import { TcpListener, defaultTcpOptions, type TcpOptions } from "./tcp.ts";
-import { DohListener } from "./doh.ts";
-import { GrpcListener } from "./grpc.ts";
+import type { DohListener } from "./doh.ts";
+import type { GrpcListener } from "./grpc.ts";
 import { listenErrorText } from "../runtime/listen-error.ts";
 import { Handover } from "./handover.ts";
 import { peerServes } from "./peer-probe.ts";
@@ -413,16 +413,17 @@ export class Instance implements InstanceHooks {
   }
 
   /** Opens a DNS over TLS or DNS over HTTPS listener of the group; the port it bound. */
-  #listenSecure(g: Group, address: string, port: number, reusePort: boolean): Promise<number> {
+  async #listenSecure(g: Group, address: string, port: number, reusePort: boolean): Promise<number> {
     if (g.transport === "tls") {
       const tcp = new TcpListener(g.pipeline, g.tcpOptions, this.#log, g.tls);
       g.tcp.push(tcp);
       return tcp.listen(address, port, reusePort);
     }
+    // Imported for https:// and grpc:// blocks only: both bring node:http2, which no other block needs.
     const doh =
       g.transport === "grpc"
-        ? new GrpcListener(g.pipeline, g.tcpOptions, this.#log, g.tls)
-        : new DohListener(g.pipeline, g.tcpOptions, this.#log, g.tls);
+        ? new (await import("./grpc.ts")).GrpcListener(g.pipeline, g.tcpOptions, this.#log, g.tls)
+        : new (await import("./doh.ts")).DohListener(g.pipeline, g.tcpOptions, this.#log, g.tls);
     g.doh.push(doh);
     return doh.listen(address, port, reusePort);
   }
