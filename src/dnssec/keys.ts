@@ -67,8 +67,7 @@ export function readKeyPair(path: string): SigningKey {
   const signer = signerFor(pub.algorithm, pub.publicKey, fields, files);
   // A .private that belongs to another key would sign what no resolver can check: caught here.
   const probe = Buffer.from("clusterdns key check");
-  if (!verifies(pub.algorithm, pub.publicKey, probe, signer(probe)))
-    throw new KeyFileError(`${files.private}: the private key does not match ${files.key}`);
+  if (!verifies(pub.algorithm, pub.publicKey, probe, signer(probe))) throw mismatch(files);
   return { ...pub, rdata, tag: keyTag(rdata), file: files.key, sign: signer };
 }
 
@@ -123,8 +122,12 @@ const ED25519_PKCS8 = Buffer.from("302e020100300506032b657004220420", "hex");
  * private part is not its public key's ("Invalid JWK EC key"), earlier ones load it, and either way
  * the operator needs to hear which two files disagree. */
 function matches(derived: Buffer, publicKey: Buffer, files: KeyFiles): void {
-  if (!derived.equals(publicKey))
-    throw new KeyFileError(`${files.private}: the private key does not match ${files.key}`);
+  if (!derived.equals(publicKey)) throw mismatch(files);
+}
+
+/** The error of a .private that belongs to another key than its .key. */
+function mismatch(files: KeyFiles): KeyFileError {
+  return new KeyFileError(`${files.private}: the private key does not match ${files.key}`);
 }
 
 /** The signing function of one algorithm, from the private fields and the public key. */
