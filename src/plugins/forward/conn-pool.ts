@@ -12,6 +12,9 @@ import { UdpConn, type UdpSocketCap } from "./udp-conn.ts";
 import type { DohMethod } from "./doh-conn.ts";
 import type { H2Session } from "./h2-session.ts";
 
+/** The DoH modules, imported once by the first DoH exchange (#dohConn). */
+let dohModules: Promise<[typeof import("./h2-session.ts"), typeof import("./doh-conn.ts")]> | undefined;
+
 export interface PoolOptions {
   expireMs: number;
   /** Most idle connections kept per transport; 0 for no limit. */
@@ -132,10 +135,10 @@ export class ConnPool {
   async #dohConn(): Promise<{ conn: Conn; reused: boolean }> {
     // Imported for DoH upstreams only: they bring node:http2, which a forward to UDP and TCP upstreams
     // (kubeadm's) never needs (measured: 0.45 MB of JS heap and 4.1 MB of RSS in a bare Node 24).
-    const [{ H2Session }, { DohConn }] = await Promise.all([
+    const [{ H2Session }, { DohConn }] = await (dohModules ??= Promise.all([
       import("./h2-session.ts"),
       import("./doh-conn.ts"),
-    ]);
+    ]));
     const tls = this.#opts.tls ?? {};
     this.#doh ??= new H2Session({ host: this.#host, port: this.#port, tls, idleMs: this.#opts.expireMs });
     const { session, reused } = this.#doh.get();
