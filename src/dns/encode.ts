@@ -13,6 +13,8 @@ import { wireRecords } from "./wire-msg.ts";
 import { Type } from "./constants.ts";
 import { nameToWire } from "./name.ts";
 import { FNV_OFFSET, FNV_PRIME } from "./key.ts";
+import { SoaTemplate } from "./soa-template.ts";
+import { ipv4Octets, ipv6Octets } from "./address-octets.ts";
 
 /** A message that cannot be put on the wire: a bug in whoever built it, never the client's fault. */
 export class EncodeError extends Error {
@@ -57,6 +59,12 @@ const counts = new Int32Array(3);
 let rawName: Uint8Array | undefined;
 let rawFrom = 0;
 let rawLength = 0;
+
+/** SOA records of negative answers kept as octets (soa-template.ts): one per zone and serial, a few. */
+const soaTemplates: (SoaTemplate | undefined)[] = [undefined, undefined, undefined, undefined];
+let nextTemplate = 0;
+/** Negative answers whose SOA was copied from a template: tests read it. */
+export const soaCopies = { count: 0 };
 
 /**
  * Encodes `msg` whole. Fitting it to a client's size is fitReply's work (fit.ts), on these bytes.
@@ -117,37 +125,40 @@ function write(msg: Msg): void {
   targetCount = 0;
   off = 12;
   questionEnd = 0;
-  let qdcount = 0;
-  for (const q of msg.question) {
-    // The first question goes uncompressed at 12: the server overwrites it with the client's bytes.
-    if (qdcount === 0 && rawName !== undefined) {
-      writeRawName(rawName, rawFrom, rawLength);
-      questionName = q.name;
-    } else {
-      writeName(q.name, qdcount > 0);
-    }
-    u16(q.type, "question type");
-    u16(q.class, "question class");
-    qdcount++;
-    if (off > MAX_MESSAGE) throw new EncodeError(`${qdcount} questions take more than ${MAX_MESSAGE} octets`);
-  }
+  // A negative answer behind a question from octets: its SOA may be copied (soa-template.ts), and
+  // the question then needs no compression targets.
+  // (Records still as octets are left so: reading a WireMsg's sections decodes them.)
+  const raw = wireRecords(msg);
+  const soa = rawName !== undefined && raw === undefined ? negativeSoa(msg) : undefined;
+  const template = soa !== undefined ? templateFor(soa) : undefined;
+  const zoneAt = template !== undefined ? template.zoneAt(rawName!, rawFrom, rawLength) : -1;
+  const qdcount = writeQuestions(msg, zoneAt >= 0);
   questionEnd = off;
   let optLen = 0;
   if (msg.edns !== undefined) {
     optLen = 11;
-    for (const o of msg.edns.options) optLen += 4 + o.data.length;
+    const options = msg.edns.options;
+    for (let i = 0; i < options.length; i++) optLen += 4 + options[i].data.length;
   }
   if (off + optLen > MAX_MESSAGE) throw new EncodeError(`question and OPT take ${off + optLen} octets`);
   const limit = MAX_MESSAGE - optLen;
   counts[0] = counts[1] = counts[2] = 0;
-  const raw = wireRecords(msg);
   // Records still as they came (a forwarded reply nobody read) keep their octets and offsets, so their
   // compression pointers still land (the question has the same length).
   const copied = raw !== undefined && off === raw.questionEnd && raw.end <= limit;
-  if (copied) counts.set(raw.counts);
-  if (copied) off += raw.wire.copy(buf, off, off, raw.end);
-  // An answer or authority record was left out.
-  const cut = !copied && writeSections(msg, limit);
+  let cut = false;
+  if (copied) {
+    counts.set(raw.counts);
+    off += raw.wire.copy(buf, off, off, raw.end);
+  } else if (zoneAt >= 0 && off + template!.length <= limit) {
+    off = template!.writeAt(buf, off, 12 + zoneAt);
+    counts[1] = 1;
+    soaCopies.count++;
+  } else {
+    // An answer or authority record was left out.
+    cut = writeSections(msg, limit);
+    if (soa !== undefined && template === undefined && counts[1] === 1) learnSoa(soa);
+  }
   if (msg.edns !== undefined) writeOpt(msg.edns, msg.rcode);
 
   check16(msg.id, "id");
@@ -172,6 +183,52 @@ function write(msg: Msg): void {
   buf[9] = counts[1];
   buf[10] = arcount >> 8;
   buf[11] = arcount;
+}
+
+/** Writes the questions from 12 on, the first from rawName's octets when set (with no compression
+ * targets when `copiedSoa`: nothing will point into it but the copied SOA); their count. */
+function writeQuestions(msg: Msg, copiedSoa: boolean): number {
+  const questions = msg.question;
+  for (let i = 0; i < questions.length; i++) {
+    const q = questions[i];
+    // The first question goes uncompressed at 12: the server overwrites it with the client's bytes.
+    if (i === 0 && rawName !== undefined) {
+      if (copiedSoa) copyRawName(rawName, rawFrom, rawLength);
+      else writeRawName(rawName, rawFrom, rawLength);
+      questionName = q.name;
+    } else {
+      writeName(q.name, i > 0);
+    }
+    u16(q.type, "question type");
+    u16(q.class, "question class");
+    if (off > MAX_MESSAGE) throw new EncodeError(`${i + 1} questions take more than ${MAX_MESSAGE} octets`);
+  }
+  return questions.length;
+}
+
+/** The SOA of a negative answer (no record but it with a name to write), or undefined. */
+function negativeSoa(msg: Msg): RR | undefined {
+  if (msg.question.length !== 1 || msg.answer.length !== 0 || msg.authority.length !== 1) return undefined;
+  const additional = msg.additional;
+  for (let i = 0; i < additional.length; i++) if (additional[i].type !== Type.OPT) return undefined;
+  const rr = msg.authority[0];
+  return rr.type === Type.SOA && "mname" in rr.data ? rr : undefined;
+}
+
+function templateFor(rr: RR): SoaTemplate | undefined {
+  for (let i = 0; i < soaTemplates.length; i++) {
+    const t = soaTemplates[i];
+    if (t !== undefined && t.matches(rr)) return t;
+  }
+  return undefined;
+}
+
+/** Keeps the SOA record just written behind the raw question as a template, when it can be one. */
+function learnSoa(rr: RR): void {
+  const t = SoaTemplate.learn(rr, buf, rawLength, questionEnd, off);
+  if (t === undefined) return;
+  soaTemplates[nextTemplate] = t;
+  nextTemplate = (nextTemplate + 1) % soaTemplates.length;
 }
 
 /** Writes the records of the three sections while they fit under `limit`, counting them: true when an
@@ -395,6 +452,12 @@ function writeRawName(name: Uint8Array, from: number, length: number): void {
   }
 }
 
+/** The question's name from octets, as writeRawName, when nothing will point into it but the copied
+ * SOA: no targets. */
+function copyRawName(name: Uint8Array, from: number, length: number): void {
+  for (let i = 0; i < length; i++) buf[off++] = name[from + i];
+}
+
 function addTarget(hash: number, at: number): void {
   if (targetCount >= MAX_TARGETS) return;
   let i = hash & (TARGETS - 1);
@@ -484,102 +547,13 @@ function writeLatin1(s: string, from: number, to: number, what: string): void {
 }
 
 function writeA(s: string): void {
-  if (!parseIPv4(s, 0, s.length, off)) throw new EncodeError(`A address "${s}" is not IPv4`);
+  if (!ipv4Octets(s, 0, s.length, buf, off)) throw new EncodeError(`A address "${s}" is not IPv4`);
   off += 4;
 }
 
-/** Dotted quad s[from..to) into buf[at..at+4); false when it is not one. */
-function parseIPv4(s: string, from: number, to: number, at: number): boolean {
-  let octet = -1;
-  let dots = 0;
-  for (let i = from; i < to; i++) {
-    const c = s.charCodeAt(i);
-    if (c === 0x2e) {
-      if (octet < 0 || dots === 3) return false;
-      buf[at + dots++] = octet;
-      octet = -1;
-    } else if (c >= 0x30 && c <= 0x39) {
-      octet = octet < 0 ? c - 0x30 : octet * 10 + c - 0x30;
-      if (octet > 255) return false;
-    } else {
-      return false;
-    }
-  }
-  if (dots !== 3 || octet < 0) return false;
-  buf[at + 3] = octet;
-  return true;
-}
-
-const words = new Uint16Array(8);
-
 function writeAAAA(s: string): void {
-  if (!parseIPv6(s)) throw new EncodeError(`AAAA address "${s}" is not IPv6`);
+  if (!ipv6Octets(s, buf, off)) throw new EncodeError(`AAAA address "${s}" is not IPv6`);
   off += 16;
-}
-
-/** RFC 4291 2.2 text (with "::" and an optional dotted-quad tail) into buf[off..off+16). */
-function parseIPv6(s: string): boolean {
-  const len = s.length;
-  let n = 0; // 16-bit groups parsed
-  let gap = -1; // group index where "::" stands
-  let i = 0;
-  if (len >= 2 && s.charCodeAt(0) === 0x3a) {
-    if (s.charCodeAt(1) !== 0x3a) return false;
-    gap = 0;
-    i = 2;
-  }
-  while (i < len) {
-    let v = 0;
-    let j = i;
-    for (; j < len && j - i < 5; j++) {
-      const h = hexValue(s.charCodeAt(j));
-      if (h < 0) break;
-      v = (v << 4) | h;
-    }
-    if (j < len && s.charCodeAt(j) === 0x2e) {
-      // Dotted-quad tail: the last 32 bits.
-      if (n > 6 || !parseIPv4(s, i, len, off + 12)) return false;
-      words[n++] = (buf[off + 12] << 8) | buf[off + 13];
-      words[n++] = (buf[off + 14] << 8) | buf[off + 15];
-      break;
-    }
-    if (j === i || j - i > 4 || n === 8) return false;
-    words[n++] = v;
-    i = j;
-    if (i === len) break;
-    if (s.charCodeAt(i) !== 0x3a) return false;
-    i++;
-    if (i < len && s.charCodeAt(i) === 0x3a) {
-      if (gap >= 0) return false;
-      gap = n;
-      i++;
-    } else if (i === len) {
-      return false; // a single trailing colon
-    }
-  }
-  if (gap < 0 ? n !== 8 : n > 7) return false;
-  let o = off;
-  const head = gap < 0 ? n : gap;
-  for (let k = 0; k < head; k++) {
-    buf[o++] = words[k] >> 8;
-    buf[o++] = words[k];
-  }
-  for (let k = n; k < 8; k++) {
-    buf[o++] = 0;
-    buf[o++] = 0;
-  }
-  for (let k = head; k < n; k++) {
-    buf[o++] = words[k] >> 8;
-    buf[o++] = words[k];
-  }
-  return true;
-}
-
-function hexValue(c: number): number {
-  if (c >= 0x30 && c <= 0x39) return c - 0x30;
-  const l = c | 0x20;
-  if (l >= 0x61 && l <= 0x66) return l - 0x61 + 10;
-  return -1;
 }
 
 function check16(v: number, what: string): void {
