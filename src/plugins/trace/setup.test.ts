@@ -1,13 +1,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
 import { setup, parseTrace } from "./setup.ts";
 import { everyNth } from "./trace.ts";
 import { directive as dir, fakeContext } from "../../../test/helpers/setup-context.ts";
 import { assertConfigErrors, configErrorLike } from "../../../test/helpers/config-errors.ts";
-
-const run = promisify(execFile);
+import { modulesLoaded } from "../../../test/helpers/modules-loaded.ts";
 
 test("trace: CoreDNS's defaults, its one-argument form and its endpoint URLs", () => {
   const c = parseTrace(dir("trace"));
@@ -116,32 +113,10 @@ test("trace: datadog, its option and every mistake refused at its file:line", as
 });
 
 test("the OpenTelemetry packages are loaded only for a Corefile with trace", async () => {
-  const probe = `
-    import { registerHooks } from "node:module";
-    const loaded = new Set();
-    registerHooks({
-      resolve(spec, ctx, next) {
-        if (spec.startsWith("@opentelemetry/") && spec !== "@opentelemetry/api") loaded.add(spec);
-        return next(spec, ctx);
-      },
-    });
-    const src = ${JSON.stringify(new URL("../../", import.meta.url).href)};
-    const { plugins } = await import(src + "plugins/index.ts");
-    const { parseCorefile } = await import(src + "corefile/parser.ts");
-    const { Instance } = await import(src + "server/instance.ts");
-    const { pino } = await import("pino");
-    await Instance.create({
-      blocks: parseCorefile(process.env.COREFILE, "Corefile"),
-      plugins, root: "/", defaultPort: 0, log: pino({ level: "silent" }), checkOnly: true,
-    });
-    console.log(JSON.stringify([...loaded].sort()));`;
   const loaded = async (corefile: string) => {
-    const env = { ...process.env, COREFILE: corefile };
-    const { stdout } = await run(process.execPath, ["--input-type=module", "-e", probe], {
-      env,
-      timeout: 60_000,
-    });
-    return JSON.parse(stdout) as string[];
+    const { resolved } = await modulesLoaded(corefile);
+    const otel = resolved.map((r) => r.spec).filter((s) => s.startsWith("@opentelemetry/"));
+    return [...new Set(otel)].filter((s) => s !== "@opentelemetry/api").sort();
   };
   assert.deepEqual(await loaded(". {\n  cache 30\n  whoami\n}\n"), []);
   const zipkin = await loaded(". {\n  trace 127.0.0.1:9\n  whoami\n}\n");
