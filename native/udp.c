@@ -7,8 +7,14 @@
 //   recvMeta  Uint32Array, META words per datagram: length, then the peer (PEER words, below)
 //   send      the reply bytes of one batch, back to back
 //   sendMeta  Uint32Array, SEND_META words per reply: offset in send, length, then the peer
-// A peer is PEER words: port, family (4 or 6), IPv6 scope id, then the 16 address bytes in network
-// order (an IPv4 address in the first 4).
+// A peer is PEER words: port, family (4 or 6), IPv6 scope id, the 16 address bytes in network order
+// (an IPv4 address in the first 4); then the local side of the exchange: family (0 when unknown),
+// interface index, and the 16 address bytes the query was sent to.
+//
+// A socket bound to a wildcard address (0.0.0.0, ::) asks the kernel for each datagram's destination
+// (IP_PKTINFO, IPV6_RECVPKTINFO) and sends the reply from it (RFC 2181 4.1): left to the route, the
+// source of a reply to a query sent to a host's second address is its first, and a client whose socket
+// is connected to the address it asked (dig, glibc, musl) never sees the reply.
 //
 // Waiting is libuv's: a uv_poll_t on the socket, so the event loop wakes for it like for any socket.
 // Replies the kernel cannot take now (EAGAIN: the socket's send buffer is full) are copied to a
@@ -23,6 +29,7 @@
 #include <errno.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <netinet/ip.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +40,7 @@
 // Any UDP payload fits (65507 octets over IPv4, 65527 over IPv6), so a datagram reaches JavaScript
 // whole as it does through dgram. Pages of a slot are only touched as far as datagrams reach.
 #define SLOT 65536
-#define PEER 7
+#define PEER (7 + 6)
 #define META (1 + PEER)
 #define SEND_META (2 + PEER)
 #define SEND_BYTES (BATCH * 2048)
@@ -41,11 +48,15 @@
 // SO_RCVBUF asked for, as the dgram engine asks (src/server/udp.ts RECEIVE_BUFFER); the kernel grants
 // at most net.core.rmem_max.
 #define RECEIVE_BUFFER (4 << 20)
+// Room for the one packet-info control message a datagram carries either way.
+#define CONTROL (CMSG_SPACE(sizeof(struct in6_pktinfo)) + CMSG_SPACE(sizeof(struct in_pktinfo)))
 
 typedef struct pending {
   struct pending *next;
   struct sockaddr_storage addr;
   socklen_t addrlen;
+  size_t controllen;
+  uint8_t control[CONTROL];
   uint32_t len;
   uint8_t data[];
 } pending;
@@ -60,6 +71,8 @@ typedef struct {
   int closed;
   int finalized;
   int env_gone;
+  // Bound to a wildcard address: replies are sent from each query's destination.
+  int pktinfo;
   napi_ref self;
   napi_ref on_batch;
   napi_ref on_close;
@@ -73,9 +86,11 @@ typedef struct {
   struct mmsghdr rmsg[BATCH];
   struct iovec riov[BATCH];
   struct sockaddr_storage raddr[BATCH];
+  uint8_t rcontrol[BATCH][CONTROL];
   struct mmsghdr smsg[BATCH];
   struct iovec siov[BATCH];
   struct sockaddr_storage saddr[BATCH];
+  uint8_t scontrol[BATCH][CONTROL];
   pending *backlog;
   pending *backlog_tail;
   size_t backlog_bytes;
@@ -181,6 +196,62 @@ static socklen_t peer_in(const uint32_t *w, struct sockaddr_storage *a) {
   return sizeof *a4;
 }
 
+// The local words of a received datagram, from its packet-info control message: family 0 when there
+// is none (a socket bound to one address) or the destination was a multicast group.
+static void local_out(struct msghdr *h, uint32_t *w) {
+  memset(w, 0, 6 * 4);
+  for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c != NULL; c = CMSG_NXTHDR(h, c)) {
+    if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+      struct in_pktinfo pi;
+      memcpy(&pi, CMSG_DATA(c), sizeof pi);
+      // ipi_spec_dst: the local address a reply goes out from (ipi_addr, the header's destination,
+      // may be a broadcast address).
+      w[0] = 4;
+      w[1] = (uint32_t)pi.ipi_ifindex;
+      memcpy(w + 2, &pi.ipi_spec_dst, 4);
+    } else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_PKTINFO) {
+      struct in6_pktinfo pi;
+      memcpy(&pi, CMSG_DATA(c), sizeof pi);
+      if (IN6_IS_ADDR_MULTICAST(&pi.ipi6_addr)) continue;
+      w[0] = 6;
+      w[1] = pi.ipi6_ifindex;
+      memcpy(w + 2, &pi.ipi6_addr, 16);
+    }
+  }
+}
+
+// The control message that sends a reply from the local words' address, into buf; its length (0:
+// none, the route chooses). An IPv6 link-local source needs its interface; any other goes where the
+// route to the client says.
+static size_t control_in(const uint32_t *w, int family, uint8_t *buf) {
+  if (w[0] == 0) return 0;
+  memset(buf, 0, CONTROL);
+  struct msghdr h = {.msg_control = buf, .msg_controllen = CONTROL};
+  struct cmsghdr *c = CMSG_FIRSTHDR(&h);
+  if (w[0] == 4 && family == AF_INET) {
+    struct in_pktinfo pi;
+    memset(&pi, 0, sizeof pi);
+    memcpy(&pi.ipi_spec_dst, w + 2, 4);
+    c->cmsg_level = IPPROTO_IP;
+    c->cmsg_type = IP_PKTINFO;
+    c->cmsg_len = CMSG_LEN(sizeof pi);
+    memcpy(CMSG_DATA(c), &pi, sizeof pi);
+    return CMSG_SPACE(sizeof pi);
+  }
+  if (w[0] == 6 && family == AF_INET6) {
+    struct in6_pktinfo pi;
+    memset(&pi, 0, sizeof pi);
+    memcpy(&pi.ipi6_addr, w + 2, 16);
+    if (IN6_IS_ADDR_LINKLOCAL(&pi.ipi6_addr)) pi.ipi6_ifindex = w[1];
+    c->cmsg_level = IPPROTO_IPV6;
+    c->cmsg_type = IPV6_PKTINFO;
+    c->cmsg_len = CMSG_LEN(sizeof pi);
+    memcpy(CMSG_DATA(c), &pi, sizeof pi);
+    return CMSG_SPACE(sizeof pi);
+  }
+  return 0;
+}
+
 // ---- sending ----
 
 static void set_events(udp_socket *s, int events) {
@@ -203,6 +274,8 @@ static void to_backlog(udp_socket *s, const struct mmsghdr *m) {
   p->next = NULL;
   memcpy(&p->addr, m->msg_hdr.msg_name, m->msg_hdr.msg_namelen);
   p->addrlen = m->msg_hdr.msg_namelen;
+  p->controllen = m->msg_hdr.msg_controllen;
+  if (p->controllen > 0) memcpy(p->control, m->msg_hdr.msg_control, p->controllen);
   p->len = len;
   memcpy(p->data, m->msg_hdr.msg_iov[0].iov_base, len);
   if (s->backlog_tail != NULL) s->backlog_tail->next = p;
@@ -211,8 +284,9 @@ static void to_backlog(udp_socket *s, const struct mmsghdr *m) {
   s->backlog_bytes += len;
 }
 
-// Outgoing message n: these bytes to this address.
-static void out_msg(udp_socket *s, int n, void *data, size_t len, void *addr, socklen_t addrlen) {
+// Outgoing message n: these bytes to this address, from the address `control` names (when controllen).
+static void out_msg(udp_socket *s, int n, void *data, size_t len, void *addr, socklen_t addrlen, void *control,
+                    size_t controllen) {
   s->siov[n].iov_base = data;
   s->siov[n].iov_len = len;
   memset(&s->smsg[n], 0, sizeof s->smsg[n]);
@@ -220,6 +294,8 @@ static void out_msg(udp_socket *s, int n, void *data, size_t len, void *addr, so
   s->smsg[n].msg_hdr.msg_namelen = addrlen;
   s->smsg[n].msg_hdr.msg_iov = &s->siov[n];
   s->smsg[n].msg_hdr.msg_iovlen = 1;
+  s->smsg[n].msg_hdr.msg_control = controllen > 0 ? control : NULL;
+  s->smsg[n].msg_hdr.msg_controllen = controllen;
 }
 
 // Sends msgs[0..n); returns how many were dealt with (sent, or failed for good and counted) before
@@ -248,7 +324,7 @@ static void flush_backlog(udp_socket *s) {
     int n = 0;
     pending *p = s->backlog;
     for (; p != NULL && n < BATCH; p = p->next, n++) {
-      out_msg(s, n, p->data, p->len, &p->addr, p->addrlen);
+      out_msg(s, n, p->data, p->len, &p->addr, p->addrlen, p->control, p->controllen);
     }
     int done = send_all(s, s->smsg, n);
     for (int i = 0; i < done; i++) {
@@ -288,6 +364,8 @@ static int read_batch(udp_socket *s) {
   for (int i = 0; i < BATCH; i++) {
     s->rmsg[i].msg_hdr.msg_namelen = sizeof s->raddr[i];
     s->rmsg[i].msg_hdr.msg_flags = 0;
+    s->rmsg[i].msg_hdr.msg_control = s->pktinfo ? s->rcontrol[i] : NULL;
+    s->rmsg[i].msg_hdr.msg_controllen = s->pktinfo ? CONTROL : 0;
   }
   int n;
   do n = recvmmsg(s->fd, s->rmsg, BATCH, MSG_DONTWAIT, NULL);
@@ -297,6 +375,7 @@ static int read_batch(udp_socket *s) {
     uint32_t *m = s->recv_meta + i * META;
     m[0] = s->rmsg[i].msg_len;
     peer_out(&s->raddr[i], m + 1);
+    local_out(&s->rmsg[i].msg_hdr, m + 1 + 7);
   }
   // A negative count is an error (-errno), reported as dgram reports socket errors.
   if (n != 0) {
@@ -527,6 +606,13 @@ static napi_value bind_socket(napi_env env, napi_callback_info info) {
   }
   s->fd = fd;
   s->family = family;
+  // A wildcard address: every datagram's destination is asked for, to answer from it.
+  int any = family == AF_INET6 ? IN6_IS_ADDR_UNSPECIFIED(&((struct sockaddr_in6 *)&sa)->sin6_addr)
+                               : ((struct sockaddr_in *)&sa)->sin_addr.s_addr == htonl(INADDR_ANY);
+  if (any) {
+    s->pktinfo = family == AF_INET6 ? setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &on, sizeof on) == 0
+                                    : setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &on, sizeof on) == 0;
+  }
   // Alive while open: the poll calls back into this object.
   napi_value self;
   napi_get_cb_info(env, info, NULL, NULL, &self, NULL);
@@ -571,7 +657,8 @@ static napi_value send_batch(napi_env env, napi_callback_info info) {
       s->send_errors++;
       continue;
     }
-    out_msg(s, n, s->send + m[0], m[1], &s->saddr[n], peer_in(m + 2, &s->saddr[n]));
+    size_t controllen = s->pktinfo ? control_in(m + 2 + 7, s->family, s->scontrol[n]) : 0;
+    out_msg(s, n, s->send + m[0], m[1], &s->saddr[n], peer_in(m + 2, &s->saddr[n]), s->scontrol[n], controllen);
     n++;
   }
   // Behind a backlog, new replies queue after it: the kernel has no room yet.
@@ -672,6 +759,7 @@ NAPI_MODULE_INIT() {
   napi_set_named_property(env, exports, "UdpSocket", cls);
   napi_set_named_property(env, exports, "BATCH", constant(env, BATCH));
   napi_set_named_property(env, exports, "SLOT", constant(env, SLOT));
+  napi_set_named_property(env, exports, "PEER", constant(env, PEER));
   napi_set_named_property(env, exports, "META", constant(env, META));
   napi_set_named_property(env, exports, "SEND_META", constant(env, SEND_META));
   napi_set_named_property(env, exports, "SEND_BYTES", constant(env, SEND_BYTES));

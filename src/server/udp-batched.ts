@@ -33,13 +33,13 @@ export interface Addon {
   ) => NativeSocket;
   BATCH: number;
   SLOT: number;
+  /** Words of a peer in the shared metadata: port, family, IPv6 scope id, 16 address bytes, then the
+   * address the query was sent to (family, interface, 16 bytes), which its reply is sent from. */
+  PEER: number;
   META: number;
   SEND_META: number;
   SEND_BYTES: number;
 }
-
-/** Words of a peer in the shared metadata: port, family, IPv6 scope id, 16 address bytes. */
-const PEER = 7;
 
 let loaded: Addon | Error | undefined;
 
@@ -168,7 +168,7 @@ export class BatchedListener implements UdpListener {
         if (out > 0) this.#queued_(out, meta, m + 1);
         continue;
       }
-      const to = meta.slice(m + 1, m + 1 + PEER);
+      const to = meta.slice(m + 1, m + 1 + this.#addon.PEER);
       out.then(
         (b) => b && this.#later(b, to),
         (err: unknown) => this.#log.error({ err }, "query failed"),
@@ -180,8 +180,9 @@ export class BatchedListener implements UdpListener {
   /** Counts a reply of `length` octets the pipeline wrote at #sendAt into the batch, for `to`, the PEER
    * words at `at`. */
   #queued_(length: number, to: Uint32Array, at: number): void {
+    const { SEND_META, PEER } = this.#addon;
     const sm = this.#sendMeta;
-    const s = this.#queued * this.#addon.SEND_META;
+    const s = this.#queued * SEND_META;
     sm[s] = this.#sendAt;
     sm[s + 1] = length;
     for (let k = 0; k < PEER; k++) sm[s + 2 + k] = to[at + k];
@@ -191,7 +192,7 @@ export class BatchedListener implements UdpListener {
 
   /** Adds a reply to the batch being built for `to`, the PEER words at `at`. */
   #queue(reply: Buffer, to: Uint32Array, at: number): void {
-    const { BATCH, SEND_META, SEND_BYTES } = this.#addon;
+    const { BATCH, SEND_META, SEND_BYTES, PEER } = this.#addon;
     if (this.#queued === BATCH || this.#sendAt + reply.length > SEND_BYTES) this.#flush();
     // No UDP reply is larger than SEND_BYTES (they are at most 65535 octets and it is twice that).
     if (reply.length > SEND_BYTES) return;

@@ -1,5 +1,9 @@
 // UDP listeners: one socket per address, replies sent from the socket the query came in on. This is
 // the dgram engine (one datagram per system call and per callback); udp-batched.ts is the native one.
+// On a wildcard address dgram cannot say which address a query was sent to, nor send from it: the
+// reply leaves from the route's source, which on a host with several addresses of a family is not the
+// one a query to the second was sent to, and clients with connected sockets (dig, glibc, musl) drop
+// it (RFC 2181 4.1). The batched engine sends from the query's destination; this one says so once.
 
 import dgram from "node:dgram";
 import { isIPv6 } from "node:net";
@@ -48,6 +52,9 @@ export interface UdpListener {
   readonly leavesCleanly: boolean;
 }
 
+/** The wildcard warning is said once per process, not per listener. */
+let warnedWildcard = false;
+
 export class DgramListener implements UdpListener {
   readonly #socket: dgram.Socket;
   #pipeline: Pipeline;
@@ -83,6 +90,15 @@ export class DgramListener implements UdpListener {
   }
 
   bind(address: string, port: number): Promise<number> {
+    if ((address === "0.0.0.0" || address === "::") && !warnedWildcard) {
+      warnedWildcard = true;
+      this.#log.warn(
+        { address },
+        "udp (dgram engine): replies leave from the route's source address, not the one a query was " +
+          "sent to; on a host with several addresses, clients that check it drop them: bind each " +
+          "address (the bind plugin) or run the batched engine",
+      );
+    }
     return new Promise((resolve, reject) => {
       const onError = (err: Error) => reject(err);
       this.#socket.once("error", onError);
