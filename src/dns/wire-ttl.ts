@@ -5,11 +5,15 @@ import { Type } from "./constants.ts";
 /** The offset just past a record's owner name at `p`, as the encoder writes names: labels up to the
  * root octet or a compression pointer (the record's TYPE field starts there). */
 export function afterOwner(msg: Uint8Array, p: number): number {
-  for (let l = msg[p]; l !== 0; l = msg[p]) {
+  // Bounded by the buffer: a walk sent past the last record ends there instead of looping on
+  // undefined octets (loadbalance once read the first answer of a reply that had none: the server hung).
+  while (p < msg.length) {
+    const l = msg[p];
+    if (l === 0) return p + 1;
     if (l >= 0xc0) return p + 2;
     p += l + 1;
   }
-  return p + 1;
+  return msg.length;
 }
 
 /**

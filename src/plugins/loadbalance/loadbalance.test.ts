@@ -1,5 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { createSocket } from "node:dgram";
 import { SHUFFLED_REPLAY_SECONDS } from "../../answers/policy.ts";
 import type { Handler } from "../../chain/handler.ts";
 import type { RR } from "../../dns/message.ts";
@@ -14,7 +15,7 @@ import { zoneText } from "../../../test/helpers/zone-text.ts";
 import { rng } from "../../../test/helpers/rng.ts";
 import { replyTo } from "../../dns/message.ts";
 import { parseRRText, rrToText } from "../../dns/text.ts";
-import { Type } from "../../dns/constants.ts";
+import { Rcode, Type } from "../../dns/constants.ts";
 
 const rrs = (...lines: string[]): RR[] => lines.map((l) => parseRRText(l));
 const text = (list: RR[]) => list.map(rrToText);
@@ -192,5 +193,42 @@ test("end to end: replies from the answer cache rotate a headless-style address 
     for (let i = 1; i < 4; i++) assert.deepEqual(orders[i], [...orders[i - 1].slice(1), orders[i - 1][0]]);
   } finally {
     assert.equal(await srv.stop(), 0);
+  }
+});
+
+test("end to end: a forwarded reply with no records passes loadbalance untouched (it once hung the server)", async () => {
+  // An upstream that answers every query with RCODE and no record at all, not even an OPT (one that
+  // does not do EDNS): loadbalance read the first answer record of a reply that had none, and the walk
+  // past the end of the message never ended.
+  const upstream = createSocket("udp4");
+  let rcode: number = Rcode.SERVFAIL;
+  upstream.on("message", (q, from) => {
+    let end = 12;
+    while (q[end] !== 0) end += q[end] + 1;
+    const header = Buffer.from([q[0], q[1], 0x81, 0x80 | rcode, 0, 1, 0, 0, 0, 0, 0, 0]);
+    upstream.send(Buffer.concat([header, q.subarray(12, end + 5)]), from.port, from.address);
+  });
+  await new Promise<void>((resolve) => upstream.bind(0, "127.0.0.1", resolve));
+  try {
+    const srv = await startServer(
+      `. {\n    forward . 127.0.0.1:${upstream.address().port}\n    loadbalance\n}\n`,
+    );
+    try {
+      for (const [rc, status] of [
+        [Rcode.SERVFAIL, "SERVFAIL"],
+        [Rcode.NOERROR, "NOERROR"],
+        [Rcode.NXDOMAIN, "NXDOMAIN"],
+        [Rcode.REFUSED, "REFUSED"],
+      ] as const) {
+        rcode = rc;
+        const r = await dig(srv.port, `q${rc}.example`, "A", "+noedns", "+tries=1", "+time=3");
+        assert.equal(r.status, status);
+        assert.deepEqual(r.answer, []);
+      }
+    } finally {
+      assert.equal(await srv.stop(), 0);
+    }
+  } finally {
+    upstream.close();
   }
 });

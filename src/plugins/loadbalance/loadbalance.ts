@@ -70,7 +70,8 @@ export function loadbalance(o: LoadbalanceOptions = {}): Plugin {
  * False when it has another shape: then it is shuffled as records. */
 function rotateWire(reply: Msg, random: () => number): boolean {
   const raw = wireRecords(reply);
-  if (raw === undefined || raw.counts[1] > 1 || raw.counts[2] > 1) return false;
+  // No answer record (a denial, an upstream's SERVFAIL): nothing to rotate, and no first record to read.
+  if (raw === undefined || raw.counts[0] === 0 || raw.counts[1] > 1 || raw.counts[2] > 1) return false;
   const w = raw.wire;
   const first = afterOwner(w, raw.questionEnd);
   const type = (w[first] << 8) | w[first + 1];
