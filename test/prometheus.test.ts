@@ -41,12 +41,15 @@ cluster.local {
 `);
   try {
     for (let i = 0; i < 3; i++) assert.equal((await dig(srv.port, "a.example.org", "A")).status, "NOERROR");
-    assert.equal((await dig(srv.port, "a.example.org", "MX")).status, "NOERROR");
+    // With the DO bit: counted in coredns_dns_do_requests_total.
+    assert.equal((await dig(srv.port, "a.example.org", "MX", "+dnssec")).status, "NOERROR");
     assert.equal((await dig(srv.port, "a.example.org", "A", "+tcp")).status, "NOERROR");
     assert.equal((await dig(srv.port, "nope.example.org", "A")).status, "NXDOMAIN");
 
     assert.equal((await dig(srv.port, "b.example.net", "A")).status, "NOERROR");
     assert.equal((await dig(srv.port, "c.example.net", "A")).status, "NXDOMAIN");
+    // A type CoreDNS does not label by name, with the DO bit.
+    assert.equal((await dig(srv.port, "cluster.local", "CAA", "+dnssec")).status, "NOERROR");
 
     const r = await httpGet(port, "/metrics");
     assert.equal(r.status, 200);
@@ -63,11 +66,26 @@ cluster.local {
       sample(t, "coredns_dns_responses_total", { ...base, rcode: "NXDOMAIN", plugin: "hosts" }),
       1,
     );
-    assert.equal(sample(t, "coredns_dns_request_duration_seconds_count", base), 6);
-    assert.equal(sample(t, "coredns_dns_request_duration_seconds_bucket", { ...base, le: "+Inf" }), 6);
-    assert.ok(
-      sample(t, "coredns_dns_request_duration_seconds_bucket", { ...base, le: "0.00025" }) !== undefined,
+    // By query type, as coredns_dns_requests_total's type: A 3 + 1 (TCP) + 1 (NXDOMAIN), MX 1.
+    const duration = (type: string) =>
+      sample(t, "coredns_dns_request_duration_seconds_count", { ...base, type });
+    assert.equal(duration("A"), 5);
+    assert.equal(duration("MX"), 1);
+    assert.equal(
+      sample(t, "coredns_dns_request_duration_seconds_bucket", { ...base, type: "A", le: "+Inf" }),
+      5,
     );
+    assert.ok(
+      sample(t, "coredns_dns_request_duration_seconds_bucket", { ...base, type: "A", le: "0.00025" }) !==
+        undefined,
+    );
+    const clusterLocal = { server, zone: "cluster.local.", view: "" };
+    assert.equal(
+      sample(t, "coredns_dns_request_duration_seconds_count", { ...clusterLocal, type: "other" }),
+      1,
+    );
+    assert.equal(sample(t, "coredns_dns_do_requests_total", base), 1);
+    assert.equal(sample(t, "coredns_dns_do_requests_total", clusterLocal), 1);
     assert.equal(sample(t, "coredns_dns_request_size_bytes_count", { ...base, proto: "udp" }), 5);
     assert.equal(sample(t, "coredns_dns_response_size_bytes_count", { ...base, proto: "tcp" }), 1);
     assert.equal(sample(t, "coredns_dns_response_size_bytes_bucket", { ...base, proto: "udp", le: "0" }), 0);
@@ -76,9 +94,10 @@ cluster.local {
     }
     assert.match(t, /^coredns_build_info\{version="[^"]+",revision="",goversion="v\d+\.\d+\.\d+"\} 1$/m);
     assert.equal(sample(t, "coredns_panics_total", {}), 0);
-    // a.example.org A: asked 4 times (3 UDP, 1 TCP), answered 3 times from the answer cache.
+    // a.example.org A: asked 4 times (3 UDP, 1 TCP), answered 3 times from the answer cache; its
+    // first ask and the 5 other questions missed.
     assert.equal(sample(t, "clusterdns_answer_cache_hits_total", {}), 3);
-    assert.equal(sample(t, "clusterdns_answer_cache_misses_total", {}), 5);
+    assert.equal(sample(t, "clusterdns_answer_cache_misses_total", {}), 6);
     assert.equal(sample(t, "coredns_reload_failed_total", {}), 0);
     assert.ok((sample(t, "process_resident_memory_bytes", {}) ?? 0) > 0);
     const to = `127.0.0.1:${upstream.port}`;

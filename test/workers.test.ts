@@ -23,8 +23,8 @@ import { sample } from "./helpers/metrics.ts";
 const ROUNDS = 30;
 
 /** ROUNDS queries at once, each from a dig of its own (a new source port each). */
-function digRound(port: number, name: string, type = "A") {
-  return Promise.all(Array.from({ length: ROUNDS }, () => dig(port, name, type)));
+function digRound(port: number, name: string, type = "A", ...opts: string[]) {
+  return Promise.all(Array.from({ length: ROUNDS }, () => dig(port, name, type, ...opts)));
 }
 
 const corefile = (
@@ -108,18 +108,22 @@ describe("-workers 2", () => {
   });
 
   it("the metrics add up over the threads", async () => {
-    const count = async () =>
-      sample(await metrics(), "coredns_dns_requests_total", {
-        server: `dns://:${srv.port}`,
-        zone: "cluster.local.",
-        view: "",
-        proto: "udp",
-        family: "1",
-        type: "TXT",
-      }) ?? 0;
-    const before = await count();
-    await digRound(srv.port, "dns-version.cluster.local", "TXT");
-    assert.equal((await count()) - before, ROUNDS);
+    const base = { server: `dns://:${srv.port}`, zone: "cluster.local.", view: "" };
+    const counts = async () => {
+      const t = await metrics();
+      return [
+        sample(t, "coredns_dns_requests_total", { ...base, proto: "udp", family: "1", type: "TXT" }),
+        sample(t, "coredns_dns_request_duration_seconds_count", { ...base, type: "TXT" }),
+        sample(t, "coredns_dns_do_requests_total", base),
+      ].map((n) => n ?? 0);
+    };
+    const before = await counts();
+    await digRound(srv.port, "dns-version.cluster.local", "TXT", "+dnssec");
+    const now = await counts();
+    assert.deepEqual(
+      now.map((n, i) => n - before[i]),
+      [ROUNDS, ROUNDS, ROUNDS],
+    );
     // The process's own gauges are counted once, not once per thread.
     assert.equal(sample(await metrics(), "coredns_build_info", {}) ?? 1, 1);
   });

@@ -18,8 +18,12 @@ const responses = new PlainCounter(
 );
 const duration = new PlainHistogram(
   "coredns_dns_request_duration_seconds",
-  "Seconds from a query's arrival to its reply being handed to the socket.",
+  "Seconds from a query's arrival to its reply being handed to the socket, by query type.",
   TIME_BUCKETS,
+);
+const doRequests = new PlainCounter(
+  "coredns_dns_do_requests_total",
+  "DNS queries received with the DO bit (DNSSEC OK) set.",
 );
 const requestSize = new PlainHistogram(
   "coredns_dns_request_size_bytes",
@@ -31,7 +35,7 @@ const responseSize = new PlainHistogram(
   "Size of the replies sent (after truncation), in bytes.",
   SIZE_BUCKETS,
 );
-for (const m of [requests, responses, duration, requestSize, responseSize])
+for (const m of [requests, responses, duration, doRequests, requestSize, responseSize])
   registry.registerMetric(m.asMetric());
 
 /** The query types CoreDNS labels by name; every other type counts as "other". */
@@ -56,12 +60,19 @@ const MONITORED = new Set([
   "ANY",
 ]);
 
+/** The series a query of one type, transport and family bumps: its request count and the duration
+ * histogram of its type (shared by the keys of that type), found by one lookup. */
+interface ByKind {
+  requests: { value: number };
+  duration: HistogramSeries;
+}
+
 interface Entry {
   base: { server: string; zone: string; view: string };
-  requests: Map<number, { value: number }>;
+  byKind: Map<number, ByKind>;
   /** By plugin, then by rcode. */
   responses: Map<string, Map<number, { value: number }>>;
-  duration: HistogramSeries;
+  doRequests: { value: number };
   requestSize: { udp: HistogramSeries; tcp: HistogramSeries };
   responseSize: { udp: HistogramSeries; tcp: HistogramSeries };
 }
@@ -76,9 +87,9 @@ function entryFor(server: string, zone: string, view: string, directives: readon
   for (const name of directives) pluginEnabled.series({ ...base, name }).value = 1;
   e = {
     base,
-    requests: new Map(),
+    byKind: new Map(),
     responses: new Map(),
-    duration: duration.series(base),
+    doRequests: doRequests.series(base),
     requestSize: {
       udp: requestSize.series({ ...base, proto: "udp" }),
       tcp: requestSize.series({ ...base, proto: "tcp" }),
@@ -111,19 +122,15 @@ export function queryRecorder(
     }
     const family = q.remoteAddress.includes(":") ? 2 : 1;
     // qtype (16 bits), transport and family packed into one number.
-    const rkey = q.qtype * 4 + (q.proto === "tcp" ? 2 : 0) + family - 1;
-    let r = e.requests.get(rkey);
-    if (!r) {
-      const name = typeName(q.qtype);
-      r = requests.series({
-        ...e.base,
-        proto: q.proto,
-        family: String(family),
-        type: MONITORED.has(name) ? name : "other",
-      });
-      e.requests.set(rkey, r);
+    const key = q.qtype * 4 + (q.proto === "tcp" ? 2 : 0) + family - 1;
+    let k = e.byKind.get(key);
+    if (!k) {
+      k = newKind(e, q, family);
+      e.byKind.set(key, k);
     }
-    r.value++;
+    k.requests.value++;
+    k.duration.observeMicros(q.micros);
+    if (q.do) e.doRequests.value++;
     let byRcode = e.responses.get(q.plugin);
     if (!byRcode) e.responses.set(q.plugin, (byRcode = new Map()));
     let s = byRcode.get(q.rcode);
@@ -132,8 +139,16 @@ export function queryRecorder(
       byRcode.set(q.rcode, s);
     }
     s.value++;
-    e.duration.observeMicros(q.micros);
     e.requestSize[q.proto].observe(q.size);
     e.responseSize[q.proto].observe(q.rsize);
+  };
+}
+
+function newKind(e: Entry, q: QueryDone, family: number): ByKind {
+  const name = typeName(q.qtype);
+  const type = MONITORED.has(name) ? name : "other";
+  return {
+    requests: requests.series({ ...e.base, proto: q.proto, family: String(family), type }),
+    duration: duration.series({ ...e.base, type }),
   };
 }
