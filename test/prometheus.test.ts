@@ -106,6 +106,21 @@ cluster.local {
     assert.equal(sample(t, "coredns_forward_responses_total", { to, rcode: "NXDOMAIN" }), 1);
     assert.equal(sample(t, "coredns_forward_request_duration_seconds_count", { to, rcode: "NOERROR" }), 1);
     assert.equal(sample(t, "coredns_forward_max_concurrent_rejects_total", {}), 0);
+    assert.equal(sample(t, "coredns_forward_healthcheck_failures_total", { to }), 0);
+    // CoreDNS 1.11 and later: the same exchanges under the proxy package's names.
+    const proxy = { proxy_name: "forward", to };
+    for (const rcode of ["NOERROR", "NXDOMAIN"]) {
+      const count = sample(t, "coredns_proxy_request_duration_seconds_count", { ...proxy, rcode });
+      assert.equal(count, 1, rcode);
+      assert.equal(
+        sample(t, "coredns_proxy_request_duration_seconds_bucket", { ...proxy, rcode, le: "+Inf" }),
+        1,
+      );
+    }
+    // A UDP exchange always opens a socket of its own: two misses, no hits.
+    assert.equal(sample(t, "coredns_proxy_conn_cache_misses_total", { ...proxy, proto: "udp" }), 2);
+    assert.equal(sample(t, "coredns_proxy_conn_cache_hits_total", { ...proxy, proto: "udp" }), 0);
+    assert.equal(sample(t, "coredns_proxy_healthcheck_failures_total", proxy), 0);
     // The demo cluster of zones/demo-cluster.yaml: 7 services in 5 namespaces.
     assert.equal(sample(t, "clusterdns_kubernetes_objects", { kind: "services" }), 7);
     assert.equal(sample(t, "clusterdns_kubernetes_objects", { kind: "namespaces" }), 5);

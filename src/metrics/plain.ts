@@ -137,19 +137,29 @@ export class PlainHistogram extends PlainMetric {
   }
 }
 
-/** A histogram whose series live elsewhere (a plugin's own stats), listed at scrape time. */
+/** A histogram whose series live elsewhere (a plugin's own stats), listed at scrape time. `fixed`
+ * labels go before each series' own: so one set of counts can be served under two names (CoreDNS's
+ * older and newer series of the same observations) without a second observe per query. */
 export class CollectedHistogram extends PlainMetric {
   readonly bounds: readonly number[];
   readonly #list: () => Iterable<HistogramSeries>;
+  readonly #fixed: Labels;
 
-  constructor(name: string, help: string, bounds: readonly number[], list: () => Iterable<HistogramSeries>) {
+  constructor(
+    name: string,
+    help: string,
+    bounds: readonly number[],
+    list: () => Iterable<HistogramSeries>,
+    fixed: Labels = {},
+  ) {
     super(name, help, "histogram");
     this.bounds = bounds;
     this.#list = list;
+    this.#fixed = fixed;
   }
 
   values(): Value[] {
-    return histogramValues(this.name, this.bounds, this.#list());
+    return histogramValues(this.name, this.bounds, this.#list(), this.#fixed);
   }
 }
 
@@ -157,18 +167,20 @@ function histogramValues(
   name: string,
   bounds: readonly number[],
   series: Iterable<HistogramSeries>,
+  fixed: Labels = {},
 ): Value[] {
   const out: Value[] = [];
   for (const s of series) {
+    const labels = { ...fixed, ...s.labels };
     let cumulative = 0;
     bounds.forEach((le, i) => {
       cumulative += s.counts[i];
-      out.push({ metricName: `${name}_bucket`, labels: { ...s.labels, le: String(le) }, value: cumulative });
+      out.push({ metricName: `${name}_bucket`, labels: { ...labels, le: String(le) }, value: cumulative });
     });
     cumulative += s.counts[bounds.length];
-    out.push({ metricName: `${name}_bucket`, labels: { ...s.labels, le: "+Inf" }, value: cumulative });
-    out.push({ metricName: `${name}_sum`, labels: s.labels, value: s.sum });
-    out.push({ metricName: `${name}_count`, labels: s.labels, value: cumulative });
+    out.push({ metricName: `${name}_bucket`, labels: { ...labels, le: "+Inf" }, value: cumulative });
+    out.push({ metricName: `${name}_sum`, labels, value: s.sum });
+    out.push({ metricName: `${name}_count`, labels, value: cumulative });
   }
   return out;
 }

@@ -1,15 +1,29 @@
-// coredns_forward_* from the forward plugin's plain counters (stats.ts), read at scrape time.
+// The forward plugin's series from its plain counters (stats.ts), read at scrape time: CoreDNS's
+// coredns_proxy_* (1.11 and later, where forward's exchanges are counted by its proxy package, with
+// proxy_name="forward") and the coredns_forward_* that dashboards of older versions read. Both names
+// come from the same counts, so serving both costs nothing per query.
 
 import { Counter } from "prom-client";
 import { registry, scrapedCounter } from "../../metrics/registry.ts";
 import { CollectedHistogram, TIME_BUCKETS } from "../../metrics/plain.ts";
 import { forwardStats, type UpstreamStats } from "./stats.ts";
+import type { Proto } from "./conn.ts";
 
 type Fill = (c: Counter, s: UpstreamStats) => void;
+
+/** The proxy_name label of CoreDNS's coredns_proxy_* series for forward's exchanges. */
+const PROXY_NAME = "forward";
 
 function perUpstream(name: string, help: string, labelNames: string[], fill: Fill): void {
   scrapedCounter(name, help, labelNames, (c) => {
     for (const s of forwardStats.upstreams.values()) fill(c, s);
+  });
+}
+
+/** A counter per upstream and transport, as CoreDNS's proxy package labels its connection cache. */
+function perProto(name: string, help: string, read: (s: UpstreamStats) => Record<Proto, number>): void {
+  perUpstream(name, help, ["proxy_name", "to", "proto"], (c, s) => {
+    for (const [proto, n] of Object.entries(read(s))) c.inc({ proxy_name: PROXY_NAME, to: s.to, proto }, n);
   });
 }
 
@@ -35,22 +49,20 @@ perUpstream(
   (c, s) => c.inc({ to: s.to }, s.healthcheckFailures),
 );
 perUpstream(
+  "coredns_proxy_healthcheck_failures_total",
+  "Health checks of each upstream that got no reply.",
+  ["proxy_name", "to"],
+  (c, s) => c.inc({ proxy_name: PROXY_NAME, to: s.to }, s.healthcheckFailures),
+);
+perProto(
   "coredns_proxy_conn_cache_hits_total",
   "Queries sent on a pooled connection.",
-  ["to", "proxy_name", "type"],
-  (c, s) => {
-    for (const type of ["udp", "tcp", "tcp-tls", "https"] as const)
-      c.inc({ to: s.to, proxy_name: "forward", type }, s.connCacheHits[type]);
-  },
+  (s) => s.connCacheHits,
 );
-perUpstream(
+perProto(
   "coredns_proxy_conn_cache_misses_total",
   "Queries that had to open a new connection.",
-  ["to", "proxy_name", "type"],
-  (c, s) => {
-    for (const type of ["udp", "tcp", "tcp-tls", "https"] as const)
-      c.inc({ to: s.to, proxy_name: "forward", type }, s.connCacheMisses[type]);
-  },
+  (s) => s.connCacheMisses,
 );
 perUpstream(
   "clusterdns_forward_rejected_replies_total",
@@ -82,13 +94,14 @@ total(
   "Queries refused because max_concurrent queries were already in flight.",
   () => forwardStats.maxConcurrentRejects,
 );
-registry.registerMetric(
-  new CollectedHistogram(
-    "coredns_forward_request_duration_seconds",
-    "Seconds from sending a query upstream to its reply, by upstream and rcode.",
-    TIME_BUCKETS,
-    function* () {
-      for (const s of forwardStats.upstreams.values()) yield* s.durations.values();
-    },
-  ).asMetric(),
-);
+function* durations() {
+  for (const s of forwardStats.upstreams.values()) yield* s.durations.values();
+}
+const DURATION_HELP = "Seconds from sending a query upstream to its reply, by upstream and rcode.";
+for (const h of [
+  new CollectedHistogram("coredns_forward_request_duration_seconds", DURATION_HELP, TIME_BUCKETS, durations),
+  new CollectedHistogram("coredns_proxy_request_duration_seconds", DURATION_HELP, TIME_BUCKETS, durations, {
+    proxy_name: PROXY_NAME,
+  }),
+])
+  registry.registerMetric(h.asMetric());

@@ -1,6 +1,6 @@
 // The forward plugin's counters, process-wide so they keep counting across reloads (as CoreDNS's do).
 // Plain numbers bumped on the query path; the prometheus plugin reads them at scrape time and names
-// them as in the comments (CoreDNS's coredns_forward_* series).
+// them as in the comments (CoreDNS's coredns_forward_* and coredns_proxy_* series, see metrics.ts).
 
 import type { Proto } from "./conn.ts";
 import type { Mismatch } from "../../client/reply-match.ts";
@@ -13,13 +13,17 @@ export interface UpstreamStats {
   requests: number;
   /** coredns_forward_responses_total{to, rcode}: replies received, by rcode name ("NOERROR"). */
   readonly responses: Map<string, number>;
-  /** coredns_forward_request_duration_seconds{to, rcode}: one histogram per rcode name. */
+  /** coredns_proxy_request_duration_seconds{proxy_name="forward", to, rcode}, also served as
+   * coredns_forward_request_duration_seconds{to, rcode}: one histogram per rcode name. */
   readonly durations: Map<string, HistogramSeries>;
-  /** coredns_forward_healthcheck_failures_total{to}: health checks that got no reply. */
+  /** coredns_proxy_healthcheck_failures_total{proxy_name="forward", to} and
+   * coredns_forward_healthcheck_failures_total{to}: health checks that got no reply. */
   healthcheckFailures: number;
-  /** coredns_forward_conn_cache_hits_total{to, proto}: queries sent on a pooled connection. */
+  /** coredns_proxy_conn_cache_hits_total{proxy_name="forward", to, proto}: queries sent on a pooled
+   * connection. */
   readonly connCacheHits: Record<Proto, number>;
-  /** coredns_forward_conn_cache_misses_total{to, proto}: queries that had to open a connection. */
+  /** coredns_proxy_conn_cache_misses_total{proxy_name="forward", to, proto}: queries that had to open
+   * a connection. */
   readonly connCacheMisses: Record<Proto, number>;
   /** Exchanges that got no usable reply (timeout, refused, reset). Not a CoreDNS series. */
   failures: number;
