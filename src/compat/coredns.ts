@@ -187,7 +187,10 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     plugin: "prometheus",
     options: "ADDRESS",
     verdict: "same",
-    note: "CoreDNS's series names",
+    note:
+      "CoreDNS's series names and labels, those of 1.11 and later (`coredns_proxy_*` for forward, `type` on " +
+      "`coredns_dns_request_duration_seconds`, `coredns_dns_do_requests_total`) and forward's older " +
+      "`coredns_forward_*` too",
     twice: "refused",
   },
   {
