@@ -62,6 +62,10 @@ export interface Msg {
   authority: RR[];
   additional: RR[];
   edns?: Edns;
+  /** Why this reply is a failure, when the plugin that made it knows (forward: what its upstreams did):
+   * the `errors` plugin logs it, as CoreDNS's logs the error a plugin returns with its rcode. Never
+   * encoded; a copy made with a spread keeps it. */
+  error?: Error;
 }
 
 /** Puts an EDNS option in a reply, in place of one with the same code. The server sends it when the

@@ -3,6 +3,8 @@ import assert from "node:assert/strict";
 import type { Directive } from "../../corefile/types.ts";
 import type { Handler } from "../../chain/handler.ts";
 import { PluginError } from "../../chain/plugin-error.ts";
+import { ExchangeCode, ExchangeError } from "../forward/conn.ts";
+import { replyTo } from "../../dns/message.ts";
 import { setup } from "./setup.ts";
 import { goDuration } from "./consolidate.ts";
 import { makeRequest, recordingNext } from "../../../test/helpers/request.ts";
@@ -56,6 +58,22 @@ test("replies pass through untouched; a PluginError names the plugin that failed
   assert.equal(req.answeredBy, "forward");
   assert.equal(errorLines(failing.logs)[0].code, "CDNS_ERR_NO_UPSTREAM");
   assert.equal(errorLines(failing.logs)[0].msg, "2 a.test. A: forward: no upstream");
+});
+
+test("a SERVFAIL that carries its error is logged and sent as it came; any other reply is not", async () => {
+  const failed = replyTo(makeRequest("a.test", Type.A).msg, Rcode.SERVFAIL);
+  failed.error = new ExchangeError(ExchangeCode.TIMEOUT, "read udp 10.0.0.1:4000->10.0.0.2:53: i/o timeout");
+  const answered = { ...replyTo(makeRequest("b.test", Type.A).msg, Rcode.NOERROR), error: new Error("x") };
+  let reply = failed;
+  const next: Handler = { name: "forward", serve: () => Promise.resolve(reply) };
+  const { h, logs } = await build(dir("errors"), next);
+  assert.equal(await h.serve(makeRequest("a.test", Type.A)), failed, "the same reply, untouched");
+  reply = answered;
+  assert.equal(await h.serve(makeRequest("b.test", Type.A)), answered);
+  assert.deepEqual(
+    errorLines(logs).map((l) => [l.msg, l.code]),
+    [["2 a.test. A: read udp 10.0.0.1:4000->10.0.0.2:53: i/o timeout", "CDNS_ERR_FORWARD_TIMEOUT"]],
+  );
 });
 
 test("stacktrace logs the error with its stack", async () => {

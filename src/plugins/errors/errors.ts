@@ -1,8 +1,11 @@
 // errors: the catch around the rest of the chain. A handler that throws is logged once, with the query,
-// and the client gets SERVFAIL; matching messages can be consolidated (see consolidate.ts).
+// and the client gets SERVFAIL; so is a SERVFAIL that carries its cause (Msg.error: forward's upstream
+// failures), which is sent as it came. Matching messages can be consolidated (see consolidate.ts).
 
 import type { Logger } from "pino";
 import type { Handler } from "../../chain/handler.ts";
+import type { Request } from "../../chain/request.ts";
+import type { Msg } from "../../dns/message.ts";
 import type { Consolidator } from "./consolidate.ts";
 import { PASS_ALL } from "../../answers/lane-step.ts";
 import { PluginError } from "../../chain/plugin-error.ts";
@@ -20,31 +23,39 @@ export interface ErrorsOptions {
 }
 
 export function errors(opts: ErrorsOptions): (next: Handler) => Handler {
-  const { consolidator, stacktrace, log, debug } = opts;
+  const { debug } = opts;
   return (next) => ({
     name: "errors",
     // The lane never throws past itself: a failure there sends the query down the chain, through here.
     lane: PASS_ALL,
     async serve(req) {
+      let reply: Msg;
       try {
-        return await next.serve(req);
+        reply = await next.serve(req);
       } catch (err) {
         if (debug && !(err instanceof PluginError)) throw err;
-        const message = err instanceof Error ? err.message : String(err);
-        if (!consolidator.take(message)) {
-          const fields = {
-            qname: req.qname,
-            qtype: typeName(req.qtype),
-            code: (err as { code?: unknown }).code,
-          };
-          // CoreDNS's line: "RCODE NAME TYPE: error".
-          const line = `${Rcode.SERVFAIL} ${req.qname} ${fields.qtype}: ${message}`;
-          if (stacktrace) log.error({ ...fields, err }, line);
-          else log.error(fields, line);
-        }
+        report(opts, req, err);
         if (err instanceof PluginError) req.answeredBy = err.plugin;
         return failure(req, Rcode.SERVFAIL);
       }
+      // A failure a plugin answered itself and said why (forward's upstreams): logged, and sent as it is.
+      if (reply.error !== undefined && reply.rcode === Rcode.SERVFAIL) report(opts, req, reply.error);
+      return reply;
     },
   });
+}
+
+/** Logs the error behind a query's SERVFAIL once, unless a `consolidate` pattern counts it. */
+function report({ consolidator, stacktrace, log }: ErrorsOptions, req: Request, err: unknown): void {
+  const message = err instanceof Error ? err.message : String(err);
+  if (consolidator.take(message)) return;
+  const fields = {
+    qname: req.qname,
+    qtype: typeName(req.qtype),
+    code: (err as { code?: unknown }).code,
+  };
+  // CoreDNS's line: "RCODE NAME TYPE: error".
+  const line = `${Rcode.SERVFAIL} ${req.qname} ${fields.qtype}: ${message}`;
+  if (stacktrace) log.error({ ...fields, err }, line);
+  else log.error(fields, line);
 }

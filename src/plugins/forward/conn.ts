@@ -33,6 +33,11 @@ export class ExchangeError extends Error {
   }
 }
 
+/** "host:port", an IPv6 host in brackets, as Go's net package writes an address. */
+export function joinHostPort(host: string, port: number): string {
+  return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
 interface Pending {
   e: Expect;
   resolve(m: Msg): void;
@@ -67,7 +72,8 @@ export abstract class Conn<P extends string = Proto> {
     return new Promise<Msg>((resolve, reject) => {
       const timer = setTimeout(() => {
         // A late reply would arrive on a connection that no longer expects it: do not reuse it.
-        this.fail(new ExchangeError(ExchangeCode.TIMEOUT, `no reply within ${timeoutMs} ms`));
+        // Go's words, which operators' `errors { consolidate ... "i/o timeout$" }` lines match.
+        this.fail(new ExchangeError(ExchangeCode.TIMEOUT, `read ${this.route()}: i/o timeout`));
       }, timeoutMs);
       this.#pending = { e, resolve, reject, timer };
       this.send(query, timeoutMs);
@@ -111,6 +117,17 @@ export abstract class Conn<P extends string = Proto> {
       this.#pending = undefined;
       p.reject(err);
     }
+  }
+
+  /** The connection as Go's net errors name it ("udp 10.0.0.1:41000->10.0.0.2:53"), so that what is
+   * logged of it reads as CoreDNS's; the transport alone where there is no such pair. */
+  protected route(): string {
+    return this.proto;
+  }
+
+  /** An error of the socket (refused, reset, unreachable), naming the connection it happened on. */
+  protected networkError(err: Error): ExchangeError {
+    return new ExchangeError(ExchangeCode.NETWORK, `${this.route()}: ${err.message}`, { cause: err });
   }
 
   close(): void {

@@ -15,6 +15,7 @@ import type { TlsSettings } from "./tcp-conn.ts";
 import type { DohMethod } from "./doh-conn.ts";
 import type { ForwardExchange, ForwardTap } from "./tap.ts";
 import { failure } from "../../chain/handler.ts";
+import { PluginError } from "../../chain/plugin-error.ts";
 import { RCODE_TAG } from "../../chain/trace-span.ts";
 import { Rcode, rcodeName } from "../../dns/constants.ts";
 import { sendsName } from "./upstream-options.ts";
@@ -143,14 +144,14 @@ export class Forward {
       forwardStats.maxConcurrentRejects++;
       return failure(req, Rcode.REFUSED);
     }
-    let reply: Msg | undefined;
+    let reply: Msg | Error;
     this.inFlight++;
     try {
       reply = await this.#forward(req);
     } finally {
       this.inFlight--;
     }
-    if (reply === undefined) return failure(req, Rcode.SERVFAIL);
+    if (reply instanceof Error) return failed(req, reply);
     if (next.name === NAME && this.#passOn(reply)) return next.serve(req);
     req.cache.limit(FORWARD_MAX_AGE);
     req.cache.outside = true;
@@ -162,13 +163,14 @@ export class Forward {
     return this.opts.nextOnNodata && reply.rcode === Rcode.NOERROR && reply.answer.length === 0;
   }
 
-  /** The upstream's reply, or undefined when none answered. */
-  async #forward(req: Request): Promise<Msg | undefined> {
+  /** The upstream's reply, or why none came: the last try's error, as CoreDNS reports it. */
+  async #forward(req: Request): Promise<Msg | Error> {
     let list = this.#order().filter((u) => !u.down);
     if (list.length === 0) {
       // Every upstream failed its checks: assume the checks are what is broken, as CoreDNS does.
       forwardStats.healthcheckBroken++;
-      if (this.opts.failfastAllUnhealthy) return undefined;
+      if (this.opts.failfastAllUnhealthy)
+        return forwardError("CDNS_ERR_FORWARD_NO_HEALTHY", "no healthy upstream");
       list = shuffled(this.upstreams).slice(0, 1);
     }
     const o = this.opts;
@@ -178,6 +180,7 @@ export class Forward {
     // CoreDNS's 5 s for all attempts, or the query's own deadline (`cancel`) when that comes first.
     const deadline = Math.min(Date.now() + o.deadlineMs, req.deadline ?? Infinity);
     let last: Msg | undefined;
+    let error: Error | undefined;
     for (let i = 0; i < list.length && Date.now() < deadline; i++) {
       const u = list[i];
       const started = this.#taps.length > 0 ? Date.now() : 0;
@@ -189,7 +192,8 @@ export class Forward {
         last = await u.exchange(query, proto, deadline);
         span?.tag(RCODE_TAG, rcodeName(last.rcode));
       } catch (err) {
-        span?.fail((err as Error).message);
+        error = err as Error;
+        span?.fail(error.message);
         this.#log.debug({ err, to: u.to, qname: req.qname, qtype: req.qtype }, "upstream did not answer");
         if (started > 0) tapTry(this.#taps, req, u, { proto, query, reply: undefined, started });
         continue;
@@ -199,8 +203,22 @@ export class Forward {
       if (started > 0) tapTry(this.#taps, req, u, { proto, query, reply: last, started });
       if (!o.failover.has(last.rcode)) return last;
     }
-    return last;
+    if (last !== undefined) return last;
+    const late = "the query's deadline passed before any upstream was tried";
+    return error ?? forwardError("CDNS_ERR_FORWARD_DEADLINE", late);
   }
+}
+
+/** The SERVFAIL of a query no upstream answered, carrying why for the `errors` plugin: the client gets
+ * the reply it would without it, and the plugins between see the same rcode. */
+function failed(req: Request, why: Error): Msg {
+  const reply = failure(req, Rcode.SERVFAIL);
+  reply.error = why;
+  return reply;
+}
+
+function forwardError(code: string, message: string): PluginError {
+  return new PluginError(NAME, code, message);
 }
 
 /** Tells each tap of one try to upstream `u`. */

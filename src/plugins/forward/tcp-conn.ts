@@ -7,27 +7,29 @@
 import net from "node:net";
 import tls from "node:tls";
 import type { Mismatch } from "../../client/reply-match.ts";
-import { Conn, ExchangeCode, ExchangeError } from "./conn.ts";
+import { Conn, ExchangeCode, ExchangeError, joinHostPort } from "./conn.ts";
 import { FrameReader, tcpFrame } from "../../dns/tcp-frames.ts";
 
 export class StreamConn extends Conn {
   readonly proto: "tcp" | "tcp-tls";
   readonly #socket: net.Socket;
   readonly #frames = new FrameReader();
+  /** The upstream, "host:port". */
+  readonly #to: string;
 
   constructor(
     socket: net.Socket,
     proto: "tcp" | "tcp-tls",
+    to: string,
     onReject: (why: Mismatch, packet?: Uint8Array) => void,
   ) {
     super(onReject);
     this.proto = proto;
     this.#socket = socket;
+    this.#to = to;
     socket.setNoDelay(true);
     socket.on("data", (chunk: Buffer) => this.#read(chunk));
-    socket.on("error", (err) =>
-      this.fail(new ExchangeError(ExchangeCode.NETWORK, err.message, { cause: err })),
-    );
+    socket.on("error", (err) => this.fail(this.networkError(err)));
     socket.on("close", () =>
       this.fail(new ExchangeError(ExchangeCode.CLOSED, "upstream closed the connection")),
     );
@@ -38,6 +40,14 @@ export class StreamConn extends Conn {
       this.deliver(frame);
       return !this.closed;
     });
+  }
+
+  /** TLS runs over a TCP connection, which is what Go's errors name, as "tcp". */
+  protected override route(): string {
+    const s = this.#socket;
+    // Not connected (yet): no local address.
+    if (s.localAddress === undefined || s.localPort === undefined) return `tcp ${this.#to}`;
+    return `tcp ${joinHostPort(s.localAddress, s.localPort)}->${this.#to}`;
   }
 
   protected send(query: Buffer): void {
@@ -54,7 +64,7 @@ export function tcpConn(
   port: number,
   onReject: (why: Mismatch, packet?: Uint8Array) => void,
 ): StreamConn {
-  return new StreamConn(net.connect({ host, port }), "tcp", onReject);
+  return new StreamConn(net.connect({ host, port }), "tcp", joinHostPort(host, port), onReject);
 }
 
 /** What a DNS-over-TLS connection needs besides the address: the forward's `tls` files and name. */
@@ -93,5 +103,5 @@ export function tlsConn(
     session,
   });
   socket.on("session", onSession);
-  return new StreamConn(socket, "tcp-tls", onReject);
+  return new StreamConn(socket, "tcp-tls", joinHostPort(host, port), onReject);
 }

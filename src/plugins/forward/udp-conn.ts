@@ -7,7 +7,7 @@
 import dgram from "node:dgram";
 import { isIPv6 } from "node:net";
 import type { Mismatch } from "../../client/reply-match.ts";
-import { Conn, ExchangeCode, ExchangeError } from "./conn.ts";
+import { Conn, ExchangeCode, ExchangeError, joinHostPort } from "./conn.ts";
 
 /** At most `max` upstream UDP sockets open at once (one forward block's), so that a flood of unique
  * names to a silent upstream, each query holding its socket for the read timeout, cannot use up the
@@ -32,19 +32,21 @@ export class UdpConn extends Conn {
   readonly proto = "udp";
   readonly #socket: dgram.Socket;
   readonly #cap: UdpSocketCap;
+  /** The upstream, "host:port". */
+  readonly #to: string;
 
   private constructor(
     socket: dgram.Socket,
     cap: UdpSocketCap,
+    to: string,
     onReject: (why: Mismatch, packet?: Uint8Array) => void,
   ) {
     super(onReject);
     this.#socket = socket;
     this.#cap = cap;
+    this.#to = to;
     socket.on("message", (pkt) => this.deliver(pkt));
-    socket.on("error", (err) =>
-      this.fail(new ExchangeError(ExchangeCode.NETWORK, err.message, { cause: err })),
-    );
+    socket.on("error", (err) => this.fail(this.networkError(err)));
   }
 
   static open(
@@ -68,7 +70,7 @@ export class UdpConn extends Conn {
       // Connecting binds the socket first, to port 0: the kernel picks a random free ephemeral port.
       socket.connect(to.port, to.host, () => {
         socket.off("error", onError);
-        resolve(new UdpConn(socket, cap, onReject));
+        resolve(new UdpConn(socket, cap, joinHostPort(to.host, to.port), onReject));
       });
     });
   }
@@ -76,6 +78,12 @@ export class UdpConn extends Conn {
   protected send(query: Buffer): void {
     // A send error also arrives as an "error" event, which fails the exchange.
     this.#socket.send(query);
+  }
+
+  /** Read when the exchange fails, while the socket is still open: no system call on the way of a reply. */
+  protected override route(): string {
+    const local = this.#socket.address();
+    return `udp ${joinHostPort(local.address, local.port)}->${this.#to}`;
   }
 
   protected destroy(): void {
