@@ -205,6 +205,18 @@ test("start-up: a second forward ., a refused second plugin and a template place
   );
 });
 
+test("start-up on a Corefile with no server block stops it, naming the file, instead of serving nothing", async () => {
+  for (const text of ["", "# nothing here yet\n"]) {
+    const r = await startFailure(text);
+    assert.equal(r.code, 1, JSON.stringify(text));
+    assert.match(
+      r.stderr,
+      /^clusterdns: \S*Corefile: the Corefile has no server block: nothing would be served\n$/,
+    );
+    assert.doesNotMatch(r.stdout, /"msg":"started"/);
+  }
+});
+
 test("start-up on a ConfigMap says it is one, and what reads it", async () => {
   const r = await startFailure(readFileSync(join(ROOT, "deploy", "base", "configmap.yaml"), "utf8"));
   assert.equal(r.code, 1);

@@ -167,6 +167,16 @@ test("migrate coredns: the ConfigMap's lines, as in the file, and exit 1 when a 
   assert.ok(piped.stdout.includes(`stdin:${line}  missing      route53 example.org.:Z1\n`), piped.stdout);
 });
 
+test("migrate coredns: a Corefile with no server block is refused as -validate refuses it", async () => {
+  const r = await clusterdns(["migrate", "coredns", "-"], "# nothing here yet\n");
+  assert.equal(r.code, 1);
+  assert.equal(r.stdout, "");
+  assert.equal(
+    r.stderr,
+    "clusterdns migrate: stdin: the Corefile has no server block: nothing would be served\n",
+  );
+});
+
 test("migrate: a wrong command line is a usage error (exit 2); -help is not", async () => {
   for (const args of [
     ["migrate", "bind"],

@@ -288,3 +288,25 @@ test("an unrendered template is named as one, every placeholder at its line", as
   );
   assert.match(lines[1], /Corefile:4 - .*'\{\{ \.Values\.upstream \}\}' is a template placeholder/);
 });
+
+test("a Corefile with no server block (empty, comments, snippets only) is refused, by file", async (t) => {
+  for (const text of ["", "# nothing here yet\n\n", "(common) {\n    errors\n}\n"]) {
+    const r = await validate(t, { Corefile: text });
+    assert.equal(r.code, 1, JSON.stringify(text));
+    assert.equal(r.stdout, "");
+    assert.equal(
+      r.stderr,
+      `clusterdns: ${join(r.dir, "Corefile")}: the Corefile has no server block: nothing would be served\n`,
+    );
+  }
+  // An empty Corefile key of the coredns ConfigMap, the same.
+  const dir = mkdtempSync(join(tmpdir(), "clusterdns-validate-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const cm = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: coredns\ndata:\n  Corefile: ""\n';
+  const r = await validateArgs(dir, ["-conf", "-"], cm);
+  assert.equal(r.code, 1);
+  assert.equal(
+    r.stderr,
+    "clusterdns: stdin (data.Corefile): the Corefile has no server block: nothing would be served\n",
+  );
+});

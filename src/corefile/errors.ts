@@ -1,6 +1,7 @@
 import type { Directive, Token } from "./types.ts";
 
-/** A Corefile that cannot be used. The message always starts with file:line; a mistake in the file says
+/** A Corefile that cannot be used. The message starts with file:line (file alone when no line is at
+ * fault: NoServerBlock); a mistake in the file says
  * "Error during parsing" as CoreDNS does, a directive that could not start (`parsing: false`, a port
  * in use) does not. */
 export class ConfigError extends Error {
@@ -23,6 +24,15 @@ export function configError(at: Directive | Token, directive: string, message: s
 /** A directive, valid as written, that could not start: `file:line - health: cannot listen ...`. */
 export function startError(at: Directive | Token, directive: string, message: string): ConfigError {
   return new ConfigError(at.file, at.line, `${directive}: ${message}`, { parsing: false });
+}
+
+/** A Corefile that parses to no server block (empty, comments or snippets only): a server on it would
+ * open no port and exit at once, so it is refused, by file name as no line is at fault. */
+export class NoServerBlock extends ConfigError {
+  constructor(file: string) {
+    super(file, 1, "");
+    this.message = `${file}: the Corefile has no server block: nothing would be served`;
+  }
 }
 
 /** Several mistakes found at once (every placeholder of a file, say): the message is the first's, so a

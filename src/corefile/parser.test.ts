@@ -187,7 +187,20 @@ test("a single server block may leave out its braces", () => {
     [2, "errors"],
     [3, "forward", ".", "1.1.1.1", [[4, "max_fails", "2"]]],
   ]);
-  assert.deepEqual(parse(""), []);
+});
+
+test("a Corefile with no server block is an error naming the file: nothing would be served", () => {
+  for (const text of ["", "  \n# only a comment\n", "(common) {\n  errors\n}\n"]) {
+    assert.throws(
+      () => parse(text),
+      (e: unknown) => {
+        assert.ok(e instanceof ConfigError, String(e));
+        assert.equal(e.message, "Corefile: the Corefile has no server block: nothing would be served");
+        return true;
+      },
+      JSON.stringify(text),
+    );
+  }
 });
 
 test("snippets are imported inside blocks and at the top level, keeping their own lines", () => {

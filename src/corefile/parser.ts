@@ -13,7 +13,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { checkKeys } from "./check.ts";
-import { ConfigError, ConfigErrors, type ConfigWarning } from "./errors.ts";
+import { ConfigError, ConfigErrors, NoServerBlock, type ConfigWarning } from "./errors.ts";
 import { tokenize, type Lexeme } from "./lexer.ts";
 import { placeholderErrors } from "./placeholders.ts";
 import type { Directive, ServerBlock, Token } from "./types.ts";
@@ -47,13 +47,16 @@ export function parseCorefile(text: string, file: string, o: ParseOptions = {}):
   return blocks;
 }
 
-/** The blocks of a Corefile, keys unchecked: for tools that report on each key themselves. */
+/** The blocks of a Corefile, keys unchecked: for tools that report on each key themselves. At least
+ * one: a Corefile without any is refused (NoServerBlock). */
 export function parseBlocks(text: string, file: string, o: ParseOptions = {}): ServerBlock[] {
   const via = [resolve(file)];
-  return new Parser(
+  const blocks = new Parser(
     checked(tokenize(text, file)).map((t) => ({ ...t, via, dir: o.dir })),
     o,
   ).parse();
+  if (blocks.length === 0) throw new NoServerBlock(file);
+  return blocks;
 }
 
 /** The words of a file, refused whole when it is an unrendered template. */
