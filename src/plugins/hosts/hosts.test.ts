@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Directive } from "../../corefile/types.ts";
@@ -223,7 +223,7 @@ test("a missing file is a warning, logged once; inline entries are still served"
   assert.match(warned[0].msg, /absent\.hosts is not readable/);
 });
 
-test("reload picks up a changed file, invalidates the cache, and drops a deleted file", async (t) => {
+test("reload picks up a changed file and invalidates the cache", async (t) => {
   const root = tempDir();
   t.after(() => rmSync(root, { recursive: true, force: true }));
   const path = join(root, "hosts");
@@ -241,17 +241,40 @@ test("reload picks up a changed file, invalidates the cache, and drops a deleted
   assert.deepEqual(addresses(await ask(b.handler, "new.test", Type.A)), ["10.0.0.3"]);
   assert.ok(b.invalidations >= 1);
 
-  const before = b.invalidations;
-  rmSync(path);
-  const gone = await waitFor(async () => (await ask(b.handler, "app.test", Type.A)).rcode === Rcode.NXDOMAIN);
-  assert.ok(gone, "entries of a deleted file are dropped");
-  assert.ok(b.invalidations > before);
-
   await b.stop();
   const after = b.invalidations;
   writeFileSync(path, "10.0.0.4 app.test\n");
   await new Promise((r) => setTimeout(r, 50));
   assert.equal(b.invalidations, after, "no polling after shutdown");
+});
+
+test("a file that can no longer be read keeps its last entries, warned once per failure, until it is back", async (t) => {
+  const root = tempDir();
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  const path = join(root, "hosts");
+  writeFileSync(path, "10.0.0.1 app.test\n");
+  const d = dir("hosts", ["hosts"], [dir("10.1.1.1", ["inline.test"]), dir("reload", ["10ms"])]);
+  const b = await build(d, root);
+  await b.start();
+  t.after(b.stop);
+  const warnings = () => b.logs.filter((l) => l.level === 40).map((l) => l.msg);
+  const kept = `hosts file ${path} is not readable (ENOENT): keeping the entries last read from it`;
+
+  renameSync(path, join(root, "hosts.moved"));
+  assert.ok(await waitFor(async () => warnings().length > 0), "the failure is warned");
+  await new Promise((r) => setTimeout(r, 60)); // a few more polls of the missing file: no more warnings
+  assert.deepEqual(warnings(), [kept]);
+  assert.deepEqual(addresses(await ask(b.handler, "app.test", Type.A)), ["10.0.0.1"]);
+  assert.deepEqual(addresses(await ask(b.handler, "inline.test", Type.A)), ["10.1.1.1"]);
+  assert.equal(b.invalidations, 0, "the data served did not change");
+
+  // Back, changed: read again. Gone again: a new failure, warned again, the newer entries kept.
+  writeFileSync(path, "10.0.0.2 app.test\n");
+  assert.ok(await waitFor(async () => addresses(await ask(b.handler, "app.test", Type.A))[0] === "10.0.0.2"));
+  rmSync(path);
+  assert.ok(await waitFor(async () => warnings().length > 1), "the second failure is warned");
+  assert.deepEqual(warnings(), [kept, kept]);
+  assert.deepEqual(addresses(await ask(b.handler, "app.test", Type.A)), ["10.0.0.2"]);
 });
 
 /** Polls `cond` every 10 ms, for at most 5 s. */

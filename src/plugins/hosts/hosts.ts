@@ -41,7 +41,7 @@ export class Hosts {
   readonly opts: HostsOptions;
   #table: HostsTable;
   #file: HostsEntry[] = [];
-  /** What the file looked like at the last read ("mtime:size:inode"), or MISSING. */
+  /** What the file looked like at the last read ("mtime:size:inode"), or MISSING while it cannot be. */
   #stamp: string | undefined;
   readonly #log: Logger;
 
@@ -72,27 +72,18 @@ export class Hosts {
   async refresh(): Promise<boolean> {
     const { path } = this.opts;
     let stamp: string;
+    let text: string;
     try {
       const st = await stat(path);
       if (st.isDirectory()) throw Object.assign(new Error(`${path} is a directory`), { code: "EISDIR" });
       stamp = `${st.mtimeMs}:${st.size}:${st.ino}`;
+      if (stamp === this.#stamp) return false;
+      text = await readFile(path, "utf8");
     } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code !== "ENOENT" && code !== "ENOTDIR" && code !== "EISDIR") throw err;
-      if (this.#stamp === MISSING) return false;
-      // Logged once per disappearance; the inline lines keep being served.
-      this.#log.warn(
-        { file: path },
-        `hosts file ${path} is not readable (${code}): serving inline entries only`,
-      );
-      this.#stamp = MISSING;
-      const had = this.#file.length > 0;
-      this.#file = [];
-      if (had) this.#table = this.#build();
-      return had;
+      this.#unreadable(err as NodeJS.ErrnoException);
+      return false;
     }
-    if (stamp === this.#stamp) return false;
-    const parsed = parseHosts(await readFile(path, "utf8"));
+    const parsed = parseHosts(text);
     for (const p of parsed.problems) {
       this.#log.warn({ file: path, line: p.line }, `${path}:${p.line}: ${p.message}; line skipped`);
     }
@@ -100,6 +91,20 @@ export class Hosts {
     this.#file = parsed.entries;
     this.#table = this.#build();
     return true;
+  }
+
+  /** The file cannot be read. Once it has been, its last entries stay served, as in CoreDNS: a file
+   * moved aside for an edit, or a ConfigMap volume between two updates, does not take its names away.
+   * Warned once per failure streak (MISSING marks one). Before the first read only a missing file (or
+   * a directory) is a warning: it may appear later; any other failure is thrown for setup to report. */
+  #unreadable(err: NodeJS.ErrnoException): void {
+    const { path } = this.opts;
+    if (this.#stamp === MISSING) return;
+    const read = this.#stamp !== undefined;
+    if (!read && err.code !== "ENOENT" && err.code !== "ENOTDIR" && err.code !== "EISDIR") throw err;
+    const serving = read ? "keeping the entries last read from it" : "serving inline entries only";
+    this.#log.warn({ file: path }, `hosts file ${path} is not readable (${err.code}): ${serving}`);
+    this.#stamp = MISSING;
   }
 
   #build(): HostsTable {
