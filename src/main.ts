@@ -74,7 +74,8 @@ export async function main(argv: string[]): Promise<number> {
     const { validateMain } = await import("./validate.ts");
     if (flags.confs || existsSync("Corefile")) return validateMain(flags.confs ?? ["Corefile"], options);
     const demo = readSource(flags) as Source;
-    return validateMain({ ...demo, parse: {}, shown: (m) => m, close: () => {} }, options);
+    const { plainLayout } = await import("./corefile/layout.ts");
+    return validateMain(plainLayout(demo.text, demo.file, demo.root), options);
   }
   if ((flags.confs?.length ?? 0) > 1) {
     process.stderr.write("clusterdns: -conf is given more than once: only -validate takes several\n");

@@ -167,6 +167,36 @@ test("migrate coredns: the ConfigMap's lines, as in the file, and exit 1 when a 
   assert.ok(piped.stdout.includes(`stdin:${line}  missing      route53 example.org.:Z1\n`), piped.stdout);
 });
 
+test("migrate coredns: the lines of coredns-custom's keys are named at their lines of its file", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "clusterdns-migrate-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const coredns = readFileSync(join(ROOT, "deploy", "base", "configmap.yaml"), "utf8").replace(
+    "    loop\n",
+    "    loop\n    import custom/*.override\n",
+  );
+  writeFileSync(join(dir, "coredns.yaml"), coredns);
+  const custom = [
+    "apiVersion: v1",
+    "kind: ConfigMap",
+    "metadata:",
+    "  name: coredns-custom",
+    "data:",
+    "  bad.override: |",
+    "    log",
+    "    route53 example.org.:Z1",
+    "",
+  ].join("\n");
+  writeFileSync(join(dir, "custom.yaml"), custom);
+  const r = await clusterdns(["migrate", "coredns", join(dir, "coredns.yaml"), join(dir, "custom.yaml")]);
+  assert.equal(r.code, 1);
+  assert.doesNotMatch(r.stdout, /\/etc\/coredns/);
+  assert.match(r.stdout, new RegExp(`\\n${join(dir, "custom.yaml")}:7 +same +log\\n`));
+  assert.match(
+    r.stdout,
+    new RegExp(`\\n${join(dir, "custom.yaml")}:8 +missing +route53 example\\.org\\.:Z1\\n`),
+  );
+});
+
 test("migrate coredns: a Corefile with no server block is refused as -validate refuses it", async () => {
   const r = await clusterdns(["migrate", "coredns", "-"], "# nothing here yet\n");
   assert.equal(r.code, 1);

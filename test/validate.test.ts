@@ -210,7 +210,8 @@ test("a ConfigMap is validated as the pod mounts it: its keys and coredns-custom
   );
   assert.equal(alone.stdout, "clusterdns: stdin: valid\n");
 
-  // With coredns-custom: its keys are imported, and a mistake in one is named at its mounted path.
+  // With coredns-custom: its keys are imported, and a mistake in one is named at its line of the
+  // ConfigMap's file, as a mistake in the Corefile key is.
   const both = await validateArgs(dir, ["-conf", "coredns.yaml", "-conf", "custom.yaml"]);
   assert.equal(both.stderr, "");
   assert.equal(both.code, 0);
@@ -219,7 +220,29 @@ test("a ConfigMap is validated as the pod mounts it: its keys and coredns-custom
   assert.equal(bad.code, 1);
   assert.equal(
     bad.stderr,
-    "clusterdns: /etc/coredns/custom/log.override:1 - Error during parsing: Unknown directive 'frobnicate'\n",
+    "clusterdns: custom.yaml:8 - Error during parsing: Unknown directive 'frobnicate'\n",
+  );
+
+  // A key that is not a `|` block has no lines of the file: its own, after the key's name.
+  writeFileSync(
+    join(dir, "quoted.yaml"),
+    CUSTOM("log").replace("log.override: |\n    log", 'bad.override: "log\\nfrobnicate"'),
+  );
+  const quoted = await validateArgs(dir, ["-conf", "coredns.yaml", "-conf", "quoted.yaml"]);
+  assert.equal(
+    quoted.stderr,
+    "clusterdns: quoted.yaml (data.bad.override):2 - Error during parsing: Unknown directive 'frobnicate'\n",
+  );
+
+  // A line of the coredns ConfigMap's NodeHosts key that hosts skips: warned at its line of the file.
+  writeFileSync(
+    join(dir, "coredns.yaml"),
+    K3S.replace("    192.0.2.10 node-a\n", "    192.0.2.10 node-a\n    not-an-ip node-b\n"),
+  );
+  const hosts = await validateArgs(dir, ["-conf", "coredns.yaml", "-conf", "custom.yaml"]);
+  assert.match(
+    hosts.stderr,
+    /^clusterdns: warning: hosts: coredns\.yaml:32: 'not-an-ip' is not an IP address; line skipped\n/,
   );
 });
 
@@ -230,10 +253,12 @@ test("a List of ConfigMaps, as kubectl get cm coredns coredns-custom -o yaml pri
   const list = `apiVersion: v1\nkind: List\nitems:\n${item(K3S)}${item(CUSTOM("frobnicate"))}`;
   const r = await validateArgs(dir, ["-conf", "-"], list);
   assert.equal(r.code, 1);
-  // The mistake in coredns-custom's key, and nothing about imports that match nothing.
+  // The mistake in coredns-custom's key, at its line of the List, and nothing about imports that
+  // match nothing.
+  const line = list.split("\n").findIndex((l) => l.includes("frobnicate")) + 1;
   assert.equal(
     r.stderr,
-    "clusterdns: /etc/coredns/custom/log.override:1 - Error during parsing: Unknown directive 'frobnicate'\n",
+    `clusterdns: stdin:${line} - Error during parsing: Unknown directive 'frobnicate'\n`,
   );
 });
 

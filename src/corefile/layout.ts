@@ -25,8 +25,12 @@ export interface Layout {
   /** Folder relative paths resolve against. */
   root: string;
   parse: Pick<ParseOptions, "dir" | "mount">;
-  /** A message with the temporary folder named as the pod has it (/etc/coredns). */
+  /** A message as a person can follow it where the check runs: a line of a ConfigMap key
+   * (`DIR/custom/KEY:3`) named at its line of the ConfigMap's file, as the Corefile key's lines are, and
+   * other paths in the temporary folder named as the pod has them (/etc/coredns). */
   shown(message: string): string;
+  /** Where a line of a file is in what was given: a ConfigMap key's line, at its line of the file. */
+  placed(file: string, line: number): { file: string; line: number };
   /** Removes the temporary folder. */
   close(): void;
 }
@@ -49,36 +53,72 @@ export function layOut(inputs: Input[]): Layout {
       `${main.length === 0 ? "no Corefile among" : "more than one Corefile in"} ${inputs.map((i) => i.name).join(", ")}: give one Corefile (a file, or the coredns ConfigMap) and, beside it, ConfigMaps such as coredns-custom`,
     );
   const [{ input, cm }] = main;
-  const { text, file } = cm ? corefileOf(input, cm) : { text: input.text, file: input.name };
   if (read.length === 1 && !cm) {
     const root = input.name === "stdin" ? process.cwd() : dirname(resolve(input.name));
-    return { text, file, root, parse: {}, shown: (m) => m, close: () => {} };
+    return plainLayout(input.text, input.name, root);
   }
+  const corefile = keyPlace(input.name, cm!, "Corefile");
+  const text = "\n".repeat(corefile.firstLine - 1) + cm!.data.get("Corefile")!;
   const dir = mkdtempSync(join(tmpdir(), "clusterdns-etc-coredns-"));
   mkdirSync(join(dir, CUSTOM));
+  // Each key's file in the folder, and where its lines are in what was given.
+  const keys = new Map<string, KeyPlace>();
   for (const r of read) {
     if (!r.cm) continue;
     for (const [key, value] of r.cm.data) {
       if (r === main[0] && key === "Corefile") continue;
       if (!/^[-._a-zA-Z0-9]+$/.test(key) || key === "." || key === "..")
         throw new InputError(`${r.input.name}:${r.cm.lineOf(key)}: '${key}' is not a ConfigMap key`);
-      writeFileSync(join(dir, r === main[0] ? "" : CUSTOM, key), value);
+      const path = join(dir, r === main[0] ? "" : CUSTOM, key);
+      writeFileSync(path, value);
+      keys.set(path, keyPlace(r.input.name, r.cm, key));
     }
   }
+  const placed = (file: string, line: number) => {
+    const at = keys.get(file);
+    return at
+      ? { file: at.file, line: at.firstLine + line - 1 }
+      : { file: file.replaceAll(dir, MOUNT), line };
+  };
+  const fileLine = new RegExp(`${dir.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}/[-._a-zA-Z0-9/]+:(\\d+)`, "g");
   return {
     text,
-    file,
+    file: corefile.file,
     root: dir,
     parse: { dir, mount: { at: MOUNT, dir } },
-    shown: (m) => m.replaceAll(dir, MOUNT),
+    shown: (m) =>
+      m
+        .replace(fileLine, (found: string, line: string) => {
+          const at = placed(found.slice(0, -line.length - 1), Number(line));
+          return `${at.file}:${at.line}`;
+        })
+        .replaceAll(dir, MOUNT),
+    placed,
     close: () => rmSync(dir, { recursive: true, force: true }),
   };
 }
 
-/** The Corefile of the coredns ConfigMap, with the file's line numbers where a `|` block allows. */
-function corefileOf(input: Input, cm: ConfigMapData): { text: string; file: string } {
-  const { firstLine, literal } = cm.placed("Corefile");
-  const value = cm.data.get("Corefile")!;
-  if (literal) return { text: "\n".repeat(firstLine - 1) + value, file: input.name };
-  return { text: value, file: `${input.name} (data.Corefile)` };
+/** A Corefile given as it is: messages name its own lines. */
+export function plainLayout(text: string, file: string, root: string): Layout {
+  return {
+    text,
+    file,
+    root,
+    parse: {},
+    shown: (m) => m,
+    placed: (f, line) => ({ file: f, line }),
+    close: () => {},
+  };
+}
+
+/** Where a ConfigMap key's lines are: `file` names them, and its line `firstLine` is the value's first. */
+interface KeyPlace {
+  file: string;
+  firstLine: number;
+}
+
+/** A `|` block's lines are the file's; any other value's are its own, named after its key. */
+function keyPlace(name: string, cm: ConfigMapData, key: string): KeyPlace {
+  const { firstLine, literal } = cm.placed(key);
+  return literal ? { file: name, firstLine } : { file: `${name} (data.${key})`, firstLine: 1 };
 }

@@ -108,7 +108,7 @@ async function coreDns(inputs: Input[], strict: boolean): Promise<number> {
     }
     const lines = checked.lines.map((l) => ({
       ...l,
-      file: source.shown(l.file),
+      ...source.placed(l.file, l.line),
       note: l.note && source.shown(l.note),
     }));
     const { text, status } = printReport(lines, { strict });
