@@ -217,6 +217,18 @@ test("start-up on a Corefile with no server block stops it, naming the file, ins
   }
 });
 
+test("start-up: health on its block's DNS port stops it at the health line, not blaming another process", async () => {
+  const port = await freePort();
+  const r = await startFailure(`.:${port} {\n    health 127.0.0.1:${port}\n    whoami\n}\n`);
+  assert.equal(r.code, 1);
+  assert.match(
+    r.stderr,
+    new RegExp(
+      `^clusterdns: (\\S*Corefile):2 - Error during parsing: health: 127\\.0\\.0\\.1:${port} is taken by the DNS server block '\\.:${port}' \\(\\1:1\\), which listens on TCP as well as UDP: give health another port\\n$`,
+    ),
+  );
+});
+
 test("start-up on a ConfigMap says it is one, and what reads it", async () => {
   const r = await startFailure(readFileSync(join(ROOT, "deploy", "base", "configmap.yaml"), "utf8"));
   assert.equal(r.code, 1);

@@ -104,8 +104,13 @@ test("no port is opened and no API asked: held ports and a listening API server 
     "contexts: [{ name: x, context: { cluster: c, user: u } }]",
     "current-context: x",
   ].join("\n");
-  // The API server's own port serves as a port someone else holds: DNS and health on it would not start.
-  const corefile = `.:${port} {\n    health 127.0.0.1:${port}\n    kubernetes cluster.local {\n        kubeconfig kubeconfig.yaml\n    }\n}\nexample.org:${port} {\n    kubernetes example.org {\n        endpoint http://127.0.0.1:${port}\n    }\n}\n`;
+  // The API server's own port serves as a port someone else holds: DNS on it would not start, nor
+  // health on another held one.
+  const held = createServer();
+  await new Promise<void>((r) => held.listen(0, "127.0.0.1", r));
+  t.after(() => held.close());
+  const healthPort = (held.address() as AddressInfo).port;
+  const corefile = `.:${port} {\n    health 127.0.0.1:${healthPort}\n    kubernetes cluster.local {\n        kubeconfig kubeconfig.yaml\n    }\n}\nexample.org:${port} {\n    kubernetes example.org {\n        endpoint http://127.0.0.1:${port}\n    }\n}\n`;
   const r = await validate(t, { Corefile: corefile, "kubeconfig.yaml": kubeconfig });
   assert.equal(r.stderr, "");
   assert.equal(r.code, 0);
@@ -333,5 +338,47 @@ test("a Corefile with no server block (empty, comments, snippets only) is refuse
   assert.equal(
     r.stderr,
     "clusterdns: stdin (data.Corefile): the Corefile has no server block: nothing would be served\n",
+  );
+});
+
+test("health, ready or prometheus on a DNS port is refused at its line, naming the DNS block", async (t) => {
+  const corefile = [
+    ".:5324 {", // 1
+    "    health 127.0.0.1:5324", // 2: `.` listens on every address
+    "    whoami", // 3
+    "}", // 4
+    "example.org:5325 {", // 5
+    "    bind 127.0.0.1", // 6
+    "    ready 127.0.0.2:5325", // 7: another address, no clash
+    "    prometheus :5325", // 8: every address
+    "}", // 9
+  ].join("\n");
+  const r = await validate(t, { Corefile: corefile });
+  assert.equal(r.code, 1);
+  const file = join(r.dir, "Corefile");
+  const taken = (line: number, what: string, block: string, at: number) =>
+    `clusterdns: ${file}:${line} - Error during parsing: ${what} is taken by the DNS server block '${block}' (${file}:${at}), which listens on TCP as well as UDP: give ${what.split(":")[0]} another port\n`;
+  assert.equal(
+    r.stderr,
+    taken(2, "health: 127.0.0.1:5324", ".:5324", 1) + taken(8, "prometheus: :5325", "example.org:5325", 5),
+  );
+
+  // Another block's DNS address, the same; beside it, the other family's loopback is free.
+  const across = [
+    "example.net:5326 {", // 1
+    "    bind ::1", // 2
+    "    whoami", // 3
+    "}", // 4
+    "example.com {", // 5
+    "    prometheus 127.0.0.1:5326", // 6: IPv4, no clash
+    "    health [::1]:5326", // 7: example.net's
+    "}", // 8
+  ].join("\n");
+  const r2 = await validate(t, { Corefile: across });
+  assert.equal(r2.code, 1);
+  const file2 = join(r2.dir, "Corefile");
+  assert.equal(
+    r2.stderr,
+    `clusterdns: ${file2}:7 - Error during parsing: health: [::1]:5326 is taken by the DNS server block 'example.net:5326' (${file2}:1), which listens on TCP as well as UDP: give health another port\n`,
   );
 });

@@ -85,6 +85,7 @@ export function serveWhileRunning(
   route: Route,
   o: ServeOptions = {},
 ): void {
+  ctx.instance.httpListens.add(listen);
   // One listener per process: a worker thread (-workers N) leaves it to the main thread.
   if (inWorker()) return;
   const { at, directive, addr } = listen;

@@ -6,7 +6,7 @@ import type { Logger } from "pino";
 import type { Block } from "./block.ts";
 import type { ServerBlock, ServerKey, Token, Transport } from "../corefile/types.ts";
 import type { Handler, Plugin } from "../chain/handler.ts";
-import type { InstanceHooks, ReadyCheck, ReloadSettings } from "../setup/instance.ts";
+import type { HttpListen, InstanceHooks, ReadyCheck, ReloadSettings } from "../setup/instance.ts";
 import type { QueryDone } from "../metrics/query-done.ts";
 import type { Registry } from "../setup/registry.ts";
 import type { SetupContext } from "../setup/context.ts";
@@ -16,6 +16,7 @@ import { spanningNext } from "../chain/spanning-next.ts";
 import { parseKey } from "../corefile/keys.ts";
 import { checkDirectives, checkKeys } from "../corefile/check.ts";
 import { ConfigError } from "../corefile/errors.ts";
+import { checkHttpAddresses } from "./http-clash.ts";
 import { memoryBudget } from "./memory-budget.ts";
 import { Pipeline } from "./pipeline.ts";
 import { Views } from "./views.ts";
@@ -79,6 +80,8 @@ interface Group {
   tcp: TcpListener[];
   /** DNS over HTTPS or over gRPC. */
   doh: (DohListener | GrpcListener)[];
+  /** The first key of this group, for messages. */
+  key?: Token;
   /** The first key that names this group's port (`.:53` at Corefile:1), when one does; else the port
    * is the default (53 or -dns.port). Where to change the port when it cannot be opened. */
   portKey?: Token;
@@ -94,6 +97,7 @@ export class Instance implements InstanceHooks {
   lameduckMs = 0;
   reload?: ReloadSettings;
   readonly readyChecks = new Map<string, ReadyCheck[]>();
+  readonly httpListens = new Set<HttpListen>();
   readonly takesOver: boolean;
   readonly checkOnly: boolean;
   readonly #log: Logger;
@@ -140,6 +144,7 @@ export class Instance implements InstanceHooks {
     const inst = new Instance(opts);
     try {
       for (const b of opts.blocks) await inst.#setupBlock(b);
+      checkHttpAddresses(inst.httpListens, inst.#groups.values());
     } catch (err) {
       // Nothing started: what the blocks before the bad one adopted goes back to the running
       // instance, and what they built is stopped.
@@ -235,6 +240,7 @@ export class Instance implements InstanceHooks {
     }
     for (const { key: k, token } of keyed) {
       const g = this.#group(k, block);
+      g.key ??= token;
       if (k.port !== undefined) g.portKey ??= token;
       this.#secure(g, block, token);
       if (!g.pipeline.mux.add(k.zone, block)) this.#behind(g.pipeline.mux.get(k.zone)!, block, token);

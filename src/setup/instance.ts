@@ -1,6 +1,16 @@
 // The state one running instance shares with every block's plugins (readiness, lameduck, reload): the
 // server fills it (src/server/instance.ts), plugins read and set it through SetupContext.instance.
 
+import type { Directive, Token } from "../corefile/types.ts";
+
+/** Where an HTTP endpoint (health, ready, prometheus) listens, as its directive's line gives it. */
+export interface HttpListen {
+  readonly directive: string;
+  readonly at: Directive | Token;
+  /** `host` undefined: every address (dual-stack where the host has IPv6). */
+  readonly addr: { readonly host: string | undefined; readonly port: number; readonly text: string };
+}
+
 /** A readiness probe a plugin registers with `ready`: true once the plugin can answer. `describe`
  * adds a line to a 200 /ready when the plugin is ready in a way an operator should know about
  * (kubernetes serving from its snapshot). */
@@ -13,6 +23,9 @@ export interface InstanceHooks {
   lameduckMs: number;
   /** The DNS ports are shared with other processes (-reuseport, SO_REUSEPORT). */
   readonly reusePort?: boolean;
+  /** Where the blocks' HTTP endpoints (health, ready, prometheus) listen, as their lines give it: the
+   * server checks them against its DNS addresses once every block is set up. */
+  readonly httpListens: Set<HttpListen>;
   /** Every readiness check registered by any block. */
   readonly readyChecks: Map<string, ReadyCheck[]>;
   /** Set by `reload`: how often the Corefile is checked for changes. */

@@ -7,6 +7,7 @@ import type { Msg } from "../../src/dns/message.ts";
 import type { ListenAddress } from "../../src/setup/block.ts";
 import type { QueryDone } from "../../src/metrics/query-done.ts";
 import type { ReadyCheck } from "../../src/setup/instance.ts";
+import type { ListenArgument } from "../../src/http/listener.ts";
 import type { SetupContext } from "../../src/setup/context.ts";
 import { replyTo } from "../../src/dns/message.ts";
 import { Rcode } from "../../src/dns/constants.ts";
@@ -70,7 +71,13 @@ export function fakeContext(o: FakeContextOptions = {}): FakeContext {
   const holds: (() => Promise<void>)[] = [];
   const kept: (() => void | Promise<void>)[] = [];
   const readyChecks = new Map<string, ReadyCheck[]>();
-  const instance = { stopping: false, lameduckMs: 0, readyChecks, takesOver: o.takesOver ?? false };
+  const instance = {
+    stopping: false,
+    lameduckMs: 0,
+    readyChecks,
+    httpListens: new Set<ListenArgument>(),
+    takesOver: o.takesOver ?? false,
+  };
   const f: FakeContext = {
     logs: [],
     invalidations: 0,
