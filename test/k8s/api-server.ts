@@ -1,7 +1,8 @@
 // A small Kubernetes API server for tests: the list/watch HTTP protocol of kube-apiserver over
 // node:http on loopback, with in-memory objects, a global resourceVersion, an event log that can be
 // compacted (410 Gone afterwards), bookmarks, limit/continue paging, label and field selectors, the
-// discovery documents, and fault injection. It shares no code with the client it tests.
+// discovery documents, a restore to an earlier resourceVersion (504 "Too large resource version"
+// afterwards), and fault injection. It shares no code with the client it tests.
 //
 // Deviations from the real server, on purpose: only GET is served (tests change objects through the
 // methods below), label selectors are equality/existence only (no `in`/`notin`), field selectors
@@ -127,6 +128,9 @@ export interface ApiServerOptions {
   tls?: { key: string | Buffer; cert: string | Buffer; ca?: string | Buffer };
   /** Answer every request but a watch this much later, as a busy server would (default 0). */
   latencyMs?: number;
+  /** How long a LIST or WATCH from a resourceVersion the server has not reached waits for it before
+   * the 504 (default 3000 ms, kube-apiserver's watch cache wait). */
+  tooLargeWaitMs?: number;
 }
 
 export interface HangOptions {
@@ -179,6 +183,11 @@ export interface TestApiServer {
   /** Listens again on the same port after kill(). As with a restarted kube-apiserver, whose watch
    * cache starts at the current resourceVersion, a watch from before the restart gets 410 Gone. */
   restart(): Promise<void>;
+  /** The API comes back from an etcd backup taken at resourceVersion `at` (not before the last
+   * compaction): the objects as they were then, the resourceVersion back to `at`, open watches
+   * dropped. A LIST or WATCH from a later resourceVersion then waits tooLargeWaitMs and gets 504
+   * Timeout with the cause ResourceVersionTooLarge, as from kube-apiserver. */
+  restore(at: string): void;
   /** Compacts and ends every open watch with an ERROR event holding a 410 Expired Status. */
   expireWatches(): void;
   /** While set, every LIST is answered with this HTTP status and a Status body; undefined ends it. */
@@ -593,6 +602,7 @@ export async function startApiServer(o: ApiServerOptions = {}): Promise<TestApiS
     const qrv = q.get("resourceVersion");
     let at = rv;
     let start = "";
+    if (!cont && qrv && waitForRv(res, Number(qrv), () => list(res, kind, namespace, q))) return;
     if (cont) {
       if (qrv) throw new BadRequest("specifying resource version is not allowed when using continue");
       const t = decodeContinue(cont);
@@ -645,6 +655,22 @@ export async function startApiServer(o: ApiServerOptions = {}): Promise<TestApiS
     res.end(text.slice(0, text.length >> 1));
   }
 
+  /** A request from resourceVersion `want`, which the server has not reached, waits for it as
+   * kube-apiserver's watch cache does, then is answered by `retry` or, still too new, with 504 (the
+   * Status kube-apiserver sends). Returns whether it waits. */
+  function waitForRv(res: ServerResponse, want: number, retry: () => void): boolean {
+    if (!(want > rv)) return false;
+    const t = setTimeout(() => {
+      if (want <= rv) return guarded(res, retry);
+      fail(res, 504, `Timeout: Too large resource version: ${want}, current: ${rv}`, "Timeout", {
+        causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }],
+        retryAfterSeconds: 1,
+      });
+    }, o.tooLargeWaitMs ?? 3000);
+    res.on("close", () => clearTimeout(t));
+    return true;
+  }
+
   function watch(res: ServerResponse, kind: Kind, namespace: string | undefined, q: URLSearchParams): void {
     const info = RESOURCES[kind];
     const w: WatchConn = {
@@ -659,6 +685,7 @@ export async function startApiServer(o: ApiServerOptions = {}): Promise<TestApiS
     const from = q.get("resourceVersion") ?? "";
     const fromRv = from === "" ? 0 : Number(from);
     if (!Number.isInteger(fromRv) || fromRv < 0) throw new BadRequest(`invalid resource version: ${from}`);
+    if (waitForRv(res, fromRv, () => watch(res, kind, namespace, q))) return;
     const expired = fromRv > 0 && fromRv < compactedRv;
     const expiredMsg = `too old resource version: ${fromRv} (${compactedRv})`;
     if (expired && o.expiredWatch === "http") {
@@ -892,6 +919,17 @@ export async function startApiServer(o: ApiServerOptions = {}): Promise<TestApiS
           resolve();
         });
       });
+    },
+    restore(at) {
+      const to = Number(at);
+      if (!Number.isInteger(to) || to < compactedRv || to > rv)
+        throw new Error(`restore: ${at} is not between the last compaction (${compactedRv}) and ${rv}`);
+      for (const kind of KINDS) objects.set(kind, new Map(snapshot(kind, to)));
+      eventLog = eventLog.filter((e) => e.rv <= to);
+      rv = to;
+      // Snapshots are cached by resourceVersion, which now means other objects.
+      listed.clear();
+      dropWatches();
     },
     expireWatches() {
       compact();
