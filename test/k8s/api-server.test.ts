@@ -431,6 +431,57 @@ describe("test API server options", () => {
   });
 });
 
+describe("test API server restored from a backup", () => {
+  test("restore rewinds objects and resourceVersion; a LIST or WATCH from beyond it waits, then 504", async () => {
+    const s = await startApiServer({ tooLargeWaitMs: 100 });
+    try {
+      s.create("services", service("r", "kept"));
+      const backup = Number(s.resourceVersion());
+      for (const n of ["old0", "old1"]) s.create("services", service("r", n));
+      const beyond = backup + 2;
+      const open = readEvents(s, `/api/v1/services?watch=1&resourceVersion=${beyond}`, 1);
+      while (s.openWatches("services") === 0) await new Promise((r) => setTimeout(r, 5));
+      s.restore(String(backup));
+      await assert.rejects(open, /terminated/, "the restore cuts open watches");
+      assert.equal(s.openWatches(), 0);
+      s.create("services", service("r", "n1"));
+      const list = await getJson(s, "/api/v1/services");
+      assert.deepEqual(
+        list.body.items?.map((i) => i.metadata.name),
+        ["kept", "n1"],
+      );
+      assert.deepEqual(list.body.metadata, { resourceVersion: String(backup + 1) });
+
+      const started = performance.now();
+      const w = await getJson(s, `/api/v1/services?watch=1&resourceVersion=${beyond}`);
+      assert.ok(performance.now() - started >= 90, "it waited for the resourceVersion first");
+      assert.equal(w.status, 504);
+      assert.deepEqual(w.body, {
+        kind: "Status",
+        apiVersion: "v1",
+        metadata: {},
+        status: "Failure",
+        message: `Timeout: Too large resource version: ${beyond}, current: ${backup + 1}`,
+        reason: "Timeout",
+        details: {
+          causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }],
+          retryAfterSeconds: 1,
+        },
+        code: 504,
+      });
+      const tooNew = `/api/v1/services?resourceVersion=${beyond}&resourceVersionMatch=NotOlderThan`;
+      assert.equal((await getJson(s, tooNew)).status, 504);
+      // Reached while it waits: answered.
+      const waiting = getJson(s, tooNew);
+      s.create("services", service("r", "n2"));
+      assert.equal((await waiting).status, 200);
+      assert.throws(() => s.restore(String(backup + 10)), /not between the last compaction/);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 describe("test API server faults", () => {
   let s: TestApiServer;
   before(async () => {
