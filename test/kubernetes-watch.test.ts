@@ -1,7 +1,8 @@
 // The kubernetes plugin against a live API: a real clusterdns process watches the test API server
 // through a kubeconfig, and every change made to the API must show up in what dig gets - services
 // added, changed and deleted, headless services scaled, endpoints flipping readiness, watches dropped,
-// a 410 Gone forcing a relist, the API failing before the first sync and going away after it.
+// a 410 Gone forcing a relist, the API restored from an etcd backup (lower resourceVersions), the API
+// failing before the first sync and going away after it.
 
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -186,6 +187,42 @@ describe("a live watch", () => {
       a("late.default.svc.cluster.local", "10.96.8.4"),
     ]);
     assert.ok(api.requestsFor("services", false).length > lists, "the services were listed again");
+  });
+});
+
+describe("an API restored from an etcd backup", () => {
+  it("its watches from a resourceVersion it has not reached (504 Too large) give way to a LIST", async () => {
+    const api = await startApiServer({ bookmarkIntervalMs: 200 });
+    api.create("namespaces", namespace("default"));
+    api.create("services", service("default", "kubernetes", { clusterIP: "10.96.0.1" }));
+    const backup = api.resourceVersion();
+    for (let i = 0; i < 5; i++)
+      api.create("services", service("default", `old${i}`, { clusterIP: `10.96.8.${i + 1}` }));
+    const dir = mkdtempSync(join(tmpdir(), "clusterdns-watch-"));
+    const metricsPort = await freePort();
+    const srv = await startServer(corefile(writeKubeconfig(dir, api.url), await freePort(), "", metricsPort));
+    try {
+      const old = "old0.default.svc.cluster.local";
+      await until(srv.port, old, "A", [a(old, "10.96.8.1")]);
+      const restored = performance.now();
+      api.restore(backup);
+      api.create("services", service("default", "n1", { clusterIP: "10.96.9.1" }));
+      // Each watch waits the API's 3 s for its 504, then a backoff and the LIST.
+      const n1 = "n1.default.svc.cluster.local";
+      await until(srv.port, n1, "A", [a(n1, "10.96.9.1")]);
+      await until(srv.port, old, "A", "NXDOMAIN");
+      assert.ok(performance.now() - restored < 7000, "converged within seconds of the API's 3 s wait");
+      const metrics = (await httpGet(metricsPort, "/metrics")).body;
+      assert.ok((sample(metrics, "clusterdns_kubernetes_relists", { kind: "services" }) ?? 0) >= 1);
+      const connected = async () =>
+        sample((await httpGet(metricsPort, "/metrics")).body, "clusterdns_kubernetes_api_connected");
+      for (let i = 0; i < 100 && (await connected()) !== 1; i++) await sleep(50);
+      assert.equal(await connected(), 1);
+    } finally {
+      assert.equal(await srv.stop(), 0);
+      await api.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -384,6 +384,58 @@ describe("reflector", () => {
     }
   });
 
+  test("an API restored to an earlier resourceVersion (watch: 504 Too large) is listed again", async () => {
+    const h = await harness("services", {
+      server: { tooLargeWaitMs: 100 },
+      setup(s) {
+        s.create("services", service("default", "kept"));
+      },
+    });
+    try {
+      await h.reflector.waitSynced();
+      const s = h.server;
+      const backup = s.resourceVersion();
+      for (const n of ["old0", "old1"]) s.create("services", service("default", n));
+      await until("old seen", () => h.sink.keys("services").includes("services:default/old1"));
+      // etcd restored from the backup, and written to since: lower resourceVersions, other objects.
+      s.restore(backup);
+      s.create("services", service("default", "n1"));
+      await until("relisted", () => h.reflector.stats().relists === 1);
+      assert.deepEqual(h.sink.keys("services"), ["services:default/kept", "services:default/n1"]);
+      assert.match(h.reflector.stats().lastError ?? "", /504 Timeout: Timeout: Too large resource version/);
+      // A LIST without a resourceVersion is a consistent read, which no restore makes too new.
+      assert.equal(s.requestsFor("services", false).at(-1)?.query.resourceVersion, undefined);
+      await until("watching again", () => s.openWatches("services") === 1);
+      assert.equal(h.reflector.stats().connected, true);
+      s.create("services", service("default", "after"));
+      await until("event after relist", () => h.sink.keys("services").includes("services:default/after"));
+    } finally {
+      await h.done();
+    }
+  });
+
+  for (const [code, lists] of [
+    [503, 2],
+    [429, 1],
+  ] as const) {
+    test(`a watch refused with ${code} ${lists === 2 ? "lists again" : "is retried from its resourceVersion"}`, async () => {
+      const h = await harness("services");
+      try {
+        await h.reflector.waitSynced();
+        await until("watch open", () => h.server.openWatches("services") === 1);
+        const watches = h.server.requestsFor("services", true).length;
+        h.server.failNext(1, code);
+        h.server.dropWatches();
+        await until("refused", () => h.reflector.stats().errors > 0);
+        await until("watching again", () => h.server.openWatches("services") === 1);
+        assert.equal(h.reflector.stats().lists, lists);
+        assert.equal(h.server.requestsFor("services", true).length, watches + 2);
+      } finally {
+        await h.done();
+      }
+    });
+  }
+
   test("410s in a row, with no event in between, wait a backoff", async () => {
     const h = await harnessCountingWaits("services");
     try {

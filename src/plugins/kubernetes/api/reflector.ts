@@ -2,7 +2,8 @@
 // (each page goes to the sink as it arrives, framed by listStart/listDone), then a WATCH from the
 // list's resourceVersion with bookmarks. A watch that ends is resumed from the last resourceVersion
 // seen; 410 Gone (HTTP or an ERROR event) means the history is gone, so it lists again; any other
-// failure waits a jittered backoff and retries. A watch silent for longer than the bookmark interval
+// failure waits a jittered backoff and retries: the watch, after a transport error, or a LIST, after
+// the API refused the watch (see listsAgain). A watch silent for longer than the bookmark interval
 // allows is dropped and resumed.
 //
 // Namespace restriction: the reflector always lists and watches cluster-wide and drops objects
@@ -72,7 +73,7 @@ export interface ReflectorStats {
   connected: boolean;
   /** Completed LISTs (all pages). */
   lists: number;
-  /** LISTs after the first (after 410 Gone or a failure mid-watch history). */
+  /** LISTs after the first (after 410 Gone, or a watch the API refused). */
   relists: number;
   /** Watches started again after one ended, timed out or went silent. */
   watchRestarts: number;
@@ -86,6 +87,17 @@ export interface ReflectorStats {
 type WatchEnd = { kind: "ended"; events: number } | { kind: "gone"; events: number } | { kind: "silent" };
 
 class Stopped extends Error {}
+
+/** Whether a failure sends the reflector back to a LIST: the API refused the watch with a Status (an
+ * HTTP error, or an ERROR event), as client-go's reflector lists again after any watch error. The
+ * resourceVersion may be one the API will never serve again: above its own after an etcd restore
+ * (504, cause ResourceVersionTooLarge, which no waiting cures), or otherwise unusable. 429 only asks
+ * to slow down (kube-apiserver sends it while its watch cache initializes), and a failed transport
+ * (refused, reset, timed out) or a frame that is not JSON says nothing of the resourceVersion: the
+ * watch is retried from it, which is cheap and loses nothing. */
+function listsAgain(err: unknown): boolean {
+  return err instanceof KubeError && err.code === KubeErrorCode.STATUS && err.status !== 429;
+}
 
 export class Reflector {
   readonly kind: Kind;
@@ -179,6 +191,13 @@ export class Reflector {
           continue;
         }
         this.#failed(err, true);
+        if (!needList && listsAgain(err)) {
+          this.#log.info(
+            { kind: this.kind, resourceVersion: this.#rv, err: (err as Error).message },
+            "the API refused the watch, listing again",
+          );
+          needList = true;
+        }
         await this.#sleep(this.#backoff.next());
       }
     }
@@ -269,6 +288,8 @@ export class Reflector {
   async #list(): Promise<void> {
     const started = Date.now();
     const first = this.#s.lists === 0;
+    // No resourceVersion: a consistent read of the newest state, which the API cannot find too new
+    // (an etcd restore turns one the reflector held into "Too large resource version").
     const query: Query = { limit: this.#options.pageSize ?? 500, labelSelector: this.#options.labelSelector };
     const sink = this.#options.sink;
     let delivered = 0;
