@@ -20,7 +20,7 @@ import { KubeError, KubeErrorCode } from "./api.ts";
 import type { ApiClient } from "./api.ts";
 import { createClient } from "./client.ts";
 import { loadKubeConfig } from "./kubeconfig.ts";
-import { Reflector } from "./reflector.ts";
+import { REFUSALS_BEFORE_LIST, Reflector } from "./reflector.ts";
 import type { ReflectorTuning } from "./reflector.ts";
 import { apiSource } from "./source-api.ts";
 import { ApplyQueue } from "./apply-queue.ts";
@@ -414,22 +414,24 @@ describe("reflector", () => {
     }
   });
 
-  for (const [code, lists] of [
-    [503, 2],
-    [429, 1],
+  for (const [code, refusals, lists] of [
+    [503, REFUSALS_BEFORE_LIST - 1, 1],
+    [503, REFUSALS_BEFORE_LIST, 2],
+    [429, REFUSALS_BEFORE_LIST, 1],
   ] as const) {
-    test(`a watch refused with ${code} ${lists === 2 ? "lists again" : "is retried from its resourceVersion"}`, async () => {
+    const what = lists === 2 ? "lists again" : "is retried from its resourceVersion";
+    test(`a watch refused with ${code} ${refusals} times in a row ${what}`, async () => {
       const h = await harness("services");
       try {
         await h.reflector.waitSynced();
         await until("watch open", () => h.server.openWatches("services") === 1);
         const watches = h.server.requestsFor("services", true).length;
-        h.server.failNext(1, code);
+        h.server.failNext(refusals, code);
         h.server.dropWatches();
-        await until("refused", () => h.reflector.stats().errors > 0);
+        await until("refused", () => h.reflector.stats().errors >= refusals);
         await until("watching again", () => h.server.openWatches("services") === 1);
         assert.equal(h.reflector.stats().lists, lists);
-        assert.equal(h.server.requestsFor("services", true).length, watches + 2);
+        assert.equal(h.server.requestsFor("services", true).length, watches + refusals + 1);
       } finally {
         await h.done();
       }

@@ -88,15 +88,22 @@ type WatchEnd = { kind: "ended"; events: number } | { kind: "gone"; events: numb
 
 class Stopped extends Error {}
 
-/** Whether a failure sends the reflector back to a LIST: the API refused the watch with a Status (an
- * HTTP error, or an ERROR event), as client-go's reflector lists again after any watch error. The
- * resourceVersion may be one the API will never serve again: above its own after an etcd restore
- * (504, cause ResourceVersionTooLarge, which no waiting cures), or otherwise unusable. 429 only asks
- * to slow down (kube-apiserver sends it while its watch cache initializes), and a failed transport
- * (refused, reset, timed out) or a frame that is not JSON says nothing of the resourceVersion: the
- * watch is retried from it, which is cheap and loses nothing. */
-function listsAgain(err: unknown): boolean {
-  return err instanceof KubeError && err.code === KubeErrorCode.STATUS && err.status !== 429;
+/** Watches in a row the API refused with a Status before the reflector lists again, whatever the
+ * Status said. */
+export const REFUSALS_BEFORE_LIST = 3;
+
+/** Whether a watch the API refused (`refusals` in a row, this one included) sends the reflector back
+ * to a LIST. The resourceVersion held may be one the API will never serve again: above its own after
+ * an etcd restore (kube-apiserver's 504 "Too large resource version", which no waiting cures: at
+ * once), or otherwise unusable (a Status that keeps coming: after REFUSALS_BEFORE_LIST, as
+ * client-go's reflector lists again after a watch error). Not at the first 500 or 503: an API under
+ * strain would get a full LIST of the cluster, a consistent read from etcd, from every replica. 429
+ * only asks to slow down (kube-apiserver sends it while its watch cache initializes), and a failed
+ * transport (refused, reset, timed out) or a frame that is not JSON says nothing of the
+ * resourceVersion: the watch is retried from it, which is cheap and loses nothing. */
+function listsAgain(err: unknown, refusals: number): boolean {
+  if (!(err instanceof KubeError) || err.code !== KubeErrorCode.STATUS || err.status === 429) return false;
+  return /too large resource version/i.test(err.message) || refusals >= REFUSALS_BEFORE_LIST;
 }
 
 export class Reflector {
@@ -155,15 +162,17 @@ export class Reflector {
   async #run(): Promise<void> {
     let needList = true;
     let goneInARow = 0;
+    let refusedInARow = 0;
     while (!this.#stopped) {
       try {
         if (needList) {
           await this.#list();
           needList = false;
+          refusedInARow = 0;
         }
         if (this.#stopped) break;
         const end = await this.#watch();
-        if (end.kind !== "silent" && end.events > 0) goneInARow = 0;
+        if (end.kind !== "silent" && end.events > 0) goneInARow = refusedInARow = 0;
         if (end.kind === "gone") {
           // Relist at once; only 410s that keep coming without a watch event in between wait.
           this.#log.info(
@@ -191,7 +200,8 @@ export class Reflector {
           continue;
         }
         this.#failed(err, true);
-        if (!needList && listsAgain(err)) {
+        if (err instanceof KubeError && err.code === KubeErrorCode.STATUS) refusedInARow++;
+        if (!needList && listsAgain(err, refusedInARow)) {
           this.#log.info(
             { kind: this.kind, resourceVersion: this.#rv, err: (err as Error).message },
             "the API refused the watch, listing again",
