@@ -24,11 +24,14 @@ export type Route = (req: IncomingMessage, res: ServerResponse) => void;
 export interface Lease {
   /** Removes this route; the server closes when no lease is left. */
   release(): Promise<void>;
+  /** A route acquired in standby answers from now on. */
+  activate(): void;
 }
 
 interface Shared {
   server: Server;
-  /** Path -> routes in acquisition order; the newest answers (a reload's new instance wins). */
+  /** Path -> routes, the one that answers last: the newest, but for one acquired in standby, which
+   * goes behind the others until it is activated (a reload's new instance, once it serves). */
   routes: Map<string, Route[]>;
   refs: number;
   listening: Promise<void>;
@@ -93,10 +96,17 @@ export function serveWhileRunning(
   const wait = o.alone === true && shared;
   let lease: Lease | undefined;
   let stopped = false;
+  // A reload's new instance answers once it serves: until then its /ready would speak for a
+  // configuration that is still syncing, while the running one answers DNS.
+  let serving = !ctx.instance.takesOver;
+  ctx.onServing(() => {
+    serving = true;
+    lease?.activate();
+  });
   let timer: NodeJS.Timeout | undefined;
   const retry = () => {
     timer = setTimeout(() => {
-      acquire(addr, path, route, false).then(
+      acquire(addr, path, route, { standby: !serving }).then(
         async (l) => {
           if (stopped) return l.release();
           lease = l;
@@ -109,7 +119,7 @@ export function serveWhileRunning(
   };
   ctx.onStartup(async () => {
     try {
-      lease = await acquire(addr, path, route, shared && !wait);
+      lease = await acquire(addr, path, route, { reusePort: shared && !wait, standby: !serving });
     } catch (err) {
       if (wait && (err as NodeJS.ErrnoException).code === "EADDRINUSE") {
         ctx
@@ -132,16 +142,23 @@ export function serveWhileRunning(
   });
 }
 
+export interface AcquireOptions {
+  /** Share the port as the DNS ports are (-reuseport), so that a clusterdns that takes over from
+   * another on the same node (node-local, hostNetwork) can start beside it. */
+  reusePort?: boolean;
+  /** The route answers only when no other route of its path is left, or once activated. */
+  standby?: boolean;
+}
+
 /** Serves `route` at `path` on `addr`, opening the listener if this is its first user. Rejects with
- * the listen error (EADDRINUSE, ...) when the address cannot be opened. With `reusePort` (-reuseport)
- * the port is shared as the DNS ports are, so that a clusterdns that takes over from another on the
- * same node (node-local, hostNetwork) can start beside it. */
+ * the listen error (EADDRINUSE, ...) when the address cannot be opened. */
 export async function acquire(
   addr: ListenAddress,
   path: string,
   route: Route,
-  reusePort = false,
+  o: AcquireOptions = {},
 ): Promise<Lease> {
+  const reusePort = o.reusePort ?? false;
   let shared = listeners.get(addr.text);
   if (!shared) {
     const routes = new Map<string, Route[]>();
@@ -162,7 +179,8 @@ export async function acquire(
   const s = shared;
   s.refs++;
   const list = s.routes.get(path) ?? [];
-  list.push(route);
+  if (o.standby === true) list.unshift(route);
+  else list.push(route);
   s.routes.set(path, list);
   let released = false;
   const release = async (): Promise<void> => {
@@ -179,13 +197,19 @@ export async function acquire(
       s.server.closeAllConnections();
     });
   };
+  const activate = (): void => {
+    const l = s.routes.get(path);
+    if (released || l === undefined) return;
+    l.splice(l.indexOf(route), 1);
+    l.push(route);
+  };
   try {
     await s.listening;
   } catch (err) {
     await release();
     throw err;
   }
-  return { release };
+  return { release, activate };
 }
 
 /** The port the listener for `text` is bound to (useful with port 0), or undefined if it is not open. */
