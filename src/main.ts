@@ -11,7 +11,7 @@ import { plugins } from "./plugins/index.ts";
 import { NOT_SUPPORTED } from "./plugins/not-supported.ts";
 import { DEFAULT_COREFILE } from "./default-corefile.ts";
 import { Instance } from "./server/instance.ts";
-import { Reloader } from "./server/reloader.ts";
+import { Reloader, SourceDigest } from "./server/reloader.ts";
 import { chooseUdpEngine, type UdpEngine } from "./server/udp-engine.ts";
 import { VERSION } from "./version.ts";
 import type { Logger } from "pino";
@@ -115,9 +115,10 @@ export async function main(argv: string[]): Promise<number> {
   };
   let instance: Instance;
   let pool: WorkerPool | undefined;
+  const sources = new SourceDigest(source.text);
   try {
     const warn = (w: ConfigWarning) => log.warn({ at: `${w.file}:${w.line}` }, w.message);
-    const blocks = parseCorefile(source.text, source.file, { warn });
+    const blocks = parseCorefile(source.text, source.file, { warn, imported: sources.imported });
     const workers = workerCount(flags, blocks, log);
     Object.assign(instanceOptions, { shareDnsPort: workers > 1 });
     instance = await Instance.create({ ...instanceOptions, blocks });
@@ -138,12 +139,14 @@ export async function main(argv: string[]): Promise<number> {
   );
   // The logs are JSON for machines; a person at a terminal, or trying the demo, also gets one line.
   if (process.stderr.isTTY || source.demo) process.stderr.write(`${welcome(instance, source.demo)}\n`);
-  // A Corefile from a file can be reloaded: every interval with `reload`, at once on SIGUSR1.
+  // A Corefile from a file can be reloaded: every interval with `reload` when it or an import changed,
+  // at once and unconditionally on SIGUSR1.
   const reloader = source.demo
     ? undefined
     : new Reloader(instance, {
         file: source.file,
         text: source.text,
+        digest: sources.digest(),
         instance: instanceOptions,
         log,
         onReloaded: (next, text) => {
@@ -153,7 +156,7 @@ export async function main(argv: string[]): Promise<number> {
           pool.reload(text, next.groupPorts);
         },
       });
-  if (reloader) process.on("SIGUSR1", () => void reloader.check());
+  if (reloader) process.on("SIGUSR1", () => void reloader.reloadNow());
   const steps = pool && stepAsideInStorms(() => reloader?.current ?? instance, pool, log);
   const current = () => (reloader ? reloader.stop().then(() => reloader.current) : Promise.resolve(instance));
   return signals.stopOnSignal(current, log, { pool, steps });

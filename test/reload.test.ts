@@ -9,8 +9,12 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { once } from "node:events";
+import { createServer, type AddressInfo, type Socket } from "node:net";
 import { startServer } from "./helpers/server.ts";
 import { startLoad } from "./helpers/load.ts";
+import { httpGet } from "./helpers/http-get.ts";
+import { freePort } from "./helpers/free-port.ts";
 import { startApiServer } from "./k8s/api-server.ts";
 import { writeKubeconfig } from "./k8s/kubeconfig.ts";
 import { namespace, service } from "./k8s/objects.ts";
@@ -141,5 +145,103 @@ test("a kubernetes source that changed: the running configuration serves until t
     assert.equal(await srv.stop(), 0);
     await api.close();
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a kubernetes source that cannot sync: /ready stays 200 from the running configuration; the interval keeps checking, and a newer Corefile replaces the wait", async () => {
+  const api = await startApiServer({ bookmarkIntervalMs: 0 });
+  api.create("namespaces", namespace("default"));
+  api.create("services", service("default", "web", { clusterIP: "10.96.5.1" }));
+  // An API that accepts connections and never answers: the new source cannot sync.
+  const held: Socket[] = [];
+  const dead = createServer((socket) => held.push(socket.on("error", () => {})));
+  await new Promise<void>((r) => dead.listen(0, "127.0.0.1", r));
+  const tried = once(dead, "connection");
+  const dir = mkdtempSync(join(tmpdir(), "clusterdns-reload-ready-"));
+  const live = writeKubeconfig(dir, api.url);
+  const stuck = writeKubeconfig(dir, `http://127.0.0.1:${(dead.address() as AddressInfo).port}`, {
+    fileName: "dead",
+  });
+  const readyPort = await freePort();
+  const k8s = (kubeconfig: string, ttl: number) => `cluster.local {
+    reload 2s 1s
+    ready 127.0.0.1:${readyPort}
+    kubernetes {
+        kubeconfig ${kubeconfig}
+        ttl ${ttl}
+    }
+}
+`;
+  const srv = await startServer(k8s(live, 5));
+  const file = join(srv.dir, "Corefile");
+  const load = startLoad(srv.port, "web.default.svc.cluster.local.", Type.A, { intervalMs: 10 });
+  const logged = (msg: string) => srv.logs.some((l) => typeof l.msg === "string" && l.msg.startsWith(msg));
+  const ready = async () => (await httpGet(readyPort, "/ready")).status;
+  try {
+    await until("the first answer", () => addressOf(load.last()) === "10.96.5.1");
+    assert.equal(await ready(), 200);
+
+    writeFileSync(file, k8s(stuck, 5));
+    await tried;
+    // Past the next interval (2 s +- 1 s), which finds the file as it is waiting for.
+    for (const end = Date.now() + 3500; Date.now() < end; await sleep(250))
+      assert.equal(await ready(), 200, "the running configuration is ready and serves");
+    assert.equal(load.last()?.answer[0]?.ttl, 5, "the running configuration answers");
+
+    // Back to exactly the running Corefile: the interval drops the pending one, with no signal.
+    writeFileSync(file, k8s(live, 5));
+    await until("the pending configuration to be dropped", () =>
+      logged("reload: the Corefile changed again"),
+    );
+    assert.equal(await ready(), 200);
+    assert.ok(!logged("reloaded"));
+
+    // A newer edit is applied by the interval as well.
+    writeFileSync(file, k8s(live, 9));
+    await until("the newer edit to be served", () => load.last()?.answer[0]?.ttl === 9);
+    assert.equal(await ready(), 200);
+  } finally {
+    const r = await load.stop();
+    assert.deepEqual(r.failures, [], `${r.failures.length} of ${r.sent} queries failed`);
+    assert.equal(await srv.stop(), 0);
+    for (const s of held) s.destroy();
+    await new Promise((r) => dead.close(r));
+    await api.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("an imported file that changed: SIGUSR1 applies it, and so does the interval", async () => {
+  const hosts = (address: string) => `hosts {\n    ${address} a.example.org\n}\n`;
+  const withReload = (reload: string) => `example.org {\n    ${reload}\n    import *.override\n}\n`;
+  const srv = await startServer(withReload(""), { files: { "a.override": hosts("192.0.2.1") } });
+  const file = join(srv.dir, "Corefile");
+  const override = join(srv.dir, "a.override");
+  const load = startLoad(srv.port, "a.example.org.", Type.A, { intervalMs: 10 });
+  try {
+    await until("the first answer", () => addressOf(load.last()) === "192.0.2.1");
+
+    // No `reload`: only the signal reads the files again; the Corefile itself is unchanged.
+    writeFileSync(override, hosts("192.0.2.2"));
+    srv.proc.kill("SIGUSR1");
+    await until("the signalled import to be served", () => addressOf(load.last()) === "192.0.2.2");
+    assert.ok(srv.logs.some((l) => typeof l.msg === "string" && l.msg.startsWith("reload: SIGUSR1")));
+
+    // Nothing changed: SIGUSR1 reloads all the same.
+    const reloads = () => srv.logs.filter((l) => l.msg === "reloaded").length;
+    const before = reloads();
+    srv.proc.kill("SIGUSR1");
+    await until("an unconditional reload", () => reloads() > before);
+
+    // With `reload`, the interval compares the imported files too.
+    writeFileSync(file, withReload("reload 2s 1s"));
+    srv.proc.kill("SIGUSR1");
+    await until("the reload directive", () => reloads() > before + 1);
+    writeFileSync(override, hosts("192.0.2.3"));
+    await until("the edited import to be served", () => addressOf(load.last()) === "192.0.2.3");
+  } finally {
+    const r = await load.stop();
+    assert.deepEqual(r.failures, [], `${r.failures.length} of ${r.sent} queries failed`);
+    assert.equal(await srv.stop(), 0);
   }
 });

@@ -112,7 +112,12 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     note: "one answering thread per socket (`-workers`), each with a socket of its own on every DNS port; the threads are the process's, so the largest count in the Corefile runs; without a number, the cgroup's CPU quota; TCP stays on one socket",
     twice: "refused",
   },
-  { plugin: "reload", options: "INTERVAL, JITTER", verdict: "same", note: "" },
+  {
+    plugin: "reload",
+    options: "INTERVAL, JITTER",
+    verdict: "same",
+    note: "the interval compares the files the Corefile imports as well as the Corefile (CoreDNS hashes the Corefile alone), so an edited imported file, such as AKS's `custom/*.override`, is applied too; SIGUSR1 reloads whether or not anything changed, as CoreDNS's",
+  },
   { plugin: "nsid", options: "DATA", verdict: "same", note: "", twice: "refused" },
   {
     plugin: "bufsize",

@@ -30,6 +30,8 @@ export interface ParseOptions {
   /** A folder laid out as another, mounted one: a path under `at` (`/etc/coredns`, in an import or an
    * argument) is read from `dir` instead. How -validate reads a ConfigMap's keys where the pod has them. */
   mount?: { at: string; dir: string };
+  /** Told each file an import read, with its text: what a reload compares beside the Corefile. */
+  imported?: (file: string, text: string) => void;
 }
 
 /** A word in the parser: `via` lists the files and snippets it was imported through, for cycles;
@@ -213,7 +215,7 @@ class Parser {
       content = snippet.map((s) => ({ ...s, via }));
     } else {
       content = importFiles(t, this.#mounted(what), what, this.#o.warn).flatMap((file) =>
-        readImport(t, file, what),
+        readImport(t, file, what, this.#o.imported),
       );
     }
     if (content.length > 0) content[0] = { ...content[0], lineStart: true };
@@ -246,7 +248,7 @@ function enter(t: Tok, source: string): readonly string[] {
 
 /** The words of an imported file, which must close every brace it opens (so it cannot swallow its
  * importer's lines). */
-function readImport(t: Tok, file: string, what: string): Tok[] {
+function readImport(t: Tok, file: string, what: string, imported: ParseOptions["imported"]): Tok[] {
   const via = enter(t, resolve(file));
   let text: string;
   try {
@@ -258,6 +260,7 @@ function readImport(t: Tok, file: string, what: string): Tok[] {
       missing ? `import: no snippet or file named '${what}'` : `import '${what}': ${(e as Error).message}`,
     );
   }
+  imported?.(file, text);
   const toks = checked(tokenize(text, file)).map((l) => ({ ...l, via }));
   const open: Tok[] = [];
   for (const b of toks) {

@@ -1,11 +1,13 @@
-// Watches the Corefile for `reload`: every interval (+- jitter) it hashes the file, and when the content
-// changed it parses and sets up a new Instance and lets it take over the running one. An invalid
-// Corefile is logged and counted; the running configuration keeps serving. SIGUSR1 checks at once.
+// Watches the Corefile for `reload`: every interval (+- jitter) it reads the file and the files it
+// imports, and when their content changed it sets up a new Instance and lets it take over the running
+// one. An invalid Corefile is logged and counted; the running configuration keeps serving. SIGUSR1
+// reloads at once, changed or not.
 
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import type { Logger } from "pino";
 import { parseCorefile } from "../corefile/parser.ts";
+import type { ServerBlock } from "../corefile/types.ts";
 import { Instance, type InstanceOptions } from "./instance.ts";
 import { reloadStats } from "../metrics/server-stats.ts";
 
@@ -19,11 +21,41 @@ const WAIT_LOG_MS = 10_000;
 export interface ReloaderOptions {
   file: string;
   text: string;
+  /** The digest of what the running configuration was read from (SourceDigest). */
+  digest: string;
   /** Everything Instance.create needs but the blocks. */
   instance: Omit<InstanceOptions, "blocks">;
   log: Logger;
   /** Called once a new configuration has taken over (the worker threads follow it). */
   onReloaded?: (next: Instance, text: string) => void;
+}
+
+/** Collects what a configuration is read from, the Corefile's text and each file it imports (by
+ * name), into one SHA-512: an edit to an imported file is a change as much as one to the Corefile. */
+export class SourceDigest {
+  readonly #hash = createHash("sha512");
+
+  constructor(text: string) {
+    this.#hash.update(text);
+  }
+
+  /** For ParseOptions.imported. */
+  readonly imported = (file: string, text: string): void => {
+    this.#hash.update(`\0${file}\0${Buffer.byteLength(text)}\0`).update(text);
+  };
+
+  digest(): string {
+    return this.#hash.digest("hex");
+  }
+}
+
+/** The Corefile as a check found it: its blocks, or why it does not parse, and the digest of the
+ * files read. */
+interface Reading {
+  text: string;
+  digest: string;
+  blocks?: ServerBlock[];
+  error?: unknown;
 }
 
 export class Reloader {
@@ -33,40 +65,67 @@ export class Reloader {
   /** The check running now, so SIGUSR1 and the timer never overlap. */
   #busy: Promise<void> | undefined;
   #stopped = false;
-  /** The hash last tried, so a rejected Corefile is reported once, not at every interval. */
+  /** The digest of the files the serving configuration was read from. */
+  #running: string;
+  /** The digest last tried, so a rejected Corefile is reported once, not at every interval. */
   #tried = "";
   /** The take-over waiting for a new configuration to be ready: a newer Corefile aborts it. */
-  #waiting: { hash: string; abort: AbortController } | undefined;
+  #waiting: { digest: string; abort: AbortController } | undefined;
+  /** A SIGUSR1 came while a check was setting up or retiring: it reloads once that one is done. */
+  #again = false;
 
   constructor(current: Instance, o: ReloaderOptions) {
     this.current = current;
     this.#options = o;
+    this.#running = o.digest;
     reloadStats.hash = sha512(o.text);
     this.#schedule();
   }
 
-  /** Checks the file now; resolves once a reload, if any, is done. */
+  /** Checks the files now; resolves once a reload, if any, is done. */
   check(): Promise<void> {
+    return this.#start(false);
+  }
+
+  /** SIGUSR1: reads the Corefile and the files it imports and reloads, changed or not (what did not
+   * change is taken over). */
+  reloadNow(): Promise<void> {
+    this.#options.log.info(
+      { corefile: this.#options.file },
+      "reload: SIGUSR1: reloading the Corefile and the files it imports, changed or not",
+    );
+    return this.#start(true);
+  }
+
+  #start(forced: boolean): Promise<void> {
+    if (this.#stopped) return Promise.resolve();
     if (this.#busy !== undefined) {
-      if (this.#waiting !== undefined) void this.#supersede(this.#waiting);
+      // The interval goes on through a long wait, so that a newer Corefile replaces it.
+      this.#schedule();
+      if (this.#waiting !== undefined) void this.#supersede(this.#waiting, forced);
+      else this.#again ||= forced;
       return this.#busy;
     }
-    this.#busy = this.#check().finally(() => {
+    this.#busy = this.#check(forced).finally(() => {
       this.#busy = undefined;
       this.#schedule();
+      if (this.#again) {
+        this.#again = false;
+        void this.#start(true);
+      }
     });
     return this.#busy;
   }
 
-  /** While a take-over waits: a Corefile changed again ends the wait, and the check after it applies
-   * the newer one (or keeps the running one, when the file went back to it). */
-  async #supersede(w: { hash: string; abort: AbortController }): Promise<void> {
-    const text = await readFile(this.#options.file, "utf8").catch(() => undefined);
-    if (text === undefined || sha512(text) === w.hash || w.abort.signal.aborted) return;
+  /** While a take-over waits: files changed again end the wait, and the check after it applies the
+   * newer ones (or keeps the running configuration, when the files went back to it). */
+  async #supersede(w: { digest: string; abort: AbortController }, forced: boolean): Promise<void> {
+    const read = await this.#read().catch(() => undefined);
+    if (read === undefined || read.digest === w.digest || w.abort.signal.aborted) return;
     w.abort.abort();
     this.#tried = "";
     await this.#busy;
-    void this.check();
+    void this.#start(forced);
   }
 
   /** Stops watching; resolves once a reload in progress is done. */
@@ -86,26 +145,39 @@ export class Reloader {
     this.#timer.unref();
   }
 
-  async #check(): Promise<void> {
-    const { file, log } = this.#options;
-    let text: string;
+  /** Reads and parses the Corefile, with the files it imports; rejects when it cannot be read. */
+  async #read(): Promise<Reading> {
+    const { file } = this.#options;
+    const text = await readFile(file, "utf8");
+    const sources = new SourceDigest(text);
     try {
-      text = await readFile(file, "utf8");
+      const blocks = parseCorefile(text, file, { imported: sources.imported });
+      return { text, digest: sources.digest(), blocks };
+    } catch (error) {
+      return { text, digest: sources.digest(), error };
+    }
+  }
+
+  async #check(forced: boolean): Promise<void> {
+    const { file, log } = this.#options;
+    let read: Reading;
+    try {
+      read = await this.#read();
     } catch (err) {
       reloadStats.failed++;
       log.error({ err, corefile: file }, "reload: cannot read the Corefile; the running configuration stays");
       return;
     }
-    const hash = sha512(text);
-    if (hash === reloadStats.hash || hash === this.#tried) return;
-    this.#tried = hash;
+    if (!forced && (read.digest === this.#running || read.digest === this.#tried)) return;
+    this.#tried = read.digest;
     let next: Instance;
-    const waiting = { hash, abort: new AbortController() };
+    const waiting = { digest: read.digest, abort: new AbortController() };
     let waitLog: NodeJS.Timeout | undefined;
     try {
+      if (read.blocks === undefined) throw read.error;
       next = await Instance.create({
         ...this.#options.instance,
-        blocks: parseCorefile(text, file),
+        blocks: read.blocks,
         takesOver: true,
         previous: this.current,
       });
@@ -125,7 +197,7 @@ export class Reloader {
       if (waiting.abort.signal.aborted) {
         log.info(
           { corefile: file },
-          "reload: the Corefile changed again before the new configuration was ready; the newer one is tried",
+          "reload: the Corefile changed again before the new configuration was ready; the waiting one is dropped and the files are checked again",
         );
         return;
       }
@@ -140,10 +212,11 @@ export class Reloader {
       this.#waiting = undefined;
     }
     this.current = next;
-    reloadStats.hash = hash;
+    this.#running = read.digest;
+    reloadStats.hash = sha512(read.text);
     reloadStats.succeeded++;
     log.info({ corefile: file, ports: next.ports, adopted: next.adopted }, "reloaded");
-    this.#options.onReloaded?.(next, text);
+    this.#options.onReloaded?.(next, read.text);
   }
 }
 

@@ -99,13 +99,15 @@ async function reloadCases(report: Report, cases: BadConfig[], log: (l: string) 
     for (const c of cases) {
       await withPortInUse(async (port) => {
         const before = srv.logs.length;
-        // A reload happens only when the Corefile's text changed (as in CoreDNS): each case's is its own.
         writeFileSync(file, `${writeCase(c, srv.dir, port)}# ${c.what}\n`);
         srv.proc.kill("SIGUSR1");
+        // The reload's outcome: the line after the one that announces SIGUSR1.
+        const outcome = (l: Record<string, unknown>) =>
+          typeof l.msg === "string" && l.msg.startsWith("reload:") && !l.msg.startsWith("reload: SIGUSR1");
         let line: Record<string, unknown> | undefined;
         for (let i = 0; i < 300 && line === undefined; i++) {
           await sleep(20);
-          line = srv.logs.slice(before).find((l) => typeof l.msg === "string" && l.msg.startsWith("reload:"));
+          line = srv.logs.slice(before).find(outcome);
         }
         const error = String(line?.error ?? "");
         if (line === undefined) wrong.push(`${c.what}: no reload line`);
