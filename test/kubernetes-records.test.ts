@@ -117,6 +117,10 @@ const CLUSTER: [Kind, KObject][] = [
   ["services", service("default", "ext", { externalName: "www.example.org" })],
   ["services", service("default", "alias", { externalName: "web.default.svc.cluster.local" })],
   ["services", service("default", "away", { externalName: "db.example.net" })],
+  // ExternalNames in a loop, and one naming itself.
+  ["services", service("default", "loop1", { externalName: "loop2.default.svc.cluster.local" })],
+  ["services", service("default", "loop2", { externalName: "loop1.default.svc.cluster.local" })],
+  ["services", service("default", "self", { externalName: "self.default.svc.cluster.local" })],
 
   // A StatefulSet's headless service: hostnames, two IPv4 slices and an IPv6 one, merged.
   ["services", service("web", "db", { headless: true, ports: [{ name: "mysql", port: 3306 }] })],
@@ -500,6 +504,12 @@ const MAIN: Row[] = [
     "web.default.svc.cluster.local. 5 IN A 10.96.0.20",
   ]),
   ok("away.default.svc.cluster.local", "A", ["@ 5 IN CNAME db.example.net."]),
+  // A loop: the chain up to its first repeat, each CNAME once (RFC 2181 section 5).
+  ok("loop1.default.svc.cluster.local", "A", [
+    "@ 5 IN CNAME loop2.default.svc.cluster.local.",
+    "loop2.default.svc.cluster.local. 5 IN CNAME loop1.default.svc.cluster.local.",
+  ]),
+  ok("self.default.svc.cluster.local", "A", ["@ 5 IN CNAME self.default.svc.cluster.local."]),
   nx("_http._tcp.ext.default.svc.cluster.local", "SRV"),
   nx("www.ext.default.svc.cluster.local"),
   // Names that exist without records are NODATA, never NXDOMAIN (RFC 8020): namespaces, svc, the

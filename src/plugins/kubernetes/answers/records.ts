@@ -360,8 +360,26 @@ export async function chase(
   if (a.chase === undefined) return;
   try {
     const r = await lookup(a.chase, qtype);
-    if (r.rcode === Rcode.NOERROR && r.answer.length > 0) a.answer.push(...r.answer);
+    if (r.rcode === Rcode.NOERROR) appendUntilRepeat(a.answer, r.answer);
   } catch {
     // the CNAME alone is still a correct answer
   }
+}
+
+/** Appends `more` to `answer` up to the first CNAME whose owner already has one there: ExternalNames
+ * in a loop chase each other until the lookups nest too deep, and each level brings the whole chain
+ * again. A record is never repeated (RFC 2181 section 5). */
+function appendUntilRepeat(answer: RR[], more: readonly RR[]): void {
+  for (const rr of more) {
+    if (
+      rr.type === Type.CNAME &&
+      answer.some((had) => had.type === Type.CNAME && sameName(had.name, rr.name))
+    )
+      return;
+    answer.push(rr);
+  }
+}
+
+function sameName(a: string, b: string): boolean {
+  return a.length === b.length && a.toLowerCase() === b.toLowerCase();
 }
