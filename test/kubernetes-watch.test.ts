@@ -188,6 +188,34 @@ describe("a live watch", () => {
     ]);
     assert.ok(api.requestsFor("services", false).length > lists, "the services were listed again");
   });
+
+  // An ExternalName naming a cluster Service: its answer carries the target's records, so a change of
+  // the target must show at once, as a change of the Service itself does. The TTL of 30 s outlasts
+  // digUntil's 10 s: an answer kept by its TTL fails. Once through `cache` (keepttl: the TTLs dig
+  // compares stay whole) on one thread, once without it on two (a worker's own answer store).
+  const chasing = [
+    { title: "through cache, one thread", tag: "c", cache: "cache 30 {\n        keepttl\n    }", args: [] },
+    { title: "without cache, -workers 2", tag: "w", cache: "", args: ["-workers", "2"] },
+  ];
+  for (const s of chasing) {
+    it(`an ExternalName to a cluster Service follows its target's changes: ${s.title}`, async () => {
+      const conf = `cluster.local {
+    ${s.cache}
+    kubernetes {
+        kubeconfig ${writeKubeconfig(dir, api.url)}
+        ttl 30
+    }
+}
+`;
+      const chaser = await startServer(conf, { args: s.args });
+      try {
+        await followsTarget(api, chaser, s.tag);
+        await followsHeadlessTarget(api, chaser, s.tag);
+      } finally {
+        assert.equal(await chaser.stop(), 0);
+      }
+    });
+  }
 });
 
 describe("an API restored from an etcd backup", () => {
@@ -265,3 +293,53 @@ describe("before the first sync and after the API is gone", () => {
     }
   });
 });
+
+const cname = (name: string, target: string) => `${name}. 30 IN CNAME ${target}.`;
+const a30 = (name: string, ip: string) => `${name}. 30 IN A ${ip}`;
+
+/** An ExternalName whose target has a cluster IP: re-created with another, deleted, created again. */
+async function followsTarget(api: TestApiServer, srv: RunningServer, tag: string): Promise<void> {
+  const tgt = `tgt-${tag}.default.svc.cluster.local`;
+  const alias = `alias-${tag}.default.svc.cluster.local`;
+  const ask = (want: string[]) => until(srv.port, alias, "A", [cname(alias, tgt), ...want]);
+  api.create("services", service("default", `tgt-${tag}`, { clusterIP: "10.96.110.1" }));
+  api.create("services", service("default", `alias-${tag}`, { externalName: tgt }));
+  await ask([a30(tgt, "10.96.110.1")]);
+  await askedOnEveryThread(srv, alias);
+
+  api.remove("services", { namespace: "default", name: `tgt-${tag}` });
+  api.create("services", service("default", `tgt-${tag}`, { clusterIP: "10.96.110.2" }));
+  await ask([a30(tgt, "10.96.110.2")]);
+  await askedOnEveryThread(srv, alias);
+
+  api.remove("services", { namespace: "default", name: `tgt-${tag}` });
+  await ask([]);
+  await askedOnEveryThread(srv, alias);
+
+  api.create("services", service("default", `tgt-${tag}`, { clusterIP: "10.96.110.3" }));
+  await ask([a30(tgt, "10.96.110.3")]);
+}
+
+/** An ExternalName whose target is headless, and its endpoints change. */
+async function followsHeadlessTarget(api: TestApiServer, srv: RunningServer, tag: string): Promise<void> {
+  const tgt = `htgt-${tag}.default.svc.cluster.local`;
+  const alias = `halias-${tag}.default.svc.cluster.local`;
+  const ask = (ip: string) => until(srv.port, alias, "A", [cname(alias, tgt), a30(tgt, ip)]);
+  api.create("services", service("default", `htgt-${tag}`, { headless: true }));
+  const slice = api.create(
+    "endpointslices",
+    endpointSlice("default", `htgt-${tag}`, `htgt-${tag}-1`, ["10.244.110.1"], { ports: [] }),
+  );
+  api.create("services", service("default", `halias-${tag}`, { externalName: tgt }));
+  await ask("10.244.110.1");
+  await askedOnEveryThread(srv, alias);
+
+  slice.endpoints = endpointSlice("default", `htgt-${tag}`, `htgt-${tag}-1`, ["10.244.110.2"]).endpoints;
+  api.update("endpointslices", slice);
+  await ask("10.244.110.2");
+}
+
+/** Asks a few more times, so that each thread's answer store has had the chance to keep the answer. */
+async function askedOnEveryThread(srv: RunningServer, name: string): Promise<void> {
+  for (let i = 0; i < 4; i++) await dig(srv.port, name, "A");
+}

@@ -77,7 +77,8 @@ export const Keep = {
   untilChanged: 0,
   /** Only as `cache` keeps any reply, by its TTLs: a chased CNAME target may come from elsewhere. */
   byTtl: 1,
-  /** Never (AnswerPolicy.private): it depends on the client's spelling, or carries explain records. */
+  /** Never (AnswerPolicy.private): it depends on the client's spelling, carries explain records, or
+   * the records of a CNAME target in the plugin's zones. */
   never: 2,
 } as const;
 export type Keep = (typeof Keep)[keyof typeof Keep];
@@ -114,9 +115,18 @@ export function decide(s: StoreAnswers, q: Question, d: Decision, waited = false
   if (a.rcode === Rcode.NXDOMAIN && fallsThrough(s, q.qname)) return verdict(d, Verdict.next);
   d.answer = a;
   d.explain = s.explain !== undefined && q.option(EXPLAIN_OPTION) && !isReverseZone(zone);
-  // Every store change drops the names it touched; a chased target may come from elsewhere.
-  d.keep = a.uncacheable || d.explain ? Keep.never : a.chase === undefined ? Keep.untilChanged : Keep.byTtl;
+  d.keep = keep(s, a, d.explain);
   return verdict(d, Verdict.answer);
+}
+
+/** Every store change drops the names it touched, so the store's own answers are kept until then. A
+ * CNAME target chased outside the plugin's zones is kept by its TTLs, as `cache` keeps any reply. One
+ * inside them changes with the store under the target's names, not the answer's: nothing would drop
+ * the answer when the target changes, so it is not kept (it is answered anew, target and all). */
+function keep(s: StoreAnswers, a: Answer, explain: boolean): Keep {
+  if (a.uncacheable || explain) return Keep.never;
+  if (a.chase === undefined) return Keep.untilChanged;
+  return s.zoneOf(a.chase) === undefined ? Keep.byTtl : Keep.never;
 }
 
 function verdict(d: Decision, v: Verdict): Decision {
