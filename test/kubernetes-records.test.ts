@@ -1225,6 +1225,18 @@ for (const set of SETS) {
   });
 }
 
+describe("a loop of ExternalNames", () => {
+  it("asked 20 times, logs its too deep internal lookups once, not once a query", async () => {
+    const deep = () => mainServer!.logs.filter((l) => /nested too deep/.test(String(l.msg))).length;
+    const before = deep();
+    for (let i = 0; i < 20; i++) {
+      const r = await dig(mainServer!.port, "loop1.default.svc.cluster.local", "A");
+      assert.equal(r.answer.length, 2);
+    }
+    assert.ok(deep() - before <= 1, `${deep() - before} lines`);
+  });
+});
+
 describe("dns2, a second client, reads the same answers over UDP and TCP", () => {
   const pick = (q: string, type: string) => MAIN.find((r) => r.q === q && r.type === type && !r.opts)!;
   const rows = [

@@ -31,9 +31,10 @@ import { encode } from "../dns/encode.ts";
 import { fitReply } from "../dns/fit.ts";
 import { newQuery, replyTo } from "../dns/message.ts";
 import { Class, EDNS_UDP_SIZE, Opcode, Rcode, Type } from "../dns/constants.ts";
-import { authorityOf, isIPv4Client, lookupKey, maxSizeOf, normalise } from "./query-parts.ts";
+import { authorityOf, isIPv4Client, lookupKey, maxSizeOf, normalise, simpleReply } from "./query-parts.ts";
 import type { ClientQuestion, Question } from "./question.ts";
 import { checkSigned, type ReplySigner } from "./signed-query.ts";
+import { ThrottledWarning } from "./throttled-warning.ts";
 
 export type { Peer, Proto } from "./peer.ts";
 
@@ -61,6 +62,8 @@ export class Pipeline {
   readonly mux = new ZoneMux<Block>();
   readonly answers: Answers;
   readonly #log: Logger;
+  /** Logged 10 s apart at most: a loop of ExternalNames meets the nesting limit on every query. */
+  readonly #tooDeep: ThrottledWarning;
   /** A clock tests inject; undefined is cacheClock, read once per query with the duration's start. */
   readonly #now: (() => number) | undefined;
   /** What the finish hooks see, filled anew for every query they run for (they must not keep it). */
@@ -89,6 +92,7 @@ export class Pipeline {
   constructor(label: string, log: Logger, answers = new Answers(), now?: () => number) {
     this.label = label;
     this.#log = log;
+    this.#tooDeep = new ThrottledWarning(log, "internal lookups nested too deep; SERVFAIL", 10_000);
     this.answers = answers;
     this.#lane = new Lane(answers);
     this.#now = now;
@@ -286,16 +290,16 @@ export class Pipeline {
     if (s.qtype === Type.IXFR) query.authority = authorityOf(buf);
     const m = match ?? (this.views !== undefined ? undefined : this.mux.match(s.qname));
     if (s.qclass !== Class.IN && s.qclass !== Class.CH && s.qclass !== Class.ANY) {
-      return this.#simple(buf, s, query, Rcode.NOTIMP);
+      return simpleReply(buf, s, query, Rcode.NOTIMP);
     }
-    if (m === undefined) return this.#simple(buf, s, query, Rcode.REFUSED);
+    if (m === undefined) return simpleReply(buf, s, query, Rcode.REFUSED);
     // A client past its share of the server waits (client-costs.ts), or is refused past a bound.
     const wait = this.costs.admit(peer.remoteAddress, start);
-    if (wait === REFUSE) return this.#simple(buf, s, query, Rcode.REFUSED);
+    if (wait === REFUSE) return simpleReply(buf, s, query, Rcode.REFUSED);
     if (wait > 0) await this.#defer(wait);
     const block = m.value;
     // NOTIFY goes to a block with a plugin that takes it (secondary); elsewhere it is not implemented.
-    if (s.opcode === Opcode.NOTIFY && block.notify !== true) return this.#simple(buf, s, query, Rcode.NOTIMP);
+    if (s.opcode === Opcode.NOTIFY && block.notify !== true) return simpleReply(buf, s, query, Rcode.NOTIMP);
     if (peer.proto === "udp" && block.udpSize !== undefined) maxSize = Math.min(maxSize, block.udpSize);
     const q: ClientQuestion = {
       key: s.keyBytes,
@@ -323,7 +327,7 @@ export class Pipeline {
     this.costs.chargeChain(peer.remoteAddress, full.length + q.streamed, start);
     if (memoryBudget.shedding && full.length > BIG_REPLY_OCTETS) {
       memoryStats.refused++;
-      return this.#simple(buf, s, query, Rcode.REFUSED);
+      return simpleReply(buf, s, query, Rcode.REFUSED);
     }
     let out = fitReply(full, s.questionEnd, maxSize - (signer?.room ?? 0));
     buf.copy(out, 12, 12, s.questionEnd);
@@ -488,7 +492,7 @@ export class Pipeline {
     const m = this.views !== undefined ? this.views.forLookup(name, from) : this.mux.match(name);
     if (m === undefined) return replyTo(query, Rcode.REFUSED);
     if (depth > MAX_LOOKUP_DEPTH) {
-      this.#log.warn({ qname: name, qtype, depth }, "internal lookups nested too deep; answering SERVFAIL");
+      this.#tooDeep.hit({ qname: name, qtype, depth });
       return replyTo(query, Rcode.SERVFAIL);
     }
     if (deadline !== undefined && Date.now() >= deadline) return replyTo(query, Rcode.SERVFAIL);
@@ -552,16 +556,6 @@ export class Pipeline {
 
   #clock(): number {
     return this.#now === undefined ? cacheClock() : this.#now();
-  }
-
-  /** A reply with only an rcode, for queries no block may answer: header, question and OPT, which
-   * always fit 512 octets. */
-  #simple(buf: Buffer, s: Scanned, query: Msg, rcode: number): Buffer {
-    const reply = replyTo(query, rcode);
-    normalise(reply, query);
-    const out = encode(reply);
-    buf.copy(out, 12, 12, s.questionEnd);
-    return out;
   }
 
   /** What the finish hooks will see of the query `s` (of `size` octets) from `peer`, answered in

@@ -2,7 +2,9 @@
 // lookup, an IXFR's authority section, the size of reply a client gets, the client's address family,
 // and what every reply gets whatever the plugins did.
 
-import type { Msg, RR } from "../dns/message.ts";
+import { replyTo, type Msg, type RR } from "../dns/message.ts";
+import { encode } from "../dns/encode.ts";
+import type { Scanned } from "../dns/scan.ts";
 import { decode } from "../dns/decode.ts";
 import { latin1Bytes } from "../dns/key.ts";
 import { wireKey } from "../dns/name.ts";
@@ -54,4 +56,14 @@ export function normalise(reply: Msg, query: Msg): void {
     reply.edns = undefined;
     if (reply.rcode > 15) reply.rcode = Rcode.SERVFAIL;
   }
+}
+
+/** A reply with only an rcode, for queries no block may answer: header, question (the client's
+ * octets, `buf`'s) and OPT, which always fit 512 octets. */
+export function simpleReply(buf: Buffer, s: Scanned, query: Msg, rcode: number): Buffer {
+  const reply = replyTo(query, rcode);
+  normalise(reply, query);
+  const out = encode(reply);
+  buf.copy(out, 12, 12, s.questionEnd);
+  return out;
 }
