@@ -52,6 +52,14 @@ cached.example {
     ${quick}
   }
 }
+limited.example {
+  errors
+  forward . 127.0.0.1:${silentPort} {
+    read_timeout 300ms
+    max_fails 0
+    max_concurrent 1
+  }
+}
 down.example {
   errors
   forward . 127.0.0.1:${silentPort} {
@@ -152,5 +160,19 @@ test("an upstream marked down, with failfast_all_unhealthy_upstreams: 'no health
   await until(() => errorsAbout("later.down.example.").length > 0, "the error line");
   assert.deepEqual(errorsAbout("later.down.example."), [
     "2 later.down.example. A: forward: no healthy upstream",
+  ]);
+});
+
+test("max_concurrent: a query over the limit is REFUSED and logged with its rcode, as CoreDNS's", async () => {
+  // The first holds the one slot (its upstream never answers); the two after it are refused at once.
+  const first = dig(srv.port, "q0.limited.example");
+  await new Promise((r) => setTimeout(r, 50));
+  for (const i of [1, 2]) assert.equal((await dig(srv.port, `q${i}.limited.example`)).status, "REFUSED");
+  assert.equal((await first).status, "SERVFAIL");
+  await until(() => errorsAbout("limited.example.").length >= 3, "three error lines");
+  const refused = errorsAbout("limited.example.").filter((l) => l.startsWith("5 "));
+  assert.deepEqual(refused.sort(), [
+    "5 q1.limited.example. A: forward: concurrent queries exceeded maximum 1",
+    "5 q2.limited.example. A: forward: concurrent queries exceeded maximum 1",
   ]);
 });

@@ -34,19 +34,29 @@ export function errors(opts: ErrorsOptions): (next: Handler) => Handler {
         reply = await next.serve(req);
       } catch (err) {
         if (debug && !(err instanceof PluginError)) throw err;
-        report(opts, req, err);
+        report(opts, req, err, Rcode.SERVFAIL);
         if (err instanceof PluginError) req.answeredBy = err.plugin;
         return failure(req, Rcode.SERVFAIL);
       }
-      // A failure a plugin answered itself and said why (forward's upstreams): logged, and sent as it is.
-      if (reply.error !== undefined && reply.rcode === Rcode.SERVFAIL) report(opts, req, reply.error);
+      // A failure a plugin answered itself and said why (forward's upstreams, its max_concurrent):
+      // logged with its rcode, as CoreDNS logs the rcode a plugin returns with its error, and sent as it is.
+      if (reply.error !== undefined && FAILURES.has(reply.rcode)) report(opts, req, reply.error, reply.rcode);
       return reply;
     },
   });
 }
 
-/** Logs the error behind a query's SERVFAIL once, unless a `consolidate` pattern counts it. */
-function report({ consolidator, stacktrace, log }: ErrorsOptions, req: Request, err: unknown): void {
+/** The rcodes of a reply that is still the failure its error explains (a plugin between may have put an
+ * answer in its place). */
+const FAILURES = new Set<number>([Rcode.SERVFAIL, Rcode.REFUSED]);
+
+/** Logs the error behind a query's failure once, unless a `consolidate` pattern counts it. */
+function report(
+  { consolidator, stacktrace, log }: ErrorsOptions,
+  req: Request,
+  err: unknown,
+  rcode: number,
+): void {
   const message = err instanceof Error ? err.message : String(err);
   if (consolidator.take(message)) return;
   const fields = {
@@ -55,7 +65,7 @@ function report({ consolidator, stacktrace, log }: ErrorsOptions, req: Request, 
     code: (err as { code?: unknown }).code,
   };
   // CoreDNS's line: "RCODE NAME TYPE: error".
-  const line = `${Rcode.SERVFAIL} ${req.qname} ${fields.qtype}: ${message}`;
+  const line = `${rcode} ${req.qname} ${fields.qtype}: ${message}`;
   if (stacktrace) log.error({ ...fields, err }, line);
   else log.error(fields, line);
 }

@@ -142,7 +142,12 @@ export class Forward {
     const max = this.opts.maxConcurrent;
     if (max > 0 && this.inFlight >= max) {
       forwardStats.maxConcurrentRejects++;
-      return failure(req, Rcode.REFUSED);
+      const refused = failure(req, Rcode.REFUSED);
+      refused.error = forwardError(
+        "CDNS_ERR_FORWARD_MAX_CONCURRENT",
+        `concurrent queries exceeded maximum ${max}`,
+      );
+      return refused;
     }
     let reply: Msg | Error;
     this.inFlight++;
