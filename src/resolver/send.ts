@@ -23,6 +23,7 @@ import { tcpFrame } from "../dns/tcp-frames.ts";
 import { newQuery, replyTo, type Msg } from "../dns/message.ts";
 import { Rcode } from "../dns/constants.ts";
 import type { ResolvConf } from "./resolv-conf.ts";
+import { joinHostPort } from "../dns/host-port.ts";
 
 export interface Server {
   address: string;
@@ -76,7 +77,7 @@ export function buildQuery(name: string, type: number, conf: ResolvConf): Msg {
 }
 
 function serverText(s: Server): string {
-  return s.address.includes(":") ? `[${s.address}]:${s.port}` : `${s.address}:${s.port}`;
+  return joinHostPort(s.address, s.port);
 }
 
 /** Per-exchange state shared by the UDP and TCP paths (glibc's locals and pointers). */

@@ -33,11 +33,6 @@ export class ExchangeError extends Error {
   }
 }
 
-/** "host:port", an IPv6 host in brackets, as Go's net package writes an address. */
-export function joinHostPort(host: string, port: number): string {
-  return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
-}
-
 interface Pending {
   e: Expect;
   resolve(m: Msg): void;

@@ -7,7 +7,8 @@
 import net from "node:net";
 import tls from "node:tls";
 import type { Mismatch } from "../../client/reply-match.ts";
-import { Conn, ExchangeCode, ExchangeError, joinHostPort } from "./conn.ts";
+import { Conn, ExchangeCode, ExchangeError } from "./conn.ts";
+import { joinHostPort } from "../../dns/host-port.ts";
 import { FrameReader, tcpFrame } from "../../dns/tcp-frames.ts";
 
 export class StreamConn extends Conn {

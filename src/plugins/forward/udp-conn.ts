@@ -7,7 +7,8 @@
 import dgram from "node:dgram";
 import { isIPv6 } from "node:net";
 import type { Mismatch } from "../../client/reply-match.ts";
-import { Conn, ExchangeCode, ExchangeError, joinHostPort } from "./conn.ts";
+import { Conn, ExchangeCode, ExchangeError } from "./conn.ts";
+import { joinHostPort } from "../../dns/host-port.ts";
 
 /** At most `max` upstream UDP sockets open at once (one forward block's), so that a flood of unique
  * names to a silent upstream, each query holding its socket for the read timeout, cannot use up the

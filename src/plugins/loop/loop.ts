@@ -13,6 +13,7 @@ import { failure } from "../../chain/handler.ts";
 import { newQuery } from "../../dns/message.ts";
 import { Rcode, Type } from "../../dns/constants.ts";
 import { udpExchange } from "../../client/udp-exchange.ts";
+import { joinHostPort } from "../../dns/host-port.ts";
 
 export class LoopError extends Error {
   readonly code = "CDNS_ERR_LOOP";
@@ -78,7 +79,7 @@ export class Loop {
    * rejects with a LoopError when the probe came back. */
   async probe(at: ListenAddress): Promise<void> {
     const host = at.address === "0.0.0.0" ? "127.0.0.1" : at.address === "::" ? "::1" : at.address;
-    this.#target = host.includes(":") ? `[${host}]:${at.port}` : `${host}:${at.port}`;
+    this.#target = joinHostPort(host, at.port);
     const looped = new Promise<void>((resolve) => (this.#onLoop = resolve));
     const query = newQuery(this.qname, Type.HINFO, 1, randomBytes(2).readUInt16BE());
     try {

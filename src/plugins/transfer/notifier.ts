@@ -23,6 +23,7 @@ import { udpExchange, type Exchange } from "../../client/udp-exchange.ts";
 import { randomId } from "../../client/reply-match.ts";
 import type { NotifyTarget } from "./secondaries.ts";
 import type { Transferer } from "./transferer.ts";
+import { joinHostPort } from "../../dns/host-port.ts";
 
 /** How often the zones' serials are read. */
 const POLL_MS = 1000;
@@ -155,5 +156,5 @@ export function notifyMessage(soa: RR): Msg {
 }
 
 function label(t: NotifyTarget): string {
-  return t.host.includes(":") ? `[${t.host}]:${t.port}` : `${t.host}:${t.port}`;
+  return joinHostPort(t.host, t.port);
 }
