@@ -1,6 +1,7 @@
 // errors in front of forward, on a real server: a query none of forward's upstreams answers (one
 // silent, one refusing, one marked down) is still the same SERVFAIL to the client, and `errors` logs
-// why, one line per query in CoreDNS's shape ("RCODE NAME TYPE: ERROR"), which `consolidate` counts.
+// why, one line per query in CoreDNS's shape ("RCODE NAME TYPE: ERROR"), which `consolidate` counts;
+// grpc's failures likewise.
 
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
@@ -59,6 +60,10 @@ limited.example {
     max_fails 0
     max_concurrent 1
   }
+}
+grpc.example {
+  errors
+  grpc . 127.0.0.1:${closedPort}
 }
 down.example {
   errors
@@ -175,4 +180,12 @@ test("max_concurrent: a query over the limit is REFUSED and logged with its rcod
     "5 q1.limited.example. A: forward: concurrent queries exceeded maximum 1",
     "5 q2.limited.example. A: forward: concurrent queries exceeded maximum 1",
   ]);
+});
+
+test("grpc: an upstream that refuses the connection is logged as forward's failures are", async () => {
+  assert.equal((await dig(srv.port, "q1.grpc.example")).status, "SERVFAIL");
+  await until(() => errorsAbout("q1.grpc.example.").length > 0, "the error line");
+  const lines = errorsAbout("q1.grpc.example.");
+  assert.equal(lines.length, 1, lines.join("\n"));
+  assert.match(lines[0], new RegExp(`^2 q1\\.grpc\\.example\\. A: .*ECONNREFUSED.*${closedPort}`));
 });

@@ -14,6 +14,7 @@ import type { PolicyName } from "../forward/policy.ts";
 import type { TlsSettings } from "../forward/tcp-conn.ts";
 import type { GrpcAddress } from "./upstream.ts";
 import { failure } from "../../chain/handler.ts";
+import { PluginError } from "../../chain/plugin-error.ts";
 import { RCODE_TAG } from "../../chain/trace-span.ts";
 import { Rcode, rcodeName } from "../../dns/constants.ts";
 import { isSubdomain } from "../../dns/name.ts";
@@ -70,8 +71,13 @@ export class Grpc {
     req.answeredBy = NAME;
     const reply = await this.#relay(req);
     const fall = this.#fallsThrough(req.qname);
-    if (fall && (reply === undefined || reply.rcode === Rcode.NXDOMAIN)) return next.serve(req);
-    if (reply === undefined) return failure(req, Rcode.SERVFAIL);
+    if (fall && (reply instanceof Error || reply.rcode === Rcode.NXDOMAIN)) return next.serve(req);
+    if (reply instanceof Error) {
+      // The SERVFAIL carries why, for the `errors` plugin (as forward's does).
+      const failed = failure(req, Rcode.SERVFAIL);
+      failed.error = reply;
+      return failed;
+    }
     req.cache.limit(FORWARD_MAX_AGE);
     req.cache.outside = true;
     return forClient(reply, req.msg);
@@ -81,12 +87,13 @@ export class Grpc {
     return this.opts.fallthrough?.some((z) => isSubdomain(qname, z)) ?? false;
   }
 
-  /** The first reply an upstream gave, or undefined when none did in time. */
-  async #relay(req: Request): Promise<Msg | undefined> {
+  /** The first reply an upstream gave, or why none did in time: the last try's error. */
+  async #relay(req: Request): Promise<Msg | Error> {
     const order = this.#order();
     const list = [...order.filter((u) => !u.backingOff), ...order.filter((u) => u.backingOff)];
     const query = upstreamQuery(req.msg, req.upstreamOptions ?? []);
     const deadline = Math.min(Date.now() + this.opts.deadlineMs, req.deadline ?? Infinity);
+    let error: Error | undefined;
     for (const u of list) {
       const left = deadline - Date.now();
       if (left <= 0) break;
@@ -98,12 +105,14 @@ export class Grpc {
         span?.tag(RCODE_TAG, rcodeName(reply.rcode));
         return reply;
       } catch (err) {
-        span?.fail((err as Error).message);
+        error = err as Error;
+        span?.fail(error.message);
         this.#log.debug({ err, to: u.to, qname: req.qname }, "grpc upstream did not answer");
       } finally {
         span?.end();
       }
     }
-    return undefined;
+    const late = "the query's deadline passed before any upstream was tried";
+    return error ?? new PluginError(NAME, "CDNS_ERR_GRPC_DEADLINE", late);
   }
 }
