@@ -83,7 +83,9 @@ try {
     await sleep(2000);
     const idle = memoryOf(server.proc.pid).rss;
     // Warm-up: fills the answer cache (BENCH_WARM seconds; each thread of -workers fills its own).
-    await dnsperf({ port, queryFile, seconds: env("BENCH_WARM", 2), core });
+    // BENCH_WARM=0: none, so the first round measures a fresh server, as the bench's passes do.
+    const warm = env("BENCH_WARM", 2);
+    if (warm > 0) await dnsperf({ port, queryFile, seconds: warm, core });
     contenders.push({ name: checkout.name, server, port, idle, qps: [], cpu: [], p50: [], p99: [] });
   }
   for (let round = 0; round < rounds; round++) {
