@@ -20,6 +20,7 @@ import { checkHttpAddresses } from "./http-clash.ts";
 import { memoryBudget } from "./memory-budget.ts";
 import { Pipeline } from "./pipeline.ts";
 import { Views } from "./views.ts";
+import { WILDCARD_ADDRESSES } from "../dns/wildcard.ts";
 import type { UdpListener, UdpOptions } from "./udp.ts";
 import { stepGroupAside } from "./udp-aside.ts";
 import { dgramEngine, type UdpEngine } from "./udp-engine.ts";
@@ -68,7 +69,7 @@ interface Group {
   /** The certificate of a tls:// or https:// group: the first its blocks give (`tls`). */
   tls?: TlsSettings;
   port: number;
-  bind: string[];
+  bind: readonly string[];
   pipeline: Pipeline;
   /** Its TCP listener's limits (withTimeouts), and the timeouts its blocks set. */
   tcpOptions: TcpOptions;
@@ -87,7 +88,7 @@ interface Group {
   portKey?: Token;
 }
 
-const WILDCARD = ["0.0.0.0", "::"];
+const WILDCARD = WILDCARD_ADDRESSES;
 
 /** Views an instance can keep apart: the octet in the answer store's key (src/dns/key.ts). */
 const MAX_VIEWS = 255;

@@ -9,6 +9,7 @@ import dgram from "node:dgram";
 import { isIPv6 } from "node:net";
 import type { Logger } from "pino";
 import type { Peer, Pipeline } from "./pipeline.ts";
+import { isWildcardAddress } from "../dns/wildcard.ts";
 
 /** The receive buffer the UDP sockets ask for (SO_RCVBUF; the kernel grants at most
  * net.core.rmem_max): queries that arrive while the process is held up (a collection, a busy CPU, a
@@ -90,7 +91,7 @@ export class DgramListener implements UdpListener {
   }
 
   bind(address: string, port: number): Promise<number> {
-    if ((address === "0.0.0.0" || address === "::") && !warnedWildcard) {
+    if (isWildcardAddress(address) && !warnedWildcard) {
       warnedWildcard = true;
       this.#log.warn(
         { address },

@@ -6,9 +6,8 @@
 // record cannot carry an IPv6 scope) say nothing a client elsewhere could use, and are left out.
 
 import { networkInterfaces, type NetworkInterfaceInfo } from "node:os";
+import { isWildcardAddress } from "../../dns/wildcard.ts";
 import { normalIP } from "./store/slim.ts";
-
-const WILDCARD = new Set(["0.0.0.0", "::"]);
 
 export function localIPs(
   env: NodeJS.ProcessEnv,
@@ -19,7 +18,7 @@ export function localIPs(
     const out: string[] = [];
     for (const a of list) {
       const ip = normalIP(a?.trim());
-      if (ip === undefined || WILDCARD.has(ip) || ip === "::1" || ip.startsWith("127.")) continue;
+      if (ip === undefined || isWildcardAddress(ip) || ip === "::1" || ip.startsWith("127.")) continue;
       if (/^fe[89ab]/.test(ip) || ip.startsWith("169.254.")) continue;
       if (!out.includes(ip)) out.push(ip);
     }
