@@ -165,7 +165,7 @@ export class BatchedListener implements UdpListener {
         continue;
       }
       if (typeof out === "number") {
-        if (out > 0) this.#queued_(out, meta, m + 1);
+        if (out > 0) this.#counted(out, meta, m + 1);
         continue;
       }
       const to = meta.slice(m + 1, m + 1 + this.#addon.PEER);
@@ -179,7 +179,7 @@ export class BatchedListener implements UdpListener {
 
   /** Counts a reply of `length` octets the pipeline wrote at #sendAt into the batch, for `to`, the PEER
    * words at `at`. */
-  #queued_(length: number, to: Uint32Array, at: number): void {
+  #counted(length: number, to: Uint32Array, at: number): void {
     const { SEND_META, PEER } = this.#addon;
     const sm = this.#sendMeta;
     const s = this.#queued * SEND_META;
@@ -192,18 +192,12 @@ export class BatchedListener implements UdpListener {
 
   /** Adds a reply to the batch being built for `to`, the PEER words at `at`. */
   #queue(reply: Buffer, to: Uint32Array, at: number): void {
-    const { BATCH, SEND_META, SEND_BYTES, PEER } = this.#addon;
+    const { BATCH, SEND_BYTES } = this.#addon;
     if (this.#queued === BATCH || this.#sendAt + reply.length > SEND_BYTES) this.#flush();
     // No UDP reply is larger than SEND_BYTES (they are at most 65535 octets and it is twice that).
     if (reply.length > SEND_BYTES) return;
-    const sm = this.#sendMeta;
-    const s = this.#queued * SEND_META;
-    sm[s] = this.#sendAt;
-    sm[s + 1] = reply.length;
-    for (let k = 0; k < PEER; k++) sm[s + 2 + k] = to[at + k];
     this.#send.set(reply, this.#sendAt);
-    this.#sendAt += reply.length;
-    this.#queued++;
+    this.#counted(reply.length, to, at);
   }
 
   #flush(): void {
