@@ -207,3 +207,32 @@ describe("-workers 2 and a warm-start snapshot", () => {
     }
   });
 });
+
+describe("-workers 2 and a cache in each thread", () => {
+  it("coredns_cache_entries adds up the threads' caches, as the hits and misses do", async () => {
+    const metricsPort = await freePort();
+    const srv = await startServer(
+      `example.org {
+    prometheus 127.0.0.1:${metricsPort}
+    cache 30
+    template IN A example.org {
+        answer "{{ .Name }} 60 IN A 10.0.0.1"
+    }
+}
+`,
+      { args: ["-workers", "2"] },
+    );
+    try {
+      // ROUNDS names, each asked once from a port of its own: each thread's cache keeps those it took.
+      await Promise.all(Array.from({ length: ROUNDS }, (_, i) => dig(srv.port, `n${i}.example.org`)));
+      const text = (await httpGet(metricsPort, "/metrics")).body;
+      const base = { server: `dns://:${srv.port}`, zones: "example.org.", view: "" };
+      assert.equal(sample(text, "coredns_cache_misses_total", base), ROUNDS);
+      const mainOnly = sample(text, "clusterdns_worker_queries_total", { worker: "0" });
+      assert.ok(mainOnly !== undefined && mainOnly < ROUNDS, `both threads took queries: main ${mainOnly}`);
+      assert.equal(sample(text, "coredns_cache_entries", { ...base, type: "success" }), ROUNDS);
+    } finally {
+      await srv.stop("SIGKILL");
+    }
+  });
+});
