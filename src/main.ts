@@ -11,7 +11,7 @@ import { plugins } from "./plugins/index.ts";
 import { NOT_SUPPORTED } from "./plugins/not-supported.ts";
 import { DEFAULT_COREFILE } from "./default-corefile.ts";
 import { Instance } from "./server/instance.ts";
-import { Reloader, SourceDigest } from "./server/reloader.ts";
+import { READY_WAIT_MS, Reloader, SourceDigest } from "./server/reloader.ts";
 import { chooseUdpEngine, type UdpEngine } from "./server/udp-engine.ts";
 import { VERSION } from "./version.ts";
 import type { Logger } from "pino";
@@ -149,11 +149,11 @@ export async function main(argv: string[]): Promise<number> {
         digest: sources.digest(),
         instance: instanceOptions,
         log,
+        // The workers take the new configuration over while the old one's store still feeds theirs.
+        beforeRetire: async (next, text) => pool?.reload(text, next.groupPorts, READY_WAIT_MS),
         onReloaded: (next, text) => {
           warnThreadsChanged(flags, text, (pool?.size ?? 0) + 1, log);
-          if (!pool) return;
-          watchWorkers(next, pool);
-          pool.reload(text, next.groupPorts);
+          if (pool) watchWorkers(next, pool);
         },
       });
   if (reloader) process.on("SIGUSR1", () => void reloader.reloadNow());

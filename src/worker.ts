@@ -83,6 +83,8 @@ async function handle(m: ToWorker): Promise<void> {
   switch (m.t) {
     case "reload": {
       if (current === undefined) return;
+      // Done, taken over or not: the main thread keeps its old store running until then.
+      const done = () => port.postMessage({ t: "reloaded" });
       try {
         const next = await setUp(m.text, Promise.resolve(m.ports), current);
         await next.takeOver(current, { readyWaitMs: READY_WAIT_MS });
@@ -94,6 +96,7 @@ async function handle(m: ToWorker): Promise<void> {
           "reload: the running configuration stays in this worker",
         );
       }
+      done();
       break;
     }
     case "shed":

@@ -18,6 +18,11 @@ import { dig, digUntil } from "./helpers/dig.ts";
 import { httpGet } from "./helpers/http-get.ts";
 import { freePort } from "./helpers/free-port.ts";
 import { sample } from "./helpers/metrics.ts";
+import { exchangeUdp } from "./helpers/udp-exchange.ts";
+import { encode } from "../src/dns/encode.ts";
+import { decode } from "../src/dns/decode.ts";
+import { Type } from "../src/dns/constants.ts";
+import { queryMsg } from "./helpers/query-msg.ts";
 
 /** Queries per round: with two sockets, the chance that all of them land on one is 2^-(ROUNDS-1). */
 const ROUNDS = 30;
@@ -233,6 +238,57 @@ describe("-workers 2 and a cache in each thread", () => {
       assert.equal(sample(text, "coredns_cache_entries", { ...base, type: "success" }), ROUNDS);
     } finally {
       await srv.stop("SIGKILL");
+    }
+  });
+});
+
+describe("-workers 2 and a reload onto a new store", () => {
+  it("a Service changed as the main thread took the new configuration over is not answered stale by a worker", async () => {
+    const api = await startApiServer({ bookmarkIntervalMs: 200 });
+    const dir = mkdtempSync(join(tmpdir(), "clusterdns-workers-reload-"));
+    const kubeconfig = writeKubeconfig(dir, api.url);
+    const conf = (extra: string) => `cluster.local {
+    kubernetes {
+        kubeconfig ${kubeconfig}${extra}
+    }
+}
+`;
+    const web = service("default", "web", { clusterIP: "10.96.0.1" });
+    api.create("namespaces", namespace("default"));
+    api.create("services", web);
+    const srv = await startServer(conf(""), { args: ["-workers", "2"] });
+    try {
+      const name = "web.default.svc.cluster.local";
+      await digUntil(srv.port, name, "A", [`${name}. 5 IN A 10.96.0.1`]);
+      // endpoint_pod_names: a new store from a new watch, the old one stopped once the reload is done.
+      writeFileSync(join(srv.dir, "Corefile"), conf("\n        endpoint_pod_names"));
+      srv.proc.kill("SIGUSR1");
+      while (!srv.logs.some((l) => l.msg === "reloaded" && l.worker === undefined)) await sleep(2);
+      api.update("services", {
+        ...web,
+        spec: { ...web.spec, clusterIP: "10.96.0.2", clusterIPs: ["10.96.0.2"] },
+      });
+      // Queries from a new source port every 2 ms for 0.6 s: once one came back with the new address,
+      // one sent 20 ms after that (well past a worker's taking the change) must not have the old.
+      const answers = await Promise.all(
+        Array.from({ length: 300 }, async (_, i) => {
+          await sleep(2 * i);
+          const sent = performance.now();
+          const reply = await exchangeUdp(srv.port, encode(queryMsg(`${name}.`, Type.A)), 2000);
+          const rr = reply && decode(reply).answer[0];
+          return { sent, back: performance.now(), ip: rr && "address" in rr.data ? rr.data.address : "" };
+        }),
+      );
+      const firstNew = Math.min(...answers.filter((a) => a.ip === "10.96.0.2").map((a) => a.back));
+      const stale = answers.filter((a) => a.ip !== "10.96.0.2" && a.sent > firstNew + 20);
+      assert.deepEqual(
+        stale.map((a) => `${a.ip} sent ${Math.round(a.sent - firstNew)} ms after the first new answer`),
+        [],
+      );
+    } finally {
+      await srv.stop("SIGKILL");
+      await api.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

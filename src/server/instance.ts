@@ -468,8 +468,12 @@ export class Instance implements InstanceHooks {
    * address over to the new pipelines, opens the listeners that are new, and retires the old instance.
    * While the old instance is ready it serves on, however long the wait; `readyWaitMs` bounds the wait
    * only while it is not (it had no synced store either). If anything fails or `signal` aborts before
-   * the move, the old instance keeps serving, with what this one adopted, and the error is thrown. */
-  async takeOver(old: Instance, o: { readyWaitMs: number; signal?: AbortSignal }): Promise<void> {
+   * the move, the old instance keeps serving, with what this one adopted, and the error is thrown.
+   * `beforeRetire` runs once the listeners moved, while the old instance still runs (its store too). */
+  async takeOver(
+    old: Instance,
+    o: { readyWaitMs: number; signal?: AbortSignal; beforeRetire?: () => Promise<void> },
+  ): Promise<void> {
     try {
       for (const fn of this.#startup) await fn();
       const deadline = Date.now() + o.readyWaitMs;
@@ -505,6 +509,7 @@ export class Instance implements InstanceHooks {
     }
     this.#took = true;
     debugLogs(this.#log, this.#debug);
+    await o.beforeRetire?.();
     await old.#retire();
     for (const fn of this.#serving) fn();
   }

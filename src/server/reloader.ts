@@ -26,7 +26,10 @@ export interface ReloaderOptions {
   /** Everything Instance.create needs but the blocks. */
   instance: Omit<InstanceOptions, "blocks">;
   log: Logger;
-  /** Called once a new configuration has taken over (the worker threads follow it). */
+  /** Called once a new configuration has the ports, before the old one retires (the worker threads
+   * take it over meanwhile). */
+  beforeRetire?: (next: Instance, text: string) => Promise<void>;
+  /** Called once a new configuration has taken over. */
   onReloaded?: (next: Instance, text: string) => void;
 }
 
@@ -192,7 +195,12 @@ export class Reloader {
           ),
         WAIT_LOG_MS,
       );
-      await next.takeOver(this.current, { readyWaitMs: READY_WAIT_MS, signal: waiting.abort.signal });
+      const { beforeRetire } = this.#options;
+      await next.takeOver(this.current, {
+        readyWaitMs: READY_WAIT_MS,
+        signal: waiting.abort.signal,
+        beforeRetire: beforeRetire && (() => beforeRetire(next, read.text)),
+      });
     } catch (err) {
       if (waiting.abort.signal.aborted) {
         log.info(

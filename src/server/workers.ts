@@ -33,7 +33,7 @@ export type ToWorker =
 
 type Metrics = MetricObjectWithValues<MetricValue<string>>[];
 type FromWorker =
-  | { t: "listening" | "stopped" }
+  | { t: "listening" | "stopped" | "reloaded" }
   | { t: "failed"; message: string }
   | { t: "metrics"; id: number; json: Metrics };
 
@@ -47,6 +47,8 @@ interface Slot {
   worker: Worker;
   listening: boolean;
   restartMs: number;
+  /** Settles the reload this worker is doing (it reported, or exited). */
+  reloaded: () => void;
 }
 
 export interface PoolOptions {
@@ -97,11 +99,18 @@ export class WorkerPool {
     if (!this.ready) this.#o.log.warn({ waitMs }, "workers: not every worker listens yet");
   }
 
-  /** After the main thread reloaded: every worker sets the new Corefile up and takes it over. */
-  reload(text: string, ports: Record<string, number>): void {
+  /** The main thread's new configuration has its ports: every worker sets the new Corefile up and
+   * takes it over. Resolves once each is done (taken over, failed or exited), or after `waitMs`: the
+   * main thread retires its old configuration only then, since a worker's old one reads the index the
+   * old store's watch fills (retired first, a worker answered from a frozen index meanwhile). */
+  async reload(text: string, ports: Record<string, number>, waitMs: number): Promise<void> {
     this.#text = text;
     this.#ports = ports;
+    const done = this.#slots.map((s) => new Promise<void>((r) => (s.reloaded = r)));
     for (const s of this.#slots) this.#post(s.worker, { t: "reload", text, ports });
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(done), new Promise((r) => (timer = setTimeout(r, waitMs)))]);
+    clearTimeout(timer);
   }
 
   /** The memory budget shed: the workers drop their cached answers too. */
@@ -159,7 +168,7 @@ export class WorkerPool {
     const worker = new Worker(this.#o.entry, {
       workerData: { ...this.#o.data, text: this.#text, index } satisfies WorkerData,
     });
-    const slot: Slot = { worker, listening: false, restartMs };
+    const slot: Slot = { worker, listening: false, restartMs, reloaded: () => {} };
     // Joined at once: every event the main thread's watch posts from now reaches it, in order; what
     // came before reaches it first, as the store's state (relay-source.ts).
     relay.out.join(worker);
@@ -168,7 +177,8 @@ export class WorkerPool {
         slot.listening = true;
         slot.restartMs = RESTART_MS;
         if (this.ready) this.#listened();
-      } else if (m.t === "metrics") this.#scrapes.get(m.id)?.(m.json);
+      } else if (m.t === "reloaded") slot.reloaded();
+      else if (m.t === "metrics") this.#scrapes.get(m.id)?.(m.json);
       else if (m.t === "failed") log.error({ worker: index, error: m.message }, "worker failed");
     });
     worker.on("error", (err) => log.error({ worker: index, err }, "worker error"));
@@ -177,6 +187,7 @@ export class WorkerPool {
       // It may have died inside a read of a shared index: what it held may be reused now.
       SharedIndex.clearReaderEverywhere(index);
       slot.listening = false;
+      slot.reloaded();
       if (this.#stopping) return;
       log.error(
         { worker: index, code, restartInMs: slot.restartMs },
