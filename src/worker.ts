@@ -82,9 +82,9 @@ work = (async () => {
 async function handle(m: ToWorker): Promise<void> {
   switch (m.t) {
     case "reload": {
-      if (current === undefined) return;
       // Done, taken over or not: the main thread keeps its old store running until then.
       const done = () => port.postMessage({ t: "reloaded" });
+      if (current === undefined) return done();
       try {
         const next = await setUp(m.text, Promise.resolve(m.ports), current);
         await next.takeOver(current, { readyWaitMs: READY_WAIT_MS });
