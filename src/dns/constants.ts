@@ -12,6 +12,7 @@ export const Type = {
   AAAA: 28,
   SRV: 33,
   OPT: 41,
+  DS: 43,
   RRSIG: 46,
   TKEY: 249,
   TSIG: 250,

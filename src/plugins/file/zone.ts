@@ -113,7 +113,7 @@ export class Zone {
     const answer: RR[] = [];
     const visited = new Set<string>();
     for (let hops = 0; ; hops++) {
-      const cut = this.#cutAt(name);
+      const cut = this.#cutAt(name, qtype);
       if (cut !== undefined) {
         // A CNAME chain that runs into a delegation stops there: the resolver follows the target itself.
         if (answer.length > 0) return this.#positive(answer);
@@ -155,12 +155,13 @@ export class Zone {
     }
   }
 
-  /** The topmost delegation point at or above `name` (below the apex), if any. */
-  #cutAt(name: string): string | undefined {
+  /** The topmost delegation point at or above `name` (below the apex), if any. The DS RRset at a cut
+   * is the parent's (RFC 4035 3.1.4.1): a DS question for the cut itself is answered, not referred. */
+  #cutAt(name: string, qtype: number): string | undefined {
     if (this.#cuts.size === 0) return undefined;
     let cut: string | undefined;
     for (let n = name; n !== this.origin; n = parent(n)) if (this.#cuts.has(n)) cut = n;
-    return cut;
+    return cut === name && qtype === Type.DS ? undefined : cut;
   }
 
   /** The node of `*.<closest encloser>` for a name that does not exist, if there is one (RFC 4592 3.3). */
@@ -214,7 +215,7 @@ export class Zone {
       if (expanded) proofs.push(this.#covering(expanded.name));
     } else if (found.kind === "referral") {
       const cut = found.authority[0].name;
-      const ds = this.#nodes.get(cut)!.get(43);
+      const ds = this.#nodes.get(cut)!.get(Type.DS);
       proofs.push(ds ? this.#copy(ds, undefined) : this.#nsecAt(cut)); // 3.1.4
     } else if (found.kind !== "outside") {
       // The denial is for the last name of the CNAME chain, if there is one.
