@@ -96,6 +96,7 @@ const QUESTIONS: [string, string][] = [
   ["_sip._tcp.example.org", "SRV"],
   ["_tcp.example.org", "SRV"],
   ["caa.example.org", "CAA"],
+  ["cname2deleg.example.org", "A"],
   ["cname2nx.example.org", "A"],
   ["cname2ent.example.org", "A"],
   ["inc1.example.org", "A"],

@@ -115,10 +115,20 @@ export class Zone {
     for (let hops = 0; ; hops++) {
       const cut = this.#cutAt(name, qtype);
       if (cut !== undefined) {
-        // A CNAME chain that runs into a delegation stops there: the resolver follows the target itself.
-        if (answer.length > 0) return this.#positive(answer);
         const ns = this.#copy(this.#nodes.get(cut)!.get(Type.NS)!, undefined);
         const additional = this.#glue(ns);
+        // A CNAME chain that runs into a delegation ends with its referral (RFC 1034 4.3.2 step 3b), as
+        // Knot and CoreDNS answer: the resolver goes on at the child without asking for the cut again.
+        if (answer.length > 0) {
+          return {
+            kind: "answer",
+            rcode: Rcode.NOERROR,
+            authoritative: true,
+            answer,
+            authority: ns,
+            additional,
+          };
+        }
         return {
           kind: "referral",
           rcode: Rcode.NOERROR,
