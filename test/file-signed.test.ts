@@ -24,6 +24,10 @@ const ZONE = zoneText(
   "a.b.deep 60 IN A 192.0.2.9",
   "*.wild 60 IN TXT any",
   "dangling 60 IN CNAME gone",
+  "child 60 IN NS ns.child",
+  "ns.child 60 IN A 192.0.2.10",
+  "child 60 IN DS 12345 13 2 0123456789ABCDEF0123456789ABCDEF 0123456789ABCDEF0123456789ABCDEF",
+  "plain 60 IN NS ns.child",
 );
 
 describe("file serves a zone signed by dnssec-signzone, validated by delv", () => {
@@ -77,6 +81,9 @@ describe("file serves a zone signed by dnssec-signzone, validated by delv", () =
     ["nope.signed.test", "A", /^; negative response, fully validated$/m],
     ["zzz.signed.test", "A", /^; negative response, fully validated$/m],
     ["x.wild.signed.test", "A", /^; negative response, fully validated$/m],
+    // The DS of a secure delegation, and the proof that an insecure one has none: the parent's answers.
+    ["child.signed.test", "DS", /^; fully validated\nchild\.signed\.test\.\s+\d+\s+IN\s+DS\s+12345 13 2 /m],
+    ["plain.signed.test", "DS", /^; negative response, fully validated$/m],
     // A CNAME into a name that does not exist: the denial is proven for the target.
     ["dangling.signed.test", "A", /^; fully validated\ndangling\.signed\.test\.\s+\d+\s+IN\s+CNAME\s+gone/m],
   ];

@@ -1,4 +1,4 @@
-// DNSSEC records in a zone file's presentation form (RFC 4034 2.2, 3.2 and 4.2), read into their wire
+// DNSSEC records in a zone file's presentation form (RFC 4034 2.2, 3.2, 4.2 and 5.3), read into their wire
 // rdata: what a signed zone file holds, as dnssec-signzone, ldns-signzone or the sign plugin write it.
 
 import type { RData } from "../dns/message.ts";
@@ -8,10 +8,13 @@ import { labelText } from "../dns/name.ts";
 import { canonicalName, typeBitmap, Writer } from "./canonical.ts";
 import { DNSKEY, NSEC, RRSIG } from "./rrsig.ts";
 
-/** The DNSSEC types read here. */
-export const DNSSEC_TYPES: ReadonlySet<number> = new Set([RRSIG, NSEC, DNSKEY]);
+/** A secure delegation's DS (RFC 4034 5), which the parent zone holds and signs. */
+const DS = 43;
 
-/** The rdata of an RRSIG, NSEC or DNSKEY record from its fields. Throws with what is wrong. */
+/** The DNSSEC types read here. */
+export const DNSSEC_TYPES: ReadonlySet<number> = new Set([RRSIG, NSEC, DNSKEY, DS]);
+
+/** The rdata of an RRSIG, NSEC, DNSKEY or DS record from its fields. Throws with what is wrong. */
 export function dnssecRdataFromText(type: number, fields: readonly string[], origin: string): RData {
   const w = new Writer();
   if (type === NSEC) {
@@ -24,6 +27,14 @@ export function dnssecRdataFromText(type: number, fields: readonly string[], ori
     w.u8(number(fields[1], "protocol", 0xff));
     w.u8(number(fields[2], "algorithm", 0xff));
     w.bytes(base64(fields.slice(3)));
+  } else if (type === DS) {
+    if (fields.length < 4) throw new Error("DS takes a key tag, algorithm, digest type and a digest");
+    w.u16(number(fields[0], "key tag", 0xffff));
+    w.u8(number(fields[1], "algorithm", 0xff));
+    w.u8(number(fields[2], "digest type", 0xff));
+    const digest = fields.slice(3).join("");
+    if (!/^([0-9a-fA-F]{2})+$/.test(digest)) throw new Error("invalid hex digest");
+    w.bytes(Buffer.from(digest, "hex"));
   } else if (type === RRSIG) {
     if (fields.length < 9) throw new Error("RRSIG takes 8 fields and a signature");
     w.u16(mnemonic(fields[0]));
@@ -65,11 +76,13 @@ function base64(fields: readonly string[]): Buffer {
   return Buffer.from(text, "base64");
 }
 
-/** The presentation form of an RRSIG's, NSEC's or DNSKEY's wire rdata (the inverse of
+/** The presentation form of an RRSIG's, NSEC's, DNSKEY's or DS's wire rdata (the inverse of
  * dnssecRdataFromText), for signed zone files people read. */
 export function dnssecRdataToText(type: number, raw: Uint8Array): string {
   const b = Buffer.from(raw);
   if (type === DNSKEY) return `${b.readUInt16BE(0)} ${b[2]} ${b[3]} ${b.subarray(4).toString("base64")}`;
+  if (type === DS)
+    return `${b.readUInt16BE(0)} ${b[2]} ${b[3]} ${b.subarray(4).toString("hex").toUpperCase()}`;
   if (type === NSEC) {
     const [next, at] = wireName(b, 0);
     return [next, ...bitmapTypes(b.subarray(at)).map(typeName)].join(" ");
