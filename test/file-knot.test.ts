@@ -49,6 +49,17 @@ const ZONE = (include: string[]) =>
     "cname2deleg CNAME host.deleg",
     "cname2nx CNAME nothere",
     "cname2ent CNAME c.ent",
+    // A cut with more in-domain glue than 512 octets hold, and one with sibling glue only.
+    ...Array.from({ length: 13 }, (_, i) => [
+      `big NS ns${i}.big`,
+      `ns${i}.big A 192.0.3.${i}`,
+      `ns${i}.big AAAA 2001:db8:3::${i}`,
+    ]).flat(),
+    ...Array.from({ length: 13 }, (_, i) => [
+      `sib NS ns${i}.sibling`,
+      `ns${i}.sibling A 192.0.4.${i}`,
+      `ns${i}.sibling AAAA 2001:db8:4::${i}`,
+    ]).flat(),
     ...include,
     "$ORIGIN sub.example.org.",
     "s1 A 192.0.2.150",
@@ -138,3 +149,16 @@ for (const [name, type] of QUESTIONS) {
     assert.deepEqual(view(ours), view(theirs));
   });
 }
+
+test("a referral whose in-domain glue does not fit in 512 octets has TC set (RFC 9471), as Knot's", async () => {
+  for (const [name, tc] of [
+    ["x.big.example.org", true],
+    ["x.sib.example.org", false],
+  ] as const) {
+    const ours = await dig(srv.port, name, "A", "+norec", "+noedns", "+ignore");
+    const theirs = await dig(knot.port, name, "A", "+norec", "+noedns", "+ignore");
+    assert.equal(theirs.flags.includes("tc"), tc, theirs.text);
+    assert.equal(ours.flags.includes("tc"), tc, ours.text);
+    assert.equal(ours.authority.length, 13, ours.text);
+  }
+});

@@ -133,6 +133,24 @@ test("a referral (empty answer, NS in the authority) is cut with TC=1", () => {
   assert.deepEqual(d.authority, ns.slice(0, d.authority.length));
 });
 
+test("a referral that leaves out in-domain glue has TC=1; one that leaves out sibling glue has not (RFC 9471)", () => {
+  for (const [servers, tc] of [
+    ["sub.example.", true],
+    ["Sibling.example.", false],
+  ] as const) {
+    const names = Array.from({ length: 13 }, (_, i) => `name-server-${i}.${servers}`);
+    const ns = names.map((target) => rr("SUB.example.", { type: Type.NS, target }));
+    const glue = names.flatMap((n, i) => [
+      rr(n, { type: Type.A, address: `192.0.2.${i}` }),
+      rr(n, { type: Type.AAAA, address: `2001:db8::${i}` }),
+    ]);
+    const { d } = fit(reply("x.sub.example.", Type.A, { aa: false, authority: ns, additional: glue }), 512);
+    assert.equal(d.authority.length, 13);
+    assert.ok(d.additional.length > 0 && d.additional.length < 26, `${d.additional.length}`);
+    assert.equal(d.tc, tc, servers);
+  }
+});
+
 test("CNAME chain: the CNAME and as many of the target's addresses as fit", () => {
   const target = "web.default.svc.cluster.local.";
   const answer = [rr(NAME, { type: Type.CNAME, target }), ...addresses(60, target)];

@@ -25,7 +25,8 @@ const MAX_MESSAGE = 65535;
  * `full` made to fit `maxSize` octets (taken as 512 when below: every client takes that). Returns
  * `full` itself when it fits, else a new Buffer holding, in this order of preference:
  *  1. the answer and authority sections whole, and as many whole RRsets of the additional section as
- *     fit, in order (TC as in `full`: RFC 2181 9, missing additional data is no truncation);
+ *     fit, in order (TC as in `full`: RFC 2181 9, missing additional data is no truncation; but a
+ *     referral that leaves out in-domain glue, addresses at or below the cut, has TC: RFC 9471 3);
  *  2. for a positive answer (answer not empty, no SOA in the authority), the answer alone: its NS
  *     records are as optional as the additional section (TC as in `full`);
  *  3. otherwise the required part cut short, TC=1: the answer (and, for a negative answer or a
@@ -53,8 +54,11 @@ export function fitReply(full: Buffer, questionEnd: number, maxSize: number): Bu
 
   let kept: number;
   let truncated = (full[2] & 0x02) !== 0;
-  if (fits(an + ns)) kept = withAdditional(l, fits);
-  else if (an > 0 && !l.soaInAuthority && fits(an)) kept = an;
+  if (fits(an + ns)) {
+    kept = withAdditional(l, fits);
+    // RFC 9471 3: a referral whose in-domain glue (addresses below the cut) is not all there has TC.
+    if (kept < l.records && l.referral && inDomainGlueLeft(full, l, kept)) truncated = true;
+  } else if (an > 0 && !l.soaInAuthority && fits(an)) kept = an;
   else {
     truncated = true;
     kept = requiredPart(l, fits);
@@ -87,6 +91,10 @@ interface Layout {
   /** 1 on the first record of an RRset that has RRSIGs. */
   signed: Uint8Array;
   soaInAuthority: boolean;
+  /** No answer and NS records in the authority section: a referral. */
+  referral: boolean;
+  /** Every record's start. */
+  starts: Int32Array;
   /** The OPT record's offset, -1 without one. */
   opt: number;
 }
@@ -104,6 +112,8 @@ function layout(full: Buffer, questionEnd: number): Layout {
     setStart: new Uint8Array(total),
     signed: new Uint8Array(total),
     soaInAuthority: false,
+    referral: false,
+    starts: new Int32Array(total),
     opt: -1,
   };
   let first = 0;
@@ -119,6 +129,7 @@ function layout(full: Buffer, questionEnd: number): Layout {
     const end = p + 10 + ((full[p + 8] << 8) | full[p + 9]);
     if (end > full.length) throw new FitError(`record ${i} at offset ${start} runs past the message`);
     l.ends[i] = end;
+    l.starts[i] = start;
     if (type === Type.OPT && i === total - 1 && i >= an + ns) {
       l.opt = start;
       l.records = total - 1;
@@ -126,6 +137,7 @@ function layout(full: Buffer, questionEnd: number): Layout {
       break;
     }
     if (type === Type.SOA && i >= an && i < an + ns) l.soaInAuthority = true;
+    if (i === an && an === 0 && type === Type.NS) l.referral = true;
     const cls = (full[p + 2] << 8) | full[p + 3];
     const covered = type === Type.RRSIG && end - p >= 12 ? (full[p + 10] << 8) | full[p + 11] : type;
     if (
@@ -161,6 +173,31 @@ function withAdditional(l: Layout, fits: (records: number) => boolean): number {
     i = j - 1;
   }
   return kept;
+}
+
+/** True when a record of the additional section past `kept` is owned by the cut's name or one below it. */
+function inDomainGlueLeft(full: Buffer, l: Layout, kept: number): boolean {
+  const cut = nameLabels(full, l.starts[l.an]);
+  for (let i = kept; i < l.records; i++) {
+    const owner = nameLabels(full, l.starts[i]);
+    if (owner.length >= cut.length && cut.every((label, k) => owner[owner.length - cut.length + k] === label))
+      return true;
+  }
+  return false;
+}
+
+/** The labels of the name at `at`, lowercase; the name was checked by skipName. */
+function nameLabels(buf: Buffer, at: number): string[] {
+  const out: string[] = [];
+  for (let len = buf[at]; len !== 0; len = buf[at]) {
+    if (len >= 0xc0) {
+      at = ((len & 0x3f) << 8) | buf[at + 1];
+      continue;
+    }
+    out.push(buf.toString("latin1", at + 1, at + 1 + len).replace(/[A-Z]/g, (c) => c.toLowerCase()));
+    at += len + 1;
+  }
+  return out;
 }
 
 /** How many records of the required part fit: whole RRsets, then as many records of the first RRset
