@@ -2,17 +2,17 @@
 // zone loaded go to the next plugin.
 
 import type { Handler, Plugin } from "../../chain/handler.ts";
-import type { ZoneSet } from "../file/file.ts";
-import { answerFromZone } from "../file/file.ts";
+import type { Lookup, ZoneSet } from "../file/file.ts";
+import { answerFromZone, chaseOutside } from "../file/file.ts";
 
-export function autoPlugin(zones: ZoneSet): Plugin {
+export function autoPlugin(zones: ZoneSet, lookup?: Lookup): Plugin {
   return (next): Handler => ({
     name: "auto",
     serve(req) {
       const zone = zones.match(req.qname);
       if (zone === undefined) return next.serve(req);
       req.answeredBy = "auto";
-      return Promise.resolve(answerFromZone(req, zone));
+      return chaseOutside(req, zone, answerFromZone(req, zone), lookup);
     },
   });
 }

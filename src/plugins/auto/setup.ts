@@ -87,5 +87,5 @@ export const setup: Setup = (d, ctx) => {
     ctx.onShutdown(() => clearInterval(timer));
   }
   offerTransferer(ctx.block.shared, fileTransferer(folder.set));
-  return autoPlugin(folder.set);
+  return autoPlugin(folder.set, ctx.lookup);
 };

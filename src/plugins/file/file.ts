@@ -80,20 +80,45 @@ export function fileTransferer(zones: ZoneSet): Transferer {
   };
 }
 
-export function filePlugin(zones: ZoneSet): Plugin {
-  return (next) => fileHandler(zones, next);
+/** A lookup through the server itself (SetupContext.lookup). */
+export type Lookup = (name: string, qtype: number, depth?: number, deadline?: number) => Promise<Msg>;
+
+export function filePlugin(zones: ZoneSet, lookup?: Lookup): Plugin {
+  return (next) => fileHandler(zones, next, lookup);
 }
 
-export function fileHandler(zones: ZoneSet, next: Handler): Handler {
+export function fileHandler(zones: ZoneSet, next: Handler, lookup?: Lookup): Handler {
   return {
     name: "file",
     serve(req) {
       const zone = zones.match(req.qname);
       if (!zone) return next.serve(req);
       req.answeredBy = "file";
-      return Promise.resolve(answerFromZone(req, zone));
+      return chaseOutside(req, zone, answerFromZone(req, zone), lookup);
     },
   };
+}
+
+/**
+ * `reply` with the records of its CNAME chain's target appended when the target is outside the zone,
+ * resolved through the server: CoreDNS's file always does so (its upstream), and a stub resolver
+ * (glibc's, musl's) does not follow a CNAME itself. A target nothing answers leaves the CNAME for the
+ * client, as the kubernetes plugin's ExternalName chase does.
+ */
+export async function chaseOutside(req: Request, zone: Zone, reply: Msg, lookup?: Lookup): Promise<Msg> {
+  const last = reply.answer.at(-1);
+  if (lookup === undefined || reply.rcode !== Rcode.NOERROR || last?.type !== Type.CNAME) return reply;
+  if (req.qtype === Type.CNAME || req.qtype === Type.ANY) return reply;
+  const target = (last.data as { target: string }).target;
+  // Inside the zone the chain already ends where it must (a loop, a delegation, the length limit).
+  if (isSubdomain(target, zone.origin)) return reply;
+  try {
+    const r = await lookup(target, req.qtype, (req.depth ?? 0) + 1, req.deadline);
+    if (r.rcode === Rcode.NOERROR) reply.answer.push(...r.answer);
+  } catch {
+    // the chain alone is still a correct answer
+  }
+  return reply;
 }
 
 /** The reply to `req` from `zone` (which holds its name): file's answers, also secondary's and auto's. */

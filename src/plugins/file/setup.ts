@@ -79,5 +79,5 @@ export const setup: Setup = (d, ctx) => {
     ctx.onShutdown(() => reloader.stop());
   }
   offerTransferer(ctx.block.shared, fileTransferer(zones));
-  return filePlugin(zones);
+  return filePlugin(zones, ctx.lookup);
 };

@@ -9,7 +9,7 @@ import type { Msg } from "../../dns/message.ts";
 import { replyTo } from "../../dns/message.ts";
 import { Opcode, Rcode, Type } from "../../dns/constants.ts";
 import { isSubdomain } from "../../dns/name.ts";
-import { answerFromZone } from "../file/file.ts";
+import { answerFromZone, chaseOutside, type Lookup } from "../file/file.ts";
 import type { Transferer } from "../transfer/transferer.ts";
 import type { SecondaryZone } from "./secondary-zone.ts";
 
@@ -19,6 +19,8 @@ export interface SecondaryOptions {
   /** The primaries' addresses: the only senders whose NOTIFY is taken. */
   primaries: ReadonlySet<string>;
   log: Logger;
+  /** Resolves CNAME targets outside the zone through the server, as file does. */
+  lookup?: Lookup;
 }
 
 export function secondaryPlugin(o: SecondaryOptions): Plugin {
@@ -35,7 +37,7 @@ export function secondaryHandler(o: SecondaryOptions, next: Handler): Handler {
       if (req.msg.opcode === Opcode.NOTIFY) return Promise.resolve(notify(req, sz, o));
       const zone = sz.serving;
       if (zone === undefined) return Promise.resolve(failure(req, Rcode.SERVFAIL));
-      return Promise.resolve(answerFromZone(req, zone));
+      return chaseOutside(req, zone, answerFromZone(req, zone), o.lookup);
     },
   };
 }

@@ -65,5 +65,10 @@ export const setup: Setup = (d, ctx) => {
   ctx.onStartup(() => sorted.forEach((z) => z.start()));
   ctx.block.notify = true;
   offerTransferer(ctx.block.shared, secondaryTransferer(sorted));
-  return secondaryPlugin({ zones: sorted, primaries: new Set(primaries.map((p) => p.host)), log });
+  return secondaryPlugin({
+    zones: sorted,
+    primaries: new Set(primaries.map((p) => p.host)),
+    log,
+    lookup: ctx.lookup,
+  });
 };
