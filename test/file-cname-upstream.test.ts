@@ -8,18 +8,22 @@ import assert from "node:assert/strict";
 import { startServer, type RunningServer } from "./helpers/server.ts";
 import { dig } from "./helpers/dig.ts";
 import { zoneText } from "./helpers/zone-text.ts";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 
 const ZONE = zoneText(
   "example.org",
   "www 60 IN CNAME www.example.net.",
   "chain 60 IN CNAME www",
   "gone 60 IN CNAME gone.example.net.",
+  "moved 60 IN CNAME target.example.net.",
 );
 
 const COREFILE = `. {
     file db.example.org example.org
-    hosts {
+    hosts hosts.txt {
         10.0.0.1 www.example.net
+        reload 100ms
         fallthrough
     }
 }
@@ -28,7 +32,10 @@ const COREFILE = `. {
 let srv: RunningServer;
 before(async () => {
   srv = await startServer(COREFILE, {
-    files: { "db.example.org": ZONE },
+    files: {
+      "db.example.org": ZONE,
+      "hosts.txt": "10.0.0.1 target.example.net\n",
+    },
   });
 });
 after(async () => {
@@ -56,4 +63,14 @@ test("file: a target nothing answers leaves the CNAME alone, as does a CNAME que
   assert.deepEqual(gone.answer, ["gone.example.org. 60 IN CNAME gone.example.net."]);
   const cname = await dig(srv.port, "www.example.org", "CNAME");
   assert.deepEqual(cname.answer, ["www.example.org. 60 IN CNAME www.example.net."]);
+});
+
+test("file: a change of the target (hosts read again) reaches the chained answer within a second and a half", async () => {
+  const first = await dig(srv.port, "moved.example.org", "A");
+  assert.equal(first.answer.at(-1), "target.example.net. 3600 IN A 10.0.0.1");
+  writeFileSync(join(srv.dir, "hosts.txt"), "10.0.0.2 target.example.net\n");
+  // hosts reads the file again within 100 ms; the chained reply may be replayed for a second.
+  await new Promise((r) => setTimeout(r, 1500));
+  const later = await dig(srv.port, "moved.example.org", "A");
+  assert.equal(later.answer.at(-1), "target.example.net. 3600 IN A 10.0.0.2");
 });

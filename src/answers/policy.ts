@@ -8,6 +8,11 @@ import type { Msg } from "../dns/message.ts";
  * all but one query per second and name. */
 export const SHUFFLED_REPLAY_SECONDS = 1;
 
+/** How long a reply holding records a plugin looked up through the server (a rewritten or a zone's
+ * CNAME target's) may be replayed: the lookup's own caching rules do not reach this reply (forwarded
+ * TTLs that count down upstream), so one second, as forward's replies. */
+export const LOOKED_UP_SECONDS = 1;
+
 /** How long a `stable` reply is replayed: its plugin invalidates it on change, so this bound only
  * limits the damage of an invalidation that a bug would miss. */
 export const STABLE_CACHE_SECONDS = 60;

@@ -16,6 +16,8 @@ import { directive as dir, fakeContext } from "../../../test/helpers/setup-conte
 import { ZoneReloader, ZoneSet, fileHandler, fileStamp, loadZones } from "./file.ts";
 import { Zone } from "./zone.ts";
 import { parseZone } from "./zone-parser.ts";
+import { replyTo } from "../../dns/message.ts";
+import { LOOKED_UP_SECONDS } from "../../answers/policy.ts";
 import { setup } from "./setup.ts";
 
 const ZONES_DIR = resolve(import.meta.dirname, "../../../zones");
@@ -157,6 +159,32 @@ describe("file handler", () => {
     const m = await fileHandler(zones, recordingNext()).serve(makeRequest("www.sub.example.org", Type.A));
     assert.equal(m.aa, true);
     assert.deepEqual(m.answer.map(rrToText), ["www.sub.example.org.\t1\tIN\tA\t192.0.2.7"]);
+  });
+
+  it("a chain completed by a lookup through the server is replayed for LOOKED_UP_SECONDS at most", async () => {
+    const text = `@ SOA ns hostmaster 1 1 1 1 1\n@ NS ns\nwww 60 CNAME www.example.net.\nin 60 CNAME ns\n`;
+    const zones = new ZoneSet([
+      new Zone("example.org.", parseZone(text, { file: "z", origin: "example.org." })),
+    ]);
+    const lookup = (name: string, qtype: number) => {
+      const reply = replyTo(makeRequest(name, qtype).msg);
+      reply.answer.push({
+        name,
+        type: Type.A,
+        class: Class.IN,
+        ttl: 300,
+        data: { type: Type.A, address: "192.0.2.9" },
+      });
+      return Promise.resolve(reply);
+    };
+    const out = makeRequest("www.example.org", Type.A);
+    const m = await fileHandler(zones, recordingNext(), lookup).serve(out);
+    assert.equal(m.answer.length, 2);
+    assert.equal(out.cache.maxAge, LOOKED_UP_SECONDS);
+    // A chain that stays in the zone looks nothing up: its replay is the zone's to bound.
+    const inside = makeRequest("in.example.org", Type.A);
+    await fileHandler(zones, recordingNext(), lookup).serve(inside);
+    assert.equal(inside.cache.maxAge, Infinity);
   });
 });
 

@@ -10,6 +10,7 @@ import type { Request } from "../../chain/request.ts";
 import { replyTo, type Msg } from "../../dns/message.ts";
 import { Class, Rcode, Type } from "../../dns/constants.ts";
 import { isSubdomain } from "../../dns/name.ts";
+import { LOOKED_UP_SECONDS } from "../../answers/policy.ts";
 import { Zone } from "./zone.ts";
 import { loadZone } from "./zone-parser.ts";
 import type { Transferer, ZoneChange } from "../transfer/transferer.ts";
@@ -114,7 +115,10 @@ export async function chaseOutside(req: Request, zone: Zone, reply: Msg, lookup?
   if (isSubdomain(target, zone.origin)) return reply;
   try {
     const r = await lookup(target, req.qtype, (req.depth ?? 0) + 1, req.deadline);
-    if (r.rcode === Rcode.NOERROR) reply.answer.push(...r.answer);
+    if (r.rcode === Rcode.NOERROR && r.answer.length > 0) {
+      reply.answer.push(...r.answer);
+      req.cache.limit(LOOKED_UP_SECONDS);
+    }
   } catch {
     // the chain alone is still a correct answer
   }

@@ -23,10 +23,7 @@ export type Lookup = (name: string, qtype: number, depth: number) => Promise<Msg
  * to go by, and CoreDNS's cache keeps such a reply for its smallest TTL, 5 seconds. */
 export const REWRITTEN_FAILURE_SECONDS = 5;
 
-/** How long a reply holding a rewritten CNAME target's records may be replayed: they come from a
- * lookup whose own caching rules do not reach this reply (forwarded TTLs that count down upstream),
- * so one second, as forward's replies. */
-export const LOOKED_UP_SECONDS = 1;
+import { LOOKED_UP_SECONDS } from "../../answers/policy.ts";
 
 /** What the rules decided for one query. */
 interface Plan {
