@@ -1,6 +1,7 @@
 // A stored reply written out for one client: the stored octets, then the client's ID, RD and CD bits
-// and its spelling of the question (0x20 survives), the answer records rotated one place further when
-// loadbalance asked for it, and every TTL the time left when `cache` keeps the reply.
+// (AD cleared for a client that set neither AD nor DO) and its spelling of the question (0x20
+// survives), the answer records rotated one place further when loadbalance asked for it, and every
+// TTL the time left when `cache` keeps the reply.
 
 import type { AnswerStore } from "./store.ts";
 import { setTtls } from "../dns/wire-ttl.ts";
@@ -12,6 +13,9 @@ export interface ReplayFor {
   readonly packet: Uint8Array;
   readonly questionEnd: number;
   readonly ttl: number;
+  /** The client set AD or DO: else the stored AD bit is cleared, as a reply kept for a client that
+   * wanted it would otherwise tell one that did not (RFC 6840 5.7-5.8, CoreDNS's cache). */
+  readonly adWanted: boolean;
 }
 
 /** Writes the reply in slot s for the client `c` into out[at..], which has room for
@@ -24,7 +28,7 @@ export function replayInto(store: AnswerStore, s: number, c: ReplayFor, out: Uin
   out[at] = query[0];
   out[at + 1] = query[1];
   out[at + 2] = (out[at + 2] & 0xfe) | (query[2] & 0x01);
-  out[at + 3] = (out[at + 3] & 0xef) | (query[3] & 0x10);
+  out[at + 3] = (out[at + 3] & (c.adWanted ? 0xef : 0xcf)) | (query[3] & 0x10);
   for (let i = 12; i < questionEnd; i++) out[at + i] = query[i];
   const rotation = store.rotation(s);
   if (rotation !== 0)

@@ -199,6 +199,7 @@ export class Pipeline {
     t.out = out;
     t.at = at;
     t.ttl = ttl;
+    t.adWanted = s.ad || s.dnssecOk;
     return this.#replay(slot, plugin);
   }
 

@@ -18,4 +18,6 @@ export class Turn implements ReplayFor {
   at = 0;
   /** The TTL the replay writes into every record, AS_STORED (-1) to leave them. */
   ttl = -1;
+  /** The client set AD or DO: a stored AD bit may reach it (RFC 6840 5.7-5.8). */
+  adWanted = false;
 }

@@ -188,13 +188,15 @@ export class Cache implements CacheRules {
    * for this client, stays as it is. */
   #answer(req: Request, e: StoredAnswer, ttl: number, now: number): Msg {
     req.answeredBy = "cache";
-    if (ttl === 0 || now < e.expires) req.cache.private = true;
-    else req.cache.kept = e.kept;
     const m = decode(e.reply());
+    // AD only for a client that set AD or DO (RFC 6840 5.7-5.8); the entry keeps it for those that do.
+    const ad = m.ad && (req.msg.ad || req.msg.edns?.do === true);
+    if (ttl === 0 || now < e.expires || ad !== m.ad) req.cache.private = true;
+    else req.cache.kept = e.kept;
     const reply = replyTo(req.msg, m.rcode);
     reply.aa = m.aa;
     reply.ra = m.ra;
-    reply.ad = m.ad;
+    reply.ad = ad;
     for (const rrs of [m.answer, m.authority, m.additional]) for (const rr of rrs) rr.ttl = ttl;
     reply.answer = m.answer;
     reply.authority = m.authority;
