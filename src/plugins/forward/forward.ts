@@ -24,6 +24,7 @@ import { forwardStats } from "./stats.ts";
 import { FORWARD_MAX_AGE, forClient, upstreamQuery } from "./relay.ts";
 import { Upstream } from "./upstream.ts";
 import { UdpSocketCap } from "./udp-conn.ts";
+import { ExchangeCode, type ExchangeError } from "./conn.ts";
 
 export const NAME = "forward";
 
@@ -56,8 +57,9 @@ export interface ForwardOptions {
   failover: ReadonlySet<number>;
   /** SERVFAIL at once when every upstream is down, instead of trying a random one. */
   failfastAllUnhealthy: boolean;
-  /** Most upstream attempts for one query; 0 for one per upstream. */
-  maxConnectAttempts: number;
+  /** Most tries without a reply for one query (max_connect_attempts): undefined for CoreDNS's default,
+   * twice the number of upstreams; 0 for no limit but the deadline. */
+  maxConnectAttempts: number | undefined;
   /** Longest wait for one reply (read_timeout). */
   readTimeoutMs: number;
   // Not Corefile options: CoreDNS's fixed timeouts, lowered by tests.
@@ -168,26 +170,36 @@ export class Forward {
     return this.opts.nextOnNodata && reply.rcode === Rcode.NOERROR && reply.answer.length === 0;
   }
 
+  /** The upstreams to try, in order, and how many tries without a reply are allowed; an error when
+   * every upstream is down and failfast says not to try. As CoreDNS: tries that get no reply go round
+   * the list again (a lost UDP packet to the only upstream is asked again) up to max_connect_attempts,
+   * twice the number of upstreams by default; every upstream down, one random one is tried once. */
+  #plan(): { list: readonly Upstream[]; cap: number } | Error {
+    const list = this.#order().filter((u) => !u.down);
+    if (list.length > 0) return { list, cap: this.opts.maxConnectAttempts ?? 2 * this.upstreams.length };
+    // Every upstream failed its checks: assume the checks are what is broken, as CoreDNS does.
+    forwardStats.healthcheckBroken++;
+    if (this.opts.failfastAllUnhealthy)
+      return forwardError("CDNS_ERR_FORWARD_NO_HEALTHY", "no healthy upstream");
+    return { list: shuffled(this.upstreams).slice(0, 1), cap: 1 };
+  }
+
   /** The upstream's reply, or why none came: the last try's error, as CoreDNS reports it. */
   async #forward(req: Request): Promise<Msg | Error> {
-    let list = this.#order().filter((u) => !u.down);
-    if (list.length === 0) {
-      // Every upstream failed its checks: assume the checks are what is broken, as CoreDNS does.
-      forwardStats.healthcheckBroken++;
-      if (this.opts.failfastAllUnhealthy)
-        return forwardError("CDNS_ERR_FORWARD_NO_HEALTHY", "no healthy upstream");
-      list = shuffled(this.upstreams).slice(0, 1);
-    }
+    const plan = this.#plan();
+    if (plan instanceof Error) return plan;
+    const { list, cap } = plan;
     const o = this.opts;
-    if (o.maxConnectAttempts > 0) list = list.slice(0, o.maxConnectAttempts);
     const proto: Proto = o.forceTcp ? "tcp" : o.preferUdp ? "udp" : req.proto;
     const query = upstreamQuery(req.msg, req.upstreamOptions ?? []);
     // CoreDNS's 5 s for all attempts, or the query's own deadline (`cancel`) when that comes first.
     const deadline = Math.min(Date.now() + o.deadlineMs, req.deadline ?? Infinity);
     let last: Msg | undefined;
     let error: Error | undefined;
-    for (let i = 0; i < list.length && Date.now() < deadline; i++) {
-      const u = list[i];
+    let failures = 0;
+    let failovers = 0;
+    for (let i = 0; (cap === 0 || failures < cap) && Date.now() < deadline; i++) {
+      const u = list[i % list.length];
       const started = this.#taps.length > 0 ? Date.now() : 0;
       // A traced query's try gets a span, named and tagged as CoreDNS's (peer.address), with the
       // reply's rcode or, for a try that failed, an error status saying why.
@@ -201,12 +213,16 @@ export class Forward {
         span?.fail(error.message);
         this.#log.debug({ err, to: u.to, qname: req.qname, qtype: req.qtype }, "upstream did not answer");
         if (started > 0) tapTry(this.#taps, req, u, { proto, query, reply: undefined, started });
+        // Not sent for the cap on UDP sockets, which every upstream here shares: no use going round.
+        if ((err as ExchangeError).code === ExchangeCode.SOCKETS) break;
+        failures++;
         continue;
       } finally {
         span?.end();
       }
       if (started > 0) tapTry(this.#taps, req, u, { proto, query, reply: last, started });
-      if (!o.failover.has(last.rcode)) return last;
+      // A failover rcode moves on, at most once per upstream (CoreDNS's count).
+      if (!o.failover.has(last.rcode) || ++failovers >= this.upstreams.length) return last;
     }
     if (last !== undefined) return last;
     const late = "the query's deadline passed before any upstream was tried";

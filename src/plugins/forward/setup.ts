@@ -54,7 +54,7 @@ export function parseForward(d: Directive, root: string): ForwardOptions {
     nextOnNodata: false,
     failover: new Set(),
     failfastAllUnhealthy: false,
-    maxConnectAttempts: 0,
+    maxConnectAttempts: undefined,
   };
   for (const opt of d.block ?? []) noBlock(opt, NAME);
   blockOptions(d, NAME, {

@@ -178,7 +178,11 @@ test("at the cap on open UDP sockets a query is not sent, and the socket count c
   const silentUp = await upstream(() => []);
   const lines: Record<string, unknown>[] = [];
   const log = pino({ level: "warn" }, { write: (s: string) => void lines.push(JSON.parse(s)) });
-  const { h } = make(silentUp.port, { maxUdpSockets: 2, readTimeoutMs: 300, maxFails: 0 }, log);
+  const { h } = make(
+    silentUp.port,
+    { maxUdpSockets: 2, readTimeoutMs: 300, maxFails: 0, maxConnectAttempts: 1 },
+    log,
+  );
   const refused = forwardStats.udpSocketCapRefused;
   const held = [h.serve(makeRequest("a.example.org", Type.A)), h.serve(makeRequest("b.example.org", Type.A))];
   let heldOver = false;
