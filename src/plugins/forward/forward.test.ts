@@ -476,6 +476,34 @@ test("failover: an rcode listed moves on to the next upstream", async () => {
   }
 });
 
+test("an upstream that answers FORMERR to EDNS (no OPT in it) is asked again without EDNS", async () => {
+  // An old server that knows no EDNS (RFC 6891 7): FORMERR to any query with an OPT record.
+  const old = await startFakeUpstream((q) => {
+    if (q.edns !== undefined) return [{ ...replyTo(q, Rcode.FORMERR), edns: undefined }];
+    const name = q.question[0].name;
+    const a = { name, type: Type.A, class: 1, ttl: 60, data: { type: Type.A, address: "192.0.2.5" } };
+    return [{ ...replyTo(q), edns: undefined, answer: [a] }];
+  });
+  // One that knows EDNS and refuses this query: its FORMERR carries an OPT record, and stands.
+  const strict = await startFakeUpstream((q) => [{ ...replyTo(q, Rcode.FORMERR), edns: q.edns }]);
+  try {
+    const { h } = make(`forward . 127.0.0.1:${old.port}`);
+    for (const o of [{}, { edns: true }, { proto: "tcp" as const }]) {
+      const { reply } = await ask(h, "old.example.org", Type.A, o);
+      assert.equal(reply.rcode, Rcode.NOERROR, JSON.stringify(o));
+      assert.deepEqual(addresses(reply), ["192.0.2.5"]);
+    }
+    const sent = old.queries.map((q) => `${q.proto} ${q.msg.edns === undefined ? "plain" : "edns"}`);
+    assert.deepEqual(sent, ["udp edns", "udp plain", "udp edns", "udp plain", "tcp edns", "tcp plain"]);
+    const s = make(`forward . 127.0.0.1:${strict.port} {\n max_fails 0\n}`);
+    assert.equal((await ask(s.h, "strict.example.org", Type.A)).reply.rcode, Rcode.FORMERR);
+    assert.equal(strict.queries.length, 1);
+  } finally {
+    await old.close();
+    await strict.close();
+  }
+});
+
 test("a forwarded reply encodes with the project's encoder", async () => {
   const { h } = make(`forward . 127.0.0.1:${a.port}`);
   const { reply } = await ask(h, "big.example.org", Type.A, { proto: "tcp" });

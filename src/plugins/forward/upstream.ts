@@ -24,7 +24,7 @@ import { forwardStats, recordReply, upstreamStats } from "./stats.ts";
 import { encode } from "../../dns/encode.ts";
 import { hexdump } from "../../dns/hexdump.ts";
 import { newQuery } from "../../dns/message.ts";
-import { Class, Type, rcodeName } from "../../dns/constants.ts";
+import { Class, Rcode, Type, rcodeName } from "../../dns/constants.ts";
 
 /** Queries in a row whose replies failed the case check, in 0x20 case twice, before 0x20 goes off. */
 const CASE_STRIKES = 3;
@@ -145,6 +145,15 @@ export class Upstream {
       // Neither a reached socket cap nor a forgery says anything about the upstream's health.
       if (code !== ExchangeCode.SOCKETS && code !== ExchangeCode.CASE) this.#suspect();
       throw err;
+    }
+    // An upstream that does not know EDNS answers FORMERR without an OPT record (RFC 6891 7): ask it
+    // again without ours, as the client may well have asked (CoreDNS relays such a query as it is).
+    if (reply.rcode === Rcode.FORMERR && reply.edns === undefined && query.edns !== undefined) {
+      const plain = { ...query, edns: undefined };
+      const again =
+        Date.now() < deadline ? await this.#ask(plain, proto, deadline).catch(() => undefined) : undefined;
+      if (again === undefined) return reply;
+      [query, reply] = [plain, again];
     }
     if (proto === "udp" && reply.tc && Date.now() < deadline) {
       try {
