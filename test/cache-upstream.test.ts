@@ -146,3 +146,29 @@ test("cache: a forwarded reply over 16 KiB is answered whole, replayed for its c
     await knot.stop();
   }
 });
+
+test("cache: an NXDOMAIN through a CNAME is kept no longer than the CNAME's TTL, nor shown with more", async () => {
+  // Knot: the SOA's negative TTL is 60, the CNAME that leads to the missing name lives 10 s.
+  const text = [
+    "$ORIGIN neg.test.",
+    "$TTL 300",
+    "@ SOA ns hostmaster 1 3600 600 86400 60",
+    "@ NS ns",
+    "ns A 127.0.0.1",
+    "dangling 10 CNAME gone",
+  ].join("\n");
+  const knot = await startKnot({ zone: { origin: "neg.test.", text: text + "\n" } });
+  const srv = await startServer(`. {\n    forward . 127.0.0.1:${knot.port}\n    cache\n}\n`);
+  try {
+    for (let i = 0; i < 2; i++) {
+      const r = await dig(srv.port, "dangling.neg.test");
+      assert.equal(r.status, "NXDOMAIN", r.text);
+      for (const rr of [...r.answer, ...r.authority]) {
+        assert.ok(Number(rr.split(" ")[1]) <= 10, `answer ${i}: no record kept past the CNAME's 10 s: ${rr}`);
+      }
+    }
+  } finally {
+    await srv.stop();
+    await knot.stop();
+  }
+});

@@ -269,7 +269,7 @@ export class Lane {
     }
     const facts = this.#facts.read(j.bytes, 0, j.length, s.questionEnd, s.qtype);
     const kind = facts.kind;
-    const said = kind === "denial" ? facts.negativeTtl : facts.minTtlAll;
+    const said = facts.said;
     const ttl =
       kind === undefined ? 0 : rules.ttlFor(s.qname, kind, facts.rcode, said < 0 ? undefined : said);
     if (kind === undefined || ttl <= 0) return this.#filePlain(facts.rcode, false);

@@ -53,6 +53,14 @@ test("the classifier reads the same facts off a reply's octets and off the decod
     ["NXDOMAIN", reply(Type.A, Rcode.NXDOMAIN, { authority: [SOA] }), { kind: "denial", said: 60 }],
     ["NXDOMAIN without a SOA", reply(Type.A, Rcode.NXDOMAIN, {}), { kind: "denial", said: -1 }],
     [
+      "NXDOMAIN through a CNAME shorter-lived than the negative TTL",
+      reply(Type.A, Rcode.NXDOMAIN, {
+        answer: ["www.example.org. 10 IN CNAME gone.example.org."],
+        authority: [SOA],
+      }),
+      { kind: "denial", negativeTtl: 60, said: 10 },
+    ],
+    [
       "referral",
       reply(Type.A, Rcode.NOERROR, { authority: ["www.example.org. 100 IN NS ns.other.org."] }),
       { kind: "success", said: 100, answers: false },

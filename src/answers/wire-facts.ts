@@ -36,9 +36,11 @@ export class WireFacts {
   answers = false;
 
   /** What the records say of how long to keep the reply as its kind: a denial's negative TTL, any
-   * other's lowest TTL of every record (minTtlAll); -1 when nothing says. */
+   * other's lowest TTL of every record (minTtlAll); -1 when nothing says. A denial's records live no
+   * longer than their own TTLs either (the CNAME that led to an NXDOMAIN). */
   get said(): number {
-    return this.kind === "denial" ? this.negativeTtl : this.minTtlAll;
+    if (this.kind !== "denial") return this.minTtlAll;
+    return this.negativeTtl < 0 ? -1 : Math.min(this.negativeTtl, this.minTtlAll);
   }
 
   /** Reads the reply in msg[at..at+length), whose question ends at questionEnd (relative to at). */
