@@ -172,3 +172,23 @@ test("cache: an NXDOMAIN through a CNAME is kept no longer than the CNAME's TTL,
     await knot.stop();
   }
 });
+
+test("cache: forward's own SERVFAIL (no upstream answered) is not kept: the upstream back, the name answers", async () => {
+  const knot = await startKnot();
+  const port = knot.port;
+  await knot.stop();
+  const srv = await startServer(
+    `. {\n    forward . 127.0.0.1:${port} {\n        max_fails 0\n    }\n    cache\n}\n`,
+  );
+  let again: Awaited<ReturnType<typeof startKnot>> | undefined;
+  try {
+    assert.equal((await dig(srv.port, WWW)).status, "SERVFAIL", "no upstream");
+    // Back within cache's 5 s for a SERVFAIL an upstream sent.
+    again = await startKnot({ port });
+    const r = await dig(srv.port, WWW);
+    assert.equal(r.status, "NOERROR", `the upstream answers again: ${r.text}`);
+  } finally {
+    await srv.stop();
+    await again?.stop();
+  }
+});

@@ -242,7 +242,9 @@ export class Cache implements CacheRules {
    * its facts, off its octets when its records are still octets (a forwarded reply, as the wire lane
    * reads them), else off the decoded message. */
   #decide(req: Request, reply: Msg, now: number): KeepTerms | undefined {
-    if (req.cache.private || reply.tc || reply.question.length === 0) return undefined;
+    // A plugin's own failure (forward reached no upstream) is not a reply to keep: CoreDNS's cache
+    // never sees it, and the next query should find the upstream back.
+    if (req.cache.private || reply.tc || reply.question.length === 0 || reply.error) return undefined;
     const raw = wireRecords(reply);
     const f =
       raw !== undefined
