@@ -178,12 +178,12 @@ describe("file handler", () => {
       return Promise.resolve(reply);
     };
     const out = makeRequest("www.example.org", Type.A);
-    const m = await fileHandler(zones, recordingNext(), lookup).serve(out);
+    const m = await fileHandler(zones, recordingNext(), { lookup }).serve(out);
     assert.equal(m.answer.length, 2);
     assert.equal(out.cache.maxAge, LOOKED_UP_SECONDS);
     // A chain that stays in the zone looks nothing up: its replay is the zone's to bound.
     const inside = makeRequest("in.example.org", Type.A);
-    await fileHandler(zones, recordingNext(), lookup).serve(inside);
+    await fileHandler(zones, recordingNext(), { lookup }).serve(inside);
     assert.equal(inside.cache.maxAge, Infinity);
   });
 });
@@ -233,6 +233,40 @@ describe("file setup", () => {
     const err = await setupError(d, blockCtx(ZONES_DIR).ctx);
     assert.match(err.message, /^Corefile:5 - .*file: unknown property 'upstrem'/);
     assert.equal(err.line, 5);
+  });
+
+  it("fallthrough: NXDOMAIN and NODATA go to the next plugin, in its zones only; answers and referrals do not", async () => {
+    for (const [args, passes] of [
+      [[], true],
+      [["other.org"], false],
+    ] as const) {
+      const f = blockCtx(ZONES_DIR);
+      const next = recordingNext(Rcode.NOERROR);
+      const d = dir("file", ["example.org.zone"], [dir("fallthrough", [...args], undefined, 4)]);
+      const h = (await setupPlugin(d, f.ctx))(next);
+      for (const [name, type] of [
+        ["nope.example.org", Type.A],
+        ["www.example.org", Type.TXT],
+      ] as const) {
+        const m = await h.serve(makeRequest(name, type));
+        assert.equal(m.rcode === Rcode.NOERROR && m.aa !== true, passes, `${name} ${type} ${args.join()}`);
+      }
+      assert.equal(next.calls.length, passes ? 2 : 0);
+      for (const [name, type] of [
+        ["www.example.org", Type.A],
+        ["web.example.org", Type.TXT],
+        ["host.sub.example.org", Type.A],
+      ] as const)
+        await h.serve(makeRequest(name, type));
+      assert.equal(next.calls.length, passes ? 2 : 0, "an answer, a CNAME or a referral stays file's");
+    }
+  });
+
+  it("accepts reload_by_mtime (a changed file is always read again here)", async () => {
+    const d = dir("file", ["example.org.zone"], [dir("reload_by_mtime", [], undefined, 4)]);
+    await setupPlugin(d, blockCtx(ZONES_DIR).ctx);
+    const bad = dir("file", ["example.org.zone"], [dir("reload_by_mtime", ["x"], undefined, 4)]);
+    assert.match((await setupError(bad, blockCtx(ZONES_DIR).ctx)).message, /^Corefile:4 - /);
   });
 
   it("accepts upstream, a no-op in CoreDNS, with one warning line naming its file:line", async () => {
@@ -393,11 +427,21 @@ describe("file reload", () => {
     assert.equal(await reloader.check(), true, "a file that comes back is loaded");
     assert.deepEqual(await answerA(h, "www.example.org"), ["192.0.2.10"]);
 
+    // The same serial with other data: served, with a warning (CoreDNS goes by the serial).
+    const warned = () => logs.filter((l) => l.msg.startsWith("zone file changed but its SOA serial did not"));
+    assert.equal(warned().length, 0, "1 -> 2 -> 1 raised or lowered the serial each time");
+    writeFileSync(path, V1.replace("192.0.2.10", "192.0.2.11"));
+    assert.equal(await reloader.check(), true);
+    assert.deepEqual(await answerA(h, "www.example.org"), ["192.0.2.11"]);
+    assert.equal(warned().length, 1);
+    writeFileSync(path, V1);
+    assert.equal(await reloader.check(), true);
+
     reloader.start();
     reloader.stop();
     writeFileSync(path, V2);
     assert.equal(await reloader.check(), false, "stopped");
     assert.deepEqual(await answerA(h, "www.example.org"), ["192.0.2.10"]);
-    assert.equal(invalidated, 2);
+    assert.equal(invalidated, 4);
   });
 });

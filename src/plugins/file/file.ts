@@ -84,20 +84,36 @@ export function fileTransferer(zones: ZoneSet): Transferer {
 /** A lookup through the server itself (SetupContext.lookup). */
 export type Lookup = (name: string, qtype: number, depth?: number, deadline?: number) => Promise<Msg>;
 
-export function filePlugin(zones: ZoneSet, lookup?: Lookup): Plugin {
-  return (next) => fileHandler(zones, next, lookup);
+export interface FileOptions {
+  /** Resolves CNAME targets outside the zone through the server. */
+  lookup?: Lookup;
+  /** `fallthrough` zones (canonical), or undefined without it. */
+  fallthrough?: readonly string[];
 }
 
-export function fileHandler(zones: ZoneSet, next: Handler, lookup?: Lookup): Handler {
+export function filePlugin(zones: ZoneSet, o: FileOptions = {}): Plugin {
+  return (next) => fileHandler(zones, next, o);
+}
+
+export function fileHandler(zones: ZoneSet, next: Handler, o: FileOptions = {}): Handler {
   return {
     name: "file",
     serve(req) {
       const zone = zones.match(req.qname);
       if (!zone) return next.serve(req);
       req.answeredBy = "file";
-      return chaseOutside(req, zone, answerFromZone(req, zone), lookup);
+      const reply = answerFromZone(req, zone);
+      if (noRecords(reply) && o.fallthrough?.some((z) => isSubdomain(req.qname, z))) return next.serve(req);
+      return chaseOutside(req, zone, reply, o.lookup);
     },
   };
+}
+
+/** The zone has nothing for the question: NXDOMAIN, or NODATA (authoritative: not a referral), with
+ * no CNAME on the way. What `fallthrough` hands to the next plugin, as CoreDNS's file does. */
+function noRecords(reply: Msg): boolean {
+  if (reply.answer.length > 0) return false;
+  return reply.rcode === Rcode.NXDOMAIN || (reply.rcode === Rcode.NOERROR && reply.aa);
 }
 
 /**
@@ -240,13 +256,31 @@ export class ZoneReloader {
         return false;
       }
       if (this.#stopped) return false;
+      const same = sameSerials(this.#options.zones.zones, zones);
       this.#options.zones.replace(zones);
       this.#options.invalidate();
-      const serials = zones.map((z) => `${z.origin}=${(z.soa.data as { serial: number }).serial}`);
+      const serials = zones.map((z) => `${z.origin}=${serialOf(z)}`);
       this.#options.log.info({ file: this.#options.path, zones: serials }, "zone reloaded");
+      // CoreDNS would not have read the file again (it goes by the serial unless reload_by_mtime).
+      if (same.length > 0)
+        this.#options.log.warn(
+          { file: this.#options.path, zones: same },
+          "zone file changed but its SOA serial did not: serving the new data, but secondaries " +
+            "(transfer) will not fetch it and CoreDNS would not serve it: raise the serial",
+        );
       return true;
     } finally {
       this.#busy = false;
     }
   }
+}
+
+function serialOf(z: Zone): number {
+  return (z.soa.data as { serial: number }).serial;
+}
+
+/** The origins of `after` whose serial is the one they had in `before`. */
+function sameSerials(before: readonly Zone[], after: readonly Zone[]): string[] {
+  const old = new Map(before.map((z) => [z.origin, serialOf(z)]));
+  return after.filter((z) => old.get(z.origin) === serialOf(z)).map((z) => z.origin);
 }

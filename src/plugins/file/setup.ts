@@ -7,6 +7,7 @@ import type { Setup } from "../../setup/registry.ts";
 import {
   argCount,
   blockOptions,
+  fallthroughZones,
   ignoredOption,
   noBlock,
   parseDuration,
@@ -25,6 +26,7 @@ export const setup: Setup = (d, ctx) => {
   const path = resolve(ctx.root, d.args[0].text);
   const origins = zonesArg(d.args.slice(1), ctx.zones, "file");
   let reloadMs = DEFAULT_RELOAD_MS;
+  let fallthrough: string[] | undefined;
   blockOptions(d, "file", {
     reload(opt) {
       argCount(opt, "file", 1, 1);
@@ -34,6 +36,16 @@ export const setup: Setup = (d, ctx) => {
     upstream(opt) {
       noBlock(opt, "file");
       ignoredOption(opt, ctx.log("file"), "a no-op in CoreDNS too");
+    },
+    fallthrough(opt) {
+      noBlock(opt, "file");
+      fallthrough = fallthroughZones(opt);
+    },
+    // CoreDNS reloads on a new SOA serial unless this says to go by the file's time; here a changed
+    // file is always read again (its inode, size and time), and a reload whose serial did not move says so.
+    reload_by_mtime(opt) {
+      argCount(opt, "file", 0, 0);
+      noBlock(opt, "file");
     },
   });
 
@@ -79,5 +91,5 @@ export const setup: Setup = (d, ctx) => {
     ctx.onShutdown(() => reloader.stop());
   }
   offerTransferer(ctx.block.shared, fileTransferer(zones));
-  return filePlugin(zones, ctx.lookup);
+  return filePlugin(zones, { lookup: ctx.lookup, fallthrough });
 };
