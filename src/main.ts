@@ -23,6 +23,7 @@ import { WorkerPool } from "./server/workers.ts";
 import { StepAside } from "./server/step-aside.ts";
 import { watchBacklog } from "./runtime/watch-backlog.ts";
 import { threadMetrics } from "./metrics/registry.ts";
+import { threadRole } from "./runtime/thread-role.ts";
 import type { ServerBlock } from "./corefile/types.ts";
 import { Panic, exitOnPanic } from "./runtime/panic.ts";
 
@@ -120,6 +121,7 @@ export async function main(argv: string[]): Promise<number> {
     const warn = (w: ConfigWarning) => log.warn({ at: `${w.file}:${w.line}` }, w.message);
     const blocks = parseCorefile(source.text, source.file, { warn, imported: sources.imported });
     const workers = workerCount(flags, blocks, log);
+    threadRole.count = workers;
     Object.assign(instanceOptions, { shareDnsPort: workers > 1 });
     instance = await Instance.create({ ...instanceOptions, blocks });
     // Started before the main thread's watch is, so they see its every event (runtime/relay.ts).

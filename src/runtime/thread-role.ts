@@ -5,6 +5,8 @@
 export const threadRole = {
   /** 0: the main thread; else this worker's number. */
   index: 0,
+  /** Threads that answer DNS (-workers, multisocket), as the main thread chose; set before set-up. */
+  count: 1,
 };
 
 /** True in an answering worker thread: what is the process's once (listeners other than DNS, the

@@ -22,6 +22,7 @@ import type { Directive } from "../../corefile/types.ts";
 import { isSubdomain } from "../../dns/name.ts";
 import { ResponseLimiter, type RrlOptions } from "./limiter.ts";
 import { liveLimiters } from "./stats.ts";
+import { inWorker, threadRole } from "../../runtime/thread-role.ts";
 import "./metrics.ts";
 
 const NAME = "rrl";
@@ -85,6 +86,16 @@ export const setup: Setup = (d, ctx) => {
     ctx.log(NAME).warn({ at: `${d.file}:${d.line}` }, "every allowance is 0: nothing is limited");
     return undefined;
   }
+  // Each answering thread keeps its own accounts, and the kernel spreads a client's source ports over
+  // the threads' sockets: said once, by the main thread.
+  if (threadRole.count > 1 && !inWorker())
+    ctx
+      .log(NAME)
+      .warn(
+        { at: `${d.file}:${d.line}`, threads: threadRole.count },
+        `each of the ${threadRole.count} answering threads (-workers, multisocket) limits on its own: a client ` +
+          `whose queries come from many source ports gets up to ${threadRole.count}x the allowances`,
+      );
   const limiter = new ResponseLimiter(o, (qname) => o.zones.some((z) => isSubdomain(qname, z)));
   ctx.block.rrl = limiter;
   liveLimiters.add(limiter);
