@@ -137,7 +137,7 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     options:
       "ZONES, `window`, `ipv4-prefix-length`, `ipv6-prefix-length`, `*-per-second`, `slip-ratio`, `max-table-size`, `report-only`",
     verdict: "differs",
-    note: "an external plugin in CoreDNS; replays from the answer cache are limited too",
+    note: "an external plugin in CoreDNS; replays from the answer cache are limited too; with `-workers N` (or `multisocket`) each thread keeps its own accounts, so a client whose queries come from many source ports gets up to N times the allowances (said in a warning at start-up)",
     parts: [
       {
         option: "requests-per-second",
@@ -270,8 +270,8 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
   {
     plugin: "cache",
     options: "every option",
-    verdict: "same",
-    note: "replies live in the answer cache as wire bytes; what is served from it is the same",
+    verdict: "differs",
+    note: "replies live in the answer cache as wire bytes; a reply served from it keeps the AA bit it came with (CoreDNS sets AA on every reply from its cache, for stub resolvers that drop non-authoritative ones); as in CoreDNS, no failure of a plugin's own (forward reached no upstream) is kept",
     twice: "refused",
   },
   {
@@ -327,7 +327,13 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     verdict: "differs",
     note: "AXFR and IXFR of the *kubernetes*, *file*, *auto* and *secondary* zones; IXFR from a journal of the last 32 changes for *file* and *auto* zones (CoreDNS keeps none and sends the whole zone), the whole zone for *kubernetes* and *secondary* ones; NOTIFY to every address `to` names (port 53 unless given) when a zone's serial changes, at most once per zone every 5 s, sent again until answered (5 times at most, RFC 1996)",
   },
-  { plugin: "hosts", options: "every option", verdict: "same", note: "", twice: "refused" },
+  {
+    plugin: "hosts",
+    options: "every option",
+    verdict: "differs",
+    note: "a name of its zones it has no entry for, without `fallthrough`, is NXDOMAIN (CoreDNS: SERVFAIL, for want of a SOA to send with an NXDOMAIN)",
+    twice: "refused",
+  },
   missing(
     "route53",
     "no cloud DNS backends: Route 53 can be tested only against AWS itself (AWS ships no local Route 53, and no stand-in is packaged for Debian or npm)",
@@ -349,8 +355,8 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
   {
     plugin: "kubernetes",
     options: "see its README",
-    verdict: "same",
-    note: "wildcard queries are not answered, as in CoreDNS since 1.9",
+    verdict: "differs",
+    note: "wildcard queries are not answered, as in CoreDNS since 1.9; an ANY question is answered with the name's address and SRV records (RFC 8482 lets a server choose), where CoreDNS answers NODATA",
     twice: "refused",
     parts: [
       {
@@ -394,9 +400,9 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
   },
   {
     plugin: "file",
-    options: "DBFILE, ZONES, `reload`, `upstream`",
+    options: "DBFILE, ZONES, `reload`, `reload_by_mtime`, `fallthrough`, `upstream`",
     verdict: "differs",
-    note: "a signed zone's DNSSEC records go to DO=1 queries with the NSEC proofs RFC 4035 asks (NSEC3 zones are not read); `upstream` is accepted with a warning, a no-op as in CoreDNS",
+    note: "a signed zone's DNSSEC records go to DO=1 queries with the NSEC proofs RFC 4035 asks (NSEC3 zones are not read); `upstream` is accepted with a warning, a no-op as in CoreDNS; a changed file is read again whatever its SOA serial (CoreDNS: only on a new serial unless `reload_by_mtime`), with a warning when the serial did not move; a record with no TTL and no `$TTL` before it takes the SOA's MINIMUM (Knot: 3600)",
   },
   {
     plugin: "auto",
@@ -430,8 +436,8 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
   {
     plugin: "forward",
     options: "every option but `resolver`",
-    verdict: "same",
-    note: "`dns://`, `tls://` and `https://` upstreams (DoH over HTTP/2 only; CoreDNS's client also falls back to HTTP/1.1), as CoreDNS",
+    verdict: "differs",
+    note: "`dns://`, `tls://` and `https://` upstreams (DoH over HTTP/2 only; CoreDNS's client also falls back to HTTP/1.1), as CoreDNS; the client's own EDNS options (a cookie, padding, a client subnet) are not passed upstream, where CoreDNS relays the client's message as it is (*rewrite*'s `edns0` rules still add a subnet or a local option)",
     twice: "shadowed",
     passesOn: ["except", "next", "next_on_nodata"],
     parts: [
