@@ -39,6 +39,9 @@ const ROOT_ZONE = `$ORIGIN .
 $TTL 60
 @    IN SOA ns.root. hostmaster.root. 1 7200 1800 86400 60
 @    IN NS  ns.root.
+; A name that exists only as is, while its expansion default.svc.cluster.local is a namespace (NODATA),
+; as a node's own search domain may hold a host named like a namespace.
+default IN A 192.0.2.77
 `;
 
 const corefile = (
@@ -77,6 +80,7 @@ const NAMES: [string, string[]][] = [
   ["a.b.c.d.e.example.com", ["192.0.2.55"]], // 6 dots: asked as is first
   ["api.example.com", ["192.0.2.10"]], // only outside the cluster zone
   ["nope", []], // nowhere
+  ["default", ["192.0.2.77"]], // NODATA at default.svc.cluster.local (a namespace): the walk goes on
 ];
 
 for (const autopath of [false, true]) {

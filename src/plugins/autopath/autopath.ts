@@ -8,7 +8,7 @@ import type { Handler, Plugin } from "../../chain/handler.ts";
 import type { Request } from "../../chain/request.ts";
 import { isFailureRcode } from "../../chain/handler.ts";
 import type { Msg, RR } from "../../dns/message.ts";
-import { negativeTtl, replyTo } from "../../dns/message.ts";
+import { replyTo } from "../../dns/message.ts";
 import { Class, Rcode, Type } from "../../dns/constants.ts";
 import { isSubdomain } from "../../dns/name.ts";
 import type { SearchPathSource } from "./search-path.ts";
@@ -102,20 +102,21 @@ async function plain(req: Request, next: Handler): Promise<Msg> {
   return reply;
 }
 
-/** The reply to the asked name: a CNAME to `target`, then what `target`'s lookup answered. */
+/** The reply to the asked name: a CNAME to `target`, then what `target`'s lookup answered. A NODATA
+ * target gets no CNAME (as CoreDNS's): glibc stops its walk at any answer record, but goes on after
+ * NODATA, as it would have after `target`'s own NODATA without autopath. */
 function withCname(req: Request, target: string, r: Msg): Msg {
   const reply = replyTo(req.msg, r.rcode);
   reply.aa = r.aa;
   reply.ra = r.ra;
-  const ttl = r.answer[0]?.ttl ?? negativeTtl(r.authority) ?? 0;
   const cname: RR = {
     name: req.qname,
     type: Type.CNAME,
     class: Class.IN,
-    ttl,
+    ttl: r.answer[0]?.ttl ?? 0,
     data: { type: Type.CNAME, target },
   };
-  reply.answer = [cname, ...r.answer];
+  reply.answer = r.answer.length > 0 ? [cname, ...r.answer] : [];
   reply.authority = r.authority;
   reply.additional = r.additional;
   return reply;
