@@ -49,7 +49,7 @@ describe("autopath @kubernetes", () => {
       `. {
     prometheus 127.0.0.1:${metricsPort}
     ready 127.0.0.1:${readyPort}
-    kubernetes cluster.local {
+    kubernetes cluster.local k8s.example {
         kubeconfig ${writeKubeconfig(dir, api.url)}
         pods verified
     }
@@ -127,5 +127,20 @@ describe("autopath @kubernetes", () => {
     // that exists nowhere ended NXDOMAIN, and so did team-a's pod asking default's expansion.
     assert.equal(value(`clusterdns_search_expansions_total{${server},result="nxdomain"}`), 3);
     assert.equal(value(`clusterdns_search_expansions_total{${server},result="answered"}`), 6);
+  });
+
+  it("walks the path of the block's cluster zone the query is in, not only the first one's", async () => {
+    // A pod whose kubelet says clusterDomain k8s.example (a cluster domain being renamed) searches
+    // default.svc.k8s.example svc.k8s.example k8s.example.
+    const r = await ask(POD, "api.example.com.default.svc.k8s.example");
+    assert.deepEqual(r.answer, [
+      "api.example.com.default.svc.k8s.example. 300 IN CNAME api.example.com.",
+      "api.example.com. 300 IN A 192.0.2.10",
+    ]);
+    const svc = await ask(POD, "nginx.team-a.default.svc.k8s.example");
+    assert.deepEqual(svc.answer, [
+      "nginx.team-a.default.svc.k8s.example. 5 IN CNAME nginx.team-a.svc.k8s.example.",
+      "nginx.team-a.svc.k8s.example. 5 IN A 10.96.1.20",
+    ]);
   });
 });

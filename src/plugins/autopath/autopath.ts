@@ -68,7 +68,7 @@ export function autopathHandler(o: AutopathOptions, next: Handler): Handler {
     serve(req) {
       // Internal lookups (our own candidates, ExternalName chases) are never walked again.
       if ((req.depth ?? 0) > 0 || req.qclass !== Class.IN || !inZones(req.qname)) return next.serve(req);
-      const path = o.source().searchPath(req.remoteAddress);
+      const path = o.source().searchPath(req.remoteAddress, req.qname);
       const first = path?.[0];
       if (path === undefined || first === undefined) {
         autopathStats(req.server).unknownClient++;

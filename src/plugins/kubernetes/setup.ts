@@ -65,7 +65,8 @@ export const setup: Setup = async (d, ctx) => {
   const drop: CacheDrop = (names) => (names === "all" ? ctx.invalidate() : ctx.invalidateNames(names));
   live.caches.add(drop);
 
-  offer(ctx.block.shared, SEARCH_PATHS, clientSearchPaths(store, records.primary, c.pods));
+  const clusterZones = c.zones.filter((z) => !isReverseZone(z) && !live.multicluster?.serves(z));
+  offer(ctx.block.shared, SEARCH_PATHS, clientSearchPaths(store, clusterZones, c.pods));
   offerTransferer(ctx.block.shared, kubernetesTransferer(store, records));
   metadataOf(ctx.block.shared)?.provide(kubernetesMetadata(store, c.zones, c.pods));
 
