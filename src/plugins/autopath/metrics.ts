@@ -7,7 +7,7 @@ import { autopathServers, type AutopathStats } from "./stats.ts";
 
 scrapedCounter(
   "coredns_autopath_success_total",
-  "Queries autopath answered with a CNAME to a name found on the client's search path.",
+  "Queries autopath answered from a name found on the client's search path (a CNAME to it, or its NODATA).",
   ["server"],
   (c) => {
     for (const [server, s] of autopathServers) c.inc({ server }, s.cname);

@@ -2,7 +2,7 @@
 // on the query path; metrics.ts names them at scrape time.
 
 export interface AutopathStats {
-  /** Walks that found a candidate: answered with a CNAME (coredns_autopath_success_total). */
+  /** Walks that found a candidate: a CNAME to it, or its NODATA (coredns_autopath_success_total). */
   cname: number;
   /** Walks that found nothing: the asked name's NXDOMAIN. */
   nxdomain: number;
