@@ -47,6 +47,11 @@ export class FinishedQuery implements QueryDone {
     this.#scanned = s;
   }
 
+  /** The query's opcode, for log's {>opcode}. */
+  get opcode(): number {
+    return this.#scanned?.opcode ?? 0;
+  }
+
   get qname(): string {
     return this.#scanned?.qname ?? ".";
   }

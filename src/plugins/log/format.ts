@@ -6,7 +6,7 @@ import type { MetaLabel } from "../metadata/labels.ts";
 import { Opcode, className, rcodeName, typeName } from "../../dns/constants.ts";
 
 /** What a finished query offers the formatter. `opcode` and `answers` are read when the server
- * provides them (QueryDone does not carry them yet). */
+ * provides them (FinishedQuery has the opcode). */
 export type Finished = QueryDone & { opcode?: number; answers?: number };
 
 export const COMMON_FORMAT =
@@ -14,8 +14,6 @@ export const COMMON_FORMAT =
 export const COMBINED_FORMAT = COMMON_FORMAT + ' "{>opcode}"';
 
 type Part = string | ((q: Finished) => string);
-
-const opcodeNames = new Map<number, string>(Object.entries(Opcode).map(([k, v]) => [v, k]));
 
 const placeholders: Record<string, (q: Finished) => string> = {
   "{type}": (q) => typeName(q.qtype),
@@ -32,7 +30,8 @@ const placeholders: Record<string, (q: Finished) => string> = {
   "{>bufsize}": (q) => String(q.bufsize),
   "{>do}": (q) => String(q.do),
   "{>id}": (q) => String(q.id),
-  "{>opcode}": (q) => opcodeNames.get(q.opcode ?? Opcode.QUERY) ?? String(q.opcode),
+  // A number, as CoreDNS prints it ({combined} ends with "0" for a query).
+  "{>opcode}": (q) => String(q.opcode ?? Opcode.QUERY),
 };
 
 /** Placeholders CoreDNS has that clusterdns cannot fill: a Corefile naming one fails at start. */

@@ -1,0 +1,31 @@
+// The log plugin's line formats on a real server, against what CoreDNS prints for the same
+// placeholders: `{combined}` ends with the opcode as a number.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { startServer } from "./helpers/server.ts";
+import { digAt } from "./helpers/dig.ts";
+
+/** The first log line of `plugin` "log" naming `name`, waiting a little (stdout is asynchronous). */
+async function logLine(logs: Record<string, unknown>[], name: string): Promise<string> {
+  for (let i = 0; i < 100; i++) {
+    const rec = logs.find((r) => r.plugin === "log" && r.name === name);
+    if (rec) return String(rec.msg);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`no log line for ${name}`);
+}
+
+test("{combined} ends with the opcode as CoreDNS prints it: a number", async () => {
+  const srv = await startServer(`example.org {
+    log . {combined}
+    whoami
+}
+`);
+  try {
+    await digAt("127.0.0.1", srv.port, "a.example.org");
+    assert.match(await logLine(srv.logs, "a.example.org."), /s "0"$/);
+  } finally {
+    await srv.stop();
+  }
+});
