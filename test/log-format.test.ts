@@ -1,5 +1,5 @@
 // The log plugin's line formats on a real server, against what CoreDNS prints for the same
-// placeholders: `{combined}` ends with the opcode as a number.
+// placeholders: `{combined}` ends with the opcode as a number, `{local}` is the server's address.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -25,6 +25,22 @@ test("{combined} ends with the opcode as CoreDNS prints it: a number", async () 
   try {
     await digAt("127.0.0.1", srv.port, "a.example.org");
     assert.match(await logLine(srv.logs, "a.example.org."), /s "0"$/);
+  } finally {
+    await srv.stop();
+  }
+});
+test("{local} is the address the server listens on, bracketed for IPv6", async () => {
+  const srv = await startServer(`example.org {
+    bind 127.0.0.1 ::1
+    log . "{local} {remote} {proto}"
+    whoami
+}
+`);
+  try {
+    await digAt("127.0.0.1", srv.port, "v4.example.org");
+    await digAt("::1", srv.port, "v6.example.org", "A", "+tcp");
+    assert.equal(await logLine(srv.logs, "v4.example.org."), "127.0.0.1 127.0.0.1 udp");
+    assert.equal(await logLine(srv.logs, "v6.example.org."), "[::1] [::1] tcp");
   } finally {
     await srv.stop();
   }

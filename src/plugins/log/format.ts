@@ -21,6 +21,8 @@ const placeholders: Record<string, (q: Finished) => string> = {
   "{class}": (q) => className(q.qclass),
   "{proto}": (q) => q.proto,
   "{remote}": (q) => remoteText(q.remoteAddress),
+  // The address the query's socket is bound to ("[::]" for a wildcard listener, as in CoreDNS).
+  "{local}": (q) => (q.localAddress ? remoteText(q.localAddress) : "-"),
   "{port}": (q) => String(q.remotePort),
   "{size}": (q) => String(q.size),
   "{duration}": (q) => goSeconds(q.duration),
@@ -32,11 +34,6 @@ const placeholders: Record<string, (q: Finished) => string> = {
   "{>id}": (q) => String(q.id),
   // A number, as CoreDNS prints it ({combined} ends with "0" for a query).
   "{>opcode}": (q) => String(q.opcode ?? Opcode.QUERY),
-};
-
-/** Placeholders CoreDNS has that clusterdns cannot fill: a Corefile naming one fails at start. */
-const unsupported: Record<string, string> = {
-  "{local}": "the server address is not recorded per query",
 };
 
 export class FormatError extends Error {
@@ -61,8 +58,6 @@ export function compileFormat(
       at = m.index + p.length;
       continue;
     }
-    if (Object.hasOwn(unsupported, p))
-      throw new FormatError(`placeholder ${p} is not supported: ${unsupported[p]}`);
     if (!Object.hasOwn(placeholders, p)) throw new FormatError(`unknown placeholder ${p}`);
     parts.push(placeholders[p]);
     at = m.index + p.length;

@@ -244,7 +244,6 @@ test("{/LABEL} in a block without metadata: '-', and a warning at start-up", asy
 test("setup errors name file:line", async () => {
   const bad: [Directive, RegExp][] = [
     [dir("log", [".", "{name} {nope}"], undefined, 2), /^Corefile:2 - .*log: unknown placeholder \{nope\}/],
-    [dir("log", ["{local}"], undefined, 3), /^Corefile:3 - .*placeholder \{local\} is not supported/],
     [dir("log", [], [dir("class", ["fatal"], undefined, 5)]), /^Corefile:5 - .*unknown class 'fatal'/],
     [dir("log", [], [dir("class", [], undefined, 6)]), /^Corefile:6 - .*'class' takes at least 1/],
     [dir("log", [], [dir("minDuration", ["fast"], undefined, 7)]), /^Corefile:7 - .*invalid duration/],
