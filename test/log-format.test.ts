@@ -45,3 +45,25 @@ test("{local} is the address the server listens on, bracketed for IPv6", async (
     await srv.stop();
   }
 });
+
+test("class: NODATA is a denial, as CoreDNS classifies it, not a success", async () => {
+  const srv = await startServer(`example.org {
+    log example.org {
+        class denial
+    }
+    hosts {
+        192.0.2.1 a.example.org
+    }
+}
+`);
+  try {
+    await digAt("127.0.0.1", srv.port, "a.example.org", "A");
+    await digAt("127.0.0.1", srv.port, "a.example.org", "AAAA");
+    await digAt("127.0.0.1", srv.port, "nx.example.org", "A");
+    await logLine(srv.logs, "nx.example.org.");
+    const logged = srv.logs.filter((r) => r.plugin === "log").map((r) => `${r.name} ${r.type}`);
+    assert.deepEqual(logged, ["a.example.org. AAAA", "nx.example.org. A"]);
+  } finally {
+    await srv.stop();
+  }
+});

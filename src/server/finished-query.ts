@@ -52,6 +52,13 @@ export class FinishedQuery implements QueryDone {
     return this.#scanned?.opcode ?? 0;
   }
 
+  /** The reply's ANCOUNT, for log's classes (NOERROR without answers is a denial); only valid
+   * while the hooks run, as replyBytes is. */
+  get answers(): number | undefined {
+    const b = this.replyBytes;
+    return b === undefined ? undefined : (b[this.replyAt + 6] << 8) | b[this.replyAt + 7];
+  }
+
   get qname(): string {
     return this.#scanned?.qname ?? ".";
   }

@@ -6,7 +6,7 @@ import type { MetaLabel } from "../metadata/labels.ts";
 import { Opcode, className, rcodeName, typeName } from "../../dns/constants.ts";
 
 /** What a finished query offers the formatter. `opcode` and `answers` are read when the server
- * provides them (FinishedQuery has the opcode). */
+ * provides them (FinishedQuery does). */
 export type Finished = QueryDone & { opcode?: number; answers?: number };
 
 export const COMMON_FORMAT =
