@@ -39,6 +39,29 @@ interface Shared {
 
 const listeners = new Map<string, Shared>();
 
+/** CoreDNS's health, ready and metrics servers read, write and idle for 5 s at most; Node's defaults
+ * (a minute for headers, checked every 30 s) let a client that sends nothing hold a socket for 80 s.
+ * Past MAX_CONNECTIONS a new one is closed at once: idle sockets cost the pod memory (about 10 KB
+ * each), which thousands of them would take from DNS. Probes and scrapes need a handful. */
+const TIMEOUT_MS = 5000;
+const MAX_CONNECTIONS = 1000;
+
+function createServer(routes: Map<string, Route[]>): Server {
+  const server = http.createServer(
+    {
+      headersTimeout: TIMEOUT_MS,
+      requestTimeout: TIMEOUT_MS,
+      keepAliveTimeout: TIMEOUT_MS,
+      connectionsCheckingInterval: 1000,
+    },
+    (req, res) => dispatch(routes, req, res),
+  );
+  // A reader too slow to take its reply (a scrape) is let go too, as by CoreDNS's write timeout.
+  server.setTimeout(2 * TIMEOUT_MS, (socket) => socket.destroy());
+  server.maxConnections = MAX_CONNECTIONS;
+  return server;
+}
+
 /** "HOST:PORT", "[IPv6]:PORT" or ":PORT"; port 0 lets the system pick one (see boundPort). */
 export function parseListenAddress(text: string): ListenAddress | string {
   const m = /^(?:\[([^\]]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(text);
@@ -162,7 +185,7 @@ export async function acquire(
   let shared = listeners.get(addr.text);
   if (!shared) {
     const routes = new Map<string, Route[]>();
-    const server = http.createServer((req, res) => dispatch(routes, req, res));
+    const server = createServer(routes);
     const listening = new Promise<void>((resolve, reject) => {
       server.once("error", reject);
       server.listen({ host: addr.host, port: addr.port, reusePort }, () => {
