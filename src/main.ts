@@ -95,7 +95,7 @@ export async function main(argv: string[]): Promise<number> {
   }
 
   // Signals are caught from here on: one that arrives during start-up stops the server once it is up.
-  const signals = new Signals();
+  const signals = new Signals(log);
   let udpEngine: UdpEngine;
   try {
     udpEngine = chooseUdpEngine(flags.udpEngine);
@@ -283,14 +283,19 @@ function readSource(flags: Flags): Source | string {
 const STOP_GRACE_MS = 10_000;
 
 /** SIGTERM and SIGINT, caught from the start: one that comes before the server is up is kept and acted
- * on once it is. The first stops the server (its lameduck and all), a second exits at once. */
+ * on once it is. The first stops the server (its lameduck and all), a second exits at once. SIGHUP,
+ * whose default ends the process, is ignored as CoreDNS ignores it: a closed terminal or an exiting
+ * parent sends it, outside the operator's control. */
 class Signals {
   #early: string | undefined;
   #onSignal: (signal: string) => void = (signal) => (this.#early ??= signal);
 
-  constructor() {
+  constructor(log: Logger) {
     process.on("SIGTERM", () => this.#onSignal("SIGTERM"));
     process.on("SIGINT", () => this.#onSignal("SIGINT"));
+    process.on("SIGHUP", () =>
+      log.info({ signal: "SIGHUP" }, "ignored, as by CoreDNS: SIGUSR1 reloads, SIGTERM stops"),
+    );
   }
 
   /** Resolves with the exit code once a signal has stopped the instance `current` gives. */

@@ -1,0 +1,26 @@
+// Signals an operator or the platform sends, against CoreDNS's handling of each: SIGHUP is ignored
+// (it comes with a closed terminal or a parent's exit, outside the user's control; SIGUSR1 reloads).
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { setTimeout as sleep } from "node:timers/promises";
+import { startServer } from "./helpers/server.ts";
+import { dig } from "./helpers/dig.ts";
+
+test("SIGHUP is ignored, as by CoreDNS: the server keeps answering and says so", async () => {
+  const srv = await startServer(`example.org {
+    hosts {
+        192.0.2.1 a.example.org
+    }
+}
+`);
+  try {
+    srv.proc.kill("SIGHUP");
+    await sleep(300);
+    assert.equal(srv.proc.exitCode, null, `still running (signal ${srv.proc.signalCode})`);
+    assert.deepEqual((await dig(srv.port, "a.example.org")).answer, ["a.example.org. 3600 IN A 192.0.2.1"]);
+    assert.ok(srv.logs.some((r) => r.signal === "SIGHUP" && /ignored/.test(String(r.msg))));
+  } finally {
+    assert.equal(await srv.stop(), 0, "SIGTERM still stops it cleanly");
+  }
+});
