@@ -48,7 +48,18 @@ interface Source {
   demo: boolean;
 }
 
+/** For the commands that print and end: a reader that stopped early (`| head`, `| true`) makes the
+ * next write fail with EPIPE, an 'error' nobody handled and a stack trace. It ends the command quietly
+ * instead, as a reader closing early is no failure of the command. (A server's stdout is its log.) */
+function quietOnClosedStdout(): void {
+  process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code !== "EPIPE") throw err;
+    process.exit(process.exitCode ?? 0);
+  });
+}
+
 export async function main(argv: string[]): Promise<number> {
+  if (["resolve", "migrate", "top"].includes(argv[0])) quietOnClosedStdout();
   if (argv[0] === "resolve") return (await import("./resolver/cli.ts")).resolveMain(argv.slice(1));
   if (argv[0] === "migrate") return (await import("./migrate/cli.ts")).migrateMain(argv.slice(1));
   if (argv[0] === "top") return (await import("./plugins/insights/top.ts")).topMain(argv.slice(1));
@@ -60,6 +71,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`clusterdns: ${err.message}\n${USAGE}`);
     return 2;
   }
+  if (flags.help || flags.version || flags.plugins || flags.validate) quietOnClosedStdout();
   if (flags.help || flags.version || flags.plugins) return printInfo(flags);
 
   const log = createLogger();

@@ -109,6 +109,20 @@ test("-plugins lists the built plugins in chain order", async () => {
   assert.ok(names.indexOf("errors") < names.indexOf("file"), "chain order, not alphabetical");
 });
 
+test("output into a reader that stops early (| head -1, | true): no EPIPE stack trace, exit 0", async () => {
+  // A pipe is synchronous on Linux: a write after the reader has gone fails with EPIPE.
+  const corefile = join(ROOT, "test", "fixtures", "corpus", "openshift.Corefile");
+  for (const args of ["-plugins", `migrate coredns ${corefile}`, `-validate -conf ${corefile}`]) {
+    for (const reader of ["head -1", "true"]) {
+      const script = `"$0" "$1" ${args} | ${reader} >/dev/null; exit "\${PIPESTATUS[0]}"`;
+      const { stderr } = await run("bash", ["-c", script, process.execPath, BIN]);
+      assert.doesNotMatch(stderr, /EPIPE|Error/, `${args} | ${reader}`);
+    }
+  }
+  const script = `"$0" "$1" -plugins | head -1`;
+  assert.equal((await run("bash", ["-c", script, process.execPath, BIN])).stdout, "Server types:\n");
+});
+
 test("an unknown flag exits 2 with usage", async () => {
   await assert.rejects(run(process.execPath, [BIN, "-nope"]), (err: { code: number; stderr: string }) => {
     assert.equal(err.code, 2);
