@@ -156,3 +156,27 @@ test("idle, a server with metrics on does not wake up on a timer every few milli
     assert.equal(await srv.stop(), 0);
   }
 });
+
+test("scrapes close together (two Prometheus replicas): no NaN, no 292-year minimum lag", async () => {
+  const port = await freePort();
+  const srv = await startServer(`example.org {
+    prometheus 127.0.0.1:${port}
+    whoami
+}
+`);
+  try {
+    await sleep(300);
+    for (let i = 0; i < 4; i++) {
+      const { body } = await httpGet(port, "/metrics");
+      const lag = body.split("\n").filter((l) => l.startsWith("nodejs_eventloop_lag_"));
+      assert.equal(lag.length, 8, "every event-loop series is there");
+      assert.deepEqual(
+        lag.filter((l) => !/ \d+(\.\d+)?(e-\d+)?$/.test(l) || Number(l.split(" ")[1]) > 60),
+        [],
+        `scrape ${i}: a number of seconds under a minute`,
+      );
+    }
+  } finally {
+    await srv.stop();
+  }
+});

@@ -14,6 +14,7 @@ import {
   stepAsideStats,
 } from "./server-stats.ts";
 import { VERSION } from "../version.ts";
+import { eventLoopDelayGauges } from "./event-loop-delay.ts";
 import { inWorker, threadRole } from "../runtime/thread-role.ts";
 
 export const registry = new Registry();
@@ -23,7 +24,10 @@ export const registry = new Registry();
 // 100 ms), and a stall of 100 ms or more is still always seen.
 // Only on the main thread: they describe the process (its CPU, its memory), which a worker's copy would
 // count again.
-if (!inWorker()) collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 100 });
+if (!inWorker()) {
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 100 });
+  eventLoopDelayGauges(registry, 100);
+}
 
 new Gauge({
   name: "coredns_build_info",
