@@ -180,3 +180,28 @@ test("scrapes close together (two Prometheus replicas): no NaN, no 292-year mini
     await srv.stop();
   }
 });
+
+test("a block of several zones labels each query with the zone it is in, as CoreDNS", async () => {
+  const port = await freePort();
+  const srv = await startServer(`cluster.local in-addr.arpa {
+    prometheus 127.0.0.1:${port}
+    kubernetes cluster.local in-addr.arpa {
+        objects ${ROOT}/zones/demo-cluster.yaml
+    }
+}
+`);
+  try {
+    assert.equal((await dig(srv.port, "nginx.default.svc.cluster.local", "A")).status, "NOERROR");
+    assert.equal((await dig(srv.port, "154.97.102.10.in-addr.arpa", "PTR")).status, "NOERROR");
+    assert.equal((await dig(srv.port, "154.97.102.10.in-addr.arpa", "PTR")).status, "NOERROR");
+    const { body } = await httpGet(port, "/metrics");
+    const zoneOf = (type: string) =>
+      body
+        .split("\n")
+        .find((l) => l.startsWith("coredns_dns_requests_total{") && l.includes(`type="${type}"`));
+    assert.match(zoneOf("A") ?? "", /zone="cluster\.local\."/);
+    assert.match(zoneOf("PTR") ?? "", /zone="in-addr\.arpa\.".* 2$/, "replayed from the answer store too");
+  } finally {
+    await srv.stop();
+  }
+});

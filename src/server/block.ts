@@ -5,6 +5,7 @@ import type { LaneStep } from "../answers/lane-step.ts";
 import type { QueryDone } from "../metrics/query-done.ts";
 import type { BlockSettings } from "../setup/block.ts";
 import type { ServerKey } from "../corefile/types.ts";
+import { isSubdomain } from "../dns/name.ts";
 
 export interface Block extends BlockSettings {
   readonly keys: ServerKey[];
@@ -22,4 +23,15 @@ export interface Block extends BlockSettings {
   viewKey?: number;
   /** Filled by `bind` during set-up; read-only once the block runs. */
   readonly bind: string[];
+}
+
+/** The zone of `block` that `qname` is in, the longest when several hold it: the `zone` label of
+ * CoreDNS's metrics. A block of one zone needs no name (none is built). */
+export function zoneOf(block: Block, qname: () => string): string {
+  const zones = block.zones;
+  if (zones.length === 1) return zones[0];
+  const name = qname();
+  let best = "";
+  for (const z of zones) if (z.length > best.length && isSubdomain(name, z)) best = z;
+  return best || zones[0];
 }

@@ -6,7 +6,7 @@
 // nothing when the engine gives an output buffer (handleInto).
 
 import type { Logger } from "pino";
-import type { Block } from "./block.ts";
+import { zoneOf, type Block } from "./block.ts";
 import type { Request } from "../chain/request.ts";
 import { FinishedQuery } from "./finished-query.ts";
 import { PluginError } from "../chain/plugin-error.ts";
@@ -567,7 +567,7 @@ export class Pipeline {
     const done = this.#done;
     done.reset(s);
     done.server = this.label;
-    done.zone = block.zones[0];
+    done.zone = zoneOf(block, () => s.qname);
     done.proto = peer.proto;
     done.remoteAddress = peer.remoteAddress;
     done.remotePort = peer.remotePort;
