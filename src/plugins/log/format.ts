@@ -21,7 +21,8 @@ const placeholders: Record<string, (q: Finished) => string> = {
   "{class}": (q) => className(q.qclass),
   "{proto}": (q) => q.proto,
   "{remote}": (q) => remoteText(q.remoteAddress),
-  // The address the query's socket is bound to ("[::]" for a wildcard listener, as in CoreDNS).
+  // The address the query's UDP socket is bound to (a wildcard listener: 0.0.0.0 or [::], as CoreDNS
+  // prints its own), the connection's own address over TCP.
   "{local}": (q) => (q.localAddress ? remoteText(q.localAddress) : "-"),
   "{port}": (q) => String(q.remotePort),
   "{size}": (q) => String(q.size),
