@@ -25,13 +25,10 @@ export interface Block extends BlockSettings {
   readonly bind: string[];
 }
 
-/** The zone of `block` that `qname` is in, the longest when several hold it: the `zone` label of
- * CoreDNS's metrics. A block of one zone needs no name (none is built). */
-export function zoneOf(block: Block, qname: () => string): string {
-  const zones = block.zones;
-  if (zones.length === 1) return zones[0];
-  const name = qname();
+/** The zone of a block of several zones that `qname` is in, the longest when several hold it: the
+ * `zone` label of CoreDNS's metrics (a block of one zone is labelled with it, and builds no name). */
+export function zoneOf(zones: readonly string[], qname: string): string {
   let best = "";
-  for (const z of zones) if (z.length > best.length && isSubdomain(name, z)) best = z;
+  for (const z of zones) if (z.length > best.length && isSubdomain(qname, z)) best = z;
   return best || zones[0];
 }

@@ -567,7 +567,7 @@ export class Pipeline {
     const done = this.#done;
     done.reset(s);
     done.server = this.label;
-    done.zone = zoneOf(block, () => s.qname);
+    done.zone = block.zones.length === 1 ? block.zones[0] : zoneOf(block.zones, s.qname);
     done.proto = peer.proto;
     done.remoteAddress = peer.remoteAddress;
     done.remotePort = peer.remotePort;
