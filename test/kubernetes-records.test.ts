@@ -117,6 +117,7 @@ const CLUSTER: [Kind, KObject][] = [
   ["services", service("default", "ext", { externalName: "www.example.org" })],
   ["services", service("default", "alias", { externalName: "web.default.svc.cluster.local" })],
   ["services", service("default", "away", { externalName: "db.example.net" })],
+  ["services", service("default", "gone", { externalName: "nope.default.svc.cluster.local" })],
   // ExternalNames in a loop, and one naming itself.
   ["services", service("default", "loop1", { externalName: "loop2.default.svc.cluster.local" })],
   ["services", service("default", "loop2", { externalName: "loop1.default.svc.cluster.local" })],
@@ -504,6 +505,17 @@ const MAIN: Row[] = [
     "web.default.svc.cluster.local. 5 IN A 10.96.0.20",
   ]),
   ok("away.default.svc.cluster.local", "A", ["@ 5 IN CNAME db.example.net."]),
+  // A chain the server follows in its own zones ends as the target does (RFC 6604: NXDOMAIN for a
+  // target that does not exist; RFC 2308: the target zone's SOA with the denial), as the file plugin
+  // and Knot answer a CNAME in a zone.
+  {
+    ...nx("gone.default.svc.cluster.local", "A", [soa("cluster.local")]),
+    answer: ["@ 5 IN CNAME nope.default.svc.cluster.local."],
+  },
+  {
+    ...nodata("alias.default.svc.cluster.local", "AAAA", [soa("cluster.local")]),
+    answer: ["@ 5 IN CNAME web.default.svc.cluster.local."],
+  },
   // A loop: the chain up to its first repeat, each CNAME once (RFC 2181 section 5).
   ok("loop1.default.svc.cluster.local", "A", [
     "@ 5 IN CNAME loop2.default.svc.cluster.local.",

@@ -351,7 +351,9 @@ function join(relative: string, zone: string): string {
 }
 
 /** Resolves an ExternalName target through the server (SetupContext.lookup) and appends what it
- * answered; a target nothing answers (or an error) leaves the CNAME alone for the client to follow. */
+ * answered; a target nothing answers (or an error) leaves the CNAME alone for the client to follow.
+ * A denial the server is authoritative for ends the chain as it ends the target: its rcode (RFC 6604,
+ * NXDOMAIN for a target that does not exist) and its zone's SOA (RFC 2308), as a zone's CNAME does. */
 export async function chase(
   a: Answer,
   qtype: number,
@@ -360,7 +362,14 @@ export async function chase(
   if (a.chase === undefined) return;
   try {
     const r = await lookup(a.chase, qtype);
-    if (r.rcode === Rcode.NOERROR) appendUntilRepeat(a.answer, r.answer);
+    if (r.rcode !== Rcode.NOERROR && r.rcode !== Rcode.NXDOMAIN) return;
+    if (r.rcode === Rcode.NXDOMAIN && !r.aa) return;
+    appendUntilRepeat(a.answer, r.answer);
+    const denied = r.answer.every((rr) => rr.type === Type.CNAME);
+    if (r.aa && denied && r.authority.some((rr) => rr.type === Type.SOA)) {
+      a.rcode = r.rcode;
+      a.authority = r.authority;
+    }
   } catch {
     // the CNAME alone is still a correct answer
   }
