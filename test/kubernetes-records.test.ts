@@ -673,6 +673,16 @@ const SETS: OptionSet[] = [
     ],
   },
   {
+    // CoreDNS takes several (deprecated since 1.5): it warns and uses the first, which answers here.
+    title: "endpoint with two URLs: the first is used",
+    zones: ["endpoints.test"],
+    options: (e) => [`endpoint ${e.api.url} http://127.0.0.1:1`],
+    rows: [
+      ok("web.default.svc.endpoints.test", "A", ["@ 5 IN A 10.96.0.20"]),
+      nx("nosuch.default.svc.endpoints.test"),
+    ],
+  },
+  {
     title: "endpoint https URL with tls CERT KEY CACERT",
     zones: ["tls.test"],
     skip: !HAVE_OPENSSL && "openssl not installed",

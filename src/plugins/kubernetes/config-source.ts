@@ -39,6 +39,12 @@ export async function configuredSource(
     return { source: objectsSource({ files: [], kinds: [...kinds], namespaces: c.namespaces }) };
   }
   if (c.tls && c.endpoint === undefined) log.warn("tls is ignored without endpoint, as in CoreDNS");
+  if (c.unusedEndpoints) {
+    log.warn(
+      { endpoint: c.endpoint, unused: c.unusedEndpoints },
+      "several endpoints are deprecated (CoreDNS too uses the first alone): the others are ignored",
+    );
+  }
   const { apiSource } = await import("./api/source-api.ts");
   const source = apiSource({
     kubeconfig: c.kubeconfig,

@@ -53,6 +53,8 @@ const UNSUPPORTED: Readonly<Record<string, string>> = {
 export interface KubernetesConfig {
   zones: string[];
   endpoint?: string;
+  /** `endpoint`'s URLs after the first: accepted, with a warning, and not used (as in CoreDNS). */
+  unusedEndpoints?: string[];
   tls?: { cert: string; key: string; ca: string };
   kubeconfig?: string;
   context?: string;
@@ -155,12 +157,15 @@ function connectionOptions(c: KubernetesConfig, once: Once, path: (t: { text: st
   return {
     endpoint(opt) {
       once(opt);
-      argCount(opt, NAME, 1, 1);
-      const url = opt.args[0].text;
-      if (!/^https?:\/\/[^/\s]+/.test(url)) {
-        throw configError(opt, NAME, `endpoint '${url}' is not an http(s) URL`);
+      argCount(opt, NAME, 1, Infinity);
+      for (const { text: url } of opt.args) {
+        if (!/^https?:\/\/[^/\s]+/.test(url)) {
+          throw configError(opt, NAME, `endpoint '${url}' is not an http(s) URL`);
+        }
       }
-      c.endpoint = url;
+      // Several are deprecated in CoreDNS, which warns and uses the first (config-source.ts warns).
+      c.endpoint = opt.args[0].text;
+      if (opt.args.length > 1) c.unusedEndpoints = opt.args.slice(1).map((t) => t.text);
     },
     tls(opt) {
       once(opt);

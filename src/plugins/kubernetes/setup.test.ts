@@ -194,7 +194,7 @@ describe("setup: options", () => {
     ["transfer", [], ["transfer to *"], 4, /'transfer' is not supported: .*transfer plugin/],
     ["upstream", [], ["upstream"], 4, /'upstream' is not supported/],
     ["a bad endpoint", [], ["endpoint k8s:8443"], 4, /endpoint 'k8s:8443' is not an http\(s\) URL/],
-    ["two endpoints", [], ["endpoint http://a:1 http://b:2"], 4, /takes 1 argument/],
+    ["a bad second endpoint", [], ["endpoint http://a:1 b:2"], 4, /endpoint 'b:2' is not an http\(s\) URL/],
     ["tls with two files", [], ["tls cert key"], 4, /takes 3 argument/],
     ["kubeconfig with three words", [], ["kubeconfig a b c"], 4, /takes 1 to 2 argument/],
     ["namespaces without names", [], ["namespaces"], 4, /takes at least 1 argument/],
