@@ -1296,6 +1296,12 @@ describe("start-up errors name the Corefile's file and line", { concurrency: tru
       /Corefile:3 - Error during parsing: kubernetes: multicluster: 'clusterset\.local\.' is not one of the plugin's zones/,
     ],
     ["an option given twice", () => ["ttl 5", "ttl 6"], /Corefile:4 - .*kubernetes: 'ttl' is given twice/],
+    // CoreDNS refuses the two together; -validate must not pass a Corefile CoreDNS will not start.
+    [
+      "namespaces and namespace_labels together",
+      () => ["namespaces default", "namespace_labels team=a"],
+      /Corefile:2 - .*kubernetes: namespaces and namespace_labels cannot both be set/,
+    ],
     // Connection settings are checked when the plugin is set up: the line is the directive's.
     [
       "a context the kubeconfig does not have",

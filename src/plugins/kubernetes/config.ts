@@ -305,6 +305,10 @@ function checkTogether(d: Directive, c: KubernetesConfig): void {
   if (c.kubeconfig !== undefined && c.endpoint !== undefined) {
     throw conflict("'kubeconfig' and 'endpoint' name the API two ways: use one");
   }
+  if (c.namespaces.length > 0 && c.namespaceSelector) {
+    // CoreDNS refuses the two together (its words): a Corefile it will not start must not pass here.
+    throw conflict("namespaces and namespace_labels cannot both be set");
+  }
   if (c.zonal && c.noEndpoints) {
     // CoreDNS's words: zonal names come from the endpoints, which noendpoints does not read.
     throw conflict("zonal requires the endpoint cache; remove noendpoints");

@@ -93,7 +93,6 @@ describe("setup: options", () => {
           "namespaces default kube-system",
           "namespaces Web",
           "labels environment in (staging, qa),application=nginx",
-          "namespace_labels istio-injection=enabled",
           "pods verified",
           "endpoint_pod_names",
           "ttl 30",
@@ -118,8 +117,6 @@ describe("setup: options", () => {
     assert.deepEqual(c.namespaces, ["default", "kube-system", "web"]);
     assert.equal(c.labels, "environment in (staging, qa),application=nginx");
     assert.equal(c.labelSelector!({ environment: "qa", application: "nginx" }), true);
-    assert.equal(c.namespaceSelector!({ "istio-injection": "enabled" }), true);
-    assert.equal(c.namespaceSelector!({}), false);
     assert.equal(c.pods, "verified");
     assert.equal(c.endpointPodNames, true);
     assert.equal(c.ttl, 30);
@@ -130,6 +127,12 @@ describe("setup: options", () => {
     assert.deepEqual(c.snapshot, { file: join(ROOT, "state/snapshot.json"), intervalMs: 30_000 });
     assert.deepEqual(c.limits, { qps: 2.5, burst: 20, maxInflight: 4 });
     assert.deepEqual(kindsFor(c), ["services", "namespaces", "pods"]);
+  });
+
+  it("namespace_labels (without namespaces, which CoreDNS does not take beside it)", () => {
+    const c = parseConfig(k8s([], ["namespace_labels istio-injection=enabled"]), ctxZones);
+    assert.equal(c.namespaceSelector!({ "istio-injection": "enabled" }), true);
+    assert.equal(c.namespaceSelector!({}), false);
   });
 
   it("zonal: off by default, on with the option (CoreDNS PR 8388)", () => {
