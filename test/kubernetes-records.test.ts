@@ -118,6 +118,7 @@ const CLUSTER: [Kind, KObject][] = [
   ["services", service("default", "alias", { externalName: "web.default.svc.cluster.local" })],
   ["services", service("default", "away", { externalName: "db.example.net" })],
   ["services", service("default", "gone", { externalName: "nope.default.svc.cluster.local" })],
+  ["services", service("default", "digits", { externalName: "192.0.2.8" })],
   // ExternalNames in a loop, and one naming itself.
   ["services", service("default", "loop1", { externalName: "loop2.default.svc.cluster.local" })],
   ["services", service("default", "loop2", { externalName: "loop1.default.svc.cluster.local" })],
@@ -512,6 +513,10 @@ const MAIN: Row[] = [
     ...nx("gone.default.svc.cluster.local", "A", [soa("cluster.local")]),
     answer: ["@ 5 IN CNAME nope.default.svc.cluster.local."],
   },
+  // The API takes an ExternalName that looks like an IPv4 address as a name of digits, which
+  // "DNS servers do not resolve" (Kubernetes' Service docs): CoreDNS publishes nothing for it.
+  nx("digits.default.svc.cluster.local"),
+  nx("digits.default.svc.cluster.local", "CNAME"),
   {
     ...nodata("alias.default.svc.cluster.local", "AAAA", [soa("cluster.local")]),
     answer: ["@ 5 IN CNAME web.default.svc.cluster.local."],

@@ -2,6 +2,7 @@
 // raw object. Endpoints come out packed and port sets shared (packed.ts), since a big cluster has
 // hundreds of thousands of them.
 
+import { isIPv4 } from "node:net";
 import type { KEndpoints, KEndpointSlice, KPod, KService } from "../model/source.ts";
 import { SERVICE_NAME_LABEL } from "../model/source.ts";
 import type { Endpoint, EndpointGroup, Service, SlimPod, SvcPort } from "../model/slim-types.ts";
@@ -44,6 +45,9 @@ export class Slimmer {
       spec.publishNotReadyAddresses === true || annotations?.[TOLERATE_UNREADY] === "true";
     if (type === "ExternalName") {
       if (typeof spec.externalName !== "string" || spec.externalName === "") return undefined;
+      // A name of digits that reads as an address is one DNS does not resolve (the Service docs);
+      // CoreDNS publishes nothing for it, rather than a CNAME to `1.2.3.4.`.
+      if (isIPv4(spec.externalName.replace(/\.$/, ""))) return undefined;
       const externalName = canonical(spec.externalName);
       return {
         name,
