@@ -814,6 +814,17 @@ const SETS: OptionSet[] = [
     ],
   },
   {
+    // CoreDNS takes a CIDR among the plugin's ZONES as in a server block key: its reverse zones.
+    title: "ZONES with CIDR prefixes",
+    zones: ["cidr.test", "10.96.2.0/24", "fd00::/120"],
+    options: () => [],
+    rows: [
+      ok("app.team-b.svc.cidr.test", "A", ["@ 5 IN A 10.96.2.1"]),
+      ok(rev("10.96.2.1"), "PTR", ["@ 5 IN PTR app.team-b.svc.cidr.test."]),
+      ok(rev("fd00::30"), "PTR", ["@ 5 IN PTR dual.default.svc.cidr.test."]),
+    ],
+  },
+  {
     // CoreDNS PR 8388: ZONE.pin._zone.SERVICE holds a headless service's endpoints in ZONE (NODATA
     // when none is there), ZONE.prefer._zone.SERVICE those or every endpoint.
     title: "zonal",

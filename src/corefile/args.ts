@@ -5,6 +5,7 @@ import { configError } from "./errors.ts";
 import type { Logger } from "pino";
 import type { Directive, Token } from "./types.ts";
 import { canonical, isSubdomain } from "../dns/name.ts";
+import { reverseZones } from "./keys.ts";
 
 /** Requires between min and max arguments (max Infinity for "any number"). */
 export function argCount(d: Directive, plugin: string, min: number, max: number): void {
@@ -77,18 +78,27 @@ export function parseIntArg(t: Token, plugin: string, min: number, max: number):
  * here must lie inside one of the block's zones, as CoreDNS requires. */
 export function zonesArg(args: Token[], blockZones: readonly string[], plugin: string): string[] {
   if (args.length === 0) return [...blockZones];
-  return args.map((t) => {
-    const z = canonical(t.text);
-    if (!/^[a-z0-9_.*-]+$/.test(z) && z !== ".") throw configError(t, plugin, `invalid zone '${t.text}'`);
-    if (!blockZones.some((b) => isSubdomain(z, b))) {
-      throw configError(
-        t,
-        plugin,
-        `zone '${z}' is not inside the server block's zones (${blockZones.join(" ")})`,
-      );
-    }
-    return z;
-  });
+  return args.flatMap((t) =>
+    (t.text.includes("/") ? cidrZones(t, plugin) : [canonical(t.text)]).map((z) => {
+      if (!/^[a-z0-9_.*-]+$/.test(z) && z !== ".") throw configError(t, plugin, `invalid zone '${t.text}'`);
+      if (!blockZones.some((b) => isSubdomain(z, b))) {
+        throw configError(
+          t,
+          plugin,
+          `zone '${z}' is not inside the server block's zones (${blockZones.join(" ")})`,
+        );
+      }
+      return z;
+    }),
+  );
+}
+
+/** A CIDR prefix among a plugin's zones stands for its reverse zones, as in a server block key
+ * (CoreDNS normalizes both alike: `kubernetes cluster.local 10.0.0.0/8`). */
+function cidrZones(t: Token, plugin: string): string[] {
+  const zones = reverseZones(t.text.toLowerCase());
+  if (!zones) throw configError(t, plugin, `invalid zone '${t.text}': not a CIDR prefix`);
+  return zones;
 }
 
 /** A guard for options that may be given once and take no block: call it first in each one's
