@@ -816,12 +816,14 @@ const SETS: OptionSet[] = [
   {
     // CoreDNS takes a CIDR among the plugin's ZONES as in a server block key: its reverse zones.
     title: "ZONES with CIDR prefixes",
-    zones: ["cidr.test", "10.96.2.0/24", "fd00::/120"],
+    zones: ["cidr.test", "10.96.2.0/24", "fd00::/120", "10.96.0.60/32"],
     options: () => [],
     rows: [
       ok("app.team-b.svc.cidr.test", "A", ["@ 5 IN A 10.96.2.1"]),
       ok(rev("10.96.2.1"), "PTR", ["@ 5 IN PTR app.team-b.svc.cidr.test."]),
       ok(rev("fd00::30"), "PTR", ["@ 5 IN PTR dual.default.svc.cidr.test."]),
+      // A prefix of one address is a zone whose apex is the address's name: its PTR is there too.
+      ok(rev("10.96.0.60"), "PTR", ["@ 5 IN PTR np.default.svc.cidr.test."]),
     ],
   },
   {

@@ -180,7 +180,7 @@ export class Records {
   }
 
   #node(zone: string, qname: string, qtype: number, spelled: string): Node | undefined {
-    if (qname === zone) return this.#apex(zone);
+    if (qname === zone) return isReverseZone(zone) ? this.#reverseApex(zone) : this.#apex(zone);
     if (isReverseZone(zone)) return this.#reverse(qname);
     const labels = labelsBelow(qname, zone);
     const n = labels.length;
@@ -311,6 +311,13 @@ export class Records {
   }
 
   /** Reverse names: PTR for published addresses; names above them are empty non-terminals. */
+  /** A reverse zone of one address (a /32 or /128 prefix) holds that address's PTR at its apex. */
+  #reverseApex(zone: string): Node {
+    const apex = this.#apex(zone);
+    const ptr = this.#reverse(zone);
+    return ptr === undefined || ptr.rrs.length === 0 ? apex : { ...apex, rrs: [...apex.rrs, ...ptr.rrs] };
+  }
+
   #reverse(qname: string): Node | undefined {
     const ip = addressFromReverse(qname);
     if (ip === undefined) return this.#store.reverseParentExists(qname) ? EMPTY : undefined;
