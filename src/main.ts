@@ -295,12 +295,20 @@ function readSource(flags: Flags): Source | string {
 const STOP_GRACE_MS = 10_000;
 
 /** SIGTERM and SIGINT, caught from the start: one that comes before the server is up is kept and acted
- * on once it is. The first stops the server (its lameduck and all), a second exits at once. SIGHUP,
+ * on once it is. The first stops the server (its lameduck and all), a second exits at once: before
+ * the server is up too, since that may take until startup_timeout (or longer, beside a peer). SIGHUP,
  * whose default ends the process, is ignored as CoreDNS ignores it: a closed terminal or an exiting
  * parent sends it, outside the operator's control. */
 class Signals {
   #early: string | undefined;
-  #onSignal: (signal: string) => void = (signal) => (this.#early ??= signal);
+  #onSignal: (signal: string) => void = (signal) => {
+    if (this.#early === undefined) {
+      this.#early = signal;
+      return;
+    }
+    process.stderr.write(`clusterdns: second signal (${signal}) before the server was up: exiting now\n`);
+    process.exit(1);
+  };
 
   constructor(log: Logger) {
     process.on("SIGTERM", () => this.#onSignal("SIGTERM"));
