@@ -614,6 +614,8 @@ interface OptionSet {
   title: string;
   /** The server block's zones; the first is the plugin's forward zone. */
   zones: string[];
+  /** The server block's keys when they are not `zones`. */
+  blockZones?: string[];
   /** Lines of the kubernetes block; without a connection option, `kubeconfig` to the test API server. */
   options: (e: Env) => string[];
   /** Lines after the kubernetes block: a plugin to catch what falls through. */
@@ -827,6 +829,21 @@ const SETS: OptionSet[] = [
     ],
   },
   {
+    // A block of PTRs alone: the plugin needs a forward zone for their targets, which CoreDNS takes
+    // outside the block (its queries go elsewhere, to another block or server).
+    title: "a reverse block whose plugin names a forward zone outside it",
+    zones: ["revonly.test", "1.244.10.in-addr.arpa"],
+    blockZones: ["1.244.10.in-addr.arpa"],
+    options: () => [],
+    rows: [
+      ptr("10.244.1.1", [
+        "10-244-1-1.web.default.svc.revonly.test.",
+        "10-244-1-1.web-peers.default.svc.revonly.test.",
+      ]),
+      nx(rev("10.244.1.2"), "PTR"),
+    ],
+  },
+  {
     // CoreDNS PR 8388: ZONE.pin._zone.SERVICE holds a headless service's endpoints in ZONE (NODATA
     // when none is there), ZONE.prefer._zone.SERVICE those or every endpoint.
     title: "zonal",
@@ -1033,7 +1050,7 @@ function optionsCorefile(e: Env): string {
     if (!options.some((o) => CONNECTION.test(o))) options.unshift(`kubeconfig ${e.kubeconfig}`);
     const zones = set.zones.join(" ");
     const lines = [
-      `${zones} {`,
+      `${(set.blockZones ?? set.zones).join(" ")} {`,
       `    kubernetes ${zones} {`,
       ...options.map((o) => `        ${o}`),
       "    }",

@@ -75,13 +75,19 @@ export function parseIntArg(t: Token, plugin: string, min: number, max: number):
 }
 
 /** Canonical zones from arguments, or the server block's zones when there are none. A zone given
- * here must lie inside one of the block's zones, as CoreDNS requires. */
-export function zonesArg(args: Token[], blockZones: readonly string[], plugin: string): string[] {
+ * here must lie inside one of the block's zones, unless `outside` allows it (kubernetes: its first
+ * forward zone names the PTR targets of a reverse block, as CoreDNS allows). */
+export function zonesArg(
+  args: Token[],
+  blockZones: readonly string[],
+  plugin: string,
+  outside = false,
+): string[] {
   if (args.length === 0) return [...blockZones];
   return args.flatMap((t) =>
     (t.text.includes("/") ? cidrZones(t, plugin) : [canonical(t.text)]).map((z) => {
       if (!/^[a-z0-9_.*-]+$/.test(z) && z !== ".") throw configError(t, plugin, `invalid zone '${t.text}'`);
-      if (!blockZones.some((b) => isSubdomain(z, b))) {
+      if (!outside && !blockZones.some((b) => isSubdomain(z, b))) {
         throw configError(
           t,
           plugin,

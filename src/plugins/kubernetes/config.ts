@@ -17,7 +17,7 @@ import {
   zonesArg,
 } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
-import { canonical } from "../../dns/name.ts";
+import { canonical, isSubdomain } from "../../dns/name.ts";
 import { pluginCompat } from "../../compat/coredns.ts";
 import type { Kind } from "./model/source.ts";
 import { parseLabelSelector, type LabelSelector } from "./model/label-selector.ts";
@@ -52,6 +52,8 @@ const UNSUPPORTED: Readonly<Record<string, string>> = {
 
 export interface KubernetesConfig {
   zones: string[];
+  /** Zones outside the server block but the first forward one (the PTR targets'): no query reaches them. */
+  unreached: string[];
   endpoint?: string;
   /** `endpoint`'s URLs after the first: accepted, with a warning, and not used (as in CoreDNS). */
   unusedEndpoints?: string[];
@@ -88,7 +90,8 @@ type Once = (opt: Directive) => void;
 
 /** Parses the directive; throws ConfigError naming file:line. */
 export function parseConfig(d: Directive, ctx: Pick<SetupContext, "zones" | "root">): KubernetesConfig {
-  const zones = zonesArg(d.args, ctx.zones, NAME);
+  // CoreDNS takes zones outside the block: a reverse block's PTRs name a forward zone served elsewhere.
+  const zones = zonesArg(d.args, ctx.zones, NAME, true);
   if (!zones.some((z) => !isReverseZone(z))) {
     throw configError(
       d,
@@ -96,8 +99,10 @@ export function parseConfig(d: Directive, ctx: Pick<SetupContext, "zones" | "roo
       "needs a zone that is not a reverse zone (such as cluster.local) for its names",
     );
   }
+  const primary = zones.find((z) => !isReverseZone(z));
   const c: KubernetesConfig = {
     zones,
+    unreached: zones.filter((z) => z !== primary && !ctx.zones.some((b) => isSubdomain(z, b))),
     namespaces: [],
     pods: "disabled",
     endpointPodNames: false,

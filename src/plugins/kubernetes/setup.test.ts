@@ -65,6 +65,7 @@ describe("setup: options", () => {
     const c = parseConfig(k8s(["cluster.local"]), ctxZones);
     assert.deepEqual(c, {
       zones: ["cluster.local."],
+      unreached: [],
       namespaces: [],
       pods: "disabled",
       endpointPodNames: false,
@@ -133,6 +134,17 @@ describe("setup: options", () => {
     const c = parseConfig(k8s([], ["namespace_labels istio-injection=enabled"]), ctxZones);
     assert.equal(c.namespaceSelector!({ "istio-injection": "enabled" }), true);
     assert.equal(c.namespaceSelector!({}), false);
+  });
+
+  it("zones outside the block, as CoreDNS takes them: the PTR targets' zone, and zones no query reaches", () => {
+    const rev = parseConfig(k8s(["cluster.local", "in-addr.arpa"]), { zones: ["in-addr.arpa."], root: ROOT });
+    assert.deepEqual(rev.zones, ["cluster.local.", "in-addr.arpa."]);
+    assert.deepEqual(rev.unreached, []);
+    const fwd = parseConfig(k8s(["cluster.local", "in-addr.arpa"]), {
+      zones: ["cluster.local."],
+      root: ROOT,
+    });
+    assert.deepEqual(fwd.unreached, ["in-addr.arpa."]);
   });
 
   it("zonal: off by default, on with the option (CoreDNS PR 8388)", () => {
@@ -256,7 +268,6 @@ describe("setup: options", () => {
       3,
       /'objects' reads the cluster from files/,
     ],
-    ["a zone outside the block", ["example.org"], [], 3, /not inside the server block's zones/],
     ["only reverse zones", ["in-addr.arpa"], [], 3, /needs a zone that is not a reverse zone/],
   ];
   for (const [what, args, lines, line, pattern] of bad) {

@@ -32,6 +32,12 @@ const PEER_RECHECK_MS = 1000;
 export const setup: Setup = async (d, ctx) => {
   const c = parseConfig(d, ctx);
   const log = ctx.log(NAME);
+  if (c.unreached.length > 0) {
+    log.warn(
+      { zones: c.unreached, block: ctx.zones },
+      "zones outside the server block: no query for them reaches this plugin",
+    );
+  }
   const kinds = kindsFor(c);
   const local = localIPs(process.env, ctx.block.bind);
   const key = liveKey(c, kinds, local);
