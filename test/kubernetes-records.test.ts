@@ -1331,6 +1331,12 @@ describe("start-up errors name the Corefile's file and line", { concurrency: tru
       /Corefile:3 - Error during parsing: kubernetes: multicluster: 'clusterset\.local\.' is not one of the plugin's zones/,
     ],
     ["an option given twice", () => ["ttl 5", "ttl 6"], /Corefile:4 - .*kubernetes: 'ttl' is given twice/],
+    // The API refuses a label name over 63 characters (a qualified name): at start-up, not at every LIST.
+    [
+      "a label key whose name is over 63 characters",
+      () => [`labels example.com/${"k".repeat(64)}=v`],
+      /Corefile:3 - .*kubernetes: labels: invalid label key 'example\.com\/k+'/,
+    ],
     // CoreDNS refuses the two together; -validate must not pass a Corefile CoreDNS will not start.
     [
       "namespaces and namespace_labels together",

@@ -17,6 +17,13 @@ type Requirement = (labels: Readonly<Record<string, string>>) => boolean;
 const KEY = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[a-z0-9A-Z]([-a-z0-9A-Z_.]*[a-z0-9A-Z])?$/;
 const VALUE = /^([a-z0-9A-Z]([-a-z0-9A-Z_.]*[a-z0-9A-Z])?)?$/;
 
+/** A qualified name's parts within the API's bounds: the name up to 63 characters, a DNS prefix up
+ * to 253; the API answers 400 to a selector beyond them, at every LIST. */
+function qualifiedLengths(key: string): boolean {
+  const slash = key.indexOf("/");
+  return slash < 0 ? key.length <= 63 : slash <= 253 && key.length - slash - 1 <= 63;
+}
+
 /** Parses `a=b,c!=d,e in (x, y),f notin (z),g,!h,i>3`; throws SelectorError. "" selects everything. */
 export function parseLabelSelector(text: string): LabelSelector {
   const tokens = text.match(/\s*(==|!=|=|!|,|\(|\)|<|>|[^\s=!,()<>]+)/gy)?.map((t) => t.trim()) ?? [];
@@ -27,7 +34,7 @@ export function parseLabelSelector(text: string): LabelSelector {
   let i = 0;
   const next = () => tokens[i++];
   const key = (t: string | undefined) => {
-    if (t === undefined || !KEY.test(t) || t.length > 317)
+    if (t === undefined || !KEY.test(t) || !qualifiedLengths(t))
       throw new SelectorError(`invalid label key '${t ?? ""}' in '${text}'`);
     return t;
   };
