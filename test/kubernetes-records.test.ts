@@ -690,6 +690,13 @@ const SETS: OptionSet[] = [
     ],
   },
   {
+    // CoreDNS: "This option is ignored if kubeconfig is set": the kubeconfig's API answers.
+    title: "kubeconfig beside endpoint: the kubeconfig is used",
+    zones: ["kcfirst.test"],
+    options: (e) => [`kubeconfig ${e.kubeconfig}`, "endpoint http://127.0.0.1:1"],
+    rows: [ok("web.default.svc.kcfirst.test", "A", ["@ 5 IN A 10.96.0.20"])],
+  },
+  {
     title: "endpoint https URL with tls CERT KEY CACERT",
     zones: ["tls.test"],
     skip: !HAVE_OPENSSL && "openssl not installed",

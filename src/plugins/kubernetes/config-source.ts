@@ -38,8 +38,12 @@ export async function configuredSource(
   if (checkOnly && c.kubeconfig === undefined && c.endpoint === undefined) {
     return { source: objectsSource({ files: [], kinds: [...kinds], namespaces: c.namespaces }) };
   }
-  if (c.tls && c.endpoint === undefined) log.warn("tls is ignored without endpoint, as in CoreDNS");
-  if (c.unusedEndpoints) {
+  // The kubeconfig names the API when both are given, as in CoreDNS.
+  const endpoint = c.kubeconfig === undefined ? c.endpoint : undefined;
+  if (c.endpoint !== undefined && endpoint === undefined)
+    log.warn({ endpoint: c.endpoint }, "endpoint is ignored beside kubeconfig, as in CoreDNS");
+  if (c.tls && endpoint === undefined) log.warn("tls is ignored without endpoint, as in CoreDNS");
+  if (c.unusedEndpoints && endpoint !== undefined) {
     log.warn(
       { endpoint: c.endpoint, unused: c.unusedEndpoints },
       "several endpoints are deprecated (CoreDNS too uses the first alone): the others are ignored",
@@ -49,8 +53,8 @@ export async function configuredSource(
   const source = apiSource({
     kubeconfig: c.kubeconfig,
     context: c.context,
-    endpoint: c.endpoint,
-    tls: c.endpoint !== undefined ? c.tls : undefined,
+    endpoint,
+    tls: endpoint !== undefined ? c.tls : undefined,
     kinds: [...kinds],
     labelSelector: c.labels,
     namespaces: c.namespaces.length > 0 ? c.namespaces : undefined,

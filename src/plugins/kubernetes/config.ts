@@ -307,9 +307,6 @@ function sourceOptions(c: KubernetesConfig, once: Once, path: (t: { text: string
 /** Options that cannot go together; an error at the directive names both. */
 function checkTogether(d: Directive, c: KubernetesConfig): void {
   const conflict = (what: string) => configError(d, NAME, what);
-  if (c.kubeconfig !== undefined && c.endpoint !== undefined) {
-    throw conflict("'kubeconfig' and 'endpoint' name the API two ways: use one");
-  }
   if (c.namespaces.length > 0 && c.namespaceSelector) {
     // CoreDNS refuses the two together (its words): a Corefile it will not start must not pass here.
     throw conflict("namespaces and namespace_labels cannot both be set");

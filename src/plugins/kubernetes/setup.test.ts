@@ -260,7 +260,6 @@ describe("setup: options", () => {
       /'snapshot' keeps what the API said/,
     ],
     ["an option given twice", [], ["ttl 5", "pods insecure", "ttl 6"], 6, /'ttl' is given twice/],
-    ["kubeconfig and endpoint", [], ["kubeconfig k", "endpoint https://a"], 3, /use one/],
     [
       "objects and endpoint",
       [],
