@@ -653,6 +653,13 @@ const ZONE_FILES: Record<string, string> = {
     "1.2.0.192 3600 IN PTR fallback.example.",
     "",
   ].join("\n"),
+  "db.198.51.100": [
+    "$ORIGIN 100.51.198.in-addr.arpa.",
+    "@ 3600 IN SOA ns.file.ftcidr.test. hostmaster.ftcidr.test. 1 7200 1800 86400 60",
+    "@ 3600 IN NS ns.file.ftcidr.test.",
+    "1 3600 IN PTR fallback.example.",
+    "",
+  ].join("\n"),
 };
 
 const SETS: OptionSet[] = [
@@ -999,6 +1006,17 @@ const SETS: OptionSet[] = [
       ok(rev("10.96.1.1"), "PTR", ["@ 5 IN PTR app.team-a.svc.ftzones.test."]),
       nx("missing.ftzones.test"),
       nx("nosuch.default.svc.ftzones.test"),
+    ],
+  },
+  {
+    // CoreDNS reads fallthrough's zones as any zone argument: a CIDR is its reverse zones.
+    title: "fallthrough with a CIDR prefix",
+    zones: ["ftcidr.test", "198.51.100.0/24"],
+    options: () => ["fallthrough 198.51.100.0/24"],
+    after: ["file db.198.51.100 100.51.198.in-addr.arpa"],
+    rows: [
+      ok(rev("198.51.100.1"), "PTR", ["@ 3600 IN PTR fallback.example."]),
+      nx("nosuch.default.svc.ftcidr.test"),
     ],
   },
   {

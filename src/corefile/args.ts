@@ -118,7 +118,9 @@ export function onceEach(plugin: string): (opt: Directive) => void {
   };
 }
 
-/** The zones of `fallthrough [ZONES...]`, canonical: "." (every name) without arguments. */
+/** The zones of `fallthrough [ZONES...]`, canonical: "." (every name) without arguments. A CIDR is its
+ * reverse zones, as CoreDNS reads every zone argument. */
 export function fallthroughZones(opt: Directive): string[] {
-  return opt.args.length === 0 ? ["."] : opt.args.map((t) => canonical(t.text));
+  if (opt.args.length === 0) return ["."];
+  return opt.args.flatMap((t) => (t.text.includes("/") ? cidrZones(t, opt.name) : [canonical(t.text)]));
 }
