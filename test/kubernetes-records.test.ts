@@ -739,6 +739,18 @@ const SETS: OptionSet[] = [
     ],
   },
   {
+    // Set-based requirements, as kubectl -l and the API take them.
+    title: "labels, set-based",
+    zones: ["setlabels.test"],
+    options: () => ["labels dns in (public, internal), !legacy"],
+    rows: [
+      ok("web.default.svc.setlabels.test", "A", ["@ 5 IN A 10.96.0.20"]),
+      ok("10-244-1-1.web.default.svc.setlabels.test", "A", ["@ 5 IN A 10.244.1.1"]),
+      nx("idle.default.svc.setlabels.test"),
+      nx("db.web.svc.setlabels.test"),
+    ],
+  },
+  {
     title: "labels",
     zones: ["labels.test"],
     options: () => ["labels dns=public"],

@@ -225,7 +225,9 @@ describe("test API server", () => {
     assert.deepEqual(await names("labelSelector=tier,!env"), ["b"]);
     assert.deepEqual(await names("fieldSelector=metadata.name%3Db"), ["b"]);
     assert.deepEqual(await names("fieldSelector=metadata.name!%3Db"), ["a", "c"]);
-    assert.equal((await getJson(s, "/api/v1/services?labelSelector=tier%20in%20(a)")).status, 400);
+    assert.deepEqual(await names("labelSelector=tier%20in%20(web%2C%20db)%2C!env"), ["b"]);
+    assert.deepEqual(await names("labelSelector=tier%20notin%20(web)"), ["b", "c"]);
+    assert.equal((await getJson(s, "/api/v1/services?labelSelector=tier%20in%20(a")).status, 400);
     assert.equal((await getJson(s, "/api/v1/services?fieldSelector=spec.clusterIP%3D1")).status, 400);
   });
 

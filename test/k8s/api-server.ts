@@ -5,8 +5,8 @@
 // afterwards), and fault injection. It shares no code with the client it tests.
 //
 // Deviations from the real server, on purpose: only GET is served (tests change objects through the
-// methods below), label selectors are equality/existence only (no `in`/`notin`), field selectors
-// know metadata.name and metadata.namespace only, and no Table/protobuf negotiation.
+// methods below), label selectors know equality, existence and `in`/`notin` (not `<`/`>`), field
+// selectors know metadata.name and metadata.namespace only, and no Table/protobuf negotiation.
 
 import { createServer as createHttpServer } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
@@ -219,8 +219,10 @@ export interface TestApiServer {
 
 interface LabelRequirement {
   key: string;
-  op: "=" | "!=" | "exists" | "!exists";
+  op: "=" | "!=" | "exists" | "!exists" | "in" | "notin";
   value?: string;
+  /** The set of `in` and `notin`. */
+  values?: string[];
 }
 
 interface FieldRequirement {
@@ -237,12 +239,20 @@ const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 
 function parseLabelSelector(s: string | null): LabelRequirement[] {
   if (!s) return [];
-  return s.split(",").map((raw) => {
+  // Commas inside the parentheses of `in (a, b)` separate values, not requirements.
+  return s.split(/,(?![^(]*\))/).map((raw) => {
     const term = raw.trim();
     let req: LabelRequirement;
     const ne = term.indexOf("!=");
     const eq = term.indexOf("=");
-    if (term.startsWith("!")) req = { key: term.slice(1).trim(), op: "!exists" };
+    const set = /^(\S+)\s+(in|notin)\s*\(([^()]*)\)$/.exec(term);
+    if (set) {
+      const values = set[3].split(",").map((v) => v.trim());
+      if (values.some((v) => !LABEL_VALUE.test(v))) {
+        throw new BadRequest(`unable to parse requirement: ${JSON.stringify(term)}`);
+      }
+      req = { key: set[1], op: set[2] as "in" | "notin", values };
+    } else if (term.startsWith("!")) req = { key: term.slice(1).trim(), op: "!exists" };
     else if (ne >= 0) req = { key: term.slice(0, ne).trim(), op: "!=", value: term.slice(ne + 2).trim() };
     else if (eq >= 0) {
       const value = term.slice(term.startsWith("==", eq) ? eq + 2 : eq + 1).trim();
@@ -277,6 +287,8 @@ function matchesLabels(obj: KObject, reqs: LabelRequirement[]): boolean {
     if (r.op === "!exists" && has) return false;
     if (r.op === "=" && labels[r.key] !== r.value) return false;
     if (r.op === "!=" && has && labels[r.key] === r.value) return false;
+    if (r.op === "in" && !(has && r.values!.includes(labels[r.key]))) return false;
+    if (r.op === "notin" && has && r.values!.includes(labels[r.key])) return false;
   }
   return true;
 }
