@@ -30,6 +30,8 @@ const NAME = "kubernetes";
 const DEFAULT_TTL = 5;
 /** The largest `ttl`, in kubernetes and k8s_external alike (CoreDNS's). */
 const MAX_TTL = 3600;
+/** The longest delay a Node timer takes (2^31-1 ms); a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 /** CoreDNS waits this long for the first sync before serving. */
 const DEFAULT_STARTUP_TIMEOUT_MS = 5000;
 /** The zone of the Multi-Cluster Services API (KEP-1645): `multicluster` without zones. */
@@ -275,7 +277,8 @@ function sourceOptions(c: KubernetesConfig, once: Once, path: (t: { text: string
     startup_timeout(opt) {
       once(opt);
       argCount(opt, NAME, 1, 1);
-      c.startupTimeoutMs = parseDuration(opt.args[0], NAME);
+      // Node's timers fire at once past 2^31-1 ms (24.8 days): a longer wait is that one.
+      c.startupTimeoutMs = Math.min(parseDuration(opt.args[0], NAME), MAX_TIMER_MS);
     },
     objects(opt) {
       once(opt);
