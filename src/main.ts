@@ -298,7 +298,7 @@ const STOP_GRACE_MS = 10_000;
  * on once it is. The first stops the server (its lameduck and all), a second exits at once: before
  * the server is up too, since that may take until startup_timeout (or longer, beside a peer). SIGHUP,
  * whose default ends the process, is ignored as CoreDNS ignores it: a closed terminal or an exiting
- * parent sends it, outside the operator's control. */
+ * parent sends it, outside the operator's control. SIGQUIT and SIGUSR2 as CoreDNS's, below. */
 class Signals {
   #early: string | undefined;
   #onSignal: (signal: string) => void = (signal) => {
@@ -315,6 +315,18 @@ class Signals {
     process.on("SIGINT", () => this.#onSignal("SIGINT"));
     process.on("SIGHUP", () =>
       log.info({ signal: "SIGHUP" }, "ignored, as by CoreDNS: SIGUSR1 reloads, SIGTERM stops"),
+    );
+    // CoreDNS quits at once on SIGQUIT, with status 0 (Node's default dumps nothing and exits 131).
+    process.on("SIGQUIT", () => {
+      log.info({ signal: "SIGQUIT" }, "quitting at once, without the lameduck");
+      process.exit(0);
+    });
+    // CoreDNS upgrades its binary in place on SIGUSR2; Node's default would end the process.
+    process.on("SIGUSR2", () =>
+      log.warn(
+        { signal: "SIGUSR2" },
+        "ignored: an in-place upgrade, CoreDNS's SIGUSR2, is not supported: roll the pods instead",
+      ),
     );
   }
 

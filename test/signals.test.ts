@@ -1,5 +1,6 @@
 // Signals an operator or the platform sends, against CoreDNS's handling of each: SIGHUP is ignored
-// (it comes with a closed terminal or a parent's exit, outside the user's control; SIGUSR1 reloads).
+// (it comes with a closed terminal or a parent's exit, outside the user's control; SIGUSR1 reloads),
+// SIGQUIT quits at once with status 0, SIGUSR2 (CoreDNS's in-place upgrade) is refused with a line.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -22,5 +23,33 @@ test("SIGHUP is ignored, as by CoreDNS: the server keeps answering and says so",
     assert.ok(srv.logs.some((r) => r.signal === "SIGHUP" && /ignored/.test(String(r.msg))));
   } finally {
     assert.equal(await srv.stop(), 0, "SIGTERM still stops it cleanly");
+  }
+});
+
+const HOSTS = `example.org {
+    hosts {
+        192.0.2.1 a.example.org
+    }
+}
+`;
+
+test("SIGQUIT quits at once with status 0 and a line, as CoreDNS", async () => {
+  const srv = await startServer(HOSTS);
+  srv.proc.kill("SIGQUIT");
+  const code = await new Promise<number | null>((r) => srv.proc.once("exit", (c) => r(c)));
+  assert.equal(code, 0);
+  assert.ok(srv.logs.some((r) => r.signal === "SIGQUIT"));
+});
+
+test("SIGUSR2, CoreDNS's binary upgrade, does not end the server (Node's default): it says it is not done", async () => {
+  const srv = await startServer(HOSTS);
+  try {
+    srv.proc.kill("SIGUSR2");
+    await sleep(300);
+    assert.equal(srv.proc.exitCode, null, `still running (signal ${srv.proc.signalCode})`);
+    assert.deepEqual((await dig(srv.port, "a.example.org")).answer, ["a.example.org. 3600 IN A 192.0.2.1"]);
+    assert.ok(srv.logs.some((r) => r.signal === "SIGUSR2" && /not/.test(String(r.msg))));
+  } finally {
+    assert.equal(await srv.stop(), 0);
   }
 });
