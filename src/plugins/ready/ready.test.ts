@@ -22,9 +22,9 @@ test("/ready is 503 with the waiting plugins until every check passes, then 200 
   const port = boundPort(ADDR)!;
   assert.ok(port);
 
-  assert.deepEqual(await get(port, "/ready"), { status: 503, body: "file\nkubernetes\n" });
+  assert.deepEqual(await get(port, "/ready"), { status: 503, body: "file,kubernetes" });
   k8s = true;
-  assert.deepEqual(await get(port, "/ready"), { status: 503, body: "file\n" });
+  assert.deepEqual(await get(port, "/ready"), { status: 503, body: "file" });
   files = true;
   assert.deepEqual(await get(port, "/ready"), { status: 200, body: "OK" });
   assert.equal((await get(port, "/health")).status, 404);
@@ -49,7 +49,7 @@ test("monitor continuously asks every check on every request", async () => {
   const port = boundPort(ADDR)!;
   assert.equal((await get(port, "/ready")).status, 200);
   up = false;
-  assert.deepEqual(await get(port, "/ready"), { status: 503, body: "kubernetes\n" });
+  assert.deepEqual(await get(port, "/ready"), { status: 503, body: "kubernetes" });
   await inst.stop();
 });
 

@@ -44,11 +44,12 @@ export function readyRoute(instance: InstanceHooks, monitor: Monitor): Route {
   const passed = monitor === "until-ready" ? new WeakSet<ReadyCheck>() : undefined;
   return (_req, res) => {
     if (instance.stopping) {
-      reply(res, 503, "Shutting down\n");
+      reply(res, 503, "Shutting down");
       return;
     }
     const waiting = notReady(instance, passed);
     if (waiting.length === 0) reply(res, 200, "OK" + notes(instance));
-    else reply(res, 503, waiting.join("\n") + "\n");
+    // CoreDNS's body: the names joined by commas, no newline.
+    else reply(res, 503, waiting.join(","));
   };
 }
