@@ -43,6 +43,15 @@ test("k3s's, Helm's and shell placeholders stop the Corefile, one line each, nam
     /^Corefile:2 - .*'\{\{ \.Values\.clusterDomain \}\}' is a template placeholder \(Helm/,
   );
   assert.match(helm[1], /^Corefile:4 - .*'\$\{UPSTREAM\}' is a template placeholder \(a shell or envsubst\)/);
+  // NodeLocal DNSCache's ConfigMap, whose binary fills these in at start-up.
+  const pillar = refused(
+    ". {\n    bind __PILLAR__LOCAL__DNS__\n    forward . __PILLAR__UPSTREAM__SERVERS__\n}\n",
+  );
+  assert.equal(pillar.length, 2);
+  assert.match(
+    pillar[1],
+    /^Corefile:3 - .*'__PILLAR__UPSTREAM__SERVERS__' is a template placeholder \(k8s-dns-node-cache/,
+  );
 });
 
 test("CoreDNS's own environment syntax and the template plugin's Go templates are no placeholders", () => {

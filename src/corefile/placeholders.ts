@@ -1,5 +1,5 @@
 // Corefiles that distributions ship as templates: k3s fills `%{CLUSTER_DOMAIN}%` in, Helm charts
-// `{{ .Values.x }}`, shell scripts `${VAR}`. Copied out before being rendered, such a Corefile reads
+// `{{ .Values.x }}`, shell scripts `${VAR}`, node-local-dns's binary `__PILLAR__UPSTREAM__SERVERS__`. Copied out before being rendered, such a Corefile reads
 // as nonsense (a zone named `%{CLUSTER_DOMAIN}%`), so each placeholder is named for what it is, at
 // its line. CoreDNS's own `{$VAR}` (and `{%VAR%}`) is not one: the parser fills it from the
 // environment.
@@ -11,6 +11,9 @@ const KINDS: { test: RegExp; who: string }[] = [
   { test: /%\{[^{}]*\}%/, who: "k3s" },
   { test: /\{\{|\}\}/, who: "Helm or Go templates" },
   { test: /\$\{[^{}]*\}/, who: "a shell or envsubst" },
+  // NodeLocal DNSCache's ConfigMap: its binary fills these in at start-up (the node's resolv.conf, the
+  // kube-dns Service's address); clusterdns's node-local mode takes the values written out.
+  { test: /__PILLAR__[A-Z0-9_]+__/, who: "k8s-dns-node-cache fills it in at start-up" },
 ];
 
 /** Lines of the template plugin whose words are Go templates of its own (`answer "{{ .Name }} ..."`). */
