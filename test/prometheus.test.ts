@@ -205,3 +205,27 @@ test("a block of several zones labels each query with the zone it is in, as Core
     await srv.stop();
   }
 });
+
+test("health times a request to its own /health every second, as CoreDNS's (coredns_health_request_*)", async () => {
+  const [metrics, health] = [await freePort(), await freePort()];
+  const srv = await startServer(`example.org {
+    prometheus 127.0.0.1:${metrics}
+    health 127.0.0.1:${health}
+    whoami
+}
+`);
+  try {
+    let count = 0;
+    for (let i = 0; i < 40 && count < 2; i++) {
+      await sleep(100);
+      const text = (await httpGet(metrics, "/metrics")).body;
+      count = sample(text, "coredns_health_request_duration_seconds_count", {}) ?? 0;
+    }
+    assert.ok(count >= 2, `two self-checks in 4 s, saw ${count}`);
+    const text = (await httpGet(metrics, "/metrics")).body;
+    assert.equal(sample(text, "coredns_health_request_failures_total", {}), 0);
+    assert.ok((sample(text, "coredns_health_request_duration_seconds_bucket", { le: "2.5" }) ?? 0) >= 2);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});

@@ -3,7 +3,9 @@
 // }
 
 import type { Setup } from "../../setup/registry.ts";
-import { listenArgument, serveWhileRunning } from "../../http/listener.ts";
+import { boundPort, listenArgument, serveWhileRunning } from "../../http/listener.ts";
+import { inWorker } from "../../runtime/thread-role.ts";
+import { startSelfCheck } from "./self-check.ts";
 import { HEALTH_PATH, healthRoute } from "./health.ts";
 import { argCount, blockOptions, parseDuration } from "../../corefile/args.ts";
 
@@ -22,5 +24,24 @@ export const setup: Setup = (d, ctx) => {
   ctx.instance.lameduckMs = Math.max(ctx.instance.lameduckMs, lameduckMs);
 
   serveWhileRunning(ctx, listen, HEALTH_PATH, healthRoute);
+  if (!inWorker()) {
+    const { addr } = listen;
+    // A wildcard address is asked on loopback; port 0 (tests) on the port the system gave.
+    const host =
+      addr.host === undefined || addr.host === "0.0.0.0"
+        ? "127.0.0.1"
+        : addr.host === "::"
+          ? "::1"
+          : addr.host;
+    let stop = () => {};
+    ctx.onStartup(() => {
+      stop = startSelfCheck(() => {
+        const port = addr.port || boundPort(addr.text);
+        return port ? { host, port } : undefined;
+      }, ctx.log("health"));
+    });
+    // Registered after the listener: shutdown hooks run last first, so no request fails at the end.
+    ctx.onShutdown(() => stop());
+  }
   return undefined;
 };
