@@ -340,8 +340,12 @@ class Signals {
       let stopping = false;
       const stop = (signal: string) => {
         if (stopping) {
-          log.warn({ signal }, "second signal: exiting now");
-          done(1);
+          // As CoreDNS: a second Ctrl-C forces the exit (status 2); a second SIGTERM changes nothing,
+          // so the lameduck runs its course however often the platform sends it.
+          if (signal === "SIGINT") {
+            log.warn({ signal }, "second signal: exiting now");
+            done(2);
+          } else log.info({ signal }, "already stopping: SIGINT or SIGKILL ends it at once");
           return;
         }
         stopping = true;

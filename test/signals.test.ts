@@ -53,3 +53,31 @@ test("SIGUSR2, CoreDNS's binary upgrade, does not end the server (Node's default
     assert.equal(await srv.stop(), 0);
   }
 });
+
+test("while stopping: a second SIGTERM leaves the lameduck to run, a second SIGINT forces the exit (2), as CoreDNS", async () => {
+  const corefile = `example.org {
+    health 127.0.0.1:0 {
+        lameduck 1s
+    }
+    hosts {
+        192.0.2.1 a.example.org
+    }
+}
+`;
+  const term = await startServer(corefile);
+  const exited = new Promise<number | null>((r) => term.proc.once("exit", (c) => r(c)));
+  term.proc.kill("SIGTERM");
+  await sleep(200);
+  term.proc.kill("SIGTERM");
+  await sleep(300);
+  assert.equal(term.proc.exitCode, null, "still in its lameduck");
+  assert.deepEqual((await dig(term.port, "a.example.org")).answer, ["a.example.org. 3600 IN A 192.0.2.1"]);
+  assert.equal(await exited, 0);
+
+  const int = await startServer(corefile);
+  const forced = new Promise<number | null>((r) => int.proc.once("exit", (c) => r(c)));
+  int.proc.kill("SIGINT");
+  await sleep(200);
+  int.proc.kill("SIGINT");
+  assert.equal(await forced, 2);
+});
