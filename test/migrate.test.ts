@@ -209,6 +209,7 @@ test("migrate coredns: a Corefile with no server block is refused as -validate r
 
 test("migrate: a wrong command line is a usage error (exit 2); -help is not", async () => {
   for (const args of [
+    ["migrate"],
     ["migrate", "bind"],
     ["migrate", "coredns"],
     ["migrate", "kube-dns", "a", "b"],

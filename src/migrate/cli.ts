@@ -53,8 +53,10 @@ interface Args {
 }
 
 function parseArgs(argv: string[]): Args {
-  if (argv.length === 0 || argv.includes("-help") || argv.includes("--help") || argv.includes("-h"))
+  if (argv.includes("-help") || argv.includes("--help") || argv.includes("-h"))
     return { what: "help", files: [], domain: "", strict: false };
+  // Nothing to migrate from is a usage error, as a bare `clusterdns resolve` is.
+  if (argv.length === 0) throw new UsageError("say what to migrate from: kube-dns or coredns");
   const [what, ...rest] = argv;
   if (what !== "kube-dns" && what !== "coredns")
     throw new UsageError(`'${what}': migrate from kube-dns or coredns`);
