@@ -356,7 +356,7 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     plugin: "kubernetes",
     options: "see its README",
     verdict: "differs",
-    note: "wildcard queries are not answered, as in CoreDNS since 1.9; an ANY question is answered with the name's address and SRV records (RFC 8482 lets a server choose), where CoreDNS answers NODATA",
+    note: "wildcard queries are not answered, as in CoreDNS since 1.9; an ANY question is answered with the name's address and SRV records (RFC 8482 lets a server choose), where CoreDNS answers NODATA; an SRV question for an ExternalName Service gets its CNAME (CoreDNS: an SRV record of port 0 naming the target); an ExternalName whose target in the server's own zones does not exist is NXDOMAIN with the CNAME and the SOA (CoreDNS: NODATA)",
     twice: "refused",
     parts: [
       {
