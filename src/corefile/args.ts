@@ -66,6 +66,16 @@ export function parseDuration(t: Token, plugin: string): number {
   return total;
 }
 
+/** The longest wait a Node timer takes: past it setTimeout and setInterval fire at once (a
+ * TimeoutOverflowWarning), so `reload 1000h` would check every millisecond. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** parseDuration for a duration that is waited out with a timer (intervals, delays, deadlines): one
+ * over MAX_TIMER_MS (24.8 days) is that, which is as good as forever for each of them. */
+export function parseTimerDuration(t: Token, plugin: string): number {
+  return Math.min(parseDuration(t, plugin), MAX_TIMER_MS);
+}
+
 /** An integer argument within [min, max]. */
 export function parseIntArg(t: Token, plugin: string, min: number, max: number): number {
   if (!/^-?\d+$/.test(t.text)) throw configError(t, plugin, `'${t.text}' is not an integer`);

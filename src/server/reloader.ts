@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import type { Logger } from "pino";
 import { parseCorefile } from "../corefile/parser.ts";
+import { MAX_TIMER_MS } from "../corefile/args.ts";
 import type { ServerBlock } from "../corefile/types.ts";
 import { Instance, type InstanceOptions } from "./instance.ts";
 import { reloadStats } from "../metrics/server-stats.ts";
@@ -144,7 +145,7 @@ export class Reloader {
     const r = this.current.reload;
     if (this.#stopped || r === undefined) return;
     const delay = r.intervalMs + (Math.random() * 2 - 1) * r.jitterMs;
-    this.#timer = setTimeout(() => void this.check(), delay);
+    this.#timer = setTimeout(() => void this.check(), Math.min(delay, MAX_TIMER_MS));
     this.#timer.unref();
   }
 

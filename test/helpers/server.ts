@@ -1,9 +1,9 @@
 // Starts a real clusterdns process from a Corefile string, on free ports, and stops it.
 
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 
 export const ROOT = resolve(import.meta.dirname, "..", "..");
@@ -46,7 +46,10 @@ export async function startServer(
   o: StartOptions = {},
 ): Promise<RunningServer> {
   const dir = mkdtempSync(join(tmpdir(), "clusterdns-test-"));
-  for (const [name, text] of Object.entries(o.files ?? {})) writeFileSync(join(dir, name), text);
+  for (const [name, text] of Object.entries(o.files ?? {})) {
+    mkdirSync(dirname(join(dir, name)), { recursive: true });
+    writeFileSync(join(dir, name), text);
+  }
   const args = [BIN, ...(o.args ?? [])];
   if (corefile !== undefined) {
     writeFileSync(join(dir, "Corefile"), corefile);

@@ -12,7 +12,7 @@ import {
   ignoredOption,
   noBlock,
   onceEach,
-  parseDuration,
+  parseTimerDuration,
   zonesArg,
 } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
@@ -59,7 +59,7 @@ export const setup: Setup = (d, ctx) => {
     reload(opt) {
       once(opt);
       argCount(opt, NAME, 1, 1);
-      reloadMs = parseDuration(opt.args[0], NAME);
+      reloadMs = parseTimerDuration(opt.args[0], NAME);
     },
     upstream(opt) {
       noBlock(opt, NAME);

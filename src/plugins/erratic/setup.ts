@@ -2,7 +2,7 @@
 
 import type { Setup } from "../../setup/registry.ts";
 import type { Directive } from "../../corefile/types.ts";
-import { argCount, blockOptions, parseDuration, parseIntArg } from "../../corefile/args.ts";
+import { argCount, blockOptions, parseIntArg, parseTimerDuration } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
 import { Erratic, type ErraticOptions } from "./erratic.ts";
 
@@ -32,7 +32,7 @@ export function parseErratic(d: Directive): ErraticOptions {
       o.delay = amount(opt);
       o.delayMs = 100;
       if (opt.args.length === 2) {
-        o.delayMs = parseDuration(opt.args[1], NAME);
+        o.delayMs = parseTimerDuration(opt.args[1], NAME);
         if (o.delayMs < 0) throw configError(opt.args[1], NAME, "the delay cannot be negative");
       }
     },

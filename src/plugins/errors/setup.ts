@@ -8,7 +8,7 @@ import type { Directive } from "../../corefile/types.ts";
 import type { ConsolidateLevel, Pattern } from "./consolidate.ts";
 import { Consolidator } from "./consolidate.ts";
 import { errors } from "./errors.ts";
-import { argCount, blockOptions, parseDuration } from "../../corefile/args.ts";
+import { argCount, blockOptions, parseTimerDuration } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
 
 const LEVELS: Record<string, ConsolidateLevel> = {
@@ -44,7 +44,7 @@ export const setup: Setup = (d, ctx) => {
 function parseConsolidate(opt: Directive): Pattern {
   argCount(opt, "errors", 2, 3);
   const [period, expr, level] = opt.args;
-  const periodMs = parseDuration(period, "errors");
+  const periodMs = parseTimerDuration(period, "errors");
   if (periodMs <= 0)
     throw configError(period, "errors", `consolidate period must be positive, got '${period.text}'`);
   let re: RegExp;

@@ -10,7 +10,7 @@ import {
   fallthroughZones,
   ignoredOption,
   noBlock,
-  parseDuration,
+  parseTimerDuration,
   zonesArg,
 } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
@@ -31,7 +31,7 @@ export const setup: Setup = (d, ctx) => {
     reload(opt) {
       argCount(opt, "file", 1, 1);
       noBlock(opt, "file");
-      reloadMs = parseDuration(opt.args[0], "file");
+      reloadMs = parseTimerDuration(opt.args[0], "file");
     },
     upstream(opt) {
       noBlock(opt, "file");

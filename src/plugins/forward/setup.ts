@@ -27,7 +27,7 @@ import { exceptNames, fromTo, policyOption, tlsOption, zoneName } from "./upstre
 import { parseTo } from "./upstream-address.ts";
 import { FORWARD_TAPS } from "./tap.ts";
 import { offered } from "../offers.ts";
-import { argCount, blockOptions, noBlock, parseDuration, parseIntArg } from "../../corefile/args.ts";
+import { argCount, blockOptions, noBlock, parseIntArg, parseTimerDuration } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
 import "./metrics.ts";
 import { Rcode, rcodeFromName } from "../../dns/constants.ts";
@@ -108,7 +108,7 @@ function int(opt: Directive): number {
 /** An option of one duration, in milliseconds. */
 function duration(opt: Directive): number {
   argCount(opt, NAME, 1, 1);
-  return parseDuration(opt.args[0], NAME);
+  return parseTimerDuration(opt.args[0], NAME);
 }
 
 /** `ms`, the duration the option's first argument gives, when it is above 0. */
@@ -126,7 +126,7 @@ function unsupported(why: string): (opt: Directive) => void {
 /** health_check DURATION [no_rec] [domain FQDN], into the health check's settings. */
 function healthCheck(opt: Directive, check: ForwardOptions["healthCheck"]): void {
   argCount(opt, NAME, 1, 4);
-  check.intervalMs = positive(opt, parseDuration(opt.args[0], NAME));
+  check.intervalMs = positive(opt, parseTimerDuration(opt.args[0], NAME));
   for (let i = 1; i < opt.args.length; i++) {
     const a = opt.args[i];
     if (a.text === "no_rec") check.rd = false;

@@ -7,7 +7,7 @@ import { boundPort, listenArgument, serveWhileRunning } from "../../http/listene
 import { inWorker } from "../../runtime/thread-role.ts";
 import { startSelfCheck } from "./self-check.ts";
 import { HEALTH_PATH, healthRoute } from "./health.ts";
-import { argCount, blockOptions, parseDuration } from "../../corefile/args.ts";
+import { argCount, blockOptions, parseTimerDuration } from "../../corefile/args.ts";
 
 export const DEFAULT_HEALTH_ADDRESS = ":8080";
 
@@ -17,7 +17,7 @@ export const setup: Setup = (d, ctx) => {
   blockOptions(d, "health", {
     lameduck: (opt) => {
       argCount(opt, "health", 1, 1);
-      lameduckMs = parseDuration(opt.args[0], "health");
+      lameduckMs = parseTimerDuration(opt.args[0], "health");
     },
   });
   // One instance-wide delay: the longest asked for.

@@ -14,7 +14,7 @@ import type { HostsEntry } from "./hosts-file.ts";
 import type { HostsFileData, HostsOptions } from "./hosts.ts";
 import { Hosts } from "./hosts.ts";
 import { parseHostsLine } from "./hosts-file.ts";
-import { argCount, noBlock, parseDuration, parseIntArg, zonesArg } from "../../corefile/args.ts";
+import { argCount, noBlock, parseIntArg, parseTimerDuration, zonesArg } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
 import { canonical } from "../../dns/name.ts";
 
@@ -48,7 +48,7 @@ export const setup: Setup = async (d, ctx) => {
         break;
       case "reload":
         argCount(opt, "hosts", 1, 1);
-        reloadMs = parseDuration(opt.args[0], "hosts");
+        reloadMs = parseTimerDuration(opt.args[0], "hosts");
         break;
       case "fallthrough":
         opts.fallthrough = fallZones(opt.args);

@@ -12,8 +12,8 @@ import {
   fallthroughZones,
   noBlock,
   onceEach,
-  parseDuration,
   parseIntArg,
+  parseTimerDuration,
   zonesArg,
 } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
@@ -30,8 +30,6 @@ const NAME = "kubernetes";
 const DEFAULT_TTL = 5;
 /** The largest `ttl`, in kubernetes and k8s_external alike (CoreDNS's). */
 const MAX_TTL = 3600;
-/** The longest delay a Node timer takes (2^31-1 ms); a longer one fires at once. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 /** CoreDNS waits this long for the first sync before serving. */
 const DEFAULT_STARTUP_TIMEOUT_MS = 5000;
 /** The zone of the Multi-Cluster Services API (KEP-1645): `multicluster` without zones. */
@@ -278,7 +276,7 @@ function sourceOptions(c: KubernetesConfig, once: Once, path: (t: { text: string
       once(opt);
       argCount(opt, NAME, 1, 1);
       // Node's timers fire at once past 2^31-1 ms (24.8 days): a longer wait is that one.
-      c.startupTimeoutMs = Math.min(parseDuration(opt.args[0], NAME), MAX_TIMER_MS);
+      c.startupTimeoutMs = parseTimerDuration(opt.args[0], NAME);
     },
     objects(opt) {
       once(opt);
@@ -288,7 +286,7 @@ function sourceOptions(c: KubernetesConfig, once: Once, path: (t: { text: string
     snapshot(opt) {
       once(opt);
       argCount(opt, NAME, 1, 2);
-      const intervalMs = opt.args[1] ? parseDuration(opt.args[1], NAME) : DEFAULT_SNAPSHOT_INTERVAL_MS;
+      const intervalMs = opt.args[1] ? parseTimerDuration(opt.args[1], NAME) : DEFAULT_SNAPSHOT_INTERVAL_MS;
       if (intervalMs < 1000)
         throw configError(opt.args[1], NAME, "snapshot: the interval must be at least 1s");
       c.snapshot = { file: path(opt.args[0]), intervalMs };

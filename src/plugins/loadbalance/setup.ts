@@ -10,7 +10,7 @@ import type { Setup } from "../../setup/registry.ts";
 import type { LoadbalanceOptions } from "./loadbalance.ts";
 import { loadbalance } from "./loadbalance.ts";
 import { WeightsFile, parseWeights } from "./weights.ts";
-import { argCount, blockOptions, noBlock, parseDuration, parseIntArg } from "../../corefile/args.ts";
+import { argCount, blockOptions, noBlock, parseIntArg, parseTimerDuration } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
 import { NetSet } from "../../dns/nets.ts";
 import { fileStampSync } from "../file/file.ts";
@@ -44,7 +44,7 @@ export const setup: Setup = (d, ctx) => {
       if (policy !== "weighted")
         throw configError(opt, "loadbalance", "'reload' applies to the weighted policy only");
       argCount(opt, "loadbalance", 1, 1);
-      reloadMs = parseDuration(opt.args[0], "loadbalance");
+      reloadMs = parseTimerDuration(opt.args[0], "loadbalance");
     },
     prefer(opt) {
       noBlock(opt, "loadbalance");

@@ -7,7 +7,7 @@
 
 import { isIP } from "node:net";
 import type { Setup } from "../../setup/registry.ts";
-import { argCount, blockOptions, onceEach, parseDuration } from "../../corefile/args.ts";
+import { argCount, blockOptions, onceEach, parseTimerDuration } from "../../corefile/args.ts";
 import { configError, startError } from "../../corefile/errors.ts";
 import type { Directive } from "../../corefile/types.ts";
 import { NodeLocal, type NodeConfig } from "./node.ts";
@@ -122,12 +122,12 @@ function parseNodeLocal(d: Directive, bind: readonly string[]): NodeConfig {
     check: (opt) => {
       once(opt);
       argCount(opt, "nodelocal", 1, 1);
-      config.checkMs = parseDuration(opt.args[0], "nodelocal");
+      config.checkMs = parseTimerDuration(opt.args[0], "nodelocal");
     },
     handover: (opt) => {
       once(opt);
       argCount(opt, "nodelocal", 1, 1);
-      config.handoverMs = parseDuration(opt.args[0], "nodelocal");
+      config.handoverMs = parseTimerDuration(opt.args[0], "nodelocal");
     },
     keep: (opt) => {
       once(opt);

@@ -2,7 +2,7 @@
 // changed and it sets up cleanly, swapped in without dropping a query (src/server/reloader.ts).
 
 import type { Setup } from "../../setup/registry.ts";
-import { argCount, noBlock, parseDuration } from "../../corefile/args.ts";
+import { argCount, noBlock, parseTimerDuration } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
 
 const NAME = "reload";
@@ -14,8 +14,8 @@ const MIN_JITTER_MS = 1_000;
 export const setup: Setup = (d, ctx) => {
   argCount(d, NAME, 0, 2);
   noBlock(d, NAME);
-  const intervalMs = d.args[0] ? parseDuration(d.args[0], NAME) : DEFAULT_INTERVAL_MS;
-  let jitterMs = d.args[1] ? parseDuration(d.args[1], NAME) : DEFAULT_JITTER_MS;
+  const intervalMs = d.args[0] ? parseTimerDuration(d.args[0], NAME) : DEFAULT_INTERVAL_MS;
+  let jitterMs = d.args[1] ? parseTimerDuration(d.args[1], NAME) : DEFAULT_JITTER_MS;
   if (intervalMs < MIN_INTERVAL_MS) throw configError(d.args[0], NAME, "interval must be at least 2s");
   if (jitterMs < MIN_JITTER_MS) throw configError(d.args[1], NAME, "jitter must be at least 1s");
   // As in CoreDNS: a jitter over half the interval is cut to half of it.

@@ -8,7 +8,7 @@
 
 import type { Setup } from "../../setup/registry.ts";
 import type { TcpTimeoutSettings } from "../../setup/block.ts";
-import { argCount, blockOptions, parseDuration } from "../../corefile/args.ts";
+import { argCount, blockOptions, parseTimerDuration } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
 import type { Directive } from "../../corefile/types.ts";
 
@@ -22,7 +22,7 @@ export const setup: Setup = (d, ctx) => {
   const set: TcpTimeoutSettings = {};
   const option = (name: keyof typeof KEYS) => (opt: Directive) => {
     argCount(opt, "timeouts", 1, 1);
-    const ms = parseDuration(opt.args[0], "timeouts");
+    const ms = parseTimerDuration(opt.args[0], "timeouts");
     if (ms < MIN_MS || ms > MAX_MS) {
       throw configError(opt.args[0], "timeouts", `${name} ${opt.args[0].text} is not between 1s and 24h`);
     }

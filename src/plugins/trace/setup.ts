@@ -12,7 +12,7 @@
 
 import type { Setup } from "../../setup/registry.ts";
 import type { Directive, Token } from "../../corefile/types.ts";
-import { argCount, ignoredOption, parseDuration, parseIntArg } from "../../corefile/args.ts";
+import { argCount, ignoredOption, parseIntArg, parseTimerDuration } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
 import { NAME, everyNth, tracePlugin, type TraceConfig } from "./trace.ts";
 
@@ -86,7 +86,7 @@ export function parseTrace(
         break;
       case "zipkin_max_batch_interval":
         argCount(opt, NAME, 0, 1);
-        if (opt.args[0] !== undefined) c.intervalMs = parseDuration(opt.args[0], NAME);
+        if (opt.args[0] !== undefined) c.intervalMs = parseTimerDuration(opt.args[0], NAME);
         if (c.intervalMs <= 0) throw configError(opt, NAME, "zipkin_max_batch_interval must be more than 0");
         break;
       default:
