@@ -126,6 +126,25 @@ describe("dnssec validated by delv and unbound", () => {
     ],
     ["cluster.local.", "nope.default.svc.cluster.local", "A", /^; negative response, fully validated$/m],
     ["cluster.local.", "cluster.local", "SOA", /^; fully validated\ncluster\.local\.\s+\d+\s+IN\s+SOA/m],
+    // An NSEC question gets the name's black-lie NSEC as its answer (CoreDNS too), not an unsigned NODATA.
+    [
+      "example.test.",
+      "www.example.test",
+      "NSEC",
+      /^; fully validated\nwww\.example\.test\.\s+\d+\s+IN\s+NSEC\s+\\000\.www\.example\.test\. A RRSIG NSEC$/m,
+    ],
+    [
+      "example.test.",
+      "nope.example.test",
+      "NSEC",
+      /^; fully validated\nnope\.example\.test\.\s+\d+\s+IN\s+NSEC\s+\\000\.nope\.example\.test\. RRSIG NSEC$/m,
+    ],
+    [
+      "cluster.local.",
+      "default.svc.cluster.local",
+      "NSEC",
+      /^; fully validated\ndefault\.svc\.cluster\.local\.\s+\d+\s+IN\s+NSEC\s/m,
+    ],
   ];
 
   for (const [zone, name, type, want] of cases) {

@@ -16,6 +16,7 @@ import { SEP, type SigningKey } from "../../dnssec/keys.ts";
 import {
   deniedName,
   isDenial,
+  nsecAsAnswer,
   signDenial,
   signSections,
   type KeySet,
@@ -80,10 +81,13 @@ export function dnssec(o: DnssecOptions): Plugin {
         signSections(reply, zone, c);
         return reply;
       }
-      if (!isSubdomain(name, zone) || req.qtype === NSEC) return reply;
+      if (!isSubdomain(name, zone)) return reply;
       const exists = reply.rcode === Rcode.NOERROR;
       const types = exists ? await typesAt(next, req, name) : undefined;
       signDenial(reply, zone, { name, types: types?.filter((t) => t !== req.qtype && t !== Type.CNAME) }, c);
+      // The black lie is the name's NSEC RRset: an NSEC question gets it as its answer (CoreDNS too);
+      // a NODATA for NSEC proven by an NSEC would contradict itself.
+      if (req.qtype === NSEC) nsecAsAnswer(reply);
       return reply;
     },
   });

@@ -10,7 +10,7 @@ import { negativeTtl } from "../../dns/message.ts";
 import { Rcode, Type } from "../../dns/constants.ts";
 import { isSubdomain } from "../../dns/name.ts";
 import { nsecRdata } from "../../dnssec/canonical.ts";
-import { DNSKEY, NSEC, RRSIG } from "../../dnssec/rrsig.ts";
+import { DNSKEY, NSEC, RRSIG, coveredType } from "../../dnssec/rrsig.ts";
 import type { SigningKey } from "../../dnssec/keys.ts";
 import type { Signatures } from "./signatures.ts";
 
@@ -103,4 +103,12 @@ export function signDenial(reply: Msg, zone: string, d: Denial, c: SignContext):
   ];
   reply.additional = signSection(reply.additional, zone, c);
   reply.rcode = Rcode.NOERROR;
+}
+
+/** A signed denial of an NSEC question made its answer: the NSEC and its RRSIG move to the answer
+ * section, and the SOA, which only a denial carries, goes. */
+export function nsecAsAnswer(reply: Msg): void {
+  const nsec = (rr: RR) => rr.type === NSEC || (rr.type === RRSIG && coveredType(rr) === NSEC);
+  reply.answer = [...reply.answer, ...reply.authority.filter(nsec)];
+  reply.authority = [];
 }
