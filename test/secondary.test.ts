@@ -5,6 +5,7 @@
 
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { startServer, type RunningServer } from "./helpers/server.ts";
 import { dig, digTransfer, digUntil } from "./helpers/dig.ts";
@@ -149,4 +150,41 @@ test("secondary: NOTIFY from a stranger is REFUSED; a block without secondary an
   const again = await dig(port, "example.org", "SOA", "+opcode=notify", "+norec");
   assert.deepEqual([again.answer, /opcode: NOTIFY/.test(again.text)], [[], true]);
   assert.equal((await dig(port, "other.test", "SOA", "+opcode=notify")).status, "NOTIMP");
+});
+
+test("secondary: a REFRESH over Node's longest timer (30 days) does not poll the primary in a loop", async () => {
+  const port = await freeUdpTcpPort();
+  // REFRESH 30 days, RETRY 1 day, EXPIRE 60 days: common values for a zone that rarely changes.
+  const k = await knot({ zone: zone("2592000 86400 5184000"), conf: { journal: true, control: true } });
+  const s = await server(corefile(k.port), port);
+  await digUntil(port, "www.example.org", "A", ["www.example.org. 300 IN A 192.0.2.1"]);
+  const before = k.log.length;
+  await sleep(1500);
+  // Knot logs nothing for a SOA query: change the zone, so a poll would transfer it again.
+  await k.knotc("zone-begin", "example.org");
+  await k.knotc("zone-set", "example.org", "polled", "300", "A", "192.0.2.7");
+  await k.knotc("zone-commit", "example.org");
+  await sleep(1500);
+  assert.equal(
+    (await dig(port, "polled.example.org", "A")).status,
+    "NXDOMAIN",
+    k.log.slice(before).join("\n"),
+  );
+  assert.equal(logged(s, "incoming transfer").length, 1);
+  assert.doesNotMatch(s.stderr(), /TimeoutOverflowWarning/);
+});
+
+test("secondary: REFRESH 0 does not ask the primary back to back", async () => {
+  const port = await freeUdpTcpPort();
+  const k = await knot({ zone: zone("0 0 86400") });
+  const s = await server(corefile(k.port), port);
+  await digUntil(port, "www.example.org", "A", ["www.example.org. 300 IN A 192.0.2.1"]);
+  // A SOA query every turn of the event loop would keep the server's core busy.
+  const cpu = () => readFileSync(`/proc/${s.proc.pid}/stat`, "utf8").split(") ")[1].split(" ");
+  const ticks = () => Number(cpu()[11]) + Number(cpu()[12]);
+  const start = ticks();
+  await sleep(2000);
+  const used = (ticks() - start) / 100;
+  // Idle, it uses none: asking back to back took 0.28 s.
+  assert.ok(used < 0.1, `${used} s of CPU in 2 s, idle but for the refresh`);
 });

@@ -28,6 +28,10 @@ export interface SecondaryZoneOptions {
 /** Waits before the first transfer is tried again, then the last one for ever. */
 const FIRST_RETRIES_MS = [1_000, 2_000, 4_000, 8_000, 10_000];
 const MAX_JITTER_MS = 5_000;
+/** The shortest wait between checks (Knot's refresh-min-interval is 2 s), and the longest a timer
+ * takes (2^31-1 ms) less the jitter. */
+const MIN_WAIT_MS = 1_000;
+const MAX_WAIT_MS = 2 ** 31 - 1 - MAX_JITTER_MS;
 
 export class SecondaryZone {
   readonly origin: string;
@@ -187,9 +191,12 @@ export class SecondaryZone {
     this.#schedule((this.#zone!.soa.data as { refresh: number }).refresh * 1000);
   }
 
-  #schedule(ms: number): void {
+  #schedule(soaMs: number): void {
     if (this.#stopped) return;
     clearTimeout(this.#timer);
+    // An SOA's REFRESH or RETRY of 0 would ask the primary back to back, and one over Node's longest
+    // timer (24.8 days: a REFRESH of 30 days) fires at once: either way, a loop of SOA queries.
+    const ms = Math.min(Math.max(soaMs, MIN_WAIT_MS), MAX_WAIT_MS);
     const jitter = Math.random() * Math.min(MAX_JITTER_MS, ms / 10);
     this.#timer = setTimeout(() => void this.check(), ms + jitter);
     this.#timer.unref();
