@@ -188,3 +188,21 @@ test("secondary: REFRESH 0 does not ask the primary back to back", async () => {
   // Idle, it uses none: asking back to back took 0.28 s.
   assert.ok(used < 0.1, `${used} s of CPU in 2 s, idle but for the refresh`);
 });
+
+test("secondary: the zone expires EXPIRE seconds after the last good check, not at the next RETRY", async () => {
+  const port = await freeUdpTcpPort();
+  // RETRY (30 s) longer than EXPIRE (6 s): the copy may not outlive EXPIRE waiting for a retry. The
+  // check at REFRESH (2 s) fails after its 3 s timeout, inside EXPIRE.
+  const k = await knot({ zone: zone("2 30 6") });
+  await server(corefile(k.port), port);
+  await digUntil(port, "www.example.org", "A", ["www.example.org. 300 IN A 192.0.2.1"]);
+  await k.stop();
+  const stopped = Date.now();
+  let status = "";
+  while (status !== "SERVFAIL" && Date.now() - stopped < 15_000) {
+    status = (await dig(port, "www.example.org", "A")).status;
+    await sleep(200);
+  }
+  const s = (Date.now() - stopped) / 1000;
+  assert.ok(status === "SERVFAIL" && s < 10, `${status} after ${s} s`);
+});

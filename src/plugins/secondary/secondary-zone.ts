@@ -44,6 +44,9 @@ export class SecondaryZone {
   #lastOk = 0;
   #failures = 0;
   #timer: NodeJS.Timeout | undefined;
+  /** Fires EXPIRE seconds after the last good check; #errors: why the checks since then failed. */
+  #expiry: NodeJS.Timeout | undefined;
+  #errors: string[] = [];
   #running: Promise<void> | undefined;
   #again = false;
   #stopped = true;
@@ -70,6 +73,7 @@ export class SecondaryZone {
   stop(): void {
     this.#stopped = true;
     clearTimeout(this.#timer);
+    clearTimeout(this.#expiry);
     this.#timer = undefined;
   }
 
@@ -120,20 +124,25 @@ export class SecondaryZone {
       return;
     }
     const soa = this.#zone.soa.data as { retry: number; expire: number };
-    if (!this.#expired && performance.now() - this.#lastOk >= soa.expire * 1000) {
-      this.#expired = true;
-      this.onChange();
-      log.error(
-        { zone: this.origin, errors },
-        "zone expired: no primary answered for the SOA's expire time; answering SERVFAIL",
-      );
-    } else {
+    this.#errors = errors;
+    if (!this.#expired && performance.now() - this.#lastOk >= soa.expire * 1000) this.#expire();
+    else if (!this.#expired) {
       log.warn(
         { zone: this.origin, errors, retryS: soa.retry },
         "zone refresh failed; serving the copy held",
       );
     }
     this.#schedule(soa.retry * 1000);
+  }
+
+  #expire(): void {
+    if (this.#stopped || this.#expired) return;
+    this.#expired = true;
+    this.onChange();
+    this.#o.log.error(
+      { zone: this.origin, errors: this.#errors },
+      "zone expired: no primary answered for the SOA's expire time; answering SERVFAIL",
+    );
   }
 
   /** Transfers the zone from `p`: IXFR from our serial when we hold the zone, AXFR otherwise or when the
@@ -184,6 +193,12 @@ export class SecondaryZone {
   #succeeded(): void {
     this.#failures = 0;
     this.#lastOk = performance.now();
+    this.#errors = [];
+    // The copy expires EXPIRE after this check, on time, not at the first failed RETRY after it.
+    clearTimeout(this.#expiry);
+    const expire = (this.#zone!.soa.data as { expire: number }).expire * 1000;
+    this.#expiry = setTimeout(() => this.#expire(), Math.min(expire, MAX_WAIT_MS));
+    this.#expiry.unref();
     if (this.#expired) {
       this.#expired = false;
       this.onChange();
