@@ -382,3 +382,24 @@ test("health, ready or prometheus on a DNS port is refused at its line, naming t
     `clusterdns: ${file2}:7 - Error during parsing: health: [::1]:5326 is taken by the DNS server block 'example.net:5326' (${file2}:1), which listens on TCP as well as UDP: give health another port\n`,
   );
 });
+
+test("an option left out does not make its directive's own line a second mistake", async (t) => {
+  const corefile = [
+    "example.test {", // 1
+    "    dnssec {", // 2
+    "        key file Kexample.test.+013+00000", // 3
+    "    }", // 4
+    "    transfer {", // 5
+    "        to not-an-address", // 6
+    "    }", // 7
+    "    whoami", // 8
+    "}", // 9
+  ].join("\n");
+  const r = await validate(t, { Corefile: corefile });
+  assert.equal(r.code, 1);
+  const lines = r.stderr.trimEnd().split("\n");
+  // Not also "2 - dnssec: no keys" and "5 - transfer: 'to' is required": the lines left out say why.
+  assert.equal(lines.length, 2, r.stderr);
+  assert.match(lines[0], /Corefile:3 - .*dnssec: .*Kexample\.test\.\+013\+00000\.key: ENOENT/);
+  assert.match(lines[1], /Corefile:6 - .*transfer: to: 'not-an-address' is not/);
+});

@@ -45,12 +45,16 @@ export async function dryRun(blocks: ServerBlock[], o: DryRunOptions): Promise<M
     const refused = directiveErrors([b], o.plugins, o.notSupported);
     found.push(...refused.map(mistake));
     let directives = b.directives.filter((d) => !refused.some((e) => at(d, e)));
+    // Directives whose options were left out: an error at their own line then ("no keys", "'to' is
+    // required") is what leaving the option out did, not a mistake of the Corefile's.
+    const trimmed: Directive[] = [];
     for (let i = 0; i < MAX_TRIES; i++) {
       try {
         await setUp([{ ...b, directives }], o);
         break;
       } catch (err) {
-        found.push(mistake(err));
+        if (!(err instanceof ConfigError && trimmed.some((d) => at(d, err)))) found.push(mistake(err));
+        if (err instanceof ConfigError) trimmed.push(...holders(directives, err));
         const left = err instanceof ConfigError ? without(directives, err) : directives;
         if (left === directives) break; // not a line of the block: nothing to leave out
         directives = left;
@@ -81,6 +85,17 @@ function mistake(err: unknown): Mistake {
 }
 
 const at = (d: Directive, e: { file: string; line: number }) => d.file === e.file && d.line === e.line;
+
+/** The directives whose blocks hold the line at the error's file:line, outermost first. */
+function holders(lines: Directive[], e: ConfigError): Directive[] {
+  for (const d of lines) {
+    if (!d.block) continue;
+    if (d.block.some((x) => at(x, e))) return [d];
+    const inner = holders(d.block, e);
+    if (inner.length > 0) return [d, ...inner];
+  }
+  return [];
+}
 
 /** The lines without the one at the error's file:line (an option before its directive), or the same
  * array when no line is there. */
