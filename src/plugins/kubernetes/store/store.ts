@@ -76,7 +76,6 @@ export class Store implements StoreView {
   readonly #synced = new Latch();
   /** Open once every kind waited for was listed from the API. */
   readonly #fromApi = new Latch();
-  #modified = Date.now();
 
   /** Runs `fn`, which reads the store more than once (one question's answer), on one consistent view
    * of it: a reader store's tables change under it (Tables.read). Undefined where they cannot. */
@@ -99,7 +98,8 @@ export class Store implements StoreView {
     this.#addresses = new AddressIndex(tables);
     this.names = new ServiceNames(o.names);
     const forward = o.zones.filter((z) => !isReverseZone(z));
-    this.#pending = new PendingChanges(o.zones, forward, o.maxNames ?? DEFAULT_MAX_NAMES);
+    const max = o.maxNames ?? DEFAULT_MAX_NAMES;
+    this.#pending = new PendingChanges(o.zones, forward, max, () => this.#flush());
     this.#slim = new Slimmer(o);
     if (this.#reader) return;
     if (this.#computeSynced()) this.#synced.open();
@@ -117,7 +117,7 @@ export class Store implements StoreView {
    * and `fromApi` open the latches (they never close again), `modified` is the SOA serial's time. */
   readerState(s: { synced: boolean; fromApi: boolean; modified: number }): void {
     if (!this.#reader) throw new Error("readerState is for a reader store (Store.reader)");
-    this.#modified = s.modified;
+    this.#pending.clock.at = s.modified;
     if (s.synced || s.fromApi) this.#synced.open();
     if (s.fromApi) this.#fromApi.open();
   }
@@ -260,7 +260,7 @@ export class Store implements StoreView {
 
   /** Date.now() of the last change that altered an answer (the SOA serial). */
   get modified(): number {
-    return this.#modified;
+    return this.#pending.clock.at;
   }
 
   service(ns: string, name: string): Service | undefined {
@@ -372,7 +372,7 @@ export class Store implements StoreView {
       addresses: this.#addresses.size,
       bytes,
       synced: this.#synced.isOpen,
-      modified: this.#modified,
+      modified: this.#pending.clock.at,
     };
   }
 
@@ -500,7 +500,7 @@ export class Store implements StoreView {
     const local = this.#options.localIPs ?? [];
     if (key === KUBE_DNS || local.some((ip) => before.ips.has(ip) || after.ips.has(ip))) rel.push(NS_NAME);
     // Before the sync the names are not listed; the change still moves the SOA serial.
-    if (!this.#synced.isOpen) this.#modified = Date.now();
+    if (!this.#synced.isOpen) this.#pending.clock.stamp(false);
     this.#changed(rel, abs);
   }
 
@@ -518,7 +518,7 @@ export class Store implements StoreView {
   #beforeSync(update: () => void): boolean {
     if (this.#synced.isOpen) return false;
     update();
-    this.#modified = Date.now();
+    this.#pending.clock.stamp(false);
     return true;
   }
 
@@ -541,7 +541,7 @@ export class Store implements StoreView {
    * sync nothing is recorded: the sync itself asks for a full invalidation. */
   #changed(relative: readonly string[], absolute: readonly string[]): void {
     if (relative.length === 0 && absolute.length === 0) return;
-    this.#modified = Date.now();
+    this.#pending.clock.stamp(this.#synced.isOpen);
     if (this.#synced.isOpen) this.#pending.add(relative, absolute);
   }
 
@@ -551,7 +551,7 @@ export class Store implements StoreView {
   }
 
   #changedAll(): void {
-    this.#modified = Date.now();
+    this.#pending.clock.stamp(this.#synced.isOpen);
     this.#pending.all();
   }
 
@@ -567,7 +567,7 @@ export class Store implements StoreView {
   #flush(): void {
     if (!this.#synced.isOpen) return;
     const names = this.#pending.take();
-    if (names !== undefined) this.#options.onChange?.(names, this.#modified);
+    if (names !== undefined) this.#options.onChange?.(names, this.#pending.clock.at);
   }
 
   #writing(): void {
