@@ -11,6 +11,7 @@ import { blockHandler } from "../../../test/helpers/block-handler.ts";
 import { assertConfigErrors } from "../../../test/helpers/config-errors.ts";
 import { startServer, ROOT } from "../../../test/helpers/server.ts";
 import { dig } from "../../../test/helpers/dig.ts";
+import { zoneText } from "../../../test/helpers/zone-text.ts";
 import { replyTo } from "../../dns/message.ts";
 import { parseRRText, rrToText } from "../../dns/text.ts";
 import { Class, Rcode, Type } from "../../dns/constants.ts";
@@ -365,4 +366,23 @@ test("answer value maps names inside MX and SRV records only; (?i) makes a regex
     "mail.inner.test.\t5\tIN\tMX\t10 mx.outer.test.",
     "mail.inner.test.\t5\tIN\tSRV\t0 0 25 smtp.outer.test.",
   ]);
+});
+
+test("end to end: answer value maps the name inside a PTR record (CoreDNS's README example)", async () => {
+  const zone = zoneText("10.in-addr.arpa", "30.30.30 60 IN PTR ftp-us-west-1.service.consul.");
+  const corefile = `. {
+    rewrite stop {
+        name suffix .arpa .arpa
+        answer value (.*)\\.service\\.consul\\. {1}.coredns.rocks.
+    }
+    file db.arpa 10.in-addr.arpa
+}
+`;
+  const srv = await startServer(corefile, { files: { "db.arpa": zone } });
+  try {
+    const r = await dig(srv.port, "30.30.30.10.in-addr.arpa", "PTR");
+    assert.deepEqual(r.answer, ["30.30.30.10.in-addr.arpa. 60 IN PTR ftp-us-west-1.coredns.rocks."]);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
 });

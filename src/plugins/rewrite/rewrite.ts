@@ -209,7 +209,8 @@ function mapData(d: RData, f: (name: string) => string): RData {
   if ("raw" in d) return d;
   switch (d.type) {
     case Type.CNAME:
-    case Type.NS: {
+    case Type.NS:
+    case Type.PTR: {
       const target = f(d.target);
       return target === d.target ? d : { ...d, target };
     }

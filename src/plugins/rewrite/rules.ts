@@ -23,7 +23,7 @@ export type Mode = "continue" | "stop";
 export interface AnswerRewrite {
   /** `answer auto`: the inverse of the question's rewrite. */
   auto: boolean;
-  /** `answer name`: owner names, and names inside CNAME, NS, MX, SRV and SOA records. */
+  /** `answer name`: owner names, and names inside CNAME, NS, PTR, MX, SRV and SOA records. */
   names: ((name: string) => string)[];
   /** `answer value`: names inside records only. */
   values: ((name: string) => string)[];
