@@ -299,3 +299,23 @@ test("end to end: dig gets templated A records and NODATA for AAAA", async () =>
     assert.equal(await srv.stop(), 0);
   }
 });
+
+test("end to end: .Type and .Class of a query of type or class ANY are the template's, as in CoreDNS", async () => {
+  const corefile = `example {
+    template IN A {
+        answer "{{ .Name }} 60 {{ .Class }} {{ .Type }} 192.0.2.1"
+    }
+}
+`;
+  const srv = await startServer(corefile);
+  try {
+    const any = await dig(srv.port, "x.example", "ANY");
+    assert.equal(any.status, "NOERROR");
+    assert.deepEqual(any.answer, ["x.example. 60 IN A 192.0.2.1"]);
+    const anyClass = await dig(srv.port, "x.example", "A", "-c", "ANY");
+    assert.equal(anyClass.status, "NOERROR");
+    assert.deepEqual(anyClass.answer, ["x.example. 60 IN A 192.0.2.1"]);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});

@@ -58,8 +58,9 @@ function answer(t: Template, req: Request, zone: string, m: RegExpExecArray, log
   const data: TemplateData = {
     name: req.qname,
     zone,
-    class: className(req.qclass),
-    type: typeName(req.qtype),
+    // A question of class or type ANY renders as the template's (CoreDNS): `{{ .Type }}` makes a record.
+    class: className(req.qclass === Class.ANY ? t.qclass : req.qclass),
+    type: typeName(req.qtype === Type.ANY ? t.qtype : req.qtype),
     remote: req.remoteAddress,
     match: [...m].map((g) => g ?? ""),
     group,
