@@ -66,14 +66,14 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     plugin: "metadata",
     options: "ZONES",
     verdict: "same",
-    note: "labels published: kubernetes's (but `client-label/*`, `cluster` and `zone`), geoip's and `view/name`; a value is worked out when log, rewrite or view reads it",
+    note: "labels published: kubernetes's (but `client-label/*`, `cluster` and `zone`), geoip's and `view/name`; a value is worked out when log, rewrite, template or view reads it",
     twice: "refused",
   },
   {
     plugin: "geoip",
     options: "DBFILE, `edns-subnet`",
     verdict: "same",
-    note: "City, Country and Enterprise databases give the city labels, ASN and ISP databases the asn ones, as CoreDNS reads them; a label's value is looked up when log, rewrite or view reads it",
+    note: "City, Country and Enterprise databases give the city labels, ASN and ISP databases the asn ones, as CoreDNS reads them; a label's value is looked up when log, rewrite, template or view reads it",
     twice: "refused",
   },
   {

@@ -1,6 +1,7 @@
 // The part of Go's text/template that CoreDNS's template plugin examples use, compiled once at setup:
 //   {{ .Name }} {{ .Zone }} {{ .Class }} {{ .Type }} {{ .Remote }}
 //   {{ .Group.NAME }} {{ .Group.N }} {{ index .Group "NAME" }} {{ index .Match N }}
+//   {{ .Meta "LABEL" }}   (a metadata label's value, "" without one)
 //   {{ parseInt VALUE BASE BITS }}   (VALUE one of the above, in parentheses for index)
 // with `{{-` and `-}}` trimming white space as in Go. Anything else (pipelines, variables, if/range,
 // other functions) is an error at setup, never a surprise at query time.
@@ -16,6 +17,8 @@ export interface TemplateData {
   match: readonly string[];
   /** Groups by name and by position ("0", "1", ...). */
   group: Readonly<Record<string, string | undefined>>;
+  /** A metadata label's value for the query, "" when it has none (CoreDNS's `.Meta`). */
+  meta(label: string): string;
 }
 
 /** A value reference, resolved at query time; undefined renders as Go's "<no value>". */
@@ -26,6 +29,8 @@ export interface CompiledTemplate {
   /** Group names and numbers the template reads: setup checks that a regex defines them. */
   readonly groups: ReadonlySet<string>;
   readonly usesRemote: boolean;
+  /** Metadata labels the template reads. */
+  readonly labels: ReadonlySet<string>;
 }
 
 export class TemplateSyntaxError extends Error {
@@ -49,11 +54,12 @@ const FIELDS: Record<string, Ref> = {
 interface Reads {
   groups: Set<string>;
   usesRemote: boolean;
+  labels: Set<string>;
 }
 
 export function compileTemplate(text: string): CompiledTemplate {
   const parts: (string | Ref)[] = [];
-  const reads: Reads = { groups: new Set(), usesRemote: false };
+  const reads: Reads = { groups: new Set(), usesRemote: false, labels: new Set() };
   let i = 0;
   while (i < text.length) {
     const open = text.indexOf("{{", i);
@@ -80,6 +86,7 @@ export function compileTemplate(text: string): CompiledTemplate {
   return {
     groups: reads.groups,
     usesRemote: reads.usesRemote,
+    labels: reads.labels,
     render(d) {
       let out = "";
       for (const p of parts) out += typeof p === "string" ? p : (p(d) ?? "<no value>");
@@ -104,10 +111,10 @@ function action(src: string, reads: Reads): Ref {
     }
     return (d) => parseUint(value(d) ?? "", base, bits);
   }
-  if (words.length === 1 || words[0] === "index") return valueRef(src, src, reads);
+  if (words.length === 1 || words[0] === "index" || words[0] === ".Meta") return valueRef(src, src, reads);
   throw new TemplateSyntaxError(
     `unsupported template action '{{${src}}}' (supported: .Name .Zone .Class .Type .Remote .Group.X, ` +
-      'index .Match N, index .Group "X", parseInt VALUE BASE BITS)',
+      'index .Match N, index .Group "X", .Meta "LABEL", parseInt VALUE BASE BITS)',
   );
 }
 
@@ -123,6 +130,11 @@ function valueRef(word: string, src: string, reads: Reads): Ref {
     if (ws[1] === ".Match" && /^\d+$/.test(ws[2])) return group(ws[2], (d) => d.match[Number(ws[2])]);
     const key = /^"([^"]*)"$/.exec(ws[2])?.[1];
     if (ws[1] === ".Group" && key !== undefined) return group(key, (d) => d.group[key]);
+  }
+  const label = ws.length === 2 && ws[0] === ".Meta" ? /^"([^"]*)"$/.exec(ws[1])?.[1] : undefined;
+  if (label !== undefined) {
+    reads.labels.add(label);
+    return (d) => d.meta(label);
   }
   if (ws.length === 1) {
     const g = /^\.Group\.([A-Za-z0-9_]+)$/.exec(w);

@@ -28,6 +28,7 @@ import {
 } from "../../corefile/args.ts";
 import { configError } from "../../corefile/errors.ts";
 import { canonical } from "../../dns/name.ts";
+import { metadataOf } from "../metadata/labels.ts";
 import { Type, classFromName, rcodeFromName, typeFromName } from "../../dns/constants.ts";
 
 /** The template list of each server block that has template directives. */
@@ -53,6 +54,8 @@ export const setup: Setup = (d, ctx) => {
     rcode: 0,
     where: `${d.file}:${d.line}`,
   };
+  const metadata = metadataOf(ctx.block.shared);
+  if (metadata !== undefined) t.label = (name) => metadata.label(name);
   const compiled: [Token, CompiledTemplate][] = [];
   const rr = (list: CompiledTemplate[]) => (opt: Directive) => {
     argCount(opt, "template", 1, Infinity);

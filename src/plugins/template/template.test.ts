@@ -8,6 +8,8 @@ import { makeRequest, recordingNext } from "../../../test/helpers/request.ts";
 import { directive as dir, fakeContext } from "../../../test/helpers/setup-context.ts";
 import { assertConfigErrors } from "../../../test/helpers/config-errors.ts";
 import { startServer } from "../../../test/helpers/server.ts";
+import { setup as metadataSetup } from "../metadata/setup.ts";
+import { metadataOf } from "../metadata/labels.ts";
 import { dig } from "../../../test/helpers/dig.ts";
 import { rrToText } from "../../dns/text.ts";
 import { Class, Rcode, Type } from "../../dns/constants.ts";
@@ -192,10 +194,12 @@ test("compileTemplate: trim markers, literal text, <no value> for a missing grou
     remote: "::1",
     match: ["a.test."],
     group: { "0": "a.test." },
+    meta: (label) => (label === "a/b" ? "v" : ""),
   };
   assert.equal(compileTemplate("x {{- .Name -}} y").render(data), "xa.test.y");
   assert.equal(compileTemplate("plain").render(data), "plain");
   assert.equal(compileTemplate("{{ .Group.z }}").render(data), "<no value>");
+  assert.equal(compileTemplate(`{{ .Meta "a/b" }}-{{ .Meta "c/d" }}`).render(data), "v-");
   const c = compileTemplate("{{ .Group.a }} {{ index .Match 3 }} {{ .Remote }}");
   assert.deepEqual([...c.groups].sort(), ["3", "a"]);
   assert.equal(c.usesRemote, true);
@@ -318,4 +322,60 @@ test("end to end: .Type and .Class of a query of type or class ANY are the templ
   } finally {
     assert.equal(await srv.stop(), 0);
   }
+});
+
+test('end to end: {{ .Meta "LABEL" }} is the metadata label\'s value, empty for a label nobody publishes', async () => {
+  const corefile = `example {
+    view inside {
+        expr true
+    }
+    metadata
+    template IN TXT {
+        answer "{{ .Name }} 60 IN TXT \\"{{ .Meta \\"view/name\\" }}\\" \\"{{ .Meta \\"nobody/here\\" }}\\""
+    }
+}
+`;
+  const srv = await startServer(corefile);
+  try {
+    const r = await dig(srv.port, "x.example", "TXT");
+    assert.equal(r.status, "NOERROR");
+    assert.deepEqual(r.answer, ['x.example. 60 IN TXT "inside" ""']);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});
+
+test("a template reading a per-client metadata label makes the reply private; another label does not", async () => {
+  const f = fakeContext({ zones: ["."] });
+  await metadataSetup(dir("metadata"), f.ctx);
+  metadataOf(f.ctx.block.shared)!.provide({
+    label: (name) =>
+      name === "test/ns"
+        ? { value: (q) => (q.remoteAddress === "10.0.0.1" ? "team-a" : undefined), perClient: true }
+        : name === "test/fixed"
+          ? { value: () => "same", perClient: false }
+          : undefined,
+  });
+  const each = dir(
+    "template",
+    ["IN", "TXT", "a.example"],
+    [dir("answer", ['{{ .Name }} 5 IN TXT "{{ .Meta "test/ns" }}"'])],
+  );
+  const one = dir(
+    "template",
+    ["IN", "TXT", "b.example"],
+    [dir("answer", ['{{ .Name }} 5 IN TXT "{{ .Meta "test/fixed" }}"'])],
+  );
+  const plugin = await setup(each, f.ctx);
+  await setup(one, f.ctx);
+  await f.start();
+  const h = plugin!(recordingNext());
+  const mine = makeRequest("a.example", Type.TXT, { remoteAddress: "10.0.0.1" });
+  assert.deepEqual((await h.serve(mine)).answer.map(rrToText), ['a.example.\t5\tIN\tTXT\t"team-a"']);
+  assert.equal(mine.cache.private, true);
+  const other = makeRequest("a.example", Type.TXT, { remoteAddress: "10.0.0.2" });
+  assert.deepEqual((await h.serve(other)).answer.map(rrToText), ['a.example.\t5\tIN\tTXT\t""']);
+  const fixed = makeRequest("b.example", Type.TXT, { remoteAddress: "10.0.0.1" });
+  assert.deepEqual((await h.serve(fixed)).answer.map(rrToText), ['b.example.\t5\tIN\tTXT\t"same"']);
+  assert.equal(fixed.cache.private, false);
 });

@@ -8,6 +8,7 @@ import type { Handler, Plugin } from "../../chain/handler.ts";
 import type { Request } from "../../chain/request.ts";
 import type { Msg, RR } from "../../dns/message.ts";
 import type { CompiledTemplate, TemplateData } from "./go-template.ts";
+import type { MetaLabel } from "../metadata/labels.ts";
 import { failure } from "../../chain/handler.ts";
 import { replyTo, setReplyOption } from "../../dns/message.ts";
 import { Class, EdnsOption, Rcode, Type, className, typeName } from "../../dns/constants.ts";
@@ -29,6 +30,8 @@ export interface Template {
   fallthrough?: string[];
   /** "Corefile:12", for logs. */
   where: string;
+  /** The block's metadata label of a name (`.Meta`); undefined in a block without `metadata`. */
+  label?: (name: string) => MetaLabel;
 }
 
 export function template(templates: readonly Template[], log: Logger): Plugin {
@@ -54,6 +57,7 @@ export function template(templates: readonly Template[], log: Logger): Plugin {
 
 function answer(t: Template, req: Request, zone: string, m: RegExpExecArray, log: Logger): Msg {
   const group: Record<string, string | undefined> = { ...m.groups };
+  const read: MetaLabel[] = [];
   m.forEach((g, i) => (group[String(i)] = g));
   const data: TemplateData = {
     name: req.qname,
@@ -64,6 +68,12 @@ function answer(t: Template, req: Request, zone: string, m: RegExpExecArray, log
     remote: req.remoteAddress,
     match: [...m].map((g) => g ?? ""),
     group,
+    meta(name) {
+      const label = t.label?.(name);
+      if (label === undefined) return "";
+      read.push(label);
+      return label.value(req) ?? "";
+    },
   };
   const reply = replyTo(req.msg, t.rcode);
   reply.aa = true;
@@ -77,7 +87,10 @@ function answer(t: Template, req: Request, zone: string, m: RegExpExecArray, log
   }
   req.answeredBy = "template";
   if (t.ede !== undefined) setReplyOption(reply, EdnsOption.EDE, t.ede);
-  if ([...t.answer, ...t.authority, ...t.additional].some((c) => c.usesRemote)) req.cache.private = true;
+  const perClient = read.some((l) => l.perClient);
+  if (perClient || [...t.answer, ...t.authority, ...t.additional].some((c) => c.usesRemote)) {
+    req.cache.private = true;
+  }
   return reply;
 }
 
