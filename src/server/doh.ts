@@ -38,6 +38,8 @@ const MAX_MESSAGE = 65535;
 const MAX_BASE64 = Math.ceil((MAX_MESSAGE * 4) / 3);
 /** CoreDNS's cap on the max-age it derives from a reply's TTLs. */
 const MAX_AGE = 3600;
+/** How often Node checks HTTP/1.1 connections against the read timeout (headers, whole request). */
+const CHECK_MS = 500;
 
 type Request = IncomingMessage | http2.Http2ServerRequest;
 type Response = ServerResponse | http2.Http2ServerResponse;
@@ -68,11 +70,7 @@ export class DohListener {
     this.#tls = secure;
     const handle = (req: Request, res: Response) => void this.#handle(req, res);
     if (secure === undefined) {
-      const server = http.createServer(handle);
-      server.headersTimeout = opts.readMs;
-      server.requestTimeout = opts.readMs + opts.writeMs;
-      server.keepAliveTimeout = opts.idleMs;
-      this.#server = server;
+      this.#server = http.createServer({ connectionsCheckingInterval: CHECK_MS }, handle);
     } else {
       const server = http2.createSecureServer(
         {
@@ -89,8 +87,11 @@ export class DohListener {
         else if (socket.alpnProtocol !== "h2") socket.setTimeout(this.opts.idleMs, () => socket.destroy());
       });
       keyLog(server, secure, log);
+      // Node's HTTP/1.1 fallback checks its timeouts every 30 s unless told otherwise.
+      (server as unknown as { connectionsCheckingInterval: number }).connectionsCheckingInterval = CHECK_MS;
       this.#server = server;
     }
+    http1Timeouts(this.#server, opts);
     this.#server.maxConnections = opts.maxConnections;
     this.#connections = new HttpConnections(this.#server, {
       what: "https",
@@ -103,6 +104,7 @@ export class DohListener {
   use(pipeline: Pipeline, opts: TcpOptions = this.opts, secure?: TlsSettings): void {
     this.pipeline = pipeline;
     this.opts = opts;
+    http1Timeouts(this.#server, opts);
     if (secure === undefined || !("setSecureContext" in this.#server)) return;
     this.#tls = secure;
     this.#server.setSecureContext(tlsOptions(secure, ["h2", "http/1.1"]));
@@ -204,6 +206,15 @@ export class DohListener {
     const said = this.#facts.read(reply, 0, reply.length, qEnd, qtype).said;
     return Math.max(0, Math.min(said, MAX_AGE));
   }
+}
+
+/** The block's timeouts for HTTP/1.1 clients, plain or over TLS (the secure server's HTTP/1.1 fallback
+ * has the same settings, untyped, with Node's defaults: 60 s for headers, 5 s of keep-alive). */
+function http1Timeouts(server: Server | http2.Http2SecureServer, opts: TcpOptions): void {
+  const s = server as Pick<Server, "headersTimeout" | "requestTimeout" | "keepAliveTimeout">;
+  s.headersTimeout = opts.readMs;
+  s.requestTimeout = opts.readMs + opts.writeMs;
+  s.keepAliveTimeout = opts.idleMs;
 }
 
 /** A POST's body, up to MAX_MESSAGE octets; a longer one (declared or sent) is a 413. */
