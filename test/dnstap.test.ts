@@ -47,6 +47,8 @@ interface Receiver {
   /** Waits until `pick` finds at least `n` messages (10 s at most), and returns them. */
   until(pick: (t: Tapped) => boolean, n?: number): Promise<Tapped[]>;
   stop(signal?: NodeJS.Signals): Promise<void>;
+  /** Sends it a signal (SIGSTOP: it hangs, reading nothing). */
+  signal(signal: NodeJS.Signals): void;
 }
 
 /** Starts `dnstap ARGS -j` and waits until it listens. */
@@ -79,6 +81,7 @@ async function startReceiver(args: string[]): Promise<Receiver> {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       await exited;
     },
+    signal: (signal) => child.kill(signal),
   };
 }
 
@@ -292,6 +295,36 @@ test("after a reload the new configuration sends, on a connection of its own", a
   } finally {
     await server.stop();
     await receiver.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a receiver that hangs (reads nothing for 4 s) is let go, as by CoreDNS's write timeout, and the next one hears", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "clusterdns-dnstap-"));
+  const socket = join(dir, "tap.sock");
+  const big = Array.from({ length: 60 }, (_, i) => `big 300 IN TXT "${"x".repeat(200)}${i}"`).join("\n");
+  const zone = `$ORIGIN example.org.\n@ 300 IN SOA ns hostmaster 1 7200 3600 1209600 60\nwww 300 IN A 192.0.2.7\n${big}\n`;
+  const hung = await startReceiver(["-u", socket]);
+  let next: Receiver | undefined;
+  const server = await startServer(
+    `example.org {\n    dnstap unix://${socket} full\n    file db.example\n}\n`,
+    { files: { "db.example": zone } },
+  );
+  try {
+    await askUntilTapped(server.port, hung, "www.example.org.");
+    // Idle past the timeout first: the check must hold on a connection that was idle.
+    await sleep(4500);
+    hung.signal("SIGSTOP");
+    // A new receiver takes the socket's path (a restarted sidecar, the hung one not yet gone).
+    next = await startReceiver(["-u", socket]);
+    // 40 replies of 13 KB, each in a CLIENT_RESPONSE (full): more than the socket holds.
+    for (let i = 0; i < 40; i++) await dig(server.port, "big.example.org", "TXT", "+tcp");
+    await askUntilTapped(server.port, next, "www.example.org.");
+    assert.ok(server.logs.some((l) => l.plugin === "dnstap" && /lost the receiver/.test(String(l.msg))));
+  } finally {
+    await server.stop();
+    await hung.stop("SIGKILL");
+    await next?.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -7,8 +7,8 @@
 // The query path never waits for it: frames are written into a chunk of octets (reserve/commit), and
 // handed to the socket every FLUSH_MS. Frames wait while the receiver connects or
 // reads slowly, up to a bound of frames and of octets; past it they are dropped and counted, and a line
-// says so at most once a minute. A receiver that goes away is connected to again, with backoff from
-// 0.5 s up to 30 s; nothing it does throws into the server.
+// says so at most once a minute. A receiver that goes away, or takes nothing for 4 s, is connected to
+// again, with backoff from 0.5 s up to 30 s; nothing it does throws into the server.
 
 import { connect as netConnect, isIP, type Socket } from "node:net";
 import { connect as tlsConnect } from "node:tls";
@@ -32,6 +32,9 @@ const FLUSH_MS = 20;
 const BACKOFF_MIN_MS = 500;
 const BACKOFF_MAX_MS = 30_000;
 const HANDSHAKE_MS = 5_000;
+/** A receiver that takes none of the octets waiting for it this long is let go and connected to again
+ * (CoreDNS's write timeout): it hangs, or is gone without a word, and a new one may be listening. */
+const WRITE_TIMEOUT_MS = 4_000;
 const FINISH_WAIT_MS = 1_000;
 const DROP_LOG_MS = 60_000;
 
@@ -260,6 +263,13 @@ export class FrameStream {
       this.#connectedOnce = true;
       // After the handshake the receiver only ever sends FINISH, which close() waits for.
       s.on("drain", () => this.#flush());
+      // Node's socket timeout counts from the last write handed over or finished (or a read); once it
+      // has fired, later writes do not arm it again, so an idle connection's is set again here.
+      const stalled = () => {
+        if (s.writableLength === 0) s.setTimeout(WRITE_TIMEOUT_MS, stalled);
+        else s.destroy(new Error(`the receiver took nothing for ${WRITE_TIMEOUT_MS} ms`));
+      };
+      s.setTimeout(WRITE_TIMEOUT_MS, stalled);
       this.#flush();
     };
     s.on(e.kind === "tls" ? "secureConnect" : "connect", () => s.write(control(READY, true)));
