@@ -17,7 +17,7 @@ import type { Logger } from "pino";
 import type { Peer, Pipeline } from "./pipeline.ts";
 import type { TcpOptions } from "./tcp-connection.ts";
 import type { TlsSettings } from "../setup/block.ts";
-import { clientAllowed, keyLog, tlsOptions } from "./secure.ts";
+import { clientAllowed, keyLog, retls, tlsOptions } from "./secure.ts";
 import { HttpConnections } from "./http-server.ts";
 import { WireFacts } from "../answers/wire-facts.ts";
 import { afterOwner } from "../dns/wire-ttl.ts";
@@ -100,14 +100,15 @@ export class DohListener {
     });
   }
 
-  /** A reload: later requests go to `pipeline`, later handshakes get the new certificate. */
+  /** A reload: later requests go to `pipeline`, later handshakes get the new certificate,
+   * client_auth and key log. */
   use(pipeline: Pipeline, opts: TcpOptions = this.opts, secure?: TlsSettings): void {
     this.pipeline = pipeline;
     this.opts = opts;
     http1Timeouts(this.#server, opts);
     if (secure === undefined || !("setSecureContext" in this.#server)) return;
     this.#tls = secure;
-    this.#server.setSecureContext(tlsOptions(secure, ["h2", "http/1.1"]));
+    retls(this.#server, secure, ["h2", "http/1.1"], this.log);
   }
 
   listen(address: string, port: number, reusePort = false): Promise<number> {

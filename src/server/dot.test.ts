@@ -5,13 +5,15 @@ import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import net from "node:net";
 import tls from "node:tls";
-import { readFileSync, writeFileSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { promisify } from "node:util";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { kdig } from "../../test/helpers/kdig.ts";
 import { dig } from "../../test/helpers/dig.ts";
 import { freePort } from "../../test/helpers/free-port.ts";
-import { startServer, type RunningServer } from "../../test/helpers/server.ts";
+import { ROOT, startServer, type RunningServer } from "../../test/helpers/server.ts";
 import { makePki, type Pki } from "../../test/upstream/tls-front.ts";
 import { queryMsg } from "../../test/helpers/query-msg.ts";
 import { exchangeTcp } from "../../test/helpers/tcp-exchange.ts";
@@ -208,6 +210,46 @@ test("a reload with another certificate: new tls:// and https:// connections get
       ["", ""],
       "not the old one's",
     );
+  } finally {
+    assert.equal(await s.stop(), 0);
+  }
+});
+
+/** The first line python3-grpcio prints for one Query call to `port` ("status 0 OK", "status 14 ..."). */
+async function grpcStatus(port: number, ca: string): Promise<string> {
+  const client = join(ROOT, "test", "clients", "grpc_dns.py");
+  const args = [client, "client", `127.0.0.1:${port}`, "a.example", "A", "--ca", ca, "--host", "dns.test"];
+  const { stdout } = await promisify(execFile)("/usr/bin/python3", args, { timeout: 20_000 });
+  return stdout.split("\n")[0];
+}
+
+test("a reload that turns client_auth on and the key log off holds for tls://, https:// and grpc://", async () => {
+  const [t, h, g] = [await freePort(), await freePort(), await freePort()];
+  const keys = join(pki.dir, "reload-keys.log");
+  const corefile = (option: string) =>
+    [`tls://.:${t}`, `https://.:${h}`, `grpc://.:${g}`]
+      .map(
+        (key) =>
+          `${key} {\n    tls ${pki.serverCert} ${pki.serverKey} ${pki.ca} {\n        ${option}\n    }\n    whoami\n}\n`,
+      )
+      .join("");
+  const s = await startServer(corefile(`keylog ${keys}`));
+  const ask = async (...cert: string[]) => [
+    (await kdig(t, "a.example", "A", `+tls-ca=${pki.ca}`, ...cert)).status,
+    (await kdig(h, "a.example", "A", "+https", `+tls-ca=${pki.ca}`, ...cert)).status,
+  ];
+  try {
+    assert.deepEqual(await ask(), ["NOERROR", "NOERROR"]);
+    assert.equal(await grpcStatus(g, pki.ca), "status 0 OK");
+    writeFileSync(join(s.dir, "Corefile"), corefile("client_auth require_and_verify"));
+    s.proc.kill("SIGUSR1");
+    for (let i = 0; i < 200 && !s.logs.some((l) => l.msg === "reloaded"); i++) await sleep(50);
+    const logged = statSync(keys).size;
+    assert.deepEqual(await ask(), ["", ""], "no client certificate: no answer");
+    assert.match(await grpcStatus(g, pki.ca), /^status 14 /, "gRPC: UNAVAILABLE, the handshake refused");
+    const cert = [`+tls-certfile=${pki.clientCert}`, `+tls-keyfile=${pki.clientKey}`];
+    assert.deepEqual(await ask(...cert), ["NOERROR", "NOERROR"], "the CA's client certificate");
+    assert.equal(statSync(keys).size, logged, "no TLS secrets written once keylog is gone");
   } finally {
     assert.equal(await s.stop(), 0);
   }

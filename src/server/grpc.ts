@@ -15,7 +15,7 @@ import type { Logger } from "pino";
 import type { Peer, Pipeline } from "./pipeline.ts";
 import type { TcpOptions } from "./tcp-connection.ts";
 import type { TlsSettings } from "../setup/block.ts";
-import { clientAllowed, keyLog, tlsOptions } from "./secure.ts";
+import { clientAllowed, keyLog, retls, tlsOptions } from "./secure.ts";
 import { HttpConnections } from "./http-server.ts";
 import { decodePacket, encodePacket, frame, GrpcStatus, MAX_MESSAGE, unframe } from "../dns/grpc-packet.ts";
 
@@ -67,13 +67,14 @@ export class GrpcListener {
     });
   }
 
-  /** A reload: later calls go to `pipeline`, later handshakes get the new certificate. */
+  /** A reload: later calls go to `pipeline`, later handshakes get the new certificate,
+   * client_auth and key log. */
   use(pipeline: Pipeline, opts: TcpOptions = this.opts, secure?: TlsSettings): void {
     this.pipeline = pipeline;
     this.opts = opts;
     if (secure === undefined || !("setSecureContext" in this.#server)) return;
     this.#tls = secure;
-    this.#server.setSecureContext(tlsOptions(secure, ["h2"]));
+    retls(this.#server, secure, ["h2"], this.log);
   }
 
   listen(address: string, port: number, reusePort = false): Promise<number> {

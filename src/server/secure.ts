@@ -38,13 +38,37 @@ export function clientAllowed(s: TlsSettings, socket: tls.TLSSocket): boolean {
   return !given || socket.authorized;
 }
 
-/** Writes the server's TLS secrets to `keylog` (NSS key log format) when the settings ask for it. */
+/** The key log each server writes, so that a reload can stop or move it. */
+const keyLogs = new WeakMap<tls.Server, { path: string; stop: () => void }>();
+
+/** Writes the server's TLS secrets to `keylog` (NSS key log format) when the settings ask for it, and
+ * only then: called again (a reload), a key log the settings no longer name is closed. */
 export function keyLog(server: tls.Server, s: TlsSettings, log: Logger): void {
+  const was = keyLogs.get(server);
+  if (was?.path === s.keylog) return;
+  was?.stop();
+  keyLogs.delete(server);
   if (s.keylog === undefined) return;
   const out = createWriteStream(s.keylog, { flags: "a", mode: 0o600 });
   out.on("error", (err) => log.error({ err, keylog: s.keylog }, "tls: cannot write the key log"));
-  server.on("keylog", (line) => out.write(line));
-  server.on("close", () => out.end());
+  const write = (line: Buffer) => out.write(line);
+  const stop = () => {
+    server.off("keylog", write);
+    out.end();
+  };
+  server.on("keylog", write);
+  server.once("close", stop);
+  keyLogs.set(server, { path: s.keylog, stop });
+}
+
+/** A reload's settings on a listening server: the certificate and CA, client_auth and the key log for
+ * the handshakes from now on. setSecureContext takes the certificate and CA alone: whether a client
+ * certificate is asked for and required are the server's own fields. */
+export function retls(server: tls.Server, s: TlsSettings, alpn: string[], log: Logger): void {
+  const o = tlsOptions(s, alpn);
+  server.setSecureContext(o);
+  Object.assign(server, { requestCert: o.requestCert, rejectUnauthorized: o.rejectUnauthorized });
+  keyLog(server, s, log);
 }
 
 /** The TCP socket a TLS socket runs over: what the kernel's send queue is read from (send-queue.ts),
