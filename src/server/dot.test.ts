@@ -17,6 +17,7 @@ import { ROOT, startServer, type RunningServer } from "../../test/helpers/server
 import { makePki, type Pki } from "../../test/upstream/tls-front.ts";
 import { queryMsg } from "../../test/helpers/query-msg.ts";
 import { exchangeTcp } from "../../test/helpers/tcp-exchange.ts";
+import { httpGet } from "../../test/helpers/http-get.ts";
 import { encode } from "../dns/encode.ts";
 import { decode } from "../dns/decode.ts";
 import { FrameReader } from "../dns/tcp-frames.ts";
@@ -250,6 +251,36 @@ test("a reload that turns client_auth on and the key log off holds for tls://, h
     const cert = [`+tls-certfile=${pki.clientCert}`, `+tls-keyfile=${pki.clientKey}`];
     assert.deepEqual(await ask(...cert), ["NOERROR", "NOERROR"], "the CA's client certificate");
     assert.equal(statSync(keys).size, logged, "no TLS secrets written once keylog is gone");
+  } finally {
+    assert.equal(await s.stop(), 0);
+  }
+});
+
+test("a reload that removes tls from a tls:// block serves plain TCP; adding tls to an https:// block is refused", async () => {
+  const [t, h] = [await freePort(), await freePort()];
+  const tlsLine = `    tls ${pki.serverCert} ${pki.serverKey}\n`;
+  const corefile = (dot: string, doh: string) =>
+    `tls://.:${t} {\n${dot}    whoami\n}\nhttps://.:${h} {\n${doh}    whoami\n}\n`;
+  const s = await startServer(corefile(tlsLine, ""));
+  const reload = async (text: string, n: number) => {
+    writeFileSync(join(s.dir, "Corefile"), text);
+    s.proc.kill("SIGUSR1");
+    const done = () =>
+      s.logs.filter((l) => /^reload: the new Corefile was rejected|^reloaded$/.test(String(l.msg)));
+    for (let i = 0; i < 200 && done().length < n; i++) await sleep(50);
+    return done()[n - 1];
+  };
+  const get = `/dns-query?dns=${encode(queryMsg("a.example.", Type.A)).toString("base64url")}`;
+  try {
+    assert.equal((await kdig(t, "a.example", "A", `+tls-ca=${pki.ca}`)).status, "NOERROR");
+    assert.equal((await reload(corefile("", ""), 1)).msg, "reloaded");
+    // As its start-up line says: DNS over plain TCP now, as a fresh start with this Corefile serves.
+    assert.equal((await kdig(t, "a.example", "A", "+tcp")).status, "NOERROR");
+    // An https:// listener cannot turn from plain HTTP to TLS in place: refused, with why.
+    const refused = await reload(corefile("", tlsLine), 2);
+    assert.match(String(refused.msg), /rejected/);
+    assert.match(String(refused.error), new RegExp(`https://:${h}: .*add tls.*restart`));
+    assert.equal((await httpGet(h, get)).status, 200, "the running configuration stays");
   } finally {
     assert.equal(await s.stop(), 0);
   }

@@ -30,6 +30,7 @@ import type { GrpcListener } from "./grpc.ts";
 import { listenErrorText } from "../runtime/listen-error.ts";
 import { Handover } from "./handover.ts";
 import { peerServes } from "./peer-probe.ts";
+import { tlsKept } from "./secure.ts";
 
 export interface InstanceOptions {
   blocks: ServerBlock[];
@@ -475,6 +476,7 @@ export class Instance implements InstanceHooks {
     o: { readyWaitMs: number; signal?: AbortSignal; beforeRetire?: () => Promise<void> },
   ): Promise<void> {
     try {
+      for (const [id, g] of this.#groups) tlsKept(old.#groups.get(id), g);
       for (const fn of this.#startup) await fn();
       const deadline = Date.now() + o.readyWaitMs;
       while (!this.#allReady() && (old.#allReady() || Date.now() < deadline)) {

@@ -76,3 +76,23 @@ export function retls(server: tls.Server, s: TlsSettings, alpn: string[], log: L
 export function rawSocketOf(socket: tls.TLSSocket): import("node:net").Socket | undefined {
   return (socket as unknown as { _parent?: import("node:net").Socket | null })._parent ?? undefined;
 }
+
+/** What a reload's check reads of a listener group. */
+interface Secured {
+  tls?: TlsSettings;
+  transport: string;
+  doh: unknown[];
+  pipeline: { label: string };
+}
+
+/** Throws when a reload would add or remove `tls` on a listening https:// or grpc:// block (`prev`):
+ * its server is a plain or a TLS one from its start. A tls:// listener runs its handshakes itself, so
+ * it can. */
+export function tlsKept(prev: Secured | undefined, next: Secured): void {
+  if (prev === undefined || prev.doh.length === 0 || (prev.tls === undefined) === (next.tls === undefined))
+    return;
+  const change = next.tls === undefined ? "remove" : "add";
+  throw new Error(
+    `${next.pipeline.label}: a reload cannot ${change} tls on a listening ${next.transport}:// block: restart clusterdns to apply it`,
+  );
+}

@@ -65,11 +65,16 @@ export class TcpListener {
   use(pipeline: Pipeline, opts: TcpOptions = this.opts, secure?: TlsSettings): void {
     this.pipeline = pipeline;
     this.opts = opts;
-    if (secure !== undefined) this.#useTls(secure);
+    this.#useTls(secure);
   }
 
+  /** New connections get a handshake with `settings`; without (a reload removed `tls`), plain TCP. */
   #useTls(settings: TlsSettings | undefined): void {
-    if (settings === undefined) return;
+    if (settings === undefined) {
+      this.#tls?.server.close();
+      this.#tls = undefined;
+      return;
+    }
     const server = tls.createServer({
       ...tlsOptions(settings),
       allowHalfOpen: true,
