@@ -113,3 +113,21 @@ test("HTTP/1.1 headers trickled in are cut after the read timeout", async () => 
       `${i === 0 ? "over TLS" : "plain"}: cut after ${at} ms (read 1 s)`,
     );
 });
+
+test("HTTP/1.1: a GET whose ?dns= is 40,000 characters (a query with a 30,000-octet option) is answered, as over HTTP/2", async () => {
+  const q = queryMsg("www.example.org.", Type.A);
+  q.edns = { udpSize: 1232, version: 0, do: false, options: [{ code: 65001, data: new Uint8Array(30_000) }] };
+  const long = `GET /dns-query?dns=${encode(q).toString("base64url")} HTTP/1.1\r\nHost: dns.test\r\nConnection: close\r\n\r\n`;
+  for (const port of [secure, plain]) {
+    const s = await connect(port);
+    const seen = watch(s, 5000);
+    s.write(long);
+    const { text } = await seen;
+    s.destroy();
+    assert.match(
+      text,
+      /^HTTP\/1\.1 200 OK\r\n/,
+      `${port === secure ? "over TLS" : "plain"}: ${text.slice(0, 60)}`,
+    );
+  }
+});

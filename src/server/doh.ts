@@ -36,6 +36,9 @@ const MEDIA_TYPE = "application/dns-message";
 const MAX_MESSAGE = 65535;
 /** base64url of the largest message, unpadded. */
 const MAX_BASE64 = Math.ceil((MAX_MESSAGE * 4) / 3);
+/** HTTP/1.1 request head an HTTP/1.1 client may send: room for a GET of the longest query, whose
+ * ?dns= is MAX_BASE64 characters (Node's default, 16 KiB, answered such a GET 431 where HTTP/2 took it). */
+const MAX_HEADER_OCTETS = MAX_BASE64 + 8192;
 /** CoreDNS's cap on the max-age it derives from a reply's TTLs. */
 const MAX_AGE = 3600;
 /** How often Node checks HTTP/1.1 connections against the read timeout (headers, whole request). */
@@ -70,17 +73,21 @@ export class DohListener {
     this.#tls = secure;
     const handle = (req: Request, res: Response) => void this.#handle(req, res);
     if (secure === undefined) {
-      this.#server = http.createServer({ connectionsCheckingInterval: CHECK_MS }, handle);
-    } else {
-      const server = http2.createSecureServer(
-        {
-          ...tlsOptions(secure, ["h2", "http/1.1"]),
-          allowHTTP1: true,
-          handshakeTimeout: opts.readMs,
-          settings: { maxConcurrentStreams: opts.maxInFlight },
-        },
+      this.#server = http.createServer(
+        { connectionsCheckingInterval: CHECK_MS, maxHeaderSize: MAX_HEADER_OCTETS },
         handle,
       );
+    } else {
+      // maxHeaderSize reaches the HTTP/1.1 fallback (Node reads its HTTP/1 server options), though
+      // http2's types leave it out.
+      const options: http2.SecureServerOptions & { maxHeaderSize: number } = {
+        ...tlsOptions(secure, ["h2", "http/1.1"]),
+        allowHTTP1: true,
+        maxHeaderSize: MAX_HEADER_OCTETS,
+        handshakeTimeout: opts.readMs,
+        settings: { maxConcurrentStreams: opts.maxInFlight },
+      };
+      const server = http2.createSecureServer(options, handle);
       server.on("secureConnection", (socket: tls.TLSSocket) => {
         if (this.#tls !== undefined && !clientAllowed(this.#tls, socket)) socket.destroy();
         // HTTP/1.1 over TLS has no session to time out: a connection silent for idle is let go.
