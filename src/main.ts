@@ -136,6 +136,8 @@ export async function main(argv: string[]): Promise<number> {
     threadRole.count = workers;
     Object.assign(instanceOptions, { shareDnsPort: workers > 1 });
     instance = await Instance.create({ ...instanceOptions, blocks });
+    const starting = instance;
+    signals.holding = () => starting.holding;
     // Started before the main thread's watch is, so they see its every event (runtime/relay.ts).
     if (workers > 1) pool = startWorkers(workers - 1, { source, flags, udpEngine, log });
     if (pool) watchWorkers(instance, pool);
@@ -301,7 +303,16 @@ const STOP_GRACE_MS = 10_000;
  * parent sends it, outside the operator's control. SIGQUIT and SIGUSR2 as CoreDNS's, below. */
 class Signals {
   #early: string | undefined;
+  /** The instance is waiting to open its DNS sockets (the first sync): nothing is served yet. */
+  holding: () => boolean = () => false;
   #onSignal: (signal: string) => void = (signal) => {
+    if (this.holding()) {
+      // Nothing to drain, and the wait may be long (startup_timeout, or a serving peer's).
+      process.stderr.write(
+        `clusterdns: ${signal} while waiting for the first sync: nothing served yet, exiting\n`,
+      );
+      process.exit(0);
+    }
     if (this.#early === undefined) {
       this.#early = signal;
       return;

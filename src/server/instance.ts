@@ -36,8 +36,7 @@ export interface InstanceOptions {
   blocks: ServerBlock[];
   /** The plugins there are, in execution order (src/plugins/index.ts). */
   plugins: Registry;
-  /** CoreDNS's plugins that clusterdns does not have (src/plugins/not-supported.ts): named in the
-   * start-up error of a Corefile that uses one. */
+  /** CoreDNS's plugins clusterdns lacks (plugins/not-supported.ts), named in a start-up error. */
   notSupported?: ReadonlySet<string>;
   /** Folder that relative paths in the Corefile resolve against. */
   root: string;
@@ -56,15 +55,13 @@ export interface InstanceOptions {
   /** -workers N: the DNS sockets join a SO_REUSEPORT group the worker threads' sockets share, without
    * the rest of -reuseport (its HTTP listeners and start-up waits stay those of one process). */
   shareDnsPort?: boolean;
-  /** A worker thread's: UDP only (the main thread keeps TCP), on the ports the main thread bound, by
-   * group id (what port 0 became). They are known once the main thread listens: the worker's start
-   * (its store's sync) runs meanwhile and waits for them only to listen. */
+  /** A worker thread's: UDP only, on the ports the main thread bound, by group id (what port 0 became),
+   * known once it listens: the worker's start (its store's sync) waits for them only to listen. */
   worker?: { ports: Promise<Readonly<Record<string, number>>> };
 }
 
 interface Group {
-  /** "PORT|ADDRESSES" as configured (port 0 stays 0), "tls|PORT|ADDRESSES" for DNS over TLS and
-   * "https|..." for DNS over HTTPS: what a reload matches listeners by. */
+  /** "PORT|ADDRESSES" as configured (port 0 stays 0), "tls|..." or "https|...": what a reload matches. */
   id: string;
   transport: Transport;
   /** The certificate of a tls:// or https:// group: the first its blocks give (`tls`). */
@@ -102,6 +99,8 @@ export class Instance implements InstanceHooks {
   readonly httpListens = new Set<HttpListen>();
   readonly takesOver: boolean;
   readonly checkOnly: boolean;
+  /** start() waits for what holds the DNS sockets back (a first sync): none is open yet. */
+  holding = false;
   readonly #log: Logger;
   readonly #opts: InstanceOptions;
   readonly #groups = new Map<string, Group>();
@@ -343,15 +342,16 @@ export class Instance implements InstanceHooks {
   async start(): Promise<void> {
     debugLogs(this.#log, this.#debug);
     for (const fn of this.#startup) await fn();
+    this.holding = true;
     await Promise.all(this.#holds.map((wait) => wait()));
+    this.holding = false;
     for (const g of this.#groups.values()) await this.#listen(g);
     for (const fn of this.#listening) await fn();
     for (const fn of this.#serving) fn();
   }
 
-  /** With worker threads answering UDP on the same ports (-workers N), the main thread's plain-DNS
-   * UDP sockets step aside while it applies a backlog of watch events (udp-aside.ts); `false` brings
-   * them back. True when a socket moved. */
+  /** -workers N: the main thread's UDP sockets step aside while it applies a backlog of watch events
+   * (udp-aside.ts); `false` brings them back. True when a socket moved. */
   async stepAside(aside: boolean): Promise<boolean> {
     const open = (p: Pipeline, o: UdpOptions) =>
       (this.#opts.udpEngine ?? dgramEngine).listener(p, o, this.#log);
