@@ -2,5 +2,11 @@
 // net package and dig write it: what log lines and labels show of a server or an upstream.
 
 export function joinHostPort(host: string, port: number): string {
-  return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
+  return `${bracketed(host)}:${port}`;
+}
+
+/** An IPv6 address in brackets ("[::1]"), any other host as it is: how a host is written before a port
+ * and how CoreDNS's logs print a client. */
+export function bracketed(host: string): string {
+  return host.includes(":") ? `[${host}]` : host;
 }

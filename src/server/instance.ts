@@ -20,6 +20,7 @@ import { checkHttpAddresses } from "./http-clash.ts";
 import { memoryBudget } from "./memory-budget.ts";
 import { Pipeline } from "./pipeline.ts";
 import { Views } from "./views.ts";
+import { joinHostPort } from "../dns/host-port.ts";
 import { WILDCARD_ADDRESSES } from "../dns/wildcard.ts";
 import type { UdpListener, UdpOptions } from "./udp.ts";
 import { stepGroupAside } from "./udp-aside.ts";
@@ -276,8 +277,7 @@ export class Instance implements InstanceHooks {
     const id = `${k.scheme === "dns" ? "" : `${k.scheme}|`}${port}|${bind.join(",")}`;
     let g = this.#groups.get(id);
     if (!g) {
-      const host = bind === WILDCARD ? "" : bind.length === 1 ? bind[0] : bind.join(",");
-      const label = `${k.scheme}://${host.includes(":") ? `[${host}]` : host}:${port}`;
+      const label = `${k.scheme}://${joinHostPort(bind === WILDCARD ? "" : bind.join(","), port)}`;
       g = {
         id,
         transport: k.scheme,

@@ -6,6 +6,7 @@
 import type { Logger } from "pino";
 import { http } from "../../http/node-http.ts";
 import { PlainCounter, PlainHistogram } from "../../metrics/plain.ts";
+import { joinHostPort } from "../../dns/host-port.ts";
 import { registry } from "../../metrics/registry.ts";
 
 /** CoreDNS's SlimTimeBuckets. */
@@ -48,7 +49,7 @@ export function startSelfCheck(
       busy = false;
       const ms = performance.now() - start;
       timed.observe(ms / 1000);
-      const url = `http://${t.host.includes(":") ? `[${t.host}]` : t.host}:${t.port}/health`;
+      const url = `http://${joinHostPort(t.host, t.port)}/health`;
       if (err !== undefined) {
         failed.value++;
         log.warn({ url, err: err.message }, "local health request failed");

@@ -4,6 +4,7 @@
 import type { QueryDone } from "../../metrics/query-done.ts";
 import type { MetaLabel } from "../metadata/labels.ts";
 import { Opcode, className, rcodeName, typeName } from "../../dns/constants.ts";
+import { bracketed } from "../../dns/host-port.ts";
 
 /** What a finished query offers the formatter. `opcode` and `answers` are read when the server
  * provides them (FinishedQuery does). */
@@ -73,7 +74,7 @@ export function compileFormat(
 
 /** An IPv6 client in brackets, as CoreDNS prints it: "[::1]". */
 export function remoteText(ip: string): string {
-  return ip.includes(":") ? `[${ip}]` : ip;
+  return bracketed(ip);
 }
 
 /** "NOERROR", or the number for an rcode without a name (as CoreDNS prints it). */
