@@ -217,6 +217,12 @@ function readName(buf: Buffer, off: number, limit: number): string {
   return name === "" ? "." : name;
 }
 
+/** The name at `off` of a whole message, as text (readName): for a caller that reads one name off the
+ * octets without decoding the message. Throws a DecodeError when it is malformed. */
+export function nameAt(buf: Buffer, off: number): string {
+  return readName(buf, off, buf.length);
+}
+
 function exact(at: number, end: number): void {
   if (at !== end) throw new DecodeError(at, `rdata length disagrees with its content by ${end - at} octets`);
 }

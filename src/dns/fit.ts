@@ -8,6 +8,8 @@
 // of the records kept valid, and the OPT record (owner the root, no names inside) can move.
 
 import { skipName } from "./walk.ts";
+import { nameAt } from "./decode.ts";
+import { canonical, isSubdomain } from "./name.ts";
 import { PLAIN_UDP_SIZE, Type } from "./constants.ts";
 
 /** A reply that is not what encode.ts writes: a bug in whoever built it, never the client's fault. */
@@ -177,27 +179,10 @@ function withAdditional(l: Layout, fits: (records: number) => boolean): number {
 
 /** True when a record of the additional section past `kept` is owned by the cut's name or one below it. */
 function inDomainGlueLeft(full: Buffer, l: Layout, kept: number): boolean {
-  const cut = nameLabels(full, l.starts[l.an]);
-  for (let i = kept; i < l.records; i++) {
-    const owner = nameLabels(full, l.starts[i]);
-    if (owner.length >= cut.length && cut.every((label, k) => owner[owner.length - cut.length + k] === label))
-      return true;
-  }
+  const cut = canonical(nameAt(full, l.starts[l.an]));
+  for (let i = kept; i < l.records; i++)
+    if (isSubdomain(canonical(nameAt(full, l.starts[i])), cut)) return true;
   return false;
-}
-
-/** The labels of the name at `at`, lowercase; the name was checked by skipName. */
-function nameLabels(buf: Buffer, at: number): string[] {
-  const out: string[] = [];
-  for (let len = buf[at]; len !== 0; len = buf[at]) {
-    if (len >= 0xc0) {
-      at = ((len & 0x3f) << 8) | buf[at + 1];
-      continue;
-    }
-    out.push(buf.toString("latin1", at + 1, at + 1 + len).replace(/[A-Z]/g, (c) => c.toLowerCase()));
-    at += len + 1;
-  }
-  return out;
 }
 
 /** How many records of the required part fit: whole RRsets, then as many records of the first RRset
