@@ -15,6 +15,7 @@ import { primarySerial, pullZone, type Primary, type Signer } from "./primary.ts
 import { PrimaryError } from "./primary-error.ts";
 import { applyDiffs, serialOf } from "./stream.ts";
 import { Rcode } from "../../dns/constants.ts";
+import { MAX_TIMER_MS } from "../../corefile/args.ts";
 
 export interface SecondaryZoneOptions {
   origin: string;
@@ -29,9 +30,9 @@ export interface SecondaryZoneOptions {
 const FIRST_RETRIES_MS = [1_000, 2_000, 4_000, 8_000, 10_000];
 const MAX_JITTER_MS = 5_000;
 /** The shortest wait between checks (Knot's refresh-min-interval is 2 s), and the longest a timer
- * takes (2^31-1 ms) less the jitter. */
+ * takes less the jitter. */
 const MIN_WAIT_MS = 1_000;
-const MAX_WAIT_MS = 2 ** 31 - 1 - MAX_JITTER_MS;
+const MAX_WAIT_MS = MAX_TIMER_MS - MAX_JITTER_MS;
 
 export class SecondaryZone {
   readonly origin: string;
