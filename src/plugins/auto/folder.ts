@@ -86,8 +86,8 @@ export class ZoneFolder {
       return false;
     }
     this.#broken.delete(path);
-    const serial = serialOf(zone);
-    if (old !== undefined && serialOf(old.zone) === serial) {
+    const serial = zone.serial;
+    if (old !== undefined && old.zone.serial === serial) {
       // As CoreDNS: a zone is reloaded when its serial changes.
       this.#o.log.warn(
         { zone: origin, file: path, serial },
@@ -126,8 +126,4 @@ function statOrUndefined(path: string) {
   } catch {
     return undefined;
   }
-}
-
-function serialOf(zone: Zone): number {
-  return (zone.soa.data as { serial: number }).serial;
 }

@@ -259,7 +259,7 @@ export class ZoneReloader {
       const same = sameSerials(this.#options.zones.zones, zones);
       this.#options.zones.replace(zones);
       this.#options.invalidate();
-      const serials = zones.map((z) => `${z.origin}=${serialOf(z)}`);
+      const serials = zones.map((z) => `${z.origin}=${z.serial}`);
       this.#options.log.info({ file: this.#options.path, zones: serials }, "zone reloaded");
       // CoreDNS would not have read the file again (it goes by the serial unless reload_by_mtime).
       if (same.length > 0)
@@ -275,12 +275,8 @@ export class ZoneReloader {
   }
 }
 
-function serialOf(z: Zone): number {
-  return (z.soa.data as { serial: number }).serial;
-}
-
 /** The origins of `after` whose serial is the one they had in `before`. */
 function sameSerials(before: readonly Zone[], after: readonly Zone[]): string[] {
-  const old = new Map(before.map((z) => [z.origin, serialOf(z)]));
-  return after.filter((z) => old.get(z.origin) === serialOf(z)).map((z) => z.origin);
+  const old = new Map(before.map((z) => [z.origin, z.serial]));
+  return after.filter((z) => old.get(z.origin) === z.serial).map((z) => z.origin);
 }

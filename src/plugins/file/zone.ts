@@ -28,6 +28,10 @@ type Node = Map<number, RR[]>;
 export class Zone {
   readonly origin: string;
   readonly soa: RR;
+  /** The SOA's serial. */
+  get serial(): number {
+    return (this.soa.data as { serial: number }).serial;
+  }
   /** Number of records. */
   readonly size: number;
   /** Owner -> RRsets, every name between an owner and the apex included (empty non-terminals). */
