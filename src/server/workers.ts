@@ -92,10 +92,7 @@ export class WorkerPool {
     this.#ports = ports;
     for (const s of this.#slots) this.#post(s.worker, { t: "listen", ports });
     if (this.ready) return;
-    const all = new Promise<void>((r) => (this.#listened = r));
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([all, new Promise((r) => (timer = setTimeout(r, waitMs)))]);
-    clearTimeout(timer);
+    await within(new Promise<void>((r) => (this.#listened = r)), waitMs);
     if (!this.ready) this.#o.log.warn({ waitMs }, "workers: not every worker listens yet");
   }
 
@@ -108,9 +105,7 @@ export class WorkerPool {
     this.#ports = ports;
     const done = this.#slots.map((s) => new Promise<void>((r) => (s.reloaded = r)));
     for (const s of this.#slots) this.#post(s.worker, { t: "reload", text, ports });
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.all(done), new Promise((r) => (timer = setTimeout(r, waitMs)))]);
-    clearTimeout(timer);
+    await within(Promise.all(done), waitMs);
   }
 
   /** The memory budget shed: the workers drop their cached answers too. */
@@ -148,13 +143,7 @@ export class WorkerPool {
       this.#slots.map(async (s) => {
         const exited = new Promise((r) => s.worker.once("exit", r));
         this.#post(s.worker, { t: "stop" });
-        let timer: NodeJS.Timeout | undefined;
-        const late = await Promise.race([
-          exited.then(() => false),
-          new Promise<boolean>((r) => (timer = setTimeout(() => r(true), waitMs))),
-        ]);
-        clearTimeout(timer);
-        if (late) await s.worker.terminate();
+        if (!(await within(exited, waitMs))) await s.worker.terminate();
       }),
     );
   }
@@ -206,4 +195,15 @@ export class WorkerPool {
     this.#slots[i] = next;
     if (this.#ports !== undefined) this.#post(next.worker, { t: "listen", ports: this.#ports });
   }
+}
+
+/** Waits for `p`, or `ms` at most: true when `p` settled in time. */
+async function within(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const inTime = await Promise.race([
+    p.then(() => true),
+    new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms))),
+  ]);
+  clearTimeout(timer);
+  return inTime;
 }
