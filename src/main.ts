@@ -139,7 +139,7 @@ export async function main(argv: string[]): Promise<number> {
     const starting = instance;
     signals.holding = () => starting.holding;
     // Started before the main thread's watch is, so they see its every event (runtime/relay.ts).
-    if (workers > 1) pool = startWorkers(workers - 1, { source, flags, udpEngine, log });
+    if (workers > 1) pool = startWorkers(workers - 1, { source, flags, udpEngine, log, instance });
     if (pool) watchWorkers(instance, pool);
     await instance.start();
     await pool?.listen(instance.groupPorts, WORKERS_LISTEN_WAIT_MS);
@@ -166,7 +166,8 @@ export async function main(argv: string[]): Promise<number> {
         instance: instanceOptions,
         log,
         // The workers take the new configuration over while the old one's store still feeds theirs.
-        beforeRetire: async (next, text) => pool?.reload(text, next.groupPorts, READY_WAIT_MS),
+        beforeRetire: async (next, text) =>
+          pool?.reload({ text, fileStamps: next.fileStamps.record() }, next.groupPorts, READY_WAIT_MS),
         onReloaded: (next, text) => {
           warnThreadsChanged(flags, text, (pool?.size ?? 0) + 1, log);
           if (pool) watchWorkers(next, pool);
@@ -206,7 +207,7 @@ function warnThreadsChanged(flags: Flags, text: string, running: number, log: Lo
 
 function startWorkers(
   threads: number,
-  o: { source: Source; flags: Flags; udpEngine: UdpEngine; log: Logger },
+  o: { source: Source; flags: Flags; udpEngine: UdpEngine; log: Logger; instance: Instance },
 ): WorkerPool {
   // Beside this file: worker.ts run from the sources, worker.js from the build.
   const entry = new URL(
@@ -219,6 +220,7 @@ function startWorkers(
     log: o.log,
     data: {
       text: o.source.text,
+      fileStamps: o.instance.fileStamps.record(),
       file: o.source.file,
       root: o.source.root,
       defaultPort: o.flags.dnsPort ?? 53,

@@ -49,14 +49,14 @@ port.on("message", (message: RelayMessage | ToWorker) => {
 });
 
 async function setUp(
-  text: string,
+  config: Pick<WorkerData, "text" | "fileStamps">,
   ports: Promise<Record<string, number>>,
   previous?: Instance,
 ): Promise<Instance> {
   return Instance.create({
     ...options,
-    blocks: parseCorefile(text, data.file),
-    worker: { ports },
+    blocks: parseCorefile(config.text, data.file),
+    worker: { ports, fileStamps: config.fileStamps },
     shareDnsPort: true,
     takesOver: previous !== undefined,
     previous,
@@ -70,7 +70,7 @@ const ports = new Promise<Record<string, number>>((r) => (listenAt = r));
 // Set up and started at once, so the store syncs while the main thread's does; the sockets open
 // once the main thread says where.
 work = (async () => {
-  current = await setUp(data.text, ports);
+  current = await setUp(data, ports);
   // Loading and setting up the server leaves a third of this thread's heap as garbage in half-empty
   // pages, which V8 keeps while the thread idles: given back in one compacting collection, before the
   // sockets open (a kubernetes store compacts again after its sync: heap-tuning.ts).
@@ -86,7 +86,7 @@ async function handle(m: ToWorker): Promise<void> {
       const done = () => port.postMessage({ t: "reloaded" });
       if (current === undefined) return done();
       try {
-        const next = await setUp(m.text, Promise.resolve(m.ports), current);
+        const next = await setUp(m, Promise.resolve(m.ports), current);
         await next.takeOver(current, { readyWaitMs: READY_WAIT_MS });
         current = next;
         log.info({ ports: next.ports, adopted: next.adopted }, "reloaded");

@@ -319,3 +319,47 @@ describe("-workers 2 and a reload onto a new store", () => {
     }
   });
 });
+
+describe("-workers 2 and a kubeconfig rewritten as the threads start", () => {
+  it("the worker takes the main thread's store (keyed by the file as the main thread read it) and listens", async () => {
+    const api = await startApiServer({ bookmarkIntervalMs: 200 });
+    const dir = mkdtempSync(join(tmpdir(), "clusterdns-workers-stamp-"));
+    const kubeconfig = writeKubeconfig(dir, api.url);
+    api.create("namespaces", namespace("default"));
+    api.create("services", service("default", "web", { clusterIP: "10.96.0.1" }));
+    // The main thread's first LIST comes after its set-up, while the worker is still loading: the
+    // kubeconfig is written again then (same content, a new mtime), as a mounted Secret's update does.
+    let rewritten = false;
+    api.onList(() => {
+      if (!rewritten) writeKubeconfig(dir, api.url);
+      rewritten = true;
+    });
+    const ready = await freePort();
+    const srv = await startServer(
+      `cluster.local {
+    ready 127.0.0.1:${ready}
+    kubernetes {
+        kubeconfig ${kubeconfig}
+    }
+}
+`,
+      { args: ["-workers", "2"] },
+    );
+    try {
+      assert.ok(rewritten, "the kubeconfig was written again during the start");
+      let status = 0;
+      for (let i = 0; i < 60 && status !== 200; i++) {
+        status = (await httpGet(ready, "/ready").catch(() => ({ status: 0 }))).status;
+        if (status !== 200) await sleep(100);
+      }
+      assert.equal(status, 200, "ready: every thread listens");
+      const name = "web.default.svc.cluster.local";
+      const answers = (await digRound(srv.port, name)).map((r) => r.answer.join(" "));
+      assert.deepEqual(new Set(answers), new Set([`${name}. 5 IN A 10.96.0.1`]));
+    } finally {
+      await srv.stop("SIGKILL");
+      await api.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

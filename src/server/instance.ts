@@ -30,8 +30,9 @@ import type { DohListener } from "./doh.ts";
 import type { GrpcListener } from "./grpc.ts";
 import { listenErrorText } from "../runtime/listen-error.ts";
 import { Handover } from "./handover.ts";
+import { FileStamps, type StampRecord } from "../setup/file-stamps.ts";
 import { peerServes } from "./peer-probe.ts";
-import { tlsKept } from "./secure.ts";
+import { secureGroup, tlsKept } from "./secure.ts";
 
 export interface InstanceOptions {
   blocks: ServerBlock[];
@@ -57,8 +58,9 @@ export interface InstanceOptions {
    * the rest of -reuseport (its HTTP listeners and start-up waits stay those of one process). */
   shareDnsPort?: boolean;
   /** A worker thread's: UDP only, on the ports the main thread bound, by group id (what port 0 became),
-   * known once it listens: the worker's start (its store's sync) waits for them only to listen. */
-  worker?: { ports: Promise<Readonly<Record<string, number>>> };
+   * known once it listens: the worker's start (its store's sync) waits for them only to listen; the
+   * file stamps the main thread's set-up read (setup/file-stamps.ts). */
+  worker?: { ports: Promise<Readonly<Record<string, number>>>; fileStamps?: StampRecord };
 }
 
 interface Group {
@@ -100,6 +102,7 @@ export class Instance implements InstanceHooks {
   readonly httpListens = new Set<HttpListen>();
   readonly takesOver: boolean;
   readonly checkOnly: boolean;
+  readonly fileStamps: FileStamps;
   /** start() waits for what holds the DNS sockets back (a first sync): none is open yet. */
   holding = false;
   readonly #log: Logger;
@@ -128,6 +131,7 @@ export class Instance implements InstanceHooks {
     this.#log = opts.log;
     this.takesOver = opts.takesOver ?? false;
     this.checkOnly = opts.checkOnly ?? false;
+    this.fileStamps = new FileStamps(opts.worker?.fileStamps);
     this.#rank = new Map([...opts.plugins.keys()].map((name, i) => [name, i]));
     // Over the process's memory budget, the cached answers go first (they are rebuilt on demand).
     this.#unshed = memoryBudget.onShed(() => this.invalidate());
@@ -244,7 +248,7 @@ export class Instance implements InstanceHooks {
       const g = this.#group(k, block);
       g.key ??= token;
       if (k.port !== undefined) g.portKey ??= token;
-      this.#secure(g, block, token);
+      secureGroup(g, block, token, this.#log);
       if (!g.pipeline.mux.add(k.zone, block)) this.#behind(g.pipeline.mux.get(k.zone)!, block, token);
       if (block.view !== undefined) g.pipeline.views ??= new Views(g.pipeline.mux, this.#log);
       if (block.familyKeys === true) g.pipeline.familyKeys = true;
@@ -293,35 +297,6 @@ export class Instance implements InstanceHooks {
       this.#groups.set(id, g);
     }
     return g;
-  }
-
-  /** The group's certificate from the block's `tls`; a line says what a block's key does without one,
-   * or with one it cannot use. */
-  #secure(g: Group, block: Block, key: Token): void {
-    const at = `${key.file}:${key.line}`;
-    if (block.tls === undefined) {
-      if (g.transport === "tls")
-        this.#log.warn({ at }, `${key.text}: no tls directive, so DNS is served over plain TCP (as CoreDNS)`);
-      if (g.transport === "https")
-        this.#log.warn(
-          { at },
-          `${key.text}: no tls directive, so DoH is served over plain HTTP/1.1 (as CoreDNS)`,
-        );
-      if (g.transport === "grpc")
-        this.#log.warn(
-          { at },
-          `${key.text}: no tls directive, so gRPC is served over cleartext HTTP/2 (as CoreDNS)`,
-        );
-    } else if (g.transport === "dns") {
-      this.#log.warn({ at, tls: block.tls.at }, `${key.text}: tls has no effect on a dns:// server block`);
-    } else if (g.tls === undefined) {
-      g.tls = block.tls;
-    } else if (g.tls !== block.tls) {
-      this.#log.warn(
-        { at, used: g.tls.at, ignored: block.tls.at },
-        `${key.text}: one certificate per listener: the first tls given is used`,
-      );
-    }
   }
 
   /** Drops every cached answer of every listener. */

@@ -15,6 +15,8 @@ import { createWriteStream } from "node:fs";
 import type { Logger } from "pino";
 import tls from "node:tls";
 import type { TlsSettings } from "../setup/block.ts";
+import type { Token, Transport } from "../corefile/types.ts";
+import type { Block } from "./block.ts";
 
 /** node:tls server options for the settings; `alpn` names the protocols offered (ALPN). */
 export function tlsOptions(s: TlsSettings, alpn?: string[]): tls.TlsOptions {
@@ -95,4 +97,35 @@ export function tlsKept(prev: Secured | undefined, next: Secured): void {
   throw new Error(
     `${next.pipeline.label}: a reload cannot ${change} tls on a listening ${next.transport}:// block: restart clusterdns to apply it`,
   );
+}
+
+/** What a listener without a certificate serves, by transport, as CoreDNS does. */
+const CLEARTEXT: Partial<Record<Transport, string>> = {
+  tls: "DNS is served over plain TCP",
+  https: "DoH is served over plain HTTP/1.1",
+  grpc: "gRPC is served over cleartext HTTP/2",
+};
+
+/** A listener group's certificate from the `tls` of a block it serves (the first given); a line says
+ * what the block's key does without one, or with one it cannot use. */
+export function secureGroup(
+  g: { transport: Transport; tls?: TlsSettings },
+  block: Block,
+  key: Token,
+  log: Logger,
+): void {
+  const at = `${key.file}:${key.line}`;
+  if (block.tls === undefined) {
+    const clear = CLEARTEXT[g.transport];
+    if (clear !== undefined) log.warn({ at }, `${key.text}: no tls directive, so ${clear} (as CoreDNS)`);
+  } else if (g.transport === "dns") {
+    log.warn({ at, tls: block.tls.at }, `${key.text}: tls has no effect on a dns:// server block`);
+  } else if (g.tls === undefined) {
+    g.tls = block.tls;
+  } else if (g.tls !== block.tls) {
+    log.warn(
+      { at, used: g.tls.at, ignored: block.tls.at },
+      `${key.text}: one certificate per listener: the first tls given is used`,
+    );
+  }
 }

@@ -11,11 +11,14 @@ import type { MetricObjectWithValues, MetricValue } from "prom-client";
 import type { UdpEngineName } from "../cli-flags.ts";
 import { SharedIndex } from "../offheap/shared-index.ts";
 import { relay } from "../runtime/relay.ts";
+import type { StampRecord } from "../setup/file-stamps.ts";
 
 /** What a worker starts with (workerData). */
 export interface WorkerData {
   index: number;
   text: string;
+  /** The file stamps the main thread's set-up of `text` read (setup/file-stamps.ts). */
+  fileStamps: StampRecord;
   /** The Corefile's path (for file:line in errors), and the folder relative paths resolve against. */
   file: string;
   root: string;
@@ -26,7 +29,7 @@ export interface WorkerData {
 /** The main thread's messages to a worker (beside the relay's). */
 export type ToWorker =
   | { t: "listen"; ports: Record<string, number> }
-  | { t: "reload"; text: string; ports: Record<string, number> }
+  | { t: "reload"; text: string; fileStamps: StampRecord; ports: Record<string, number> }
   | { t: "shed" }
   | { t: "stop" }
   | { t: "metrics"; id: number };
@@ -64,7 +67,8 @@ export class WorkerPool {
   readonly #slots: Slot[] = [];
   /** What the workers listen with: undefined until the main thread listens. */
   #ports: Record<string, number> | undefined;
-  #text: string;
+  /** The configuration a worker sets up, one started again after dying too. */
+  #config: Pick<WorkerData, "text" | "fileStamps">;
   #stopping = false;
   #nextId = 0;
   readonly #scrapes = new Map<number, (json: Metrics) => void>();
@@ -72,7 +76,7 @@ export class WorkerPool {
 
   constructor(o: PoolOptions) {
     this.#o = o;
-    this.#text = o.data.text;
+    this.#config = o.data;
     for (let i = 1; i <= o.threads; i++) this.#slots.push(this.#spawn(i, RESTART_MS));
   }
 
@@ -100,11 +104,15 @@ export class WorkerPool {
    * takes it over. Resolves once each is done (taken over, failed or exited), or after `waitMs`: the
    * main thread retires its old configuration only then, since a worker's old one reads the index the
    * old store's watch fills (retired first, a worker answered from a frozen index meanwhile). */
-  async reload(text: string, ports: Record<string, number>, waitMs: number): Promise<void> {
-    this.#text = text;
+  async reload(
+    config: Pick<WorkerData, "text" | "fileStamps">,
+    ports: Record<string, number>,
+    waitMs: number,
+  ): Promise<void> {
+    this.#config = config;
     this.#ports = ports;
     const done = this.#slots.map((s) => new Promise<void>((r) => (s.reloaded = r)));
-    for (const s of this.#slots) this.#post(s.worker, { t: "reload", text, ports });
+    for (const s of this.#slots) this.#post(s.worker, { t: "reload", ...config, ports });
     await within(Promise.all(done), waitMs);
   }
 
@@ -155,7 +163,7 @@ export class WorkerPool {
   #spawn(index: number, restartMs: number): Slot {
     const { log } = this.#o;
     const worker = new Worker(this.#o.entry, {
-      workerData: { ...this.#o.data, text: this.#text, index } satisfies WorkerData,
+      workerData: { ...this.#o.data, ...this.#config, index } satisfies WorkerData,
     });
     const slot: Slot = { worker, listening: false, restartMs, reloaded: () => {} };
     // Joined at once: every event the main thread's watch posts from now reaches it, in order; what

@@ -2,6 +2,7 @@
 // server fills it (src/server/instance.ts), plugins read and set it through SetupContext.instance.
 
 import type { Directive, Token } from "../corefile/types.ts";
+import type { FileStamps } from "./file-stamps.ts";
 
 /** Where an HTTP endpoint (health, ready, prometheus) listens, as its directive's line gives it. */
 export interface HttpListen {
@@ -36,6 +37,8 @@ export interface InstanceHooks {
   /** True when the configuration is only checked (-validate), never started: a plugin checks what the
    * Corefile names, not what only the running environment has (a pod's service account). */
   readonly checkOnly?: boolean;
+  /** The stamps of the files its set-up keys state by, recorded for its worker threads' set-up. */
+  readonly fileStamps: FileStamps;
 }
 
 export interface ReloadSettings {

@@ -12,6 +12,7 @@ import type { SetupContext } from "../../src/setup/context.ts";
 import { replyTo } from "../../src/dns/message.ts";
 import { Rcode } from "../../src/dns/constants.ts";
 import { queryMsg } from "./query-msg.ts";
+import { FileStamps } from "../../src/setup/file-stamps.ts";
 
 export interface FakeContextOptions {
   zones?: string[];
@@ -77,6 +78,7 @@ export function fakeContext(o: FakeContextOptions = {}): FakeContext {
     readyChecks,
     httpListens: new Set<ListenArgument>(),
     takesOver: o.takesOver ?? false,
+    fileStamps: new FileStamps(),
   };
   const f: FakeContext = {
     logs: [],

@@ -15,6 +15,7 @@ import { WarmStart } from "./store/snapshot.ts";
 import { observeProgramming } from "./metrics.ts";
 import { tuneHeapAroundSync } from "./heap-tuning.ts";
 import { fileStampSync } from "../file/file.ts";
+import type { FileStamps } from "../../setup/file-stamps.ts";
 import { inWorker } from "../../runtime/thread-role.ts";
 import { relaySource, relayingSink } from "./relay-source.ts";
 import { SharedWriter, sharedReader } from "./shared-store.ts";
@@ -29,8 +30,14 @@ export type CacheDrop = (names: readonly string[] | "all") => void;
  * API and its credentials, by path and content stamp, or the objects files), which kinds and which of
  * them (namespaces, labels), what the store keeps of them, and the snapshot. Two directives with the
  * same key would list and keep the same objects. */
-export function liveKey(c: KubernetesConfig, kinds: readonly Kind[], local: readonly string[]): string {
-  const stamp = (path: string) => `${path}@${fileStampSync(path)}`;
+export function liveKey(
+  c: KubernetesConfig,
+  kinds: readonly Kind[],
+  local: readonly string[],
+  stamps: FileStamps,
+): string {
+  // A worker thread keys by the stamps the main thread read: the key its store is posted under.
+  const stamp = (path: string) => `${path}@${stamps.of(path, fileStampSync)}`;
   // Without kubeconfig and endpoint, the API is the pod's (in-cluster) or $KUBECONFIG's.
   const kubeconfig =
     c.kubeconfig ?? (c.endpoint === undefined ? process.env.KUBECONFIG?.split(":") : undefined);

@@ -40,7 +40,7 @@ export const setup: Setup = async (d, ctx) => {
   }
   const kinds = kindsFor(c);
   const local = localIPs(process.env, ctx.block.bind);
-  const key = liveKey(c, kinds, local);
+  const key = liveKey(c, kinds, local, ctx.instance.fileStamps);
   let live = ctx.adopt<LiveCluster>(key);
   if (live === undefined) {
     try {
