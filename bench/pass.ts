@@ -36,6 +36,7 @@ export const SERVERS = [
   "minimal",
   "miekg",
   "echo",
+  "echo-batched",
 ] as const;
 export type ServerId = (typeof SERVERS)[number];
 
@@ -49,6 +50,7 @@ export const SERVER_NAMES: Record<ServerId, string> = {
   minimal: "minimal Node server (precomputed answers)",
   miekg: "miekg/dns minimal server (precomputed answers)",
   echo: "bare Node UDP echo (no DNS)",
+  "echo-batched": "bare Node UDP echo on clusterdns's batched engine (no DNS)",
 };
 
 /** A row's name with the workers it runs: clusterdns -workers N, Knot's udp-workers, miekg/dns's
@@ -57,7 +59,7 @@ export function serverName(id: ServerId, workers: number): string {
   const n = workers === 1 ? "1 worker" : `${workers} workers`;
   if (id === "knot") return `Knot DNS, ${workers === 1 ? "1 UDP worker" : `${workers} UDP workers`}`;
   if (id === "miekg") return `${SERVER_NAMES[id]}, GOMAXPROCS=${workers}, ${workers} socket(s)`;
-  if (id === "echo") return `${SERVER_NAMES[id]}, 1 thread`;
+  if (id === "echo" || id === "echo-batched") return `${SERVER_NAMES[id]}, 1 thread`;
   return `${SERVER_NAMES[id]}, ${n}`;
 }
 
@@ -71,7 +73,8 @@ export const CLUSTERDNS: Partial<Record<ServerId, [BenchCorefile, "batched" | "d
 };
 
 /** The servers whose JS heap allocation is read from the GC trace. */
-export const isNode = (id: ServerId) => CLUSTERDNS[id] !== undefined || id === "minimal" || id === "echo";
+export const isNode = (id: ServerId) =>
+  CLUSTERDNS[id] !== undefined || id === "minimal" || id === "echo" || id === "echo-batched";
 
 /** What the servers of a run are started from. */
 export interface Setup {
@@ -223,7 +226,7 @@ async function start(
     const script =
       id === "minimal"
         ? ["minimal-server.ts", "0", load.answersFile!, String(setup.workers)]
-        : ["echo-server.ts", "0"];
+        : ["echo-server.ts", "0", ...(id === "echo-batched" ? ["batched"] : [])];
     // The image's node flags, as clusterdns runs: the same young generation, and collections often
     // enough to read the allocation per query.
     const args = [...NODE_FLAGS, ...traceFlags, join(ROOT, "bench", script[0]), ...script.slice(1)];
