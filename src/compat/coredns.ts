@@ -299,7 +299,7 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     plugin: "dnssec",
     options: "ZONES, `key file`, `cache_capacity`",
     verdict: "differs",
-    note: "RSASHA256, ECDSAP256SHA256, ECDSAP384SHA384 and ED25519 keys from BIND key files; a NODATA's NSEC lists the types the name holds (CoreDNS: a fixed list without the type asked), a denial at the end of a CNAME chain is proven for the chain's target, and forwarded replies are never signed; a second `dnssec` line in a block is refused rather than replacing the first",
+    note: "RSASHA256, ECDSAP256SHA256, ECDSAP384SHA384 and ED25519 keys from BIND key files; a NODATA's NSEC lists the types the name holds (CoreDNS: a fixed list without the type asked), a denial at the end of a CNAME chain is proven for the chain's target, a referral without DS records proves their absence with an NSEC at the delegation point holding NS, RRSIG and NSEC (CoreDNS: at the name asked, with a fixed list of types), and forwarded replies are never signed; a second `dnssec` line in a block is refused rather than replacing the first",
     twice: "refused",
     parts: [
       {

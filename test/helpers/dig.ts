@@ -31,8 +31,22 @@ export async function digAt(
   type = "A",
   ...opts: string[]
 ): Promise<DigResult> {
+  return digIn(undefined, server, port, name, type, ...opts);
+}
+
+/** `digAt` run inside network namespace `netns` (`ip netns exec`); in this one when undefined. */
+export async function digIn(
+  netns: string | undefined,
+  server: string,
+  port: number,
+  name: string,
+  ...rest: string[]
+): Promise<DigResult> {
+  const [type = "A", ...opts] = rest;
   const args = [`@${server}`, "-p", String(port), name, type, "+tries=1", "+time=3", "+nocookie", ...opts];
-  const { stdout } = await run("dig", args, { timeout: 15_000 });
+  const [cmd, ...cmdArgs] =
+    netns === undefined ? ["dig", ...args] : ["ip", "netns", "exec", netns, "dig", ...args];
+  const { stdout } = await run(cmd, cmdArgs, { timeout: 15_000 });
   return parseDig(stdout);
 }
 

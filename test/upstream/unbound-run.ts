@@ -25,11 +25,15 @@ export interface UnboundSetup {
   ready: (port: number) => Promise<boolean>;
   /** What it serves, for the error when it does not start ("DoH"). */
   what?: string;
+  /** Run inside this network namespace (`ip netns exec`), on `port` there (default 5353): the free-port
+   * probe looks at this process's own namespace. */
+  netns?: string;
+  port?: number;
 }
 
 /** Starts unbound on a free port of 127.0.0.1 and resolves once `ready` says it serves. */
 export async function runUnbound(o: UnboundSetup): Promise<RunningUnbound> {
-  const port = await freePort();
+  const port = o.port ?? (o.netns === undefined ? await freePort() : 5353);
   const dir = mkdtempSync(join(tmpdir(), "clusterdns-unbound-"));
   const conf = join(dir, "unbound.conf");
   const lines = [
@@ -54,7 +58,9 @@ export async function runUnbound(o: UnboundSetup): Promise<RunningUnbound> {
   const script =
     'command -v unbound >/dev/null || { echo "unbound not found on PATH: apt-get install unbound" >&2; exit 127; }; ' +
     'unbound -d -c "$1" </dev/null & u=$!; cat >/dev/null; kill $u; wait $u';
-  const proc = spawn("sh", ["-c", script, "sh", conf], { stdio: ["pipe", "pipe", "pipe"], detached: true });
+  const sh = ["sh", "-c", script, "sh", conf];
+  const [cmd, ...args] = o.netns === undefined ? sh : ["ip", "netns", "exec", o.netns, ...sh];
+  const proc = spawn(cmd, args, { stdio: ["pipe", "pipe", "pipe"], detached: true });
   let log = "";
   proc.stdout.on("data", (d: Buffer) => (log += d.toString()));
   proc.stderr.on("data", (d: Buffer) => (log += d.toString()));

@@ -2,18 +2,21 @@
 // anchor for each zone the test signs, and those zones stubbed to a server on loopback. A reply it
 // could validate carries the AD bit; one it could not is SERVFAIL.
 
-import { dig } from "../helpers/dig.ts";
+import { digIn } from "../helpers/dig.ts";
 import { runUnbound, type RunningUnbound } from "./unbound-run.ts";
 
 export type UnboundValidator = RunningUnbound;
 
 /** Starts unbound on a free port, validating `zones` (name -> DNSKEY record text of the trust anchor)
- * against the server at 127.0.0.1:`serverPort`. */
+ * against the server at 127.0.0.1:`serverPort`; inside network namespace `netns` when given (on port
+ * 5353 there), where it also follows the zones' referrals to name servers on port 53. */
 export async function startUnboundValidator(
   zones: Record<string, string>,
   serverPort: number,
+  netns?: string,
 ): Promise<UnboundValidator> {
   return runUnbound({
+    netns,
     server: () => [
       "  do-not-query-localhost: no",
       '  module-config: "validator iterator"',
@@ -30,7 +33,7 @@ export async function startUnboundValidator(
     ]),
     // Ready once it answers a query of its own (the root's SOA is refused or fails; any reply will do).
     ready: (port) =>
-      dig(port, "localhost", "A").then(
+      digIn(netns, "127.0.0.1", port, "localhost", "A").then(
         () => true,
         () => false,
       ),

@@ -14,10 +14,12 @@ import { AnswerPolicy } from "../../answers/policy.ts";
 import { DNSKEY, NSEC, RRSIG, dnskeyRecord } from "../../dnssec/rrsig.ts";
 import { SEP, type SigningKey } from "../../dnssec/keys.ts";
 import {
+  cutOf,
   deniedName,
   isDenial,
   nsecAsAnswer,
   signDenial,
+  signReferral,
   signSections,
   type KeySet,
   type SignContext,
@@ -73,9 +75,16 @@ export function dnssec(o: DnssecOptions): Plugin {
       }
       if (!signing) return next.serve(req);
       const reply = await next.serve(req);
-      // Only what this server is the authority for: never a forwarded reply, a referral or a failure.
-      if (!reply.aa || req.answeredBy === "forward") return reply;
+      // Only what this server is the authority for: never a forwarded reply or a failure. A referral
+      // is not authoritative, but the DS (or its absence) at the cut is this zone's to prove.
+      if (req.answeredBy === "forward") return reply;
       if (reply.rcode !== Rcode.NOERROR && reply.rcode !== Rcode.NXDOMAIN) return reply;
+      const cut = cutOf(reply, zone);
+      if (cut !== undefined) {
+        signReferral(reply, zone, cut, c);
+        return reply;
+      }
+      if (!reply.aa) return reply;
       const name = deniedName(reply, req.qname);
       if (!isDenial(reply, req.qtype, name)) {
         signSections(reply, zone, c);
@@ -131,5 +140,7 @@ async function typesAt(next: Handler, req: Request, name: string): Promise<numbe
   }
   if (r.rcode === Rcode.NXDOMAIN) return [];
   if (r.rcode !== Rcode.NOERROR) return PRESUMED;
-  return r.answer.filter((rr: RR) => rr.name === name && rr.type !== RRSIG).map((rr) => rr.type);
+  // At a delegation point the ANY probe is referred: the parent holds the cut's NS (and DS) records.
+  const held = r.aa ? r.answer : r.authority;
+  return held.filter((rr: RR) => rr.name === name && rr.type !== RRSIG).map((rr) => rr.type);
 }

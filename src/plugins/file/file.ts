@@ -157,7 +157,7 @@ export function answerFromZone(req: Request, zone: Zone): Msg {
     // the DO bit, so the two kinds of reply are never replayed to each other.
     if (req.msg.edns?.do === true) zone.addProof(found, req.qname);
     else if (req.qtype === Type.ANY) found.answer = found.answer.filter((rr) => !isProof(rr.type));
-  }
+  } else if (req.msg.edns?.do === true) zone.addDelegationDs(found);
   const reply = replyTo(req.msg, found.rcode);
   reply.aa = found.authoritative;
   reply.answer = found.answer;

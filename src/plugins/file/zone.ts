@@ -217,6 +217,14 @@ export class Zone {
     return this.#addresses(ns.map((rr) => (rr.data as { target: string }).target));
   }
 
+  /** For a DO=1 referral of a zone that is not signed: the DS RRset at the cut after the NS records, as
+   * CoreDNS's file adds it, for `dnssec` to sign (or to prove absent, when the cut has none). */
+  addDelegationDs(found: Lookup): void {
+    if (found.kind !== "referral") return;
+    const ds = this.#nodes.get(found.authority[0].name)!.get(Type.DS);
+    if (ds) found.authority.push(...this.#copy(ds, undefined));
+  }
+
   /** For a DO=1 query: adds to `found` (a lookup of `qname` in this zone, which is signed) the RRSIGs
    * of its RRsets and the NSEC records, signed, that prove a denial or a wildcard's expansion (RFC
    * 4035 3.1.1-3.1.3). */
