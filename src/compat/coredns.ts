@@ -325,7 +325,7 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     plugin: "transfer",
     options: "ZONES, `to`",
     verdict: "differs",
-    note: "AXFR and IXFR of the *kubernetes*, *file*, *auto* and *secondary* zones; IXFR from a journal of the last 32 changes for *file* and *auto* zones (CoreDNS keeps none and sends the whole zone), the whole zone for *kubernetes* and *secondary* ones; NOTIFY to every address `to` names (port 53 unless given) when a zone's serial changes, at most once per zone every 5 s, sent again until answered (5 times at most, RFC 1996)",
+    note: "AXFR and IXFR of the *kubernetes*, *file*, *auto* and *secondary* zones; IXFR from a journal of the last 32 changes for *file* and *auto* zones (CoreDNS keeps none and sends the whole zone), the whole zone for *kubernetes* and *secondary* ones; NOTIFY to every address `to` names (port 53 unless given) when a zone's serial changes, at most once per zone every 5 s, sent again until answered (5 times at most, RFC 1996); a `to` line may end in `key NAME`, one of the block's *tsig* secrets, which signs the NOTIFYs to its addresses (an addition: CoreDNS signs no NOTIFY and refuses the word)",
   },
   {
     plugin: "hosts",

@@ -11,6 +11,7 @@ import { encode } from "../../dns/encode.ts";
 import { FrameReader, tcpFrame } from "../../dns/tcp-frames.ts";
 import { Rcode, Type, rcodeName } from "../../dns/constants.ts";
 import { udpExchange } from "../../client/udp-exchange.ts";
+import type { Signer } from "../../client/tsig-signer.ts";
 import { TransferReader } from "./stream.ts";
 import { PrimaryError } from "./primary-error.ts";
 import type { Pulled } from "./stream.ts";
@@ -20,14 +21,6 @@ export interface Primary {
   port: number;
   /** "host:port", for logs. */
   to: string;
-}
-
-/** How a query to the primary is signed and its replies checked (tsig); none by default. */
-export interface Signer {
-  /** The query's octets, signed. */
-  sign(query: Buffer): Buffer;
-  /** Checks one reply of the exchange (in order); a string says why it fails. */
-  verify(reply: Buffer): string | undefined;
 }
 
 /** Time a primary has to answer a SOA query, and to send each message of a transfer. */

@@ -12,7 +12,7 @@ import { offerTransferer } from "../transfer/transferer.ts";
 import type { Primary } from "./primary.ts";
 import { SecondaryZone } from "./secondary-zone.ts";
 import { secondaryPlugin, secondaryTransferer } from "./secondary.ts";
-import { tsigSigner } from "./tsig-signer.ts";
+import { tsigSigner } from "../../client/tsig-signer.ts";
 
 const NAME = "secondary";
 

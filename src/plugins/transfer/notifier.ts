@@ -13,13 +13,14 @@
 //
 // Each secondary is sent the NOTIFY over UDP until it answers (RFC 1996 3.6), the wait doubling from
 // FIRST_WAIT_MS to RFC 1996's suggested 60 s, and at most RETRANSMITS times again: then it is logged
-// and left to its SOA refresh. A newer serial replaces a NOTIFY still waiting for its answer.
+// and left to its SOA refresh. A newer serial replaces a NOTIFY still waiting for its answer. A
+// secondary given a key gets its NOTIFY signed with it (TSIG), and its answer must verify.
 
 import type { Logger } from "pino";
 import { newQuery, type Msg, type RR } from "../../dns/message.ts";
 import { Class, Opcode, Rcode, Type } from "../../dns/constants.ts";
 import { isSubdomain } from "../../dns/name.ts";
-import { udpExchange, type Exchange } from "../../client/udp-exchange.ts";
+import { UnverifiedReply, udpExchange, type Exchange } from "../../client/udp-exchange.ts";
 import { randomId } from "../../client/reply-match.ts";
 import type { NotifyTarget } from "./secondaries.ts";
 import type { Transferer } from "./transferer.ts";
@@ -120,21 +121,27 @@ export class Notifier {
       if (this.#stopped || this.#latest.get(key) !== round) return;
       const started = Date.now();
       let reply: Msg | undefined;
+      /** Why a signed NOTIFY's answer does not verify: the secondary turned the key away (BADKEY,
+       * BADSIG), or the answer is not from the key's holder. Sending again would meet the same. */
+      let unverified: string | undefined;
       try {
-        reply = await this.#exchange(t.host, t.port, notifyMessage(soa), wait);
+        reply = await this.#exchange(t.host, t.port, notifyMessage(soa), wait, t.signer?.());
       } catch (err) {
-        this.#o.log.debug({ zone: soa.name, to: label(t), err: (err as Error).message }, "NOTIFY not sent");
-        // A send that fails at once still waits its turn, so that retransmissions keep their pace.
-        await new Promise((r) => setTimeout(r, Math.max(0, wait - (Date.now() - started))).unref());
+        if (err instanceof UnverifiedReply) [reply, unverified] = [err.reply, err.message];
+        else {
+          this.#o.log.debug({ zone: soa.name, to: label(t), err: (err as Error).message }, "NOTIFY not sent");
+          // A send that fails at once still waits its turn, so that retransmissions keep their pace.
+          await new Promise((r) => setTimeout(r, Math.max(0, wait - (Date.now() - started))).unref());
+        }
       }
       if (reply === undefined) continue;
       if (this.#latest.get(key) === round) this.#latest.delete(key);
-      const fields = { zone: soa.name, serial, to: label(t), sends: sends + 1 };
-      if (reply.opcode === Opcode.NOTIFY && reply.rcode === Rcode.NOERROR) {
+      const fields = { zone: soa.name, serial, to: label(t), sends: sends + 1, key: t.key };
+      if (reply.opcode === Opcode.NOTIFY && reply.rcode === Rcode.NOERROR && unverified === undefined) {
         this.#o.log.info(fields, "NOTIFY answered");
       } else {
         this.#o.log.warn(
-          { ...fields, opcode: reply.opcode, rcode: reply.rcode },
+          { ...fields, opcode: reply.opcode, rcode: reply.rcode, tsig: unverified },
           "NOTIFY refused by the secondary",
         );
       }

@@ -1,14 +1,26 @@
 // Who may transfer a zone: the `to` lines of a transfer stanza. An entry is `*` (anyone), an address,
 // an address with a port (CoreDNS's form), or a CIDR prefix (as the kubernetes plugin's old `transfer
 // to` took them). Each address, with or without a port (53 when none), is also where NOTIFY goes when
-// the zone changes (RFC 1996), as CoreDNS sends it; `*` and prefixes name no one to notify.
+// the zone changes (RFC 1996), as CoreDNS sends it; `*` and prefixes name no one to notify. A `to`
+// line's key (`key NAME`, one of the block's tsig secrets) signs the NOTIFYs to its addresses.
 
 import { BlockList, isIP } from "node:net";
+import type { Signer } from "../../client/tsig-signer.ts";
 
 /** One secondary that is sent NOTIFY. */
 export interface NotifyTarget {
   readonly host: string;
   readonly port: number;
+  /** Signs each NOTIFY to it and checks the answer (TSIG); unsigned when undefined. */
+  readonly signer?: () => Signer;
+  /** The key's name, for logs. */
+  readonly key?: string;
+}
+
+/** The TSIG key a `to` line gives its addresses' NOTIFYs. */
+export interface NotifyKey {
+  readonly name: string;
+  readonly signer: () => Signer;
 }
 
 /** RFC 1996 sends NOTIFY to the secondary's DNS port unless told otherwise. */
@@ -24,8 +36,9 @@ export class Secondaries {
     return this.#notify;
   }
 
-  /** Adds one `to` argument; returns an error message for one that is none of the forms above. */
-  add(entry: string): string | undefined {
+  /** Adds one `to` argument; returns an error message for one that is none of the forms above, or an
+   * address already named with another key. */
+  add(entry: string, key?: NotifyKey): string | undefined {
     if (entry === "*") {
       this.#anyone = true;
       return undefined;
@@ -45,8 +58,9 @@ export class Secondaries {
     const target = hostOf(entry);
     if (target === undefined) return `'${entry}' is not an address, address:port, CIDR prefix or *`;
     this.#list.addAddress(target.host, isIP(target.host) === 6 ? "ipv6" : "ipv4");
-    if (!this.#notify.some((t) => t.host === target.host && t.port === target.port))
-      this.#notify.push(target);
+    const named = this.#notify.find((t) => t.host === target.host && t.port === target.port);
+    if (named === undefined) this.#notify.push({ ...target, signer: key?.signer, key: key?.name });
+    else if (named.key !== key?.name) return `'${entry}' is named before with another key`;
     return undefined;
   }
 

@@ -35,6 +35,38 @@ test("transfer: bad stanzas are start-up errors with file and line", async () =>
   );
 });
 
+test("transfer: a `to` line's key is one of the block's tsig secrets, after addresses it signs NOTIFY to", async () => {
+  const withKey = () => {
+    const c = ctx();
+    c.block.tsig = { secrets: new Map([["transfer-key.", Buffer.from("secret")]]), zones: ["example.org."] };
+    return c;
+  };
+  await assertConfigErrors(
+    setup,
+    [
+      [
+        transfer([], [to("10.0.0.1", "key", "other-key")]),
+        /^Corefile:4 - .*to: key 'other-key\.' is no secret/,
+      ],
+      [transfer([], [to("10.0.0.1", "key")]), /'key NAME' comes once, after the addresses/],
+      [transfer([], [to("key", "transfer-key.")]), /'key NAME' comes once, after the addresses/],
+      [transfer([], [to("10.0.0.1", "key", "transfer-key.", "10.0.0.2")]), /'key NAME' comes once/],
+      [transfer([], [to("*", "10.0.0.0/8", "key", "transfer-key.")]), /names no address to notify/],
+      [
+        transfer([], [to("10.0.0.1", "key", "transfer-key."), to("10.0.0.1")]),
+        /'10\.0\.0\.1' is named before with another key/,
+      ],
+    ],
+    withKey,
+  );
+  await assertConfigErrors(
+    setup,
+    [[transfer([], [to("10.0.0.1", "key", "transfer-key.")]), /is no secret/]],
+    ctx,
+  );
+  assert.ok(setup(transfer([], [to("10.0.0.1", "10.0.0.2:5300", "key", "Transfer-Key")]), withKey()));
+});
+
 test("transfer: CoreDNS's forms of 'to' parse, and only the named clients may transfer", () => {
   const s = new Secondaries();
   for (const e of ["10.0.0.1", "10.0.0.2:5300", "[fd00::53]:53", "fd00::54", "192.0.2.0/24", "fd01::/64"]) {

@@ -1,9 +1,8 @@
-// Signing what secondary sends a primary with a TSIG key, and checking what comes back (RFC 8945):
-// the query's MAC over the query; the first reply's over the query's MAC, a later message's (a
-// transfer's) over the previous signed one's, the unsigned messages between them (up to 99, 5.3.1)
-// and the timers.
+// Signing a message sent to another server with a TSIG key, and checking what comes back (RFC 8945):
+// what secondary asks its primaries and the NOTIFYs transfer sends its secondaries. The query's MAC
+// over the query; the first reply's over the query's MAC, a later message's (a transfer's) over the
+// previous signed one's, the unsigned messages between them (up to 99, 5.3.1) and the timers.
 
-import type { Signer } from "./primary.ts";
 import {
   FUDGE,
   TsigError,
@@ -15,7 +14,15 @@ import {
   tsigOffset,
   withoutTsig,
   type TsigKey,
-} from "../../dns/tsig.ts";
+} from "../dns/tsig.ts";
+
+/** How one exchange's query is signed and its replies checked. */
+export interface Signer {
+  /** The query's octets, signed. */
+  sign(query: Buffer): Buffer;
+  /** Checks one reply of the exchange (in order); a string says why it fails. */
+  verify(reply: Buffer): string | undefined;
+}
 
 const NONE = Buffer.alloc(0);
 /** RFC 8945 5.3.1: a client may reject a transfer with more unsigned messages in a row than this. */
@@ -38,14 +45,14 @@ export function tsigSigner(key: TsigKey): () => Signer {
       verify(reply) {
         const at = tsigOffset(reply);
         if (at < 0) {
-          if (first) return `the primary's reply is not signed with key ${key.name}`;
+          if (first) return `the reply is not signed with key ${key.name}`;
           pending.push(reply);
           return pending.length > MAX_UNSIGNED
             ? `more than ${MAX_UNSIGNED} unsigned messages in a row`
             : undefined;
         }
         const rec = readTsig(reply, at);
-        if (rec.error !== TsigError.NOERROR) return `the primary answered TSIG error ${errorName(rec.error)}`;
+        if (rec.error !== TsigError.NOERROR) return `the reply holds TSIG error ${errorName(rec.error)}`;
         if (rec.keyName !== key.name || rec.algorithm !== key.algorithm)
           return `the reply is signed with another key (${rec.keyName})`;
         const message = Buffer.concat([...pending, withoutTsig(reply, at, rec.originalId)]);
