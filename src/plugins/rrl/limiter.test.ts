@@ -8,6 +8,7 @@ import { encode } from "../../dns/encode.ts";
 import { decode } from "../../dns/decode.ts";
 import { newQuery, replyTo, type Msg, type RR } from "../../dns/message.ts";
 import { Rcode, Type } from "../../dns/constants.ts";
+import { bytesPerCall } from "../../../test/helpers/bytes-per-call.ts";
 
 const OPTS: RrlOptions = {
   zones: [],
@@ -172,21 +173,34 @@ test("slip-ratio 0 drops all, 1 truncates all; report-only sends all and counts;
   assert.equal(flood(new ResponseLimiter({ ...OPTS, responses: 0 }), x, "192.0.2.1", 30, 0).whole, 30);
 });
 
-test("the table holds max-table-size accounts, the oldest going first; ZONES limit only their names", () => {
+test("the table holds max-table-size accounts, the one idle longest going first; ZONES limit only their names", () => {
   const l = new ResponseLimiter({ ...OPTS, maxTable: 100 });
   const x = exchange("www.example.org.", Type.A, "answer");
-  for (let i = 0; i < 300; i++) flood(l, x, `10.0.${i}.1`, 20, 0);
+  // 256 networks, one after the other, each deep in debt (5 s of it, the window).
+  for (let i = 0; i < 256; i++) flood(l, x, `10.0.${i}.1`, 100, i * 10);
   assert.equal(l.accounts, 100);
-  assert.equal(
-    flood(l, x, "10.0.299.1".replace("299", "255"), 1, 1).whole,
-    0,
-    "a recent network is still limited",
-  );
-  assert.equal(flood(l, x, "10.0.0.1", 1, 1).whole, 1, "the oldest was let go: a fresh account");
+  assert.equal(flood(l, x, "10.0.255.1", 1, 2600).whole, 0, "a recent network is still limited");
+  assert.equal(flood(l, x, "10.0.0.1", 1, 2600).whole, 1, "the first was let go: a fresh account");
 
-  const zoned = new ResponseLimiter({ ...OPTS, zones: ["sub.example.org."] }, (n) =>
-    n.endsWith("sub.example.org."),
+  const zoned = new ResponseLimiter(
+    { ...OPTS, zones: ["sub.example.org."] },
+    { inZones: (n) => n.endsWith("sub.example.org.") },
   );
   assert.equal(flood(zoned, x, "192.0.2.1", 30, 0).whole, 30, "outside ZONES: not limited");
   assert.equal(flood(zoned, exchange("a.sub.example.org.", Type.A, "answer"), "192.0.2.1", 30, 0).whole, 10);
+});
+
+test("a reply from the client asked last allocates nothing: answered, dropped, NXDOMAIN, NODATA", () => {
+  const l = new ResponseLimiter({ ...OPTS, slip: 0 });
+  const kinds = [
+    exchange("www.example.org.", Type.A, "answer"),
+    exchange("a.example.org.", Type.A, "nxdomain"),
+    exchange("www.example.org.", Type.MX, "nodata"),
+    exchange("a.sub.example.org.", Type.A, "referral"),
+  ];
+  const bytes = bytesPerCall((i) => {
+    const x = kinds[i & 3];
+    l.limit(x.reply, x.q, "192.0.2.1", i);
+  }, 200_000);
+  assert.ok(bytes < 1, `${bytes.toFixed(2)} bytes per reply`);
 });

@@ -18,6 +18,8 @@ import type { Scanned } from "../../dns/scan.ts";
 import { skipName } from "../../dns/walk.ts";
 import { EDNS_UDP_SIZE, Rcode, Type } from "../../dns/constants.ts";
 import { prefixKey } from "./prefix.ts";
+import { AccountTable } from "./accounts.ts";
+import { KeyHash, nameEnd, suffixStart } from "./account-key.ts";
 import { rrlStats } from "./stats.ts";
 
 export interface RrlOptions {
@@ -39,40 +41,47 @@ export interface RrlOptions {
   reportOnly: boolean;
 }
 
-class Account {
-  balance: number;
-  at: number;
-  limited = 0;
-  constructor(rate: number, now: number) {
-    this.balance = rate;
-    this.at = now;
-  }
+/** The kinds of response, each with accounts of its own. */
+const Kind = { Answer: 1, Referral: 2, Nodata: 3, Nxdomain: 4, Error: 5 } as const;
+type Kind = (typeof Kind)[keyof typeof Kind];
+
+/** Options beside the block's rrl settings. */
+export interface LimiterOptions {
+  /** Whether a name is in the block's ZONES (when the rrl line names some). */
+  inZones?: (qname: string) => boolean;
+  /** The accounts, shared with the other threads (shared-accounts.ts); a table of its own without. */
+  table?: AccountTable;
 }
 
 export class ResponseLimiter implements ReplyLimiter {
   readonly #options: RrlOptions;
-  readonly #accounts = new Map<string, Account>();
-  /** The accounts oldest first, one walk kept across evictions (see AnswerCache.#oldest). */
-  #oldest: MapIterator<string> = this.#accounts.keys();
+  readonly #table: AccountTable;
   readonly #inZones: ((qname: string) => boolean) | undefined;
   /** The last source address and its network: replies mostly go to the client asked just before. */
   #lastAddress = "";
   #lastNetwork: string | undefined = undefined;
+  /** The account of the reply at hand: #identify sets its kind and the range of the cache key it goes
+   * by, fields rather than a returned tuple, so that nothing is made per reply. */
+  #kind: Kind = Kind.Error;
+  #from = 0;
+  #to = 0;
+  readonly #hash = new KeyHash();
 
-  constructor(o: RrlOptions, inZones?: (qname: string) => boolean) {
+  constructor(o: RrlOptions, lo: LimiterOptions = {}) {
     this.#options = o;
-    this.#inZones = o.zones.length > 0 ? inZones : undefined;
+    this.#inZones = o.zones.length > 0 ? lo.inZones : undefined;
+    this.#table = lo.table ?? AccountTable.create(o.maxTable);
   }
 
   get accounts(): number {
-    return this.#accounts.size;
+    return this.#table.held;
   }
 
   limit(reply: Buffer, q: Scanned, remoteAddress: string, now: number): Buffer | undefined {
     if (this.#inZones !== undefined && !this.#inZones(q.qname)) return reply;
     const o = this.#options;
     const { questionEnd, key } = q;
-    const [rate, what] = this.#identity(reply, questionEnd, key);
+    const rate = this.#identify(reply, questionEnd, key);
     if (rate === 0) return reply;
     if (remoteAddress !== this.#lastAddress) {
       this.#lastAddress = remoteAddress;
@@ -80,18 +89,13 @@ export class ResponseLimiter implements ReplyLimiter {
     }
     const network = this.#lastNetwork;
     if (network === undefined) return reply;
-    const id = network + what;
-    let a = this.#accounts.get(id);
-    if (a === undefined) {
-      if (this.#accounts.size >= o.maxTable) this.#evictOldest();
-      a = new Account(rate, now);
-      this.#accounts.set(id, a);
-    }
-    a.balance = Math.max(-o.windowS * rate, Math.min(rate, a.balance + ((now - a.at) / 1000) * rate) - 1);
-    a.at = now;
-    if (a.balance >= 0) return reply;
-    a.limited++;
-    const slip = o.slip > 0 && a.limited % o.slip === 0;
+    const h = this.#hash;
+    h.start(network, this.#kind);
+    h.add(key, this.#from, this.#to);
+    h.finish();
+    const limited = this.#table.charge(h.a, h.b, 1000 / rate, o.windowS * 1000, now);
+    if (limited === 0) return reply;
+    const slip = o.slip > 0 && limited % o.slip === 0;
     if (o.reportOnly) {
       rrlStats.reported++;
       return reply;
@@ -104,45 +108,51 @@ export class ResponseLimiter implements ReplyLimiter {
     return truncated(reply, questionEnd, key);
   }
 
-  /** The category's allowance and what identifies the response within its network (from the
-   * answer-cache key, whose first octets are the question's name in wire form, lowercased). */
-  #identity(reply: Buffer, questionEnd: number, key: string): [number, string] {
+  /** The category's allowance; sets what identifies the response within its network: the kind, and
+   * the range of the answer-cache key (whose first octets are the question's name in wire form). */
+  #identify(reply: Buffer, questionEnd: number, key: string): number {
     const o = this.#options;
     const rcode = reply[3] & 0x0f;
     if (rcode === Rcode.NOERROR) {
-      if (((reply[6] << 8) | reply[7]) > 0) return [o.responses, "a" + key];
+      if (((reply[6] << 8) | reply[7]) > 0) return this.#account(Kind.Answer, 0, key.length, o.responses);
       const auth = firstAuthority(reply, questionEnd);
-      if (auth !== undefined && auth.type === Type.NS) return [o.referrals, "r" + suffix(key, auth.labels)];
-      return [o.nodata, "d" + key.slice(0, -5)];
+      if (auth >= 0 && (auth & 0xffff) === Type.NS) return this.#suffix(Kind.Referral, key, auth >>> 16);
+      return this.#account(Kind.Nodata, 0, key.length - 5, o.nodata);
     }
-    if (rcode === Rcode.NXDOMAIN) {
-      const auth = firstAuthority(reply, questionEnd);
-      return [o.nxdomains, "x" + suffix(key, auth?.labels ?? 0)];
-    }
-    return [o.errors, "e"];
+    if (rcode === Rcode.NXDOMAIN)
+      return this.#suffix(Kind.Nxdomain, key, Math.max(0, firstAuthority(reply, questionEnd)) >>> 16);
+    return this.#account(Kind.Error, 0, 0, o.errors);
   }
 
-  #evictOldest(): void {
-    let next = this.#oldest.next();
-    if (next.done === true) next = (this.#oldest = this.#accounts.keys()).next();
-    if (next.done !== true) this.#accounts.delete(next.value);
+  /** An account by the last `labels` labels of the question's name (the zone, the delegation). */
+  #suffix(kind: typeof Kind.Referral | typeof Kind.Nxdomain, key: string, labels: number): number {
+    const end = nameEnd(key);
+    const rate = kind === Kind.Referral ? this.#options.referrals : this.#options.nxdomains;
+    return this.#account(kind, suffixStart(key, labels, end), end, rate);
+  }
+
+  #account(kind: Kind, from: number, to: number, rate: number): number {
+    this.#kind = kind;
+    this.#from = from;
+    this.#to = to;
+    return rate;
   }
 }
 
-/** The number of labels of the owner, and the type, of the first record after the answer section, or
- * undefined. In a denial or a referral that owner (the zone's SOA, the delegation's NS) is the
+/** The number of labels of the owner (high 16 bits), and the type (low 16), of the first record after
+ * the answer section, or -1; one number, so that nothing is made per reply. In a denial or a referral that owner (the zone's SOA, the delegation's NS) is the
  * question's name or an ancestor of it: its label count picks the suffix of the question's name. */
-function firstAuthority(reply: Buffer, questionEnd: number): { labels: number; type: number } | undefined {
+function firstAuthority(reply: Buffer, questionEnd: number): number {
   const records = ((reply[6] << 8) | reply[7]) + 1;
-  if (((reply[8] << 8) | reply[9]) === 0) return undefined;
+  if (((reply[8] << 8) | reply[9]) === 0) return -1;
   let p = questionEnd;
   for (let i = 1; i < records; i++) {
     p = skipName(reply, p, reply.length);
-    if (p < 0 || p + 10 > reply.length) return undefined;
+    if (p < 0 || p + 10 > reply.length) return -1;
     p += 10 + ((reply[p + 8] << 8) | reply[p + 9]);
   }
   const end = skipName(reply, p, reply.length);
-  if (end < 0 || end + 2 > reply.length) return undefined;
+  if (end < 0 || end + 2 > reply.length) return -1;
   let labels = 0;
   for (let q = p, l = reply[q]; l !== 0; l = reply[q]) {
     if (l >= 0xc0) q = ((l & 0x3f) << 8) | reply[q + 1];
@@ -151,18 +161,7 @@ function firstAuthority(reply: Buffer, questionEnd: number): { labels: number; t
       q += l + 1;
     }
   }
-  return { labels, type: (reply[end] << 8) | reply[end + 1] };
-}
-
-/** The last `labels` labels of the name that starts the answer-cache key (wire form), or the whole
- * name when it has fewer. */
-function suffix(key: string, labels: number): string {
-  if (labels === 0) return "";
-  const starts: number[] = [];
-  let p = 0;
-  for (let l = key.charCodeAt(0); l !== 0 && p < key.length; p += l + 1, l = key.charCodeAt(p))
-    starts.push(p);
-  return key.slice(labels >= starts.length ? 0 : starts[starts.length - labels], p);
+  return labels * 0x10000 + ((reply[end] << 8) | reply[end + 1]);
 }
 
 /** The slip reply: the reply's header and question, TC set, no records but an OPT record when the

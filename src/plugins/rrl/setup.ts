@@ -96,7 +96,7 @@ export const setup: Setup = (d, ctx) => {
         `each of the ${threadRole.count} answering threads (-workers, multisocket) limits on its own: a client ` +
           `whose queries come from many source ports gets up to ${threadRole.count}x the allowances`,
       );
-  const limiter = new ResponseLimiter(o, (qname) => o.zones.some((z) => isSubdomain(qname, z)));
+  const limiter = new ResponseLimiter(o, { inZones: (qname) => o.zones.some((z) => isSubdomain(qname, z)) });
   ctx.block.rrl = limiter;
   liveLimiters.add(limiter);
   ctx.onShutdown(() => void liveLimiters.delete(limiter));
