@@ -242,33 +242,6 @@ describe("-workers 2 and a cache in each thread", () => {
   });
 });
 
-describe("-workers 2 and rrl", () => {
-  it("says once that each thread limits on its own", async () => {
-    const srv = await startServer(
-      `example.org {
-    rrl {
-        responses-per-second 10
-    }
-    template IN A example.org {
-        answer "{{ .Name }} 60 IN A 10.0.0.1"
-    }
-}
-`,
-      { args: ["-workers", "2"] },
-    );
-    try {
-      assert.equal((await dig(srv.port, "a.example.org")).status, "NOERROR");
-      const warned = srv.logs.filter((l) =>
-        String(l.msg).includes("answering threads (-workers, multisocket) limits"),
-      );
-      assert.equal(warned.length, 1, JSON.stringify(warned));
-      assert.equal(warned[0].threads, 2);
-    } finally {
-      await srv.stop("SIGKILL");
-    }
-  });
-});
-
 describe("-workers 2 and a reload onto a new store", () => {
   it("a Service changed as the main thread took the new configuration over is not answered stale by a worker", async () => {
     const api = await startApiServer({ bookmarkIntervalMs: 200 });

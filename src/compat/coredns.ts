@@ -137,7 +137,7 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     options:
       "ZONES, `window`, `ipv4-prefix-length`, `ipv6-prefix-length`, `*-per-second`, `slip-ratio`, `max-table-size`, `report-only`",
     verdict: "differs",
-    note: "an external plugin in CoreDNS; replays from the answer cache are limited too; with `-workers N` (or `multisocket`) each thread keeps its own accounts, so a client whose queries come from many source ports gets up to N times the allowances (said in a warning at start-up)",
+    note: "an external plugin in CoreDNS; replays from the answer cache are limited too; with `-workers N` (or `multisocket`) every thread charges one set of accounts, and a reload that keeps the settings keeps them",
     parts: [
       {
         option: "requests-per-second",

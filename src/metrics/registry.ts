@@ -187,13 +187,12 @@ function collector<T extends { reset(): void }>(fill: (m: T) => void): (this: T)
   };
 }
 
-/** Gauges that add up over the threads (each thread has its own answer store, caches and rate
- * accounts); every other gauge describes the process and is the main thread's alone. */
+/** Gauges that add up over the threads (each thread has its own answer store and caches); every other
+ * gauge describes the process and is the main thread's alone (rrl's accounts, one table for all). */
 const SUMMED_GAUGES = new Set([
   "clusterdns_answer_cache_entries",
   "coredns_cache_entries",
   "coredns_dnssec_cache_entries",
-  "clusterdns_rrl_accounts",
 ]);
 
 type Metrics = MetricObjectWithValues<MetricValue<string>>[];

@@ -1,8 +1,9 @@
 // rrl's series: clusterdns_rrl_responses_total{action} (dropped, slipped, reported) and
-// clusterdns_rrl_accounts (client networks and responses being counted).
+// clusterdns_rrl_accounts (client networks and responses being counted, in the tables every thread
+// shares: the main thread's gauge alone, registry.ts does not add the workers' up).
 
 import { scrapedCounter, scrapedGauge } from "../../metrics/registry.ts";
-import { liveLimiters, rrlStats } from "./stats.ts";
+import { liveTables, rrlStats } from "./stats.ts";
 
 scrapedCounter(
   "clusterdns_rrl_responses_total",
@@ -21,7 +22,7 @@ scrapedGauge(
   [],
   (g) => {
     let n = 0;
-    for (const l of liveLimiters) n += l.accounts;
+    for (const t of liveTables) n += t.held;
     g.set(n);
   },
 );

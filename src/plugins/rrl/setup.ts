@@ -13,7 +13,8 @@
 // }
 // The syntax of the coredns/rrl plugin (after BIND's rate-limit). A setting of the block, not a
 // handler: the pipeline passes every UDP reply of the block through the limiter (limiter.ts), the
-// ones the answer cache replays too.
+// ones the answer cache replays too. Its accounts are one table every answering thread charges
+// (shared-accounts.ts).
 
 import type { Setup } from "../../setup/registry.ts";
 import { argCount, blockOptions, noBlock, parseIntArg, zonesArg } from "../../corefile/args.ts";
@@ -21,8 +22,7 @@ import { configError } from "../../corefile/errors.ts";
 import type { Directive } from "../../corefile/types.ts";
 import { isSubdomain } from "../../dns/name.ts";
 import { ResponseLimiter, type RrlOptions } from "./limiter.ts";
-import { liveLimiters } from "./stats.ts";
-import { inWorker, threadRole } from "../../runtime/thread-role.ts";
+import { accountTable } from "./shared-accounts.ts";
 import "./metrics.ts";
 
 const NAME = "rrl";
@@ -78,7 +78,7 @@ export function parseRrl(d: Directive, blockZones: readonly string[]): RrlOption
   return o;
 }
 
-export const setup: Setup = (d, ctx) => {
+export const setup: Setup = async (d, ctx) => {
   if (ctx.block.rrl !== undefined) throw configError(d, NAME, "one rrl per server block");
   const o = parseRrl(d, ctx.zones);
   const limits = [o.responses, o.nodata, o.nxdomains, o.referrals, o.errors];
@@ -86,19 +86,8 @@ export const setup: Setup = (d, ctx) => {
     ctx.log(NAME).warn({ at: `${d.file}:${d.line}` }, "every allowance is 0: nothing is limited");
     return undefined;
   }
-  // Each answering thread keeps its own accounts, and the kernel spreads a client's source ports over
-  // the threads' sockets: said once, by the main thread.
-  if (threadRole.count > 1 && !inWorker())
-    ctx
-      .log(NAME)
-      .warn(
-        { at: `${d.file}:${d.line}`, threads: threadRole.count },
-        `each of the ${threadRole.count} answering threads (-workers, multisocket) limits on its own: a client ` +
-          `whose queries come from many source ports gets up to ${threadRole.count}x the allowances`,
-      );
-  const limiter = new ResponseLimiter(o, { inZones: (qname) => o.zones.some((z) => isSubdomain(qname, z)) });
-  ctx.block.rrl = limiter;
-  liveLimiters.add(limiter);
-  ctx.onShutdown(() => void liveLimiters.delete(limiter));
+  const table = await accountTable(ctx, o);
+  const inZones = (qname: string) => o.zones.some((z) => isSubdomain(qname, z));
+  ctx.block.rrl = new ResponseLimiter(o, { inZones, table });
   return undefined;
 };

@@ -1,5 +1,8 @@
-// rrl's counters, process-wide (they keep counting across reloads), and the limiters alive now (for
-// the size of their tables). Plain numbers on the query path; metrics.ts names them at scrape time.
+// rrl's counters, this thread's (they keep counting across reloads; a scrape adds up the threads'),
+// and the account tables alive now (for their size: the main thread's, which makes every table the
+// threads share). Plain numbers on the query path; metrics.ts names them at scrape time.
+
+import type { AccountTable } from "./accounts.ts";
 
 export const rrlStats = {
   /** Responses over the limit that were not sent. */
@@ -10,5 +13,6 @@ export const rrlStats = {
   reported: 0,
 };
 
-/** The limiters of the running configuration (and, for a moment, of the one a reload replaces). */
-export const liveLimiters = new Set<{ readonly accounts: number }>();
+/** The tables of the running configuration (and, for a moment, of the one a reload replaces), made
+ * by this thread: on the main thread, every table of the process. */
+export const liveTables = new Set<AccountTable>();
