@@ -8,6 +8,8 @@
 // The TCP limits apply: at most maxConnections connections, maxInFlight streams at once on each (an
 // HTTP/2 setting), the read timeout on the TLS handshake and on a request's headers, idle to close a
 // connection without requests.
+// Over TLS, the reply to a query that carries an EDNS Padding option is padded (padding.ts); over
+// plain HTTP it is not (RFC 7830 6), even where a proxy in front ends TLS.
 
 import { http } from "../http/node-http.ts";
 import type { IncomingMessage, OutgoingHttpHeaders, Server, ServerResponse } from "node:http";
@@ -21,6 +23,7 @@ import { clientAllowed, keyLog, retls, tlsOptions } from "./secure.ts";
 import { HttpConnections } from "./http-server.ts";
 import { WireFacts } from "../answers/wire-facts.ts";
 import { afterOwner } from "../dns/wire-ttl.ts";
+import { paddedReply } from "../dns/padding.ts";
 import { PlainCounter } from "../metrics/plain.ts";
 import { registry } from "../metrics/registry.ts";
 
@@ -146,8 +149,9 @@ export class DohListener {
         localAddress: s.localAddress ?? "",
         localPort: s.localPort ?? 0,
       };
-      const reply = await this.pipeline.handle(query, peer);
+      let reply = await this.pipeline.handle(query, peer);
       if (reply === undefined) throw new HttpRefusal(400, "not a DNS query");
+      if (this.#tls !== undefined) reply = paddedReply(query, reply);
       headers = {
         "content-type": MEDIA_TYPE,
         "content-length": reply.length,

@@ -8,6 +8,8 @@
 // packet that holds no DNS query. Another content-type is HTTP 415, another method than POST 405.
 // The TCP limits apply as for DoH: maxConnections, maxInFlight streams per session, the read timeout
 // on the handshake and on a call, idle to close a session without calls.
+// Over TLS, the reply to a query that carries an EDNS Padding option is padded (padding.ts); over h2c
+// it is not (RFC 7830 6).
 
 import http2 from "node:http2";
 import type tls from "node:tls";
@@ -17,6 +19,7 @@ import type { TcpOptions } from "./tcp-connection.ts";
 import type { TlsSettings } from "../setup/block.ts";
 import { clientAllowed, keyLog, retls, tlsOptions } from "./secure.ts";
 import { HttpConnections } from "./http-server.ts";
+import { paddedReply } from "../dns/padding.ts";
 import { decodePacket, encodePacket, frame, GrpcStatus, MAX_MESSAGE, unframe } from "../dns/grpc-packet.ts";
 
 export const GRPC_PATH = "/coredns.dns.DnsService/Query";
@@ -113,7 +116,7 @@ export class GrpcListener {
       };
       const answer = await this.pipeline.handle(msg, peer);
       if (answer === undefined) throw new CallError(GrpcStatus.INVALID_ARGUMENT, "not a DNS query");
-      reply = answer;
+      reply = this.#tls !== undefined ? paddedReply(msg, answer) : answer;
     } catch (err) {
       if (!(err instanceof CallError)) this.log.error({ err }, "grpc: query failed");
       const e = err instanceof CallError ? err : new CallError(GrpcStatus.INTERNAL, "no reply");

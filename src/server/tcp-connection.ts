@@ -17,6 +17,8 @@
 // the ones still being answered too, and then the connection closes (RFC 7766: a query read is a query
 // answered). The listener accepts with allowHalfOpen, so Node does not end our side at the client's FIN.
 // The listener checks the deadlines (check()) and closes the longest idle connection when full.
+// Over TLS (a tls:// listener), the replies to a query that carries an EDNS Padding option are padded
+// here, on their way out (padding.ts): what the answer store replays stays unpadded.
 
 import type net from "node:net";
 import type { Logger } from "pino";
@@ -24,6 +26,7 @@ import type { Peer, Pipeline } from "./pipeline.ts";
 import { FrameReader } from "../dns/tcp-frames.ts";
 import { ReplyLane } from "./reply-lane.ts";
 import { unread } from "./send-queue.ts";
+import { RESPONSE_BLOCK, asksPadding, padded } from "../dns/padding.ts";
 
 export interface TcpTimeouts {
   /** From connecting until the first query is whole. */
@@ -87,11 +90,14 @@ export class TcpConnection {
   #taken = 0;
   #takenAt = 0;
   readonly #onFrame = (msg: Buffer): boolean => this.#query(msg);
+  /** The connection is DNS over TLS: replies may be padded (RFC 7830 6: never over plain TCP). */
+  readonly #encrypted: boolean;
 
   constructor(socket: net.Socket, listener: { pipeline: Pipeline; opts: TcpOptions; log: Logger }) {
     this.socket = socket;
     this.#listener = listener;
     this.deadline = performance.now() + listener.opts.readMs;
+    this.#encrypted = (socket as { encrypted?: boolean }).encrypted === true;
     this.#peer = {
       proto: "tcp",
       remoteAddress: socket.remoteAddress ?? "",
@@ -135,7 +141,11 @@ export class TcpConnection {
     }
     const { pipeline, log } = this.#listener;
     // One object per query: it is also what names the query's place in the lane.
-    const query: Peer = { ...this.#peer, write: (m) => this.#lane.stream(query, m) };
+    const pad = this.#encrypted && asksPadding(msg);
+    const query: Peer = {
+      ...this.#peer,
+      write: (m) => this.#lane.stream(query, pad ? padded(m, RESPONSE_BLOCK) : m),
+    };
     let out: Buffer | undefined | Promise<Buffer | undefined>;
     try {
       out = pipeline.handle(msg, query);
@@ -148,25 +158,26 @@ export class TcpConnection {
       this.deadline = Infinity;
       out
         .then(
-          (b) => this.#reply(query, b),
+          (b) => this.#reply(query, b, pad),
           (err: unknown) => {
-            this.#reply(query, undefined);
+            this.#reply(query, undefined, false);
             log.error({ err }, "query failed");
           },
         )
         .finally(() => this.#settled());
     } else {
-      this.#reply(query, out);
+      this.#reply(query, out, pad);
       if (this.inFlight === 0) this.deadline = performance.now() + this.#listener.opts.idleMs;
     }
     if (--this.#turnLeft <= 0 || performance.now() >= this.#turnEnds) this.#yield();
     return this.#reading();
   }
 
-  /** The last (or only) message of a query's reply, through the lane; past Node's high-water mark of
-   * unsent replies reading waits for 'drain', past MAX_UNREAD in the kernel for the client to read. */
-  #reply(query: Peer, out: Buffer | undefined): void {
-    this.#lane.end(query, out);
+  /** The last (or only) message of a query's reply, through the lane, padded when `pad`; past Node's
+   * high-water mark of unsent replies reading waits for 'drain', past MAX_UNREAD in the kernel for the
+   * client to read. */
+  #reply(query: Peer, out: Buffer | undefined, pad: boolean): void {
+    this.#lane.end(query, pad && out !== undefined ? padded(out, RESPONSE_BLOCK) : out);
     const s = this.socket;
     if (s.writableNeedDrain) this.#writeBlocked = true;
     else if (s.bytesWritten - this.#probedAt >= PROBE_EVERY) {
