@@ -70,6 +70,9 @@ test("lengths: to the next multiple of the block, an exact fit gets an empty opt
   const out = padded(short, RESPONSE_BLOCK);
   assert.equal(out.length, RESPONSE_BLOCK);
   assert.deepEqual(options(out).at(-1), [EdnsOption.PADDING, 0]);
+  // With a tail still to come (a TSIG record), the message and its tail make the block.
+  assert.equal(padded(base, RESPONSE_BLOCK, { tail: 100 }).length, RESPONSE_BLOCK - 100);
+  assert.equal(padded(base, RESPONSE_BLOCK, { limit: 400, tail: 100 }).length, 300);
   // And queries by their block of 128.
   const q = encode(queryMsg(NAME, Type.A, { edns: edns() }));
   assert.equal(padded(q, QUERY_BLOCK).length, 128);
@@ -79,18 +82,20 @@ test("the size limit: padded up to the limit, and not at all when the option doe
   const msg = reply(9, edns());
   assert.ok(msg.length > 936 && msg.length < 1100, String(msg.length));
   // The next block, 1404, is past 1200: the reply is padded to 1200 exactly.
-  const out = padded(msg, RESPONSE_BLOCK, 1200);
+  const out = padded(msg, RESPONSE_BLOCK, { limit: 1200 });
   assert.equal(out.length, 1200);
   same(out, msg);
   // Room for 3 octets more only: no option fits, the reply goes as it is.
-  assert.equal(padded(msg, RESPONSE_BLOCK, msg.length + 3), msg);
+  assert.equal(padded(msg, RESPONSE_BLOCK, { limit: msg.length + 3 }), msg);
   // Room for the option's head alone: an empty Padding option.
-  assert.deepEqual(options(padded(msg, RESPONSE_BLOCK, msg.length + 4)), [[EdnsOption.PADDING, 0]]);
+  assert.deepEqual(options(padded(msg, RESPONSE_BLOCK, { limit: msg.length + 4 })), [
+    [EdnsOption.PADDING, 0],
+  ]);
   // 65535 is the most a message may be, whatever the limit says: past the last block that fits
   // (65520), a reply is padded to 65535.
   const big = reply(584, edns([{ code: 65001, data: new Uint8Array(70) }]));
   assert.equal(big.length, 65526);
-  assert.equal(padded(big, RESPONSE_BLOCK, 100_000).length, 65535);
+  assert.equal(padded(big, RESPONSE_BLOCK, { limit: 100_000 }).length, 65535);
   assert.equal(padded(reply(584, edns()), RESPONSE_BLOCK).length, 65520);
 });
 

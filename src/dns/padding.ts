@@ -31,23 +31,24 @@ export function asksPadding(query: Buffer): boolean {
 }
 
 /**
- * `msg` with a Padding option added to its OPT record, of the length that makes the whole message a
- * multiple of `block` octets; when that would pass `limit` (the most the peer takes), of the length
- * that makes it `limit` octets, and none when even an empty option does not fit (RFC 7830 4: padding
- * never makes a message larger than the peer takes). Returns `msg` itself, unpadded, when it has no
- * OPT record (the peer sent none: RFC 6891 7), has a Padding option already, or has a record after
- * its OPT: a TSIG record, whose MAC covers the OPT record as it is (RFC 7830 4: padding goes in before
- * signing). The padding is zero octets (RFC 7830 3).
+ * `msg` with a Padding option added to its OPT record, of the length that makes the whole message,
+ * with the `tail` octets still to be appended to it (a TSIG record), a multiple of `block` octets;
+ * when that would pass `limit` (the most the peer takes), of the length that makes it `limit`
+ * octets, and none when even an empty option does not fit (RFC 7830 4: padding never makes a
+ * message larger than the peer takes). Returns `msg` itself, unpadded, when it has no OPT record
+ * (the peer sent none: RFC 6891 7), has a Padding option already, or has a record after its OPT: a
+ * TSIG record, whose MAC covers the OPT record as it is (RFC 7830 4: padding goes in before signing;
+ * the signer pads, ReplySigner). The padding is zero octets (RFC 7830 3).
  */
-export function padded(msg: Buffer, block: number, limit = MAX_MESSAGE): Buffer {
+export function padded(msg: Buffer, block: number, { limit = MAX_MESSAGE, tail = 0 } = {}): Buffer {
   const opt = optRecord(msg, msg.length).at;
   if (opt < 0) return msg;
   const rdLength = (msg[opt + 8] << 8) | msg[opt + 9];
   if (opt + 10 + rdLength !== msg.length || hasOption(msg, opt, EdnsOption.PADDING)) return msg;
   const bare = msg.length + OPTION_HEAD;
-  const most = Math.min(limit, MAX_MESSAGE);
+  const most = Math.min(limit, MAX_MESSAGE) - tail;
   if (bare > most) return msg;
-  const size = Math.min(Math.ceil(bare / block) * block, most);
+  const size = Math.min(Math.ceil((bare + tail) / block) * block - tail, most);
   const out = Buffer.alloc(size);
   msg.copy(out, 0);
   out.writeUInt16BE(rdLength + size - msg.length, opt + 8);

@@ -150,11 +150,12 @@ export function appendTsig(
   return out;
 }
 
-/** Octets a TSIG record under `key` adds to a message (other data of 6 octets at most). */
-export function tsigSize(key: TsigKey): number {
+/** Octets a TSIG record under `key` adds to a message, with `other` octets of other data (by default
+ * the most it carries: BADTIME's 6). */
+export function tsigSize(key: TsigKey, other = 6): number {
   const hash = TSIG_ALGORITHMS.get(key.algorithm)!;
   const macLength = createHmac(hash, "").digest().length;
-  return wire(key.name).length + 10 + wire(key.algorithm).length + 16 + macLength + 6;
+  return wire(key.name).length + 10 + wire(key.algorithm).length + 16 + macLength + other;
 }
 
 /** Now, in the seconds TSIG counts. */

@@ -144,6 +144,7 @@ export class DohListener {
       const s = req.socket;
       const peer: Peer = {
         proto: "tcp",
+        padded: this.#tls !== undefined,
         remoteAddress: s.remoteAddress ?? "",
         remotePort: s.remotePort ?? 0,
         localAddress: s.localAddress ?? "",

@@ -109,6 +109,7 @@ export class GrpcListener {
       const s = stream.session?.socket;
       const peer: Peer = {
         proto: "tcp",
+        padded: this.#tls !== undefined,
         remoteAddress: s?.remoteAddress ?? "",
         remotePort: s?.remotePort ?? 0,
         localAddress: s?.localAddress ?? "",

@@ -22,6 +22,9 @@ let dot: number;
 let doh: number;
 let plainHttp: number;
 let metrics: number;
+let signed: number;
+
+const SECRET = "c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTI=";
 
 const ZONE =
   "$ORIGIN example.org.\n@ 300 IN SOA ns hostmaster 1 7200 3600 1209600 300\nwww 300 IN A 192.0.2.7\n" +
@@ -31,14 +34,21 @@ const ZONE =
 
 before(async () => {
   pki = makePki();
-  [dot, doh, plainHttp, metrics] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  [dot, doh, plainHttp, metrics, signed] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
   const cert = `    tls ${pki.serverCert} ${pki.serverKey}\n`;
   const zone = "    file db.example example.org\n";
   srv = await startServer(
     `. {\n${zone}}\n` +
       `tls://.:${dot} {\n${cert}    prometheus 127.0.0.1:${metrics}\n${zone}}\n` +
       `https://.:${doh} {\n${cert}${zone}}\n` +
-      `https://.:${plainHttp} {\n${zone}}\n`,
+      `https://.:${plainHttp} {\n${zone}}\n` +
+      `tls://.:${signed} {\n${cert}    tsig {\n        secret key. ${SECRET}\n    }\n${zone}}\n`,
     { files: { "db.example": ZONE } },
   );
   plain = srv.ports[0];
@@ -136,4 +146,17 @@ test("DoH over plain HTTP (no tls directive): no padding", async () => {
   const reply = Buffer.from(await res.arrayBuffer());
   assert.equal(reply[3] & 0x0f, 0, "NOERROR");
   assert.ok(reply.length < 100, `${reply.length} octets`);
+});
+
+test("DoT with TSIG: the reply is padded before it is signed, and kdig verifies the signature", async () => {
+  const key = `-y hmac-sha256:key.:${SECRET}`.split(" ");
+  const r = await kdig(signed, "www.example.org", "A", ...TLS(), "+padding", ...key);
+  assert.equal(r.status, "NOERROR", r.text);
+  assert.deepEqual(r.records.slice(0, 1), ["www.example.org. 300 IN A 192.0.2.7"]);
+  assert.match(r.text, /TSIG PSEUDOSECTION/, r.text);
+  // kdig checks the reply's MAC, and says so on stderr when it does not match.
+  assert.equal(r.stderr, "", r.stderr);
+  // Padded so that the message with its TSIG record is one block.
+  assert.equal(sizes(r).size, 468, r.text);
+  assert.ok(sizes(r).padding > 0, r.text);
 });

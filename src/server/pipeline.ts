@@ -35,6 +35,7 @@ import { authorityOf, isIPv4Client, lookupKey, maxSizeOf, normalise, simpleReply
 import type { ClientQuestion, Question } from "./question.ts";
 import { checkSigned, type ReplySigner } from "./signed-query.ts";
 import { ThrottledWarning } from "./throttled-warning.ts";
+import { asksPadding } from "../dns/padding.ts";
 
 export type { Peer, Proto } from "./peer.ts";
 
@@ -144,6 +145,7 @@ export class Pipeline {
       if (s.drop) return 0;
       const signed = s.tsig >= 0 ? checkSigned(buf.subarray(0, length), s, this.mux) : undefined;
       if (signed !== undefined && "scan" in signed) {
+        signed.signer.pad = peer.padded === true && asksPadding(signed.scan.packet);
         const match = this.views?.choose(signed.scan, length, peer);
         const o = { signer: signed.signer, match };
         return this.#slow(signed.scan, { ...peer }, maxSizeOf(signed.scan, peer), performance.now(), o);

@@ -8,6 +8,7 @@ import { ScannedQuery, errorReply, scanQuery } from "../dns/scan.ts";
 import type { Block } from "./block.ts";
 import type { ZoneMux } from "./mux.ts";
 import { isSubdomain } from "../dns/name.ts";
+import { RESPONSE_BLOCK, padded } from "../dns/padding.ts";
 import {
   FUDGE,
   TSIG_ALGORITHMS,
@@ -28,6 +29,9 @@ export class ReplySigner {
   readonly keyName: string;
   /** Octets to leave free in a reply for its TSIG record. */
   readonly room: number;
+  /** Pad each message before it is signed (the query asked for padding over an encrypted transport:
+   * RFC 7830 4 puts the padding in before the MAC is computed). */
+  pad = false;
   readonly #key: TsigKey;
   #prior: Buffer;
   #first = true;
@@ -46,6 +50,8 @@ export class ReplySigner {
   }
 
   sign(message: Buffer): Buffer {
+    if (this.pad)
+      message = padded(message, RESPONSE_BLOCK, { tail: tsigSize(this.#key, this.#other.length) });
     const timeSigned = this.#time ?? tsigNow();
     const mac = computeMac({
       key: this.#key,

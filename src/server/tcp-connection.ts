@@ -90,16 +90,15 @@ export class TcpConnection {
   #taken = 0;
   #takenAt = 0;
   readonly #onFrame = (msg: Buffer): boolean => this.#query(msg);
-  /** The connection is DNS over TLS: replies may be padded (RFC 7830 6: never over plain TCP). */
-  readonly #encrypted: boolean;
 
   constructor(socket: net.Socket, listener: { pipeline: Pipeline; opts: TcpOptions; log: Logger }) {
     this.socket = socket;
     this.#listener = listener;
     this.deadline = performance.now() + listener.opts.readMs;
-    this.#encrypted = (socket as { encrypted?: boolean }).encrypted === true;
     this.#peer = {
       proto: "tcp",
+      // DNS over TLS: replies may be padded (RFC 7830 6: never over plain TCP).
+      padded: (socket as { encrypted?: boolean }).encrypted === true,
       remoteAddress: socket.remoteAddress ?? "",
       remotePort: socket.remotePort ?? 0,
       localAddress: socket.localAddress ?? "",
@@ -141,7 +140,7 @@ export class TcpConnection {
     }
     const { pipeline, log } = this.#listener;
     // One object per query: it is also what names the query's place in the lane.
-    const pad = this.#encrypted && asksPadding(msg);
+    const pad = this.#peer.padded === true && asksPadding(msg);
     const query: Peer = {
       ...this.#peer,
       write: (m) => this.#lane.stream(query, pad ? padded(m, RESPONSE_BLOCK) : m),

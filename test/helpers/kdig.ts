@@ -14,17 +14,20 @@ export interface KdigResult {
   /** Its ";; TLS session (...)" and ";; HTTP session (...)" lines. */
   sessions: string[];
   text: string;
+  /** What it printed on stderr: ";; WARNING: ..." lines (a reply whose TSIG did not verify). */
+  stderr: string;
 }
 
 /** `kdig @127.0.0.1 -p PORT NAME TYPE OPTS...`, e.g. "+tls-ca=ca.crt", "+https", "+https-get". */
 export async function kdig(port: number, name: string, type: string, ...opts: string[]): Promise<KdigResult> {
   const args = ["@127.0.0.1", "-p", String(port), name, type, "+retry=0", "+time=5", ...opts];
   let text: string;
+  let stderr: string;
   try {
-    text = (await run("kdig", args, { timeout: 20_000 })).stdout;
+    ({ stdout: text, stderr } = await run("kdig", args, { timeout: 20_000 }));
   } catch (err) {
-    text =
-      String((err as { stdout?: string }).stdout ?? "") + String((err as { stderr?: string }).stderr ?? "");
+    stderr = String((err as { stderr?: string }).stderr ?? "");
+    text = String((err as { stdout?: string }).stdout ?? "") + stderr;
   }
   const status = /HEADER<<- .*status: (\w+)/.exec(text)?.[1] ?? "";
   const records = text
@@ -32,5 +35,5 @@ export async function kdig(port: number, name: string, type: string, ...opts: st
     .filter((l) => l !== "" && !l.startsWith(";"))
     .map((l) => l.replace(/\s+/g, " ").trim());
   const sessions = text.split("\n").filter((l) => /^;; (TLS|HTTP) session/.test(l));
-  return { status, records, sessions, text };
+  return { status, records, sessions, text, stderr };
 }
