@@ -82,6 +82,18 @@ test("grpc:// without tls: cleartext HTTP/2, the same answers", async () => {
   assert.match(lines[3], / 10\.96\.0\.1$/);
 });
 
+test("EDNS Padding: over TLS a query with the option gets a reply of 468 octets; none without, none over h2c", async () => {
+  const tls = ["--ca", pki.ca, "--host", "dns.test"];
+  const name = "kubernetes.default.svc.cluster.local";
+  const padded = await ask(secure, name, "A", ...tls, "--padding", "yes");
+  assert.deepEqual(padded.slice(0, 2), ["status 0 OK", "size 468"]);
+  assert.match(padded.at(-1)!, / 10\.96\.0\.1$/);
+  const [, without] = await ask(secure, name, "A", ...tls, "--padding", "no");
+  const [, cleartext] = await ask(plain, name, "A", "--padding", "yes");
+  // The unpadded reply: header, question, one A record and the OPT record.
+  for (const size of [without, cleartext]) assert.ok(Number(size.split(" ")[1]) < 120, size);
+});
+
 test("malformed calls get gRPC statuses, and the listener answers on", async () => {
   // field 1 says 16 octets and holds 2: not a DnsPacket (INTERNAL).
   assert.match((await ask(plain, "-", "A", "--raw", "0a10abcd"))[0], /^status 13 .*runs past/);

@@ -28,6 +28,7 @@ const SECRET = "c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTI=";
 
 const ZONE =
   "$ORIGIN example.org.\n@ 300 IN SOA ns hostmaster 1 7200 3600 1209600 300\nwww 300 IN A 192.0.2.7\n" +
+  Array.from({ length: 400 }, (_, i) => `host-${i} 300 IN A 10.0.${i >> 8}.${i & 255}\n`).join("") +
   "big 300 IN TXT " +
   Array.from({ length: 6 }, (_, i) => `"${String(i).repeat(200)}"`).join(" ") +
   "\n";
@@ -45,7 +46,7 @@ before(async () => {
   const zone = "    file db.example example.org\n";
   srv = await startServer(
     `. {\n${zone}}\n` +
-      `tls://.:${dot} {\n${cert}    prometheus 127.0.0.1:${metrics}\n${zone}}\n` +
+      `tls://.:${dot} {\n${cert}    prometheus 127.0.0.1:${metrics}\n${zone}    transfer {\n        to *\n    }\n}\n` +
       `https://.:${doh} {\n${cert}${zone}}\n` +
       `https://.:${plainHttp} {\n${zone}}\n` +
       `tls://.:${signed} {\n${cert}    tsig {\n        secret key. ${SECRET}\n    }\n${zone}}\n`,
@@ -98,6 +99,15 @@ test("DoT: the same answer replayed from the answer store is padded the same way
   const udp = await kdig(plain, "www.example.org", "A", "+padding");
   assert.deepEqual(udp.records, ["www.example.org. 300 IN A 192.0.2.7"]);
   assert.ok(sizes(udp).size < 100, udp.text);
+});
+
+test("DoT: every message of a zone transfer is padded to a multiple of 468", async () => {
+  const r = await kdig(dot, "example.org", "AXFR", ...TLS(), "+padding");
+  const m = /;; Received (\d+) B \((\d+) messages, (\d+) records\)/.exec(r.text);
+  assert.ok(m !== null, r.text);
+  const [size, messages, records] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  assert.ok(messages > 1 && records === 404, r.text);
+  assert.equal(size % 468, 0, r.text);
 });
 
 test("DoT: a query without a Padding option gets no padding", async () => {

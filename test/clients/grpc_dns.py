@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """DNS over gRPC with Debian's python3-grpcio, as CoreDNS's DnsService speaks it, for the tests.
 
-client ADDR NAME TYPE [--ca FILE --host NAME] [--raw HEX]
+client ADDR NAME TYPE [--ca FILE --host NAME] [--raw HEX] [--padding yes|no]
     One Query call. Prints "status CODE MESSAGE", then for a reply its rcode and answer records as
     "rcode N" and "answer NAME TYPE RDATA-HEX" lines. --raw sends HEX as the DnsPacket's bytes as is.
+    --padding gives the query an OPT record, with an empty EDNS Padding option (yes) or without (no),
+    and prints the reply's size first, as "size N".
 server PORT --relay ADDR:PORT [--cert FILE --key FILE [--client-ca FILE]]
     An upstream for the grpc plugin on 127.0.0.1:PORT (0: any free port; unix:PATH for a unix socket,
     then "port 1" is printed), over TLS with --cert: relays
@@ -63,6 +65,13 @@ def query(name, qtype, qid=0x1234):
     return struct.pack(">HHHHHH", qid, 0x0100, 1, 0, 0, 0) + q + struct.pack(">HH", TYPES[qtype], 1)
 
 
+def with_opt(q, padding):
+    """The query with an OPT record (ARCOUNT 1), carrying an empty Padding option (RFC 7830) or none."""
+    options = struct.pack(">HH", 12, 0) if padding else b""
+    opt = b"\x00" + struct.pack(">HHIH", 41, 1232, 0, len(options)) + options
+    return q[:10] + struct.pack(">H", 1) + q[12:] + opt
+
+
 def skip_name(m, i):
     while True:
         n = m[i]
@@ -114,13 +123,18 @@ def client(argv):
     else:
         chan = grpc.insecure_channel(addr)
     call = chan.unary_unary(PATH, request_serializer=lambda b: b, response_deserializer=lambda b: b)
-    body = bytes.fromhex(opts["--raw"]) if "--raw" in opts else packet(query(name, qtype))
+    msg = query(name, qtype)
+    if "--padding" in opts:
+        msg = with_opt(msg, opts["--padding"] == "yes")
+    body = bytes.fromhex(opts["--raw"]) if "--raw" in opts else packet(msg)
     try:
         reply = call(body, timeout=10)
     except grpc.RpcError as e:
         print("status %s %s" % (e.code().value[0], e.details()))
         return
     print("status 0 OK")
+    if "--padding" in opts:
+        print("size %d" % len(unpacket(reply)))
     print_reply(unpacket(reply))
 
 
