@@ -86,7 +86,7 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     plugin: "tls",
     options: "CERT KEY [CA], `client_auth`, `keylog`",
     verdict: "same",
-    note: "the certificate of `tls://` (DNS over TLS) and `https://` (DNS over HTTPS, HTTP/2 and HTTP/1.1) and `grpc://` (CoreDNS's DnsService over HTTP/2, ALPN h2) blocks; TLS 1.2 at least; a `grpc://` block without `tls` serves cleartext HTTP/2 as CoreDNS; `quic://` blocks are refused (see the tls plugin's README)",
+    note: "the certificate of `tls://` (DNS over TLS) and `https://` (DNS over HTTPS, HTTP/2 and HTTP/1.1) and `grpc://` (CoreDNS's DnsService over HTTP/2, ALPN h2) blocks; TLS 1.2 at least; a `grpc://` block without `tls` serves cleartext HTTP/2 as CoreDNS; beyond CoreDNS, the reply to a query that carries an EDNS Padding option is padded to a multiple of 468 octets (RFC 7830, RFC 8467) over these encrypted blocks; `quic://` blocks are refused (see the tls plugin's README)",
     twice: "refused",
     parts: [
       {
