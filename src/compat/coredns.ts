@@ -437,7 +437,7 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     plugin: "forward",
     options: "every option but `resolver`",
     verdict: "differs",
-    note: "`dns://`, `tls://` and `https://` upstreams (DoH over HTTP/2 only; CoreDNS's client also falls back to HTTP/1.1), as CoreDNS; the client's own EDNS options (a cookie, padding, a client subnet) are not passed upstream, where CoreDNS relays the client's message as it is (*rewrite*'s `edns0` rules still add a subnet or a local option)",
+    note: "`dns://`, `tls://` and `https://` upstreams (DoH over HTTP/2 only; CoreDNS's client also falls back to HTTP/1.1), as CoreDNS; the client's own EDNS options (a cookie, padding, a client subnet) are not passed upstream, where CoreDNS relays the client's message as it is (*rewrite*'s `edns0` rules still add a subnet or a local option); queries to `tls://` and `https://` upstreams are padded to a multiple of 128 octets (RFC 8467)",
     twice: "shadowed",
     passesOn: ["except", "next", "next_on_nodata"],
     parts: [

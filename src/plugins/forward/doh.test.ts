@@ -14,6 +14,7 @@ import { makeRequest, recordingNext } from "../../../test/helpers/request.ts";
 import http2 from "node:http2";
 import net from "node:net";
 import { decode } from "../../dns/decode.ts";
+import { QUERY_BLOCK, asksPadding } from "../../dns/padding.ts";
 import { makePki, startTlsFront, type Pki } from "../../../test/upstream/tls-front.ts";
 import { startUnboundDoh, type UnboundDoh } from "../../../test/upstream/unbound-doh.ts";
 import { startSilentRelay } from "../../../test/upstream/silent-relay.ts";
@@ -163,6 +164,9 @@ test("doh_method GET sends GET /dns-query?dns=... to unbound, POST by default (t
         const q = Buffer.from(lines[0].split("?dns=")[1], "base64url");
         assert.equal(q.readUInt16BE(0), 0);
         assert.equal(decode(q).question[0].name, "who.example.org.");
+        // RFC 8467 4.1: padded to a multiple of 128 octets with an EDNS Padding option.
+        assert.equal(q.length % QUERY_BLOCK, 0, `${q.length} octets`);
+        assert.ok(asksPadding(q));
       }
     }
   } finally {

@@ -15,6 +15,8 @@ import { startKnot, type Knot } from "../../../test/upstream/knot.ts";
 import { makePki, startTlsFront, type Pki, type TlsFront } from "../../../test/upstream/tls-front.ts";
 import { startServer } from "../../../test/helpers/server.ts";
 import { dig } from "../../../test/helpers/dig.ts";
+import { FrameReader } from "../../dns/tcp-frames.ts";
+import { QUERY_BLOCK, asksPadding } from "../../dns/padding.ts";
 
 let knot: Knot;
 let pki: Pki;
@@ -64,6 +66,29 @@ test("tls:// with the CA and the server's name: answers over one TLS connection,
   const s = f.upstreams[0].stats;
   assert.deepEqual([s.connCacheMisses["tcp-tls"], s.connCacheHits["tcp-tls"]], [1, 2]);
   assert.equal(f.upstreams[0].idleConnections("tcp-tls"), 1);
+});
+
+test("tls:// queries go out with an EDNS Padding option, padded to a multiple of 128 octets (RFC 8467 4.1)", async () => {
+  const rec = await startTlsFront(pki, knot.port, { record: true });
+  try {
+    const { f, h } = make(
+      `forward . tls://127.0.0.1:${rec.port} {\n tls ca.crt\n tls_servername dns.test\n}`,
+    );
+    for (const name of ["who.example.org", "a-much-longer-name-to-ask-for.who.example.org"]) {
+      const reply = await h.serve(makeRequest(name, Type.TXT));
+      assert.ok(reply.rcode === Rcode.NOERROR || reply.rcode === Rcode.NXDOMAIN, `knotd answered ${name}`);
+    }
+    f.close();
+    const queries: Buffer[] = [];
+    new FrameReader().push(Buffer.concat(rec.received.flat()), (m) => queries.push(Buffer.from(m)) > 0);
+    assert.equal(queries.length, 2);
+    for (const q of queries) {
+      assert.equal(q.length % QUERY_BLOCK, 0, `${q.length} octets`);
+      assert.ok(asksPadding(q), "the query carries a Padding option");
+    }
+  } finally {
+    await rec.close();
+  }
 });
 
 test("the certificate is checked: a wrong name, or no CA that signed it, gets no answer", async () => {

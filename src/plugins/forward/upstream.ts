@@ -23,6 +23,7 @@ import { queryName, randomCase, randomId } from "../../client/reply-match.ts";
 import { forwardStats, recordReply, upstreamStats } from "./stats.ts";
 import { encode } from "../../dns/encode.ts";
 import { hexdump } from "../../dns/hexdump.ts";
+import { QUERY_BLOCK, padded } from "../../dns/padding.ts";
 import { newQuery } from "../../dns/message.ts";
 import { Class, Rcode, Type, rcodeName } from "../../dns/constants.ts";
 
@@ -241,7 +242,10 @@ export class Upstream {
     const id = proto === "https" ? 0 : randomId();
     const q = query.question[0];
     const name = exactCase ? randomCase(q.name) : q.name;
-    const bytes = encode({ ...query, id, question: [{ ...q, name }] });
+    let bytes = encode({ ...query, id, question: [{ ...q, name }] });
+    // Over TLS and HTTPS the query is padded, so its size does not name what is asked (RFC 7830;
+    // RFC 8467 4.1: to a multiple of 128 octets). Never over plain UDP or TCP (RFC 7830 6).
+    if (proto === "tcp-tls" || proto === "https") bytes = padded(bytes, QUERY_BLOCK);
     const wire = exactCase ? queryName(bytes) : undefined;
     const expect = { id, name, type: q.type, class: q.class, wire };
     const timeout = Math.max(1, Math.min(this.#opts.readTimeoutMs, deadline - Date.now()));
