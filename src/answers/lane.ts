@@ -11,20 +11,22 @@
 // (key.ts): the store's own copy of what kubernetes answers for that question, invalidated with the
 // name like any other entry. When `cache` drops its copy (its capacity is reached: CoreDNS's default
 // keeps 9,984 of each kind), the next query refills it from that source with a copy of octets instead
-// of running the plugins again. Queries for names asked once (random subdomains) pay one encode.
+// of running the plugins again. An NXDOMAIN's first asking is answered but not filed (doorkeeper.ts):
+// names asked once (random subdomains) pay one encode and one copy, and evict nothing.
 
 import { spelledQname, type ScannedQuery } from "../dns/scan.ts";
 import type { Msg, RR } from "../dns/message.ts";
 import type { CacheCounters, CacheRules } from "./policy.ts";
 import { LaneResult, type LaneQuery, type LaneReply, type LaneStep } from "./lane-step.ts";
-import { Answers, Filing } from "./answers.ts";
+import { AS_STORED, Answers, Filing, type Meta } from "./answers.ts";
+import { Doorkeeper } from "./doorkeeper.ts";
 import { DROP_AT, EXPIRES, FLAG, LAST_HIT, NO_SLOT, STORED } from "./store.ts";
 import { KEY_TAIL, MAX_KEY, SOURCE, hashBytes } from "../dns/key.ts";
 import { rotationOf } from "./replay.ts";
 import { WireFacts } from "./wire-facts.ts";
 import { AnswerPolicy, SHUFFLED_REPLAY_SECONDS } from "./policy.ts";
 import { encodeInto, encoded } from "../dns/encode.ts";
-import { EDNS_UDP_SIZE, EdnsOption, Type } from "../dns/constants.ts";
+import { EDNS_UDP_SIZE, EdnsOption, Rcode, Type } from "../dns/constants.ts";
 import { answerCacheStats } from "../metrics/server-stats.ts";
 
 /** The query as handlers see it in the lane: refilled for every query. */
@@ -136,6 +138,21 @@ class Filed {
 
 const NO_BYTES = new Uint8Array(0);
 
+/** run()'s result for a reply answered but not filed (an NXDOMAIN's first asking): Lane.direct. */
+export const DIRECT = -2;
+
+/** The reply run() answered without filing it, as the pipeline sends it: its octets (bytes[0..length),
+ * the encoder's scratch, good until the next encode), the TTL to write into its records (`cache`'s,
+ * as on a reply it keeps; AS_STORED: as encoded), and what the finish hooks report. */
+export class DirectReply implements Meta {
+  rcode = 0;
+  plugin = "";
+  owner: unknown = undefined;
+  bytes: Uint8Array = NO_BYTES;
+  length = 0;
+  ttl = AS_STORED;
+}
+
 export class Lane {
   readonly #answers: Answers;
   readonly #q = new Query();
@@ -145,8 +162,11 @@ export class Lane {
   readonly #facts = new WireFacts();
   readonly #sourceKey = new Uint8Array(MAX_KEY);
   readonly #policy = new AnswerPolicy();
+  readonly #door = new Doorkeeper();
   /** The plugin whose answer the last run() filed (for the finish hooks). */
   plugin = "";
+  /** The reply of the last run() that returned DIRECT. */
+  readonly direct = new DirectReply();
 
   constructor(answers: Answers) {
     this.#answers = answers;
@@ -154,8 +174,9 @@ export class Lane {
 
   /**
    * Answers the query `s` (scanned from `buf`) into the store if the lane steps of the block's handlers
-   * allow: returns the slot whose reply the client gets, or NO_SLOT for the chain. `block` owns what
-   * is filed (Meta.owner); `server` labels the listener.
+   * allow: returns the slot whose reply the client gets, DIRECT for a reply answered without being
+   * filed (Lane.direct), or NO_SLOT for the chain. `block` owns what is filed (Meta.owner); `server`
+   * labels the listener.
    */
   run(
     block: object,
@@ -227,6 +248,7 @@ export class Lane {
     j.bytes = encoded();
     if ((j.bytes[2] & 0x02) !== 0) return NO_SLOT; // cut at 65535 octets: never stored
     j.plugin = this.plugin = this.#reply.plugin;
+    if (msg.rcode === Rcode.NXDOMAIN && !this.#door.admits(s.keyHash)) return this.#direct(msg.rcode);
     if (j.rules === undefined) return this.#filePlain(msg.rcode, false);
     // The source holds the handlers' reply with its own TTLs, in pool 0 (the cache's copy, filed
     // next from the same octets, cannot evict it).
@@ -254,6 +276,39 @@ export class Lane {
     return this.#keep();
   }
 
+  /** The reply answered as it is, not filed: what the cache counts and the TTL it gives are those of a
+   * reply it keeps (CoreDNS's cache caps the TTLs of the reply it stores). */
+  #direct(rcode: number): number {
+    const j = this.#filed;
+    const d = this.direct;
+    d.owner = j.block;
+    d.rcode = rcode;
+    d.plugin = j.plugin;
+    d.bytes = j.bytes;
+    d.length = j.length;
+    d.ttl = AS_STORED;
+    if (j.rules !== undefined) {
+      const ttl = this.#cacheTtl();
+      if (ttl > 0) d.ttl = ttl;
+    }
+    return DIRECT;
+  }
+
+  /** A cache miss counted, and the TTL `cache` gives the reply in #filed (0: it keeps none); the
+   * reply's facts are in #facts. */
+  #cacheTtl(): number {
+    const j = this.#filed;
+    const s = j.s!;
+    if (!this.#answers.quiet) {
+      j.counters!.requests++;
+      j.counters!.misses++;
+    }
+    const facts = this.#facts.read(j.bytes, 0, j.length, s.questionEnd, s.qtype);
+    const kind = facts.kind;
+    const said = facts.said;
+    return kind === undefined ? 0 : j.rules!.ttlFor(s.qname, kind, facts.rcode, said < 0 ? undefined : said);
+  }
+
   /** Files the reply under the client's key as `cache` keeps it (or, when it does not, as the plain
    * stable reply the chain would have filed), replayed for Filed.replay seconds at most. */
   #keep(): number {
@@ -263,15 +318,9 @@ export class Lane {
     const rules = j.rules!;
     const counters = j.counters!;
     const now = answers.store.clock[0];
-    if (!answers.quiet) {
-      counters.requests++;
-      counters.misses++;
-    }
-    const facts = this.#facts.read(j.bytes, 0, j.length, s.questionEnd, s.qtype);
+    const ttl = this.#cacheTtl();
+    const facts = this.#facts;
     const kind = facts.kind;
-    const said = facts.said;
-    const ttl =
-      kind === undefined ? 0 : rules.ttlFor(s.qname, kind, facts.rcode, said < 0 ? undefined : said);
     if (kind === undefined || ttl <= 0) return this.#filePlain(facts.rcode, false);
     const d = answers.draft;
     d.pool = answers.poolFor(rules, kind);

@@ -5,6 +5,7 @@
 
 import type { AnswerStore } from "./store.ts";
 import { setTtls } from "../dns/wire-ttl.ts";
+import { copyBytes } from "./slab.ts";
 
 /** The client a stored reply is written out for: its packet, whose question ends at questionEnd, and
  * the TTL to write (>= 0: into every TTL field; -1: leave them as stored). The caller keeps one and
@@ -21,20 +22,41 @@ export interface ReplayFor {
 /** Writes the reply in slot s for the client `c` into out[at..], which has room for
  * store.replyLength(s) octets. Returns the length written. */
 export function replayInto(store: AnswerStore, s: number, c: ReplayFor, out: Uint8Array, at: number): number {
-  const query = c.packet;
   const questionEnd = c.questionEnd;
   const ttl = c.ttl;
   const len = store.copyReply(s, out, at);
-  out[at] = query[0];
-  out[at + 1] = query[1];
-  out[at + 2] = (out[at + 2] & 0xfe) | (query[2] & 0x01);
-  out[at + 3] = (out[at + 3] & (c.adWanted ? 0xef : 0xcf)) | (query[3] & 0x10);
-  for (let i = 12; i < questionEnd; i++) out[at + i] = query[i];
+  forClient(c, out, at);
   const rotation = store.rotation(s);
   if (rotation !== 0)
     rotateRecords(out, at + questionEnd, rotation >>> 16, rotation & 0xffff, store.nextTurn(s));
   if (ttl >= 0) setTtls(out, questionEnd, ttl, at);
   return len;
+}
+
+/** Writes a reply that is not stored (an answer the lane did not file: lane.ts's DIRECT), reply[0..
+ * length), for the client `c` into out[at..], as replayInto writes a stored one. Returns the length. */
+export function writeFor(
+  reply: Uint8Array,
+  length: number,
+  c: ReplayFor,
+  out: Uint8Array,
+  at: number,
+): number {
+  copyBytes(reply, 0, length, out, at);
+  forClient(c, out, at);
+  if (c.ttl >= 0) setTtls(out, c.questionEnd, c.ttl, at);
+  return length;
+}
+
+/** The client's ID, RD and CD bits, AD as it may see it, and its spelling of the question, into the
+ * reply at out[at..]. */
+function forClient(c: ReplayFor, out: Uint8Array, at: number): void {
+  const query = c.packet;
+  out[at] = query[0];
+  out[at + 1] = query[1];
+  out[at + 2] = (out[at + 2] & 0xfe) | (query[2] & 0x01);
+  out[at + 3] = (out[at + 3] & (c.adWanted ? 0xef : 0xcf)) | (query[3] & 0x10);
+  for (let i = 12; i < c.questionEnd; i++) out[at + i] = query[i];
 }
 
 /** Where the answer records of an encoded reply are, when they are two or more records of one size

@@ -271,7 +271,7 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     plugin: "cache",
     options: "every option",
     verdict: "differs",
-    note: "replies live in the answer cache as wire bytes; a reply served from it keeps the AA bit it came with (CoreDNS sets AA on every reply from its cache, for stub resolvers that drop non-authoritative ones); as in CoreDNS, no failure of a plugin's own (forward reached no upstream) is kept",
+    note: "replies live in the answer cache as wire bytes; a reply served from it keeps the AA bit it came with (CoreDNS sets AA on every reply from its cache, for stub resolvers that drop non-authoritative ones); as in CoreDNS, no failure of a plugin's own (forward reached no upstream) is kept; an NXDOMAIN that *kubernetes* or *k8s_external* computes is kept from its second asking (its first is answered with the TTLs cache gives it, and counted as a miss), so random names do not evict what is asked again",
     twice: "refused",
   },
   {

@@ -17,8 +17,8 @@ import { AnswerPolicy, TIME_ORIGIN, cacheClock, type StoredAnswer } from "../ans
 import type { Msg } from "../dns/message.ts";
 import { Answers, BIG_REPLY_OCTETS, Filing, SLOW } from "../answers/answers.ts";
 import { NO_SLOT } from "../answers/store.ts";
-import { replayInto } from "../answers/replay.ts";
-import { Lane } from "../answers/lane.ts";
+import { replayInto, writeFor } from "../answers/replay.ts";
+import { DIRECT, Lane } from "../answers/lane.ts";
 import { VIEW_OCTET, hashBytes } from "../dns/key.ts";
 import { answerCacheStats, memoryStats, serverStats } from "../metrics/server-stats.ts";
 import { ZoneMux } from "./mux.ts";
@@ -187,8 +187,9 @@ export class Pipeline {
         return this.#toChain(s, buf, length, peer, { stored: answers.handle(stored), match: m });
       answerCacheStats.lane++;
       plugin = this.#lane.plugin;
-      // Filed just now: a kept reply goes out with its whole TTL, any other as stored.
-      ttl = answers.store.ttl(slot);
+      // Filed just now (or answered unfiled, DIRECT): a kept reply goes out with its whole TTL, any
+      // other as encoded.
+      ttl = slot === DIRECT ? this.#lane.direct.ttl : answers.store.ttl(slot);
     } else {
       answers.countHit(slot);
     }
@@ -205,32 +206,34 @@ export class Pipeline {
     return this.#replay(slot, plugin);
   }
 
-  /** Sends the reply in `slot` for this turn's query (#turn, #scan): into its `out` when it fits the
-   * client and no rate limit applies, else built apart in #out. `plugin` labels a reply the lane just
-   * filed ("": a replay, labelled by the plugin that stored it). */
+  /** Sends the reply in `slot` (DIRECT: the lane's unfiled one) for this turn's query (#turn, #scan):
+   * into its `out` when it fits the client and no rate limit applies, else built apart in #out.
+   * `plugin` labels a reply the lane just answered ("": a replay, labelled by the plugin that stored it). */
   #replay(slot: number, plugin: string): number {
     const t = this.#turn;
     const s = this.#scan;
     const peer = t.peer!;
     const out = t.out;
     const answers = this.answers;
-    const meta = answers.meta(slot);
+    const direct = slot === DIRECT ? this.#lane.direct : undefined;
+    const meta = direct ?? answers.meta(slot);
     const block = meta.owner as Block;
     const limit =
       peer.proto === "udp" && block.udpSize !== undefined ? Math.min(t.maxSize, block.udpSize) : t.maxSize;
-    const size = answers.store.replyLength(slot);
+    const size = direct?.length ?? answers.store.replyLength(slot);
     if (size > MAX_UDP_REPLY) this.costs.chargeReplay(peer.remoteAddress, size, this.#times[0]);
     let sent: Buffer | undefined;
     let n: number;
     const rrl = answers.quiet ? undefined : block.rrl;
     if (out !== undefined && size <= limit && rrl === undefined) {
-      n = replayInto(answers.store, slot, t, out, t.at);
+      n = direct ? writeFor(direct.bytes, size, t, out, t.at) : replayInto(answers.store, slot, t, out, t.at);
       this.#out = out;
     } else {
       // Too big for this client (or for the block's bufsize): cut on the wire, as the slow path would
       // (RFC 2181 9, dns/fit.ts); or rate limited (`rrl`).
       const full = Buffer.allocUnsafe(size);
-      replayInto(answers.store, slot, t, full, 0);
+      if (direct) writeFor(direct.bytes, size, t, full, 0);
+      else replayInto(answers.store, slot, t, full, 0);
       sent = size > limit ? fitReply(full, s.questionEnd, limit) : full;
       if (rrl !== undefined && peer.proto === "udp") {
         sent = rrl.limit(sent, s, peer.remoteAddress, answers.clock[0]);
