@@ -38,6 +38,8 @@ const TABLE: Table = {
   "big.default.svc.cluster.local.": { A: ["10.0.6.1", "10.0.6.2"], AAAA: ["fd00::61"], truncate: true },
   "lame.default.svc.cluster.local.": { noAuthority: true },
   "lame.": { A: ["192.0.2.30"] },
+  "_http._tcp.web.default.svc.cluster.local.": { A: ["10.0.7.1"] },
+  "0x7f.1.": { A: ["192.0.2.40"] },
 };
 const QUICK = POD.replace("ndots:5", "ndots:5 timeout:1 attempts:1");
 
@@ -67,6 +69,16 @@ const CASES: Case[] = [
   { name: "big" }, // truncated over UDP: both queries again over TCP
   { name: "lame" }, // an empty reply without AA or RA is a referral: next server, then the walk ends
   { name: "A.B.c.d.e.F" }, // case is kept on the wire
+  // Not a host name (res_hnok): nothing is sent, EAI_NONAME / HOST_NOT_FOUND.
+  { name: "-web" }, // a leading hyphen
+  { name: "a*b" },
+  { name: "a\\.b" }, // an escaped dot: a label with a "." in it
+  { name: "web-" }, // a hyphen elsewhere is fine
+  { name: "_http._tcp.web" }, // and so are underscores
+  // Numbers: getaddrinfo reads inet_aton's forms; gethostbyname2 only digits and dots, and sends
+  // nothing for digits and dots that are no address.
+  { name: "0x7f.1" },
+  { name: "1.2.3.4.5" },
   // The same lookups under other options.
   { name: "half", conf: POD.replace("ndots:5", "ndots:5 single-request") },
   { name: "broken", conf: POD.replace("ndots:5", "ndots:1 attempts:1 no-tld-query") },

@@ -213,3 +213,40 @@ test("address literals and unencodable names send nothing", async () => {
     assert.equal(seen.length, 0);
   });
 });
+
+test("a name that is no host name (glibc's res_hnok) sends nothing: EAI_NONAME, HOST_NOT_FOUND", async () => {
+  await withServer(TABLE, async (s, seen) => {
+    // Without AI_IDN (most programs; getent ahosts sets it) a UTF-8 name is not converted to xn--.
+    for (const name of ["bücher", "-web", "a*b", "a b", "a\\.b", "\\045web"]) {
+      const t = await resolve(name, opts(s.port));
+      assert.equal(t.result.error, "EAI_NONAME", name);
+      assert.match(t.notSent[0]?.reason ?? "", /not a host name/, name);
+      const h = await resolve(name, opts(s.port, "", { mode: "hosts" }));
+      assert.equal(h.result.herrno, "HOST_NOT_FOUND", name);
+    }
+    // res_search has no such check.
+    assert.equal((await resolve("a*b", opts(s.port, "", { type: Type.A }))).queries.length, 4);
+    assert.deepEqual(
+      seen.map((q) => q.name),
+      ["a*b.default.svc.cluster.local.", "a*b.svc.cluster.local.", "a*b.cluster.local.", "a*b."],
+    );
+    // Underscores, an inner or final hyphen, and escapes of such octets are fine.
+    const ok = await resolve("_http._tcp.w\\069b-", opts(s.port, "", { type: Type.A }));
+    assert.equal(ok.notSent.length, 0);
+  });
+});
+
+test("gethostbyname2 reads digits and dots only as an address, and sends nothing when they are none", async () => {
+  await withServer(TABLE, async (s, seen) => {
+    const hex = await resolve("0x7f.1", opts(s.port, "", { mode: "hosts" }));
+    assert.equal(hex.queries.length, 8, "not an address to gethostbyname2: its search walk");
+    assert.deepEqual((await resolve("0x7f.1", opts(s.port))).result.addresses, ["127.0.0.1"]);
+    const five = await resolve("1.2.3.4.5", opts(s.port, "", { mode: "hosts" }));
+    assert.equal(five.queries.length, 0);
+    assert.equal(five.result.herrno, "HOST_NOT_FOUND");
+    assert.deepEqual((await resolve("10", opts(s.port, "", { mode: "hosts" }))).result.addresses, [
+      "0.0.0.10",
+    ]);
+    assert.equal(seen.length, 8);
+  });
+});

@@ -13,7 +13,14 @@ import { Type, rcodeName, typeName } from "../dns/constants.ts";
 import type { Msg, RR } from "../dns/message.ts";
 import { rdataToText } from "../dns/text.ts";
 import { inetAton, type ResolvConf } from "./resolv-conf.ts";
-import { searchWalk, queryOutcome, type CandidateOutcome, type HErrno } from "./search.ts";
+import {
+  isHostName,
+  unencodable,
+  searchWalk,
+  queryOutcome,
+  type CandidateOutcome,
+  type HErrno,
+} from "./search.ts";
 import {
   buildQuery,
   resSend,
@@ -128,10 +135,10 @@ export async function resolve(name: string, o: ResolveOptions): Promise<Trace> {
     result,
   });
 
-  if (mode !== "query" && (inetAton(name) !== undefined || isIPv6(name))) {
-    // An address literal: getaddrinfo and gethostbyname answer without DNS.
-    const address = inetAton(name) ?? name;
-    return trace({ resolved: true, canonicalName: name, aliases: [], addresses: [address], records: [] });
+  if (mode !== "query") {
+    const unsent = withoutDns(name, mode);
+    if (unsent?.reason) w.notSent.push({ name, reason: unsent.reason, after: 0 });
+    if (unsent) return trace(unsent.result);
   }
   if (mode === "ahosts") return trace(await getaddrinfo(w, types));
   if (mode === "hosts") return trace(await gethostbyname(w, types));
@@ -139,6 +146,30 @@ export async function resolve(name: string, o: ResolveOptions): Promise<Trace> {
   if (!run.found) return trace({ ...empty(), error: run.herrno, herrno: run.herrno });
   const got = collect(run.name!, run.replies, types);
   return trace({ ...got, resolved: got.records.length > 0, answeredBy: run.name });
+}
+
+/**
+ * What glibc answers without DNS, if anything. An address literal: getaddrinfo reads inet_aton's forms,
+ * gethostbyname2 only digits and dots (nss/digits_dots.c), and when those are no address it is
+ * HOST_NOT_FOUND. A name that is no host name (res_hnok) is HOST_NOT_FOUND too.
+ */
+function withoutDns(name: string, mode: Mode): { result: ResolveResult; reason?: string } | undefined {
+  const numeric = /^\d[\d.]*$/.test(name) && !name.endsWith(".");
+  const v4 = mode === "ahosts" || numeric ? inetAton(name) : undefined;
+  const address = v4 ?? (isIPv6(name) ? name : undefined);
+  if (address !== undefined) {
+    return {
+      result: { resolved: true, canonicalName: name, aliases: [], addresses: [address], records: [] },
+    };
+  }
+  let reason: string | undefined;
+  if (mode === "hosts" && numeric) reason = "digits and dots that are no IPv4 address (gethostbyname2)";
+  else if (unencodable(name) !== undefined) reason = `cannot be encoded: ${unencodable(name)}`;
+  else if (!isHostName(name))
+    reason = "not a host name: letters, digits, '-' and '_' only, no '-' first (res_hnok)";
+  if (reason === undefined) return undefined;
+  const error = mode === "ahosts" ? "EAI_NONAME" : "HOST_NOT_FOUND";
+  return { result: { ...empty(), error, herrno: "HOST_NOT_FOUND" }, reason };
 }
 
 /** getaddrinfo: one walk asking every type of `types` per candidate. */

@@ -87,6 +87,29 @@ export function unencodable(name: string): string | undefined {
   return undefined;
 }
 
+const HOST_OCTET = /^[0-9A-Za-z_-]$/;
+
+/**
+ * glibc's res_hnok, which getaddrinfo and gethostbyname2 (nss_dns's check_name, glibc 2.34+) apply to
+ * the name before any query: printable ASCII that encodes, every octet of every label (escapes
+ * decoded) a letter, digit, "-" or "_", and no "-" first. Any other name is HOST_NOT_FOUND unsent.
+ */
+export function isHostName(name: string): boolean {
+  if (!/^[!-~]*$/.test(name) || unencodable(name) !== undefined) return false;
+  for (let i = 0; i < name.length; i++) {
+    const first = i === 0;
+    let c = name[i];
+    if (c === ".") continue;
+    if (c === "\\") {
+      const ddd = /^\d{3}/.exec(name.slice(i + 1))?.[0];
+      c = ddd !== undefined ? String.fromCharCode(Number(ddd)) : (name[i + 1] ?? "");
+      i += ddd !== undefined ? 3 : 1;
+    }
+    if (!HOST_OCTET.test(c) || (first && c === "-")) return false;
+  }
+  return true;
+}
+
 function candidate(name: string, domain: string | undefined): Candidate {
   const text = domain === undefined ? name : `${name}.${domain}`;
   const c: Candidate =
