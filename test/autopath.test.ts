@@ -20,6 +20,9 @@ const POD = "127.0.0.5"; // a pod in "default"
 const OTHER = "127.0.0.7"; // a pod in "team-a"
 const NODE = "127.0.0.6"; // a host-network pod's (the node's) address
 const STRANGER = "127.0.0.9"; // no pod
+const CUSTOM = "127.0.0.8"; // a pod in "default" with dnsConfig searches of its own
+const NONE = "127.0.0.10"; // a pod in "default" with dnsPolicy None
+const NDOTS = "127.0.0.11"; // a pod in "default" with dnsConfig options only
 
 const ZONE = `$ORIGIN example.com.
 $TTL 300
@@ -27,6 +30,7 @@ $TTL 300
 @    IN NS  ns.example.com.
 ns   IN A   192.0.2.1
 api  IN A   192.0.2.10
+api.example.com IN A 192.0.2.99
 `;
 
 describe("autopath @kubernetes", () => {
@@ -42,6 +46,14 @@ describe("autopath @kubernetes", () => {
     api.create("pods", pod("default", "client", POD));
     api.create("pods", pod("team-a", "client", OTHER));
     api.create("pods", pod("kube-system", "kube-proxy", "", { hostNetwork: true, hostIP: NODE }));
+    const withDns = (name: string, ip: string, spec: object) => {
+      const p = pod("default", name, ip);
+      return { ...p, spec: { ...p.spec, ...spec } };
+    };
+    api.create("pods", withDns("custom", CUSTOM, { dnsConfig: { searches: ["example.com"] } }));
+    const none = { nameservers: ["10.96.0.10"], searches: ["default.svc.cluster.local", "example.com"] };
+    api.create("pods", withDns("none", NONE, { dnsPolicy: "None", dnsConfig: none }));
+    api.create("pods", withDns("ndots", NDOTS, { dnsConfig: { options: [{ name: "ndots", value: "2" }] } }));
     dir = mkdtempSync(join(tmpdir(), "clusterdns-autopath-"));
     metricsPort = await freePort();
     const readyPort = await freePort();
@@ -142,5 +154,17 @@ describe("autopath @kubernetes", () => {
       "nginx.team-a.default.svc.k8s.example. 5 IN CNAME nginx.team-a.svc.k8s.example.",
       "nginx.team-a.svc.k8s.example. 5 IN A 10.96.1.20",
     ]);
+  });
+
+  it("answers pods with search domains of their own (dnsConfig, dnsPolicy None) as without it", async () => {
+    // Their resolv.conf is not <ns>.svc.<zone> svc.<zone> <zone> and the node's domains: a walk made
+    // from the namespace skips theirs. Both search example.com after default.svc.cluster.local, so
+    // glibc, asking api.example.com, ends at api.example.com.example.com, never at api.example.com.
+    for (const from of [CUSTOM, NONE]) {
+      const r = await ask(from, "api.example.com.default.svc.cluster.local");
+      assert.equal(r.status, "NXDOMAIN", `from ${from}: ${r.answer.join(", ")}`);
+    }
+    // dnsConfig options alone (ndots) leave the search list as it is: the walk stays.
+    assert.equal((await ask(NDOTS, "api.example.com.default.svc.cluster.local")).answer.length, 2);
   });
 });

@@ -53,6 +53,8 @@ export interface PodRef {
   readonly name: string;
   /** The pod shares its node's address: the address says nothing about who asked. */
   readonly hostNetwork?: true;
+  /** The pod's search list is not its namespace's (dnsPolicy None or Default, dnsConfig searches). */
+  readonly ownSearch?: true;
 }
 
 export interface SlimPod {
@@ -60,6 +62,7 @@ export interface SlimPod {
   name: string;
   ips: readonly string[];
   hostNetwork?: true;
+  ownSearch?: true;
 }
 
 /** A ServiceImport as the multicluster zones answer it. */

@@ -83,7 +83,7 @@ export interface KEndpoints extends KObject {
 }
 
 export interface KPod extends KObject {
-  spec?: { hostNetwork?: boolean };
+  spec?: { hostNetwork?: boolean; dnsPolicy?: string; dnsConfig?: { searches?: string[] } | null };
   status?: { phase?: string; podIP?: string; podIPs?: { ip: string }[] };
 }
 

@@ -168,12 +168,15 @@ describe("store codecs: pods, pod references, keys, counts and flags", () => {
       { ns: "default", name: "web-0", ips: ["10.244.1.1"] },
       { ns: "default", name: "web-1", ips: ["10.244.1.2", "fd00:10:244::2"] },
       { ns: "kube-system", name: "node-agent", ips: ["172.18.0.2"], hostNetwork: true },
+      { ns: "default", name: "custom-dns", ips: ["10.244.1.3"], ownSearch: true },
+      { ns: "kube-system", name: "both", ips: ["172.18.0.2"], hostNetwork: true, ownSearch: true },
       { ns: "default", name: "none", ips: [] },
     ];
     for (const p of pods) assertRoundTrips(podCodec, p);
     const refs: PodRef[] = [
       { ns: "a", name: "b" },
       { ns: "c", name: "d", hostNetwork: true },
+      { ns: "e", name: "f", ownSearch: true },
       { ns: "ü", name: "" },
     ];
     assertRoundTrips(podRefsCodec, refs);

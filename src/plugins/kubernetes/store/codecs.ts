@@ -83,20 +83,31 @@ export const groupsCodec: Codec<readonly EndpointGroup[]> = {
   },
 };
 
-/** A pod: a flag byte (hostNetwork), namespace, name, addresses. */
+/** A pod's flags in one byte: hostNetwork, ownSearch. */
+function writeFlags(w: ByteWriter, p: { hostNetwork?: true; ownSearch?: true }): void {
+  w.u8((p.hostNetwork ? 1 : 0) | (p.ownSearch ? 2 : 0));
+}
+
+function withFlags<T extends object>(flags: number, o: T): T & { hostNetwork?: true; ownSearch?: true } {
+  const out: T & { hostNetwork?: true; ownSearch?: true } = o;
+  if (flags & 1) out.hostNetwork = true;
+  if (flags & 2) out.ownSearch = true;
+  return out;
+}
+
+/** A pod: a flag byte, namespace, name, addresses. */
 export const podCodec: Codec<SlimPod> = {
   write(w: ByteWriter, p: SlimPod): void {
-    w.bool(p.hostNetwork === true);
+    writeFlags(w, p);
     w.str(p.ns);
     w.str(p.name);
     writeAddresses(w, p.ips);
   },
   read(r: ByteReader): SlimPod {
-    const hostNetwork = r.bool();
+    const flags = r.u8();
     const ns = r.str();
     const name = r.str();
-    const ips = readAddresses(r);
-    return hostNetwork ? { ns, name, ips, hostNetwork } : { ns, name, ips };
+    return withFlags(flags, { ns, name, ips: readAddresses(r) });
   },
 };
 
@@ -104,7 +115,7 @@ export const podRefsCodec: Codec<readonly PodRef[]> = {
   write(w: ByteWriter, refs: readonly PodRef[]): void {
     w.uint(refs.length);
     for (const p of refs) {
-      w.bool(p.hostNetwork === true);
+      writeFlags(w, p);
       w.str(p.ns);
       w.str(p.name);
     }
@@ -113,10 +124,9 @@ export const podRefsCodec: Codec<readonly PodRef[]> = {
     const n = r.count();
     const out = new Array<PodRef>(n);
     for (let i = 0; i < n; i++) {
-      const hostNetwork = r.bool();
+      const flags = r.u8();
       const ns = r.str();
-      const name = r.str();
-      out[i] = hostNetwork ? { ns, name, hostNetwork } : { ns, name };
+      out[i] = withFlags(flags, { ns, name: r.str() });
     }
     return out;
   },

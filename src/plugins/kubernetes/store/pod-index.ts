@@ -43,9 +43,9 @@ export class PodIndex {
     if (next) {
       this.#pods.set(key, next);
       for (const ip of next.ips) {
-        const ref: PodRef = next.hostNetwork
-          ? { ns: next.ns, name: next.name, hostNetwork: true }
-          : { ns: next.ns, name: next.name };
+        const ref: { -readonly [K in keyof PodRef]: PodRef[K] } = { ns: next.ns, name: next.name };
+        if (next.hostNetwork) ref.hostNetwork = true;
+        if (next.ownSearch) ref.ownSearch = true;
         this.#byIP.set(ip, [...(this.#byIP.get(ip) ?? []), ref]);
       }
     } else this.#pods.delete(key);
@@ -61,13 +61,14 @@ export class PodIndex {
   }
 
   /** The namespace of the pod that owns `ip`, when that is certain: one or more pods, all in one
-   * namespace and none on the host network. Undefined for an unknown address, a node's address, or
-   * an address two namespaces claim (reused before the old pod's deletion arrived). */
+   * namespace and none on the host network. Undefined for an unknown address, a node's address, an
+   * address two namespaces claim (reused before the old pod's deletion arrived), or a pod whose search
+   * list is its own (dnsConfig), which its namespace does not tell. */
   clientNamespace(ip: string): string | undefined {
     const pods = this.#byIP.get(ip);
     if (pods === undefined) return undefined;
     const ns = pods[0].ns;
-    for (const p of pods) if (p.hostNetwork || p.ns !== ns) return undefined;
+    for (const p of pods) if (p.hostNetwork || p.ownSearch || p.ns !== ns) return undefined;
     return ns;
   }
 

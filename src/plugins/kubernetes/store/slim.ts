@@ -182,9 +182,15 @@ export function slimPod(o: KPod): SlimPod | undefined {
   const raw = o.status?.podIPs?.length ? o.status.podIPs.map((p) => p?.ip) : [o.status?.podIP];
   const ips = exact([...new Set(raw.map(normalIP).filter((ip) => ip !== undefined))]);
   if (ips.length === 0) return undefined;
-  return o.spec?.hostNetwork === true
-    ? { ns: namespace, name, ips, hostNetwork: true }
-    : { ns: namespace, name, ips };
+  const pod: SlimPod = { ns: namespace, name, ips };
+  if (o.spec?.hostNetwork === true) pod.hostNetwork = true;
+  // kubelet writes `<ns>.svc.<zone> svc.<zone> <zone>` and the node's domains only for ClusterFirst
+  // (the default) without dnsConfig searches: any other list autopath cannot walk for the pod.
+  const policy = o.spec?.dnsPolicy;
+  if (policy === "None" || policy === "Default" || (o.spec?.dnsConfig?.searches?.length ?? 0) > 0) {
+    pod.ownSearch = true;
+  }
+  return pod;
 }
 
 export function slimPorts(
