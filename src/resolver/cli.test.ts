@@ -167,3 +167,17 @@ test("parseServer", () => {
   assert.deepEqual(parseServer("::1"), { address: "::1", port: 53 });
   assert.throws(() => parseServer("127.0.0.1:99999"), /bad port/);
 });
+
+test("an IPv6 --server is shown with its port apart: [::1]:PORT", async () => {
+  const r = await run([
+    "web",
+    "--namespace",
+    "default",
+    "--server",
+    "[::1]:9",
+    "--type",
+    "A",
+    "--no-explain",
+  ]);
+  assert.match(r.stdout, /^ {2}nameserver \[::1\]:9 \(--server\)$/m);
+});

@@ -8,6 +8,7 @@ import { parseResolvConf, podResolvConf, type ResolvConf } from "./resolv-conf.t
 import { resolve, type Mode, type Trace, type TraceQuery } from "./resolve.ts";
 import type { Server } from "./send.ts";
 import { explainFrom } from "./explain.ts";
+import { joinHostPort } from "../dns/host-port.ts";
 
 export const RESOLVE_USAGE = `Usage: clusterdns resolve NAME [flags]
 Shows the DNS queries glibc (getaddrinfo, as most programs) sends for NAME, in order, with the
@@ -224,7 +225,7 @@ export function formatTrace(t: Trace, conf: ResolvConf, source: string, servers?
   )
     .filter(([, on]) => on)
     .map(([n]) => n);
-  const ns = servers ? servers.map((s) => `${s.address}:${s.port} (--server)`) : conf.nameservers;
+  const ns = servers ? servers.map((s) => `${joinHostPort(s.address, s.port)} (--server)`) : conf.nameservers;
   out.push(`resolv.conf: ${source}`);
   out.push(`  nameserver ${ns.join(", ")}`);
   out.push(`  search ${conf.search.length ? conf.search.join(" ") : "(none)"}`);
