@@ -168,3 +168,32 @@ describe("autopath @kubernetes", () => {
     assert.equal((await ask(NDOTS, "api.example.com.default.svc.cluster.local")).answer.length, 2);
   });
 });
+
+describe("autopath RESOLV-CONF", () => {
+  it("takes a search domain '.' (systemd-resolved's 'search .') for the name as is, never as the first domain", async () => {
+    // glibc queries a name as is for '.', then x.example.com.example.com for example.com. Read as the
+    // first search domain, '.' made every NXDOMAIN a walk from a name cut short by a label's last
+    // octet: x.example.com became x.example.co, answered with x.example.co.example.com.
+    const srv = await startServer(
+      `example.com {
+    autopath resolv.conf
+    file example.com.zone
+}
+`,
+      {
+        files: {
+          "resolv.conf": "nameserver 127.0.0.53\nsearch . example.com\n",
+          "example.com.zone": `${ZONE}x.example.co IN A 192.0.2.50\nx.example.com IN A 192.0.2.51\n`,
+        },
+      },
+    );
+    try {
+      const asIs = await dig(srv.port, "x.example.com", "A");
+      assert.equal(asIs.status, "NXDOMAIN", asIs.answer.join(", "));
+      const expanded = await dig(srv.port, "x.example.com.example.com", "A");
+      assert.deepEqual(expanded.answer, ["x.example.com.example.com. 300 IN A 192.0.2.51"]);
+    } finally {
+      assert.equal(await srv.stop(), 0);
+    }
+  });
+});

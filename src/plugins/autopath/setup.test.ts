@@ -27,6 +27,7 @@ test("autopath: bad arguments are start-up errors with file and line", async () 
   const dir = mkdtempSync(join(tmpdir(), "autopath-setup-"));
   try {
     writeFileSync(join(dir, "no-search.conf"), "nameserver 10.96.0.10\noptions ndots:5\n");
+    writeFileSync(join(dir, "root-only.conf"), "nameserver 127.0.0.53\nsearch .\n");
     await assertConfigErrors(
       setup,
       [
@@ -38,6 +39,7 @@ test("autopath: bad arguments are start-up errors with file and line", async () 
         [autopath("@kubernetes"), /'@kubernetes' needs the kubernetes plugin in this server block/],
         [autopath("missing.conf"), /cannot read .*missing\.conf/],
         [autopath("no-search.conf"), /no-search\.conf has no search domains/],
+        [autopath("root-only.conf"), /root-only\.conf has no search domains/],
         [
           autopath("example.org", "@kubernetes"),
           /not inside the server block's zones|needs the kubernetes plugin/,

@@ -27,9 +27,15 @@ const SEARCH_PATH_SOURCES: Readonly<Record<string, OfferKey<SearchPathSource>>> 
 /** Where the server's own search domains come from in @plugin mode. */
 const HOST_RESOLV_CONF = "/etc/resolv.conf";
 
-/** The search domains of a resolv.conf, read as glibc reads them (src/resolver). */
+/** The search domains of a resolv.conf, read as glibc reads them (src/resolver): one leading "." is
+ * dropped, and the root left ("." alone, systemd-resolved's `search .`) is the name as is. Roots before
+ * the first domain are left out: a client sends the name as is there, never below a first domain. */
 function searchOf(file: string): string[] {
-  return parseResolvConf(readFileSync(file, "utf8"), file).search.map(canonical);
+  const search = parseResolvConf(readFileSync(file, "utf8"), file).search.map((d) =>
+    canonical(d.startsWith(".") ? d.slice(1) || "." : d),
+  );
+  while (search[0] === ".") search.shift();
+  return search;
 }
 
 export const setup: Setup = (d, ctx) => {
