@@ -313,7 +313,12 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
       },
     ],
   },
-  { plugin: "autopath", options: "ZONES, RESOLV-CONF, `@kubernetes`", verdict: "same", note: "" },
+  {
+    plugin: "autopath",
+    options: "ZONES, RESOLV-CONF, `@kubernetes`",
+    verdict: "differs",
+    note: "a pod with `dnsConfig.searches` or `dnsPolicy: None`/`Default` gets no walk (CoreDNS walks its namespace's list, which skips the pod's own domains); a RESOLV-CONF whose first search domain is `.` has it skipped, as glibc reads it",
+  },
   { plugin: "minimal", options: "", verdict: "same", note: "" },
   {
     plugin: "template",
