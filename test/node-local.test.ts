@@ -178,6 +178,37 @@ describe("node-local: iptables, and what refuses to start", () => {
     assert.notEqual((await env.node.exec("ip", ["link", "show", "dev", "nodelocaldns"])).code, 0);
   });
 
+  test("an IPv6 bind address spelled uncompressed: checks find it there, and a restart after a crash starts", async () => {
+    // ip and ip6tables print fd00::a; the Corefile says FD00:0:0::A. Before, every check tried to add
+    // the address again ("already assigned"), and a start after a crash stopped on it.
+    const conf = join(dir, "Ipv6");
+    const corefile = nodeLocalCorefile(
+      "nodelocal {\n        rules iptables-legacy\n        check 1s\n    }",
+      `${LINK_LOCAL} FD00:0:0::A`,
+    );
+    writeFileSync(conf, corefile);
+    const ready = { ready: /NOTRACK rules ready/ };
+    const crashed = await startClusterdnsInNetns(env.node, conf, {}, ready);
+    await new Promise((r) => setTimeout(r, 2500));
+    const gone = new Promise((r) => crashed.proc.once("exit", r));
+    crashed.proc.kill("SIGKILL");
+    await gone;
+    const complaints = crashed.logs.filter((l) => /failed|put back/.test(String(l.msg)));
+    assert.deepEqual(complaints, []);
+    const server = await startClusterdnsInNetns(env.node, conf, {}, ready);
+    try {
+      const d = await digIn(env.node, "fd00::a", "nginx.default.svc.cluster.local");
+      assert.equal(d.status, "NOERROR", d.raw);
+      const saved = await env.node.exec("ip6tables-legacy-save", ["-t", "raw"]);
+      assert.equal(saved.stdout.split("\n").filter((l) => l.includes("-d fd00::a/128")).length, 4);
+    } finally {
+      await server.stop();
+    }
+    assert.equal(server.proc.exitCode, 0);
+    assert.doesNotMatch((await env.node.exec("ip6tables-legacy-save", [])).stdout, /clusterdns-nodelocal/);
+    assert.notEqual((await env.node.exec("ip", ["link", "show", "dev", "nodelocaldns"])).code, 0);
+  });
+
   test("node-local-dns on the address: one line naming it, exit 1, the node left as it was", async () => {
     // node-local-dns's set-up: its interface, its NOTRACK rule (no comment) and a server on :53.
     await addInterface(env.node, "nodelocaldns", `${LINK_LOCAL}/32`);

@@ -5,7 +5,7 @@
 //     keep
 // }
 
-import { isIP } from "node:net";
+import { isIP, isIPv6 } from "node:net";
 import type { Setup } from "../../setup/registry.ts";
 import { argCount, blockOptions, onceEach, parseTimerDuration } from "../../corefile/args.ts";
 import { configError, startError } from "../../corefile/errors.ts";
@@ -77,6 +77,12 @@ export const setup: Setup = (d, ctx) => {
   return undefined;
 };
 
+/** An IPv6 address as ip, iptables-save and nft print it (compressed, lowercase): the set-up compares
+ * its addresses with what they list, so FD00:0:0::A would never be found there. */
+function canonicalAddress(address: string): string {
+  return isIPv6(address) ? new URL(`http://[${address}]/`).hostname.slice(1, -1) : address;
+}
+
 /** The node set-up a `nodelocal` directive asks for: its interface, the block's bind addresses and
  * its options. */
 function parseNodeLocal(d: Directive, bind: readonly string[]): NodeConfig {
@@ -103,7 +109,7 @@ function parseNodeLocal(d: Directive, bind: readonly string[]): NodeConfig {
   }
   const config: NodeConfig = {
     interface: name,
-    addresses,
+    addresses: addresses.map(canonicalAddress),
     rules: "auto",
     checkMs: 60_000,
     handoverMs: 0,
