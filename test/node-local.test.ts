@@ -209,6 +209,35 @@ describe("node-local: iptables, and what refuses to start", () => {
     assert.notEqual((await env.node.exec("ip", ["link", "show", "dev", "nodelocaldns"])).code, 0);
   });
 
+  test("a successor writing another firewall takes over, and no rule of ours is left in the first", async () => {
+    // `auto` can pick differently from one start to the next (before kube-proxy has written its rules,
+    // after a node's reboot, it picks nftables), and `rules` may change in a rollout. Before, the new
+    // pod took the old one for "another DNS server" and stopped, and after a crash the old firewall's
+    // rules stayed on the node for good.
+    const corefile = (rules: string) =>
+      nodeLocalCorefile(`nodelocal {\n        rules ${rules}\n    }`, LINK_LOCAL);
+    const ready = { flags: ["-reuseport"], ready: /NOTRACK rules ready/ };
+    const confs = ["nftables", "iptables-legacy"].map((rules) => {
+      const conf = join(dir, `Firewall-${rules}`);
+      writeFileSync(conf, corefile(rules));
+      return conf;
+    });
+    const old = await startClusterdnsInNetns(env.node, confs[0], {}, ready);
+    const successor = await startClusterdnsInNetns(env.node, confs[1], {}, ready);
+    await old.stop();
+    const d = await digIn(env.pod, LINK_LOCAL, "nginx.default.svc.cluster.local");
+    assert.equal(d.status, "NOERROR", d.raw);
+    const gone = new Promise((r) => successor.proc.once("exit", r));
+    successor.proc.kill("SIGKILL");
+    await gone;
+    const restarted = await startClusterdnsInNetns(env.node, confs[0], {}, ready);
+    const legacy = await env.node.exec("iptables-legacy-save", []);
+    assert.doesNotMatch(legacy.stdout, /clusterdns-nodelocal/, "the crashed process's rules are still there");
+    await restarted.stop();
+    assert.notEqual((await nft(env.node, "list", "table", "inet", "clusterdns_nodelocal")).code, 0);
+    assert.notEqual((await env.node.exec("ip", ["link", "show", "dev", "nodelocaldns"])).code, 0);
+  });
+
   test("node-local-dns on the address: one line naming it, exit 1, the node left as it was", async () => {
     // node-local-dns's set-up: its interface, its NOTRACK rule (no comment) and a server on :53.
     await addInterface(env.node, "nodelocaldns", `${LINK_LOCAL}/32`);

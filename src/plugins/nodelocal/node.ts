@@ -65,7 +65,7 @@ export class NodeLocal {
     this.#writer ??= await this.#pickWriter();
     const others = [...othersServing(addresses, port, reader)].filter(([, n]) => n > 0).map(([a]) => a);
     if (others.length > 0) {
-      const ours = this.#writer !== undefined && (await this.#writer.present());
+      const ours = await this.#oursAnywhere();
       if (!ours) {
         const rule = await foreignNotrack(run, addresses, MARK);
         const who = rule ? `node-local-dns (NodeLocal DNSCache; its rule ${rule})` : "another DNS server";
@@ -103,6 +103,8 @@ export class NodeLocal {
     this.#served = port;
     this.#endpoints = this.config.addresses.map((address) => ({ address, port }));
     if (this.#writer) {
+      // Swept first: with `rules iptables`, one of the others is this writer's own backend.
+      await this.#sweepElsewhere();
       const changes = await this.#writer.ensure(this.#endpoints);
       this.#deps.log.info(
         { rules: this.#writer.name, endpoints: this.#endpoints.length, changes },
@@ -171,6 +173,7 @@ export class NodeLocal {
     await this.#checking;
     if (!this.#writer || this.#endpoints.length === 0) return;
     try {
+      await this.#sweepElsewhere();
       await this.#writer.ensure(this.#endpoints, { queries: false });
       this.#withdrawn = true;
       this.#deps.log.info(
@@ -204,13 +207,38 @@ export class NodeLocal {
       log.info("another clusterdns serves the node-local addresses: leaving the interface and rules to it");
       return;
     }
-    const rules = this.#writer ? await this.#writer.remove() : 0;
+    let rules = this.#writer ? await this.#writer.remove() : 0;
+    for (const w of this.#elsewhere()) rules += await w.remove();
     const removed = await removeInterface(run, this.config.interface);
     log.info({ rules, interface: removed ? this.config.interface : undefined }, "node set-up removed");
   }
 
   #allServedByOthers(): boolean {
     return allServedByOthers(this.config.addresses, this.#served, this.#deps.reader);
+  }
+
+  /** The firewalls this process does not write to, where an earlier clusterdns of the node may have
+   * written rules of ours: `rules` changed, or `auto` decided otherwise (before kube-proxy had written
+   * its rules, after a reboot). None with `rules off`: then no firewall is touched. */
+  #elsewhere(): RuleWriter[] {
+    if (!this.#writer) return [];
+    return FIREWALLS.filter((f) => f !== this.#writer?.name).map((f) => writerFor(this.#deps.run, f));
+  }
+
+  /** Rules of ours in any firewall: a running clusterdns may write to another one than this. */
+  async #oursAnywhere(): Promise<boolean> {
+    for (const w of [this.#writer, ...this.#elsewhere()]) if (await w?.present()) return true;
+    return false;
+  }
+
+  /** Removes rules of ours from the other firewalls: a process that crashed there would otherwise
+   * leave them for good (a teardown removes what its own writer wrote), NOTRACKing addresses that
+   * may no longer be served. */
+  async #sweepElsewhere(): Promise<void> {
+    for (const w of this.#elsewhere()) {
+      const n = await w.remove();
+      if (n > 0) this.#deps.log.warn({ rules: w.name }, "rules of ours in another firewall: removed");
+    }
   }
 
   async #pickWriter(): Promise<RuleWriter | undefined> {
@@ -222,8 +250,15 @@ export class NodeLocal {
       log.info({ rules: d.firewall, why: d.why }, "firewall detected");
       firewall = d.firewall;
     }
-    return firewall === "nftables" ? nftablesWriter(run) : iptablesWriter(run, firewall);
+    return writerFor(run, firewall);
   }
+}
+
+/** Every firewall a writer of ours may write to (plain `iptables` is one of the two backends). */
+const FIREWALLS = ["nftables", "iptables-legacy", "iptables-nft"] as const;
+
+function writerFor(run: Run, firewall: Firewall): RuleWriter {
+  return firewall === "nftables" ? nftablesWriter(run) : iptablesWriter(run, firewall);
 }
 
 function sleep(ms: number): Promise<void> {
