@@ -15,3 +15,17 @@ test("-workers: a count from 1 to 1024 or auto; anything else is a flag error th
     );
   }
 });
+
+test("node-cache's flags (the node-local-dns DaemonSet's args) are named as node-cache's, never 'unexpected argument'", () => {
+  for (const flag of ["-localip", "-health-port", "-setupiptables", "--skipteardown=true", "-upstreamsvc"]) {
+    assert.throws(
+      () => parseFlags([flag]),
+      (err: unknown) =>
+        err instanceof FlagError &&
+        err.message.startsWith(`unknown flag '${flag}': node-cache's (NodeLocal DNSCache);`) &&
+        /the Corefile's nodelocal directive/.test(err.message),
+    );
+  }
+  assert.throws(() => parseFlags(["-no-such-thing"]), /^Error: unknown flag '-no-such-thing' \(see -help\)$/);
+  assert.throws(() => parseFlags(["Corefile"]), /unexpected argument 'Corefile'/);
+});

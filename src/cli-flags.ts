@@ -32,12 +32,36 @@ const valued = new Set(["conf", "dns.port", "udp.engine", "memory.budget", "work
 /** As CoreDNS's multisocket bounds its NUM_SOCKETS. */
 export const MAX_WORKERS = 1024;
 const boolean = new Set(["version", "plugins", "reuseport", "validate", "help", "h"]);
+/** k8s-dns-node-cache's own flags: its DaemonSet's args, kept when the image is swapped. */
+const NODE_CACHE = new Set([
+  "localip",
+  "interfacename",
+  "setupinterface",
+  "setupiptables",
+  "setupebtables",
+  "skipteardown",
+  "syncinterval",
+  "upstreamsvc",
+  "health-port",
+  "basecorefile",
+  "kubednscm",
+  "config-dir",
+  "metrics-listen-address",
+  "pidfile",
+]);
+
+function unknownFlag(arg: string, name: string): FlagError {
+  if (!NODE_CACHE.has(name)) return new FlagError(`unknown flag '${arg}' (see -help)`);
+  return new FlagError(
+    `unknown flag '${arg}': node-cache's (NodeLocal DNSCache); clusterdns sets the node up from the Corefile's nodelocal directive and the block's bind (deploy/node-local/)`,
+  );
+}
 
 export function parseFlags(argv: string[]): Flags {
   const f: Flags = { version: false, plugins: false, reusePort: false, validate: false, help: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
-    const m = /^--?([a-z.]+)(?:=(.*))?$/.exec(arg);
+    const m = /^--?([A-Za-z0-9][\w.-]*)(?:=(.*))?$/.exec(arg);
     if (!m) throw new FlagError(`unexpected argument '${arg}'`);
     const [, name, inline] = m;
     if (boolean.has(name)) {
@@ -49,7 +73,7 @@ export function parseFlags(argv: string[]): Flags {
       else f.help = true;
       continue;
     }
-    if (!valued.has(name)) throw new FlagError(`unknown flag '${arg}' (see -help)`);
+    if (!valued.has(name)) throw unknownFlag(arg, name);
     const value = inline ?? argv[++i];
     if (value === undefined) throw new FlagError(`flag -${name} needs a value`);
     if (name === "conf") {
