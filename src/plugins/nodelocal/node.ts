@@ -185,6 +185,18 @@ export class NodeLocal {
     }
   }
 
+  /** Takes the node back from a reload's set-up that failed, while this one's listeners serve on: puts
+   * back what that set-up changed, then checks on as before. Logs a failure, never throws. */
+  async resume(): Promise<void> {
+    await this.check();
+    if (this.port === 0) return;
+    try {
+      await this.setUpRules(this.port);
+    } catch (err) {
+      this.#deps.log.error({ err: (err as Error).message }, "taking the node's set-up back failed");
+    }
+  }
+
   /** Stops the periodic check (a reload handed the node to a new set-up). */
   stopChecks(): void {
     clearInterval(this.#timer);

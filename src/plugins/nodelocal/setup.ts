@@ -17,9 +17,17 @@ import { inWorker } from "../../runtime/thread-role.ts";
 export const DEFAULT_INTERFACE = "nodelocaldns";
 const RULES = new Set(["auto", "nftables", "iptables", "iptables-legacy", "iptables-nft", "off"]);
 
-/** The node set-up of this process and how many running instances use it: a reload's new instance
- * takes it over from the old one, and only the last one out tears the node down. */
-let live: { node: NodeLocal; key: string; users: number } | undefined;
+/** A node set-up and how many running instances use it; `replaced`: the one it took over from. */
+interface Live {
+  node: NodeLocal;
+  key: string;
+  users: number;
+  replaced?: Live;
+}
+
+/** The node set-up of this process: a reload's new instance takes it over from the old one, and only
+ * the last one out tears the node down. */
+let live: Live | undefined;
 /** The instance whose blocks already have a nodelocal directive: one per configuration. */
 const claimed = new WeakMap<object, Directive>();
 
@@ -40,12 +48,14 @@ export const setup: Setup = (d, ctx) => {
   const log = ctx.log("nodelocal");
   const key = JSON.stringify(config);
   let node: NodeLocal | undefined;
+  let mine: Live | undefined;
   const fail = (err: unknown) => startError(d, "nodelocal", (err as Error).message);
   ctx.onStartup(async () => {
     const before = live;
     if (before?.key === key) {
       node = before.node;
       before.users++;
+      mine = before;
       return;
     }
     node = new NodeLocal(config, { log, reusePort: ctx.instance.reusePort ?? false });
@@ -58,7 +68,9 @@ export const setup: Setup = (d, ctx) => {
       throw fail(err);
     }
     before?.node.stopChecks();
-    live = { node, key, users: 1 };
+    // Reloads come one at a time: the set-up `before` replaced has no instance left by now.
+    if (before) before.replaced = undefined;
+    live = mine = { node, key, users: 1, replaced: before };
   });
   ctx.onListening(async (at) => {
     try {
@@ -69,10 +81,17 @@ export const setup: Setup = (d, ctx) => {
   });
   ctx.onStopping(async () => node?.awaitSuccessor());
   ctx.onShutdown(async () => {
-    if (!node || !live || live.node !== node) return;
-    if (--live.users > 0) return;
+    if (!mine || --mine.users > 0 || live !== mine) return;
+    // A reload that failed after this set-up took over: the running instance serves on, so the node
+    // goes back to its set-up rather than being torn down under it.
+    const back = mine.replaced;
+    if (back && back.users > 0) {
+      live = back;
+      await back.node.resume();
+      return;
+    }
     live = undefined;
-    await node.tearDown();
+    await mine.node.tearDown();
   });
   return undefined;
 };
