@@ -8,7 +8,7 @@
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -280,6 +280,27 @@ describe("node-local: iptables, and what refuses to start", () => {
       await env.node.exec("ip", ["link", "del", "nodelocaldns"]);
       await env.node.exec("iptables-nft", ["-t", "raw", "-F", "PREROUTING"]);
     }
+  });
+
+  test("rules that cannot be written: one line, exit 1, and the interface made for them is gone", async () => {
+    // An image without iptables (PATH holds ip and nft only). Before, the exit left nodelocaldns with
+    // its addresses on the node, and a restart loop kept it there.
+    const bin = join(dir, "bin");
+    mkdirSync(bin, { recursive: true });
+    for (const tool of ["ip", "nft"]) {
+      const found = await env.node.exec("sh", ["-c", `command -v ${tool}`]);
+      symlinkSync(found.stdout.trim(), join(bin, tool));
+    }
+    const conf = join(dir, "NoIptables");
+    writeFileSync(conf, nodeLocalCorefile("nodelocal {\n        rules iptables\n    }", LINK_LOCAL));
+    const r = await env.node.exec(process.execPath, [join(ROOT, "bin", "clusterdns"), "-conf", conf], {
+      env: { PATH: bin },
+      timeoutMs: 30_000,
+    });
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.match(r.stderr, /^clusterdns: .*NoIptables:3 - nodelocal: iptables .*command not found.*\n$/);
+    const link = await env.node.exec("ip", ["link", "show", "dev", "nodelocaldns"]);
+    assert.notEqual(link.code, 0, `the interface is still there: ${link.stdout}`);
   });
 
   test("a set-up that fails is one line: an interface of another kind", async () => {
