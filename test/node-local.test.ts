@@ -303,6 +303,31 @@ describe("node-local: iptables, and what refuses to start", () => {
     assert.notEqual(link.code, 0, `the interface is still there: ${link.stdout}`);
   });
 
+  test("port 53 held on every address of the node: one line, exit 1, and the interface is gone", async () => {
+    // dnsmasq or another server on 0.0.0.0:53: not on the node-local addresses themselves, so the
+    // start goes on until the listeners cannot open. Before, the exit left the interface behind.
+    const holder = env.node.spawn(process.execPath, [
+      "-e",
+      `const net = require("node:net"), dgram = require("node:dgram");
+net.createServer().listen(53, "0.0.0.0", () =>
+  dgram.createSocket("udp4").bind(53, "0.0.0.0", () => console.log("bound")));`,
+    ]);
+    await waitForLine(holder, /^bound$/, "the server on 0.0.0.0:53");
+    try {
+      const conf = join(dir, "PortHeld");
+      writeFileSync(conf, nodeLocalCorefile("nodelocal {\n        rules nftables\n    }", LINK_LOCAL));
+      const r = await env.node.exec(process.execPath, [join(ROOT, "bin", "clusterdns"), "-conf", conf], {
+        timeoutMs: 30_000,
+      });
+      assert.equal(r.code, 1, r.stdout + r.stderr);
+      assert.match(r.stderr, /^clusterdns: cannot listen on port 53 .*the address is in use.*\n$/);
+      const link = await env.node.exec("ip", ["link", "show", "dev", "nodelocaldns"]);
+      assert.notEqual(link.code, 0, `the interface is still there: ${link.stdout}`);
+    } finally {
+      holder.kill();
+    }
+  });
+
   test("a set-up that fails is one line: an interface of another kind", async () => {
     const conf = join(dir, "Veth");
     writeFileSync(conf, nodeLocalCorefile("nodelocal veth-n", LINK_LOCAL));

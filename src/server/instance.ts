@@ -316,12 +316,20 @@ export class Instance implements InstanceHooks {
    * TCP on every address of the group. */
   async start(): Promise<void> {
     debugLogs(this.#log, this.#debug);
-    for (const fn of this.#startup) await fn();
-    this.holding = true;
-    await Promise.all(this.#holds.map((wait) => wait()));
-    this.holding = false;
-    for (const g of this.#groups.values()) await this.#listen(g);
-    for (const fn of this.#listening) await fn();
+    try {
+      for (const fn of this.#startup) await fn();
+      this.holding = true;
+      await Promise.all(this.#holds.map((wait) => wait()));
+      this.holding = false;
+      for (const g of this.#groups.values()) await this.#listen(g);
+      for (const fn of this.#listening) await fn();
+    } catch (err) {
+      // The process exits: what start-up set up outside it (nodelocal's interface and rules) goes too,
+      // as after a reload that fails.
+      for (const g of this.#groups.values()) await this.#closeGroup(g);
+      await this.#runShutdown();
+      throw err;
+    }
     for (const fn of this.#serving) fn();
   }
 

@@ -76,12 +76,6 @@ export const setup: Setup = (d, ctx) => {
     try {
       await node?.setUpRules(at.port);
     } catch (err) {
-      // The process exits: the interface (and any rule written) would stay on the node, a Service IP
-      // on it untracked and unserved, through every restart of a pod that fails the same way.
-      if (mine && live === mine) {
-        live = undefined;
-        await mine.node.tearDown().catch(() => undefined);
-      }
       throw fail(err);
     }
   });
