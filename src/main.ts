@@ -138,6 +138,7 @@ export async function main(argv: string[]): Promise<number> {
     instance = await Instance.create({ ...instanceOptions, blocks });
     const starting = instance;
     signals.holding = () => starting.holding;
+    signals.abandon = (signal) => starting.abandon(new StartAbandoned(signal));
     // Started before the main thread's watch is, so they see its every event (runtime/relay.ts).
     if (workers > 1) pool = startWorkers(workers - 1, { source, flags, udpEngine, log, instance });
     if (pool) watchWorkers(instance, pool);
@@ -146,7 +147,7 @@ export async function main(argv: string[]): Promise<number> {
   } catch (err) {
     process.stderr.write(`clusterdns: ${(err as Error).message}\n`);
     await pool?.stop(0);
-    return 1;
+    return err instanceof StartAbandoned ? 0 : 1;
   }
   startMemoryBudget(flags, log, pool);
   log.info(
@@ -295,6 +296,13 @@ function readSource(flags: Flags): Source | string {
   }
 }
 
+/** A signal came while the start waited for the first sync: nothing served yet, so it ends there. */
+class StartAbandoned extends Error {
+  constructor(signal: string) {
+    super(`${signal} while waiting for the first sync: nothing served yet, exiting`);
+  }
+}
+
 /** How long past the lameduck a worker thread may take to stop before it is terminated. */
 const STOP_GRACE_MS = 10_000;
 
@@ -307,13 +315,15 @@ class Signals {
   #early: string | undefined;
   /** The instance is waiting to open its DNS sockets (the first sync): nothing is served yet. */
   holding: () => boolean = () => false;
+  /** Ends the start that is holding: it undoes what it set up (nodelocal's interface), then main exits. */
+  abandon: (signal: string) => void = () => process.exit(0);
   #onSignal: (signal: string) => void = (signal) => {
-    if (this.holding()) {
-      // Nothing to drain, and the wait may be long (startup_timeout, or a serving peer's).
-      process.stderr.write(
-        `clusterdns: ${signal} while waiting for the first sync: nothing served yet, exiting\n`,
-      );
-      process.exit(0);
+    if (this.holding() && this.#early === undefined) {
+      // Nothing to drain, and the wait may be long (startup_timeout, or a serving peer's); a second
+      // signal exits at once, below.
+      this.#early = signal;
+      this.abandon(signal);
+      return;
     }
     if (this.#early === undefined) {
       this.#early = signal;

@@ -328,6 +328,23 @@ net.createServer().listen(53, "0.0.0.0", () =>
     }
   });
 
+  test("a SIGTERM while waiting for the first sync exits at once, and the interface is gone", async () => {
+    // A pod deleted while the API does not answer. Before, it exited leaving the interface behind.
+    const conf = join(dir, "Waiting");
+    writeFileSync(
+      conf,
+      `.:53 {\n    bind ${LINK_LOCAL}\n    nodelocal {\n        rules nftables\n    }\n    kubernetes cluster.local {\n        endpoint http://127.0.0.1:1\n        startup_timeout 1h\n    }\n}\n`,
+    );
+    const proc = env.node.spawn(process.execPath, [join(ROOT, "bin", "clusterdns"), "-conf", conf]);
+    const exited = new Promise<number | null>((r) => proc.once("exit", (code) => r(code)));
+    await waitForLine(proc, /waiting for the first sync before listening/, "the wait");
+    proc.kill("SIGTERM");
+    const code = await Promise.race([exited, new Promise((r) => setTimeout(() => r("running"), 5000))]);
+    assert.equal(code, 0);
+    const link = await env.node.exec("ip", ["link", "show", "dev", "nodelocaldns"]);
+    assert.notEqual(link.code, 0, `the interface is still there: ${link.stdout}`);
+  });
+
   test("a set-up that fails is one line: an interface of another kind", async () => {
     const conf = join(dir, "Veth");
     writeFileSync(conf, nodeLocalCorefile("nodelocal veth-n", LINK_LOCAL));

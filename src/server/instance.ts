@@ -114,6 +114,7 @@ export class Instance implements InstanceHooks {
   readonly #holds: (() => Promise<void>)[] = [];
   readonly #shutdown: (() => void | Promise<void>)[] = [];
   readonly #listening: (() => void | Promise<void>)[] = [];
+  #abandon: ((err: Error) => void) | undefined;
   readonly #onStopping: (() => Promise<void>)[] = [];
   readonly #serving: (() => void)[] = [];
   /** A block has `debug`: the process logs at debug level while this instance runs. */
@@ -319,7 +320,9 @@ export class Instance implements InstanceHooks {
     try {
       for (const fn of this.#startup) await fn();
       this.holding = true;
-      await Promise.all(this.#holds.map((wait) => wait()));
+      const abandoned = new Promise<never>((_, reject) => (this.#abandon = reject));
+      await Promise.race([Promise.all(this.#holds.map((wait) => wait())), abandoned]);
+      this.#abandon = undefined;
       this.holding = false;
       for (const g of this.#groups.values()) await this.#listen(g);
       for (const fn of this.#listening) await fn();
@@ -331,6 +334,12 @@ export class Instance implements InstanceHooks {
       throw err;
     }
     for (const fn of this.#serving) fn();
+  }
+
+  /** Ends a start() that waits for its first sync (a SIGTERM then): it undoes its start-up and
+   * rejects with `err`. */
+  abandon(err: Error): void {
+    this.#abandon?.(err);
   }
 
   /** -workers N: the main thread's UDP sockets step aside while it applies a backlog of watch events
