@@ -238,6 +238,27 @@ describe("node-local: iptables, and what refuses to start", () => {
     assert.notEqual((await env.node.exec("ip", ["link", "show", "dev", "nodelocaldns"])).code, 0);
   });
 
+  test("rules iptables: a restart after a crash keeps the rules where they are, none swept and rewritten", async () => {
+    // Plain iptables is one of the two backends (iptables -V says which): the other firewalls are
+    // swept of rules of ours, never the one it writes to.
+    const conf = join(dir, "PlainIptables");
+    writeFileSync(conf, nodeLocalCorefile("nodelocal {\n        rules iptables\n    }", LINK_LOCAL));
+    const ready = { ready: /NOTRACK rules ready/ };
+    const crashed = await startClusterdnsInNetns(env.node, conf, {}, ready);
+    const gone = new Promise((r) => crashed.proc.once("exit", r));
+    crashed.proc.kill("SIGKILL");
+    await gone;
+    const restarted = await startClusterdnsInNetns(env.node, conf, {}, ready);
+    await restarted.stop();
+    assert.deepEqual(
+      restarted.logs.filter((l) => /another firewall/.test(String(l.msg))),
+      [],
+      "its own rules taken for another firewall's",
+    );
+    assert.equal(restarted.logs.find((l) => l.msg === "NOTRACK rules ready")?.changes, 0);
+    assert.doesNotMatch((await env.node.exec("iptables-save", [])).stdout, /clusterdns-nodelocal/);
+  });
+
   test("node-local-dns on the address: one line naming it, exit 1, the node left as it was", async () => {
     // node-local-dns's set-up: its interface, its NOTRACK rule (no comment) and a server on :53.
     await addInterface(env.node, "nodelocaldns", `${LINK_LOCAL}/32`);

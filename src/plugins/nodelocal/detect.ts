@@ -29,6 +29,14 @@ export async function detectFirewall(run: Run): Promise<Detected> {
   return { firewall: "iptables", why: "no kube-proxy rules; nft does not work here" };
 }
 
+/** Which backend plain `iptables` is ("iptables v1.8.9 (nf_tables)"); "iptables" when it cannot tell. */
+export async function iptablesBackend(run: Run): Promise<Firewall> {
+  const r = await run("iptables", ["-V"]);
+  if (/\(nf_tables\)/.test(r.stdout)) return "iptables-nft";
+  if (/\(legacy\)/.test(r.stdout)) return "iptables-legacy";
+  return "iptables";
+}
+
 /** Lines of kube-proxy's chains (KUBE-*) in one backend's listing; 0 when it cannot be read. */
 async function kubeRules(run: Run, save: string): Promise<number> {
   const r = await run(save, []);

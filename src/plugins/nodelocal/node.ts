@@ -8,7 +8,7 @@
 import type { Logger } from "pino";
 import { NodeSetupError, runCommand, type Run } from "./command.ts";
 import { ensureInterface, removeInterface } from "./interface.ts";
-import { detectFirewall, foreignNotrack, type Firewall } from "./detect.ts";
+import { detectFirewall, foreignNotrack, iptablesBackend, type Firewall } from "./detect.ts";
 import { MARK, type Endpoint, type RuleWriter } from "./rules.ts";
 import { iptablesWriter } from "./rules-iptables.ts";
 import { nftablesWriter } from "./rules-nftables.ts";
@@ -39,6 +39,8 @@ export class NodeLocal {
   readonly config: NodeConfig;
   readonly #deps: NodeDeps;
   #writer: RuleWriter | undefined;
+  /** The firewall #writer writes to: for plain iptables, the backend `iptables -V` names. */
+  #backend: string | undefined;
   #endpoints: Endpoint[] = [];
   /** The DNS port the rules are for, once set (0 before). */
   port = 0;
@@ -103,7 +105,8 @@ export class NodeLocal {
     this.#served = port;
     this.#endpoints = this.config.addresses.map((address) => ({ address, port }));
     if (this.#writer) {
-      // Swept first: with `rules iptables`, one of the others is this writer's own backend.
+      // Swept first: with `rules iptables` on a backend iptables -V does not name, the others
+      // include this writer's own.
       await this.#sweepElsewhere();
       const changes = await this.#writer.ensure(this.#endpoints);
       this.#deps.log.info(
@@ -234,7 +237,7 @@ export class NodeLocal {
    * its rules, after a reboot). None with `rules off`: then no firewall is touched. */
   #elsewhere(): RuleWriter[] {
     if (!this.#writer) return [];
-    return FIREWALLS.filter((f) => f !== this.#writer?.name).map((f) => writerFor(this.#deps.run, f));
+    return FIREWALLS.filter((f) => f !== this.#backend).map((f) => writerFor(this.#deps.run, f));
   }
 
   /** Rules of ours in any firewall: a running clusterdns may write to another one than this. */
@@ -262,6 +265,7 @@ export class NodeLocal {
       log.info({ rules: d.firewall, why: d.why }, "firewall detected");
       firewall = d.firewall;
     }
+    this.#backend = firewall === "iptables" ? await iptablesBackend(run) : firewall;
     return writerFor(run, firewall);
   }
 }
