@@ -142,12 +142,13 @@ test("malformed DoH requests get clear HTTP statuses, and the server keeps answe
   }
   const ok = await h2(`/dns-query?dns=${q.toString("base64url")}`);
   assert.equal(ok.status, 200);
-  // CoreDNS's coredns_https_responses_total counts them by status.
+  // CoreDNS's coredns_dns_https_responses_total counts them by status (subsystem "dns", as the other
+  // per-query series).
   const text = (await httpGet(metrics, "/metrics")).body;
   const count = (status: number) =>
-    new RegExp(`coredns_https_responses_total\\{server="https://:${doh}",status="${status}"\\} (\\d+)`).exec(
-      text,
-    )?.[1];
+    new RegExp(
+      `coredns_dns_https_responses_total\\{server="https://:${doh}",status="${status}"\\} (\\d+)`,
+    ).exec(text)?.[1];
   assert.equal(count(415), "2", text);
   assert.equal(count(413), "1");
   assert.equal(count(404), "1");

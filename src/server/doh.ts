@@ -27,9 +27,10 @@ import { paddedReply } from "../dns/padding.ts";
 import { PlainCounter } from "../metrics/plain.ts";
 import { registry } from "../metrics/registry.ts";
 
-/** CoreDNS's coredns_https_responses_total{server,status}: DoH replies by HTTP status. */
+/** CoreDNS's coredns_dns_https_responses_total{server,status}: DoH replies by HTTP status (in the
+ * "dns" subsystem, as its other per-query series). */
 const httpsResponses = new PlainCounter(
-  "coredns_https_responses_total",
+  "coredns_dns_https_responses_total",
   "DNS-over-HTTPS replies by server and HTTP status.",
 );
 registry.registerMetric(httpsResponses.asMetric());
