@@ -229,3 +229,34 @@ test("health times a request to its own /health every second, as CoreDNS's (core
     assert.equal(await srv.stop(), 0);
   }
 });
+
+test('a query for a name no block serves is counted as CoreDNS counts it: zone "dropped", REFUSED', async () => {
+  const metrics = await freePort();
+  const srv = await startServer(`example.org {
+    prometheus 127.0.0.1:${metrics}
+    whoami
+}
+`);
+  try {
+    assert.equal((await dig(srv.port, "foo.example.net", "A")).status, "REFUSED");
+    assert.equal((await dig(srv.port, "foo.example.net", "A", "+tcp")).status, "REFUSED");
+    const t = (await httpGet(metrics, "/metrics")).body;
+    // CoreDNS's server answers it REFUSED before any plugin runs, and reports it under zone "dropped"
+    // with no plugin: dashboards summing coredns_dns_responses_total by rcode see it.
+    const base = { server: `dns://:${srv.port}`, zone: "dropped", view: "" };
+    for (const proto of ["udp", "tcp"])
+      assert.equal(
+        sample(t, "coredns_dns_requests_total", { ...base, proto, family: "1", type: "A" }),
+        1,
+        `${proto}:\n${t
+          .split("\n")
+          .filter((l) => l.startsWith("coredns_dns_re"))
+          .join("\n")}`,
+      );
+    assert.equal(sample(t, "coredns_dns_responses_total", { ...base, rcode: "REFUSED", plugin: "" }), 2);
+    assert.equal(sample(t, "coredns_dns_request_size_bytes_count", { ...base, proto: "udp" }), 1);
+    assert.equal(sample(t, "coredns_plugin_enabled", { ...base, name: "whoami" }), undefined);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});

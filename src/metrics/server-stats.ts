@@ -1,5 +1,7 @@
 // Process-wide server counters, kept across reloads (read by the prometheus plugin).
 
+import type { QueryDone } from "./query-done.ts";
+
 export const serverStats = {
   /** Queries whose plugin chain threw: answered SERVFAIL by the top-level catch (coredns_panics_total). */
   panics: 0,
@@ -37,3 +39,8 @@ export const memoryStats = { budget: 0, shedding: 0, sheds: 0, refused: 0 };
 /** The main thread's UDP sockets during watch storms (src/server/step-aside.ts): 1 while they are
  * aside, and how many times they stepped aside. */
 export const stepAsideStats = { aside: 0, times: 0 };
+
+/** Queries no server block takes, answered REFUSED before any plugin: CoreDNS counts them in its
+ * per-query series under zone "dropped" (process-wide, whichever block has prometheus). `record` is set
+ * by the first prometheus plugin set up. */
+export const droppedQueries: { record?: (q: QueryDone) => void } = {};

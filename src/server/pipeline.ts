@@ -21,6 +21,7 @@ import { replayInto, writeFor } from "../answers/replay.ts";
 import { DIRECT, Lane } from "../answers/lane.ts";
 import { VIEW_OCTET, hashBytes } from "../dns/key.ts";
 import { answerCacheStats, memoryStats, serverStats } from "../metrics/server-stats.ts";
+import { DROPPED_ZONES, countDropped } from "./dropped.ts";
 import { ZoneMux } from "./mux.ts";
 import type { Views, Match } from "./views.ts";
 import { ClientCosts, REFUSE } from "./client-costs.ts";
@@ -298,7 +299,10 @@ export class Pipeline {
     if (s.qclass !== Class.IN && s.qclass !== Class.CH && s.qclass !== Class.ANY) {
       return simpleReply(buf, s, query, Rcode.NOTIMP);
     }
-    if (m === undefined) return simpleReply(buf, s, query, Rcode.REFUSED);
+    if (m === undefined) {
+      const out = simpleReply(buf, s, query, Rcode.REFUSED);
+      return countDropped(this.#finishing(undefined, s, buf.length, peer), out, start, this.#log);
+    }
     // A client past its share of the server waits (client-costs.ts), or is refused past a bound.
     const wait = this.costs.admit(peer.remoteAddress, start);
     if (wait === REFUSE) return simpleReply(buf, s, query, Rcode.REFUSED);
@@ -564,15 +568,15 @@ export class Pipeline {
     return this.#now === undefined ? cacheClock() : this.#now();
   }
 
-  /** What the finish hooks will see of the query `s` (of `size` octets) from `peer`, answered in
-   * `block`: the caller fills in the reply's side (rcode, header: octets 2 and 3 of the reply sent,
-   * rsize: its size with what was streamed before it, micros: from arrival to reply, computed where
-   * V8 has optimized the arithmetic on doubles, cached, plugin), then calls #finish. */
-  #finishing(block: Block, s: Scanned, size: number, peer: Peer): FinishedQuery {
+  /** What the finish hooks see of `s` (`size` octets) from `peer`, answered in `block` (none: dropped.ts);
+   * the caller adds the reply's side (rcode, header: its octets 2-3, rsize: with what was streamed before,
+   * micros: where V8 optimized the double arithmetic, cached, plugin), then calls #finish. */
+  #finishing(block: Block | undefined, s: Scanned, size: number, peer: Peer): FinishedQuery {
     const done = this.#done;
     done.reset(s);
     done.server = this.label;
-    done.zone = block.zones.length === 1 ? block.zones[0] : zoneOf(block.zones, s.qname);
+    const zones = block?.zones ?? DROPPED_ZONES;
+    done.zone = zones.length === 1 ? zones[0] : zoneOf(zones, s.qname);
     done.proto = peer.proto;
     done.remoteAddress = peer.remoteAddress;
     done.remotePort = peer.remotePort;

@@ -7,6 +7,7 @@ import { listenArgument, reply, serveWhileRunning } from "../../http/listener.ts
 import { noBlock } from "../../corefile/args.ts";
 import { registry, scrape } from "../../metrics/registry.ts";
 import { queryRecorder } from "../../metrics/query-stats.ts";
+import { droppedQueries } from "../../metrics/server-stats.ts";
 
 const NAME = "prometheus";
 export const DEFAULT_METRICS_ADDRESS = "localhost:9153";
@@ -17,6 +18,8 @@ export const setup: Setup = (d, ctx) => {
   noBlock(d, NAME);
 
   ctx.onQueryDone(queryRecorder(ctx.block.directives, () => ctx.block.view?.name ?? ""));
+  // Queries no block takes are counted once for the process, as CoreDNS's server does.
+  droppedQueries.record ??= queryRecorder([]);
 
   // Alone: with -reuseport (a node-local surge) the new process waits for the old one's metrics port
   // instead of sharing it, so a scrape never lands on either process at random.
