@@ -3,7 +3,9 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { createHash } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ROOT, startServer } from "./helpers/server.ts";
 import { dig } from "./helpers/dig.ts";
@@ -260,3 +262,49 @@ test('a query for a name no block serves is counted as CoreDNS counts it: zone "
     assert.equal(await srv.stop(), 0);
   }
 });
+
+test("coredns_plugin_enabled is there from start-up, for the plugins CoreDNS counts (its handlers)", async () => {
+  const [metrics, health, ready] = [await freePort(), await freePort(), await freePort()];
+  const srv = await startServer(`example.org example.net {
+    errors
+    health 127.0.0.1:${health}
+    ready 127.0.0.1:${ready}
+    reload 10s
+    prometheus 127.0.0.1:${metrics}
+    whoami
+}
+`);
+  try {
+    // No query yet: CoreDNS sets the gauge when its server starts, per zone of the block.
+    const t = (await httpGet(metrics, "/metrics")).body;
+    const at = (zone: string, name: string) =>
+      sample(t, "coredns_plugin_enabled", { server: `dns://:${srv.port}`, zone, view: "", name });
+    for (const zone of ["example.org.", "example.net."]) {
+      for (const name of ["errors", "prometheus", "whoami"])
+        assert.equal(at(zone, name), 1, `${zone} ${name}\n${t}`);
+      // Not handlers in CoreDNS (a web server, a timer): its metrics README says they are not reported.
+      for (const name of ["health", "ready", "reload"])
+        assert.equal(at(zone, name), undefined, `${zone} ${name}`);
+    }
+    // A reload without errors: CoreDNS resets the gauge and sets it for the new Corefile.
+    const corefile = join(srv.dir, "Corefile");
+    writeFileSync(corefile, readFileSync(corefile, "utf8").replace("    errors\n", ""));
+    srv.proc.kill("SIGUSR1");
+    let after = "";
+    for (let i = 0; i < 50; i++) {
+      await sleep(100);
+      after = (await httpGet(metrics, "/metrics")).body;
+      if (sample(after, "coredns_reload_version_info", { hash: "sha512", value: sha512(corefile) }) === 1)
+        break;
+    }
+    const base = { server: `dns://:${srv.port}`, zone: "example.org.", view: "" };
+    assert.equal(sample(after, "coredns_plugin_enabled", { ...base, name: "errors" }), undefined, after);
+    assert.equal(sample(after, "coredns_plugin_enabled", { ...base, name: "whoami" }), 1);
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});
+
+function sha512(file: string): string {
+  return createHash("sha512").update(readFileSync(file)).digest("hex");
+}

@@ -51,7 +51,7 @@ function pipeline(): Pipeline {
     zones: ["."],
     chain: handler,
     lane: [handler.lane],
-    hooks: [queryRecorder(["answer"])],
+    hooks: [queryRecorder()],
     bind: [],
     directives: ["answer"],
     shared: new Map(),

@@ -70,6 +70,11 @@ export class PlainCounter extends PlainMetric {
     this.#series.delete(JSON.stringify(labels));
   }
 
+  /** Drops every series. */
+  clear(): void {
+    this.#series.clear();
+  }
+
   values(): Value[] {
     return [...this.#series.values()].map((s) => ({ labels: s.labels, value: s.value }));
   }

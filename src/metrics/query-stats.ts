@@ -79,12 +79,11 @@ interface Entry {
 
 const entries = new Map<string, Entry>();
 
-function entryFor(server: string, zone: string, view: string, directives: readonly string[]): Entry {
+function entryFor(server: string, zone: string, view: string): Entry {
   const key = `${server} ${zone} ${view}`;
   let e = entries.get(key);
   if (e) return e;
   const base = { server, zone, view };
-  for (const name of directives) pluginEnabled.series({ ...base, name }).value = 1;
   e = {
     base,
     byKind: new Map(),
@@ -106,10 +105,7 @@ function entryFor(server: string, zone: string, view: string, directives: readon
 /** A finish hook for one server block: counts every query it answered. Per query it does two small-map
  * lookups on numeric keys and bumps plain numbers; label strings are built once per new series.
  * `view` gives the block's view name (`view`, set up after prometheus), "" for none. */
-export function queryRecorder(
-  directives: readonly string[],
-  view: () => string = () => "",
-): (q: QueryDone) => void {
+export function queryRecorder(view: () => string = () => ""): (q: QueryDone) => void {
   // The block's entry, looked up again only when its server label changes (bind, reload).
   let server = "";
   let zone = "";
@@ -118,7 +114,7 @@ export function queryRecorder(
     if (e === undefined || q.server !== server || q.zone !== zone) {
       server = q.server;
       zone = q.zone;
-      e = entryFor(server, zone, view(), directives);
+      e = entryFor(server, zone, view());
     }
     const family = q.remoteAddress.includes(":") ? 2 : 1;
     // qtype (16 bits), transport and family packed into one number.
@@ -151,4 +147,41 @@ function newKind(e: Entry, q: QueryDone, family: number): ByKind {
     requests: requests.series({ ...e.base, proto: q.proto, family: String(family), type }),
     duration: duration.series({ ...e.base, type }),
   };
+}
+
+/** CoreDNS's plugins that are no handler of its chain (a web server, a timer, a setting), which its
+ * coredns_plugin_enabled leaves out; and clusterdns's nodelocal, which sets the node up. */
+const NOT_HANDLERS = new Set([
+  "bind",
+  "debug",
+  "health",
+  "multisocket",
+  "nodelocal",
+  "on",
+  "ready",
+  "reload",
+  "root",
+  "sign",
+  "timeouts",
+  "tls",
+]);
+
+/** The instance whose blocks coredns_plugin_enabled shows. */
+let enabledBy: unknown;
+
+/** coredns_plugin_enabled{server, zone, view, name}: 1 for each handler of a block with prometheus, per
+ * server and zone, set as its instance begins to serve (queries or not), as CoreDNS sets it at start-up.
+ * A new instance (a reload) starts the set over, so a plugin taken out of the Corefile leaves it. */
+export function markPluginsEnabled(
+  instance: unknown,
+  bases: readonly { server: string; zone: string; view: string }[],
+  directives: readonly string[],
+): void {
+  if (instance !== enabledBy) {
+    pluginEnabled.clear();
+    enabledBy = instance;
+  }
+  for (const base of bases)
+    for (const name of directives)
+      if (!NOT_HANDLERS.has(name)) pluginEnabled.series({ ...base, name }).value = 1;
 }

@@ -152,7 +152,8 @@ scrapedGauge(
   (g) => g.set(answerCacheStats.entries),
 );
 
-/** coredns_plugin_enabled{server,zone,view,name}: 1 for every plugin of a block that has prometheus. */
+/** coredns_plugin_enabled{server,zone,view,name}: 1 for every plugin of a block that has prometheus
+ * (query-stats.ts sets it). */
 export const pluginEnabled = new PlainCounter(
   "coredns_plugin_enabled",
   "1 for each plugin of each server block zone that has prometheus.",

@@ -200,6 +200,7 @@ export class Instance implements InstanceHooks {
           const g = this.#group(keys[0], block);
           return fn({ address: g.bind[0], port: g.port });
         }),
+      servers: () => [...new Set(keys.map((k) => this.#group(k, block).pipeline.label))],
       keep: (key, value, stop) => this.#handover.keep(key, value, stop),
       adopt: <T>(key: string) => this.#handover.adopt<T>(key),
       peerServes: (zone) => {

@@ -30,6 +30,9 @@ export interface SetupContext {
    * with the address and port of the block's first key. A rejection fails start-up: the server exits
    * non-zero. For checks that need the server reachable (loop's forwarding-loop probe). */
   onListening(fn: (at: ListenAddress) => void | Promise<void>): void;
+  /** The `server` labels of the block's listeners (`dns://:53`), one per port and scheme: final once
+   * they listen (port 0 resolved), so read them from onServing on. */
+  servers(): string[];
   /** Runs at stop (and reload), in reverse order of registration. */
   onShutdown(fn: () => void | Promise<void>): void;
   /** Runs when a stop begins (SIGTERM), before lameduck; the stop waits for it. Not at a reload.

@@ -121,6 +121,7 @@ export function fakeContext(o: FakeContextOptions = {}): FakeContext {
     onServing: (fn) => void serving.push(fn),
     onListening: (fn) => void listening.push(fn),
     holdListeners: (wait) => void holds.push(wait),
+    servers: () => ["dns://:53"],
     // Nothing to adopt from: what is kept stops after the shutdown hooks.
     keep: (_key, _value, stop) => void kept.push(stop),
     adopt: () => undefined,

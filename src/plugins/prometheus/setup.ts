@@ -6,7 +6,7 @@ import type { Setup } from "../../setup/registry.ts";
 import { listenArgument, reply, serveWhileRunning } from "../../http/listener.ts";
 import { noBlock } from "../../corefile/args.ts";
 import { registry, scrape } from "../../metrics/registry.ts";
-import { queryRecorder } from "../../metrics/query-stats.ts";
+import { markPluginsEnabled, queryRecorder } from "../../metrics/query-stats.ts";
 import { droppedQueries } from "../../metrics/server-stats.ts";
 
 const NAME = "prometheus";
@@ -17,9 +17,16 @@ export const setup: Setup = (d, ctx) => {
   const listen = listenArgument(d, DEFAULT_METRICS_ADDRESS);
   noBlock(d, NAME);
 
-  ctx.onQueryDone(queryRecorder(ctx.block.directives, () => ctx.block.view?.name ?? ""));
+  const view = () => ctx.block.view?.name ?? "";
+  ctx.onQueryDone(queryRecorder(view));
   // Queries no block takes are counted once for the process, as CoreDNS's server does.
-  droppedQueries.record ??= queryRecorder([]);
+  droppedQueries.record ??= queryRecorder();
+  ctx.onServing(() => {
+    const bases = ctx
+      .servers()
+      .flatMap((server) => ctx.zones.map((zone) => ({ server, zone, view: view() })));
+    markPluginsEnabled(ctx.instance, bases, ctx.block.directives);
+  });
 
   // Alone: with -reuseport (a node-local surge) the new process waits for the old one's metrics port
   // instead of sharing it, so a scrape never lands on either process at random.
