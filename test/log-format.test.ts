@@ -67,3 +67,25 @@ test("class: NODATA is a denial, as CoreDNS classifies it, not a success", async
     await srv.stop();
   }
 });
+
+test("{>bufsize} is CoreDNS's request size: 65535 over TCP, at least 512 over UDP", async () => {
+  const srv = await startServer(`example.org {
+    log . "{proto} {>bufsize}"
+    whoami
+}
+`);
+  try {
+    await digAt("127.0.0.1", srv.port, "udp.example.org", "A", "+bufsize=1232");
+    await digAt("127.0.0.1", srv.port, "tcp.example.org", "A", "+tcp", "+bufsize=1232");
+    await digAt("127.0.0.1", srv.port, "small.example.org", "A", "+bufsize=300");
+    await digAt("127.0.0.1", srv.port, "plain.example.org", "A", "+noedns");
+    assert.equal(await logLine(srv.logs, "udp.example.org."), "udp 1232");
+    // CoreDNS's request.Size(): a TCP client takes 64 KiB whatever its EDNS says, and a UDP buffer
+    // under 512 counts as 512 (RFC 6891 6.2.5).
+    assert.equal(await logLine(srv.logs, "tcp.example.org."), "tcp 65535");
+    assert.equal(await logLine(srv.logs, "small.example.org."), "udp 512");
+    assert.equal(await logLine(srv.logs, "plain.example.org."), "udp 512");
+  } finally {
+    await srv.stop();
+  }
+});

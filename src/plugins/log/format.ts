@@ -3,7 +3,7 @@
 
 import type { QueryDone } from "../../metrics/query-done.ts";
 import type { MetaLabel } from "../metadata/labels.ts";
-import { Opcode, className, rcodeName, typeName } from "../../dns/constants.ts";
+import { Opcode, PLAIN_UDP_SIZE, className, rcodeName, typeName } from "../../dns/constants.ts";
 import { bracketed } from "../../dns/host-port.ts";
 
 /** What a finished query offers the formatter. `opcode` and `answers` are read when the server
@@ -31,7 +31,8 @@ const placeholders: Record<string, (q: Finished) => string> = {
   "{rcode}": (q) => rcodeText(q.rcode),
   "{rsize}": (q) => String(q.rsize),
   "{>rflags}": (q) => q.rflags,
-  "{>bufsize}": (q) => String(q.bufsize),
+  // CoreDNS's request size: 64 KiB over TCP, else the EDNS buffer but never under 512 (RFC 6891 6.2.5).
+  "{>bufsize}": (q) => (q.proto === "tcp" ? "65535" : String(Math.max(q.bufsize, PLAIN_UDP_SIZE))),
   "{>do}": (q) => String(q.do),
   "{>id}": (q) => String(q.id),
   // A number, as CoreDNS prints it ({combined} ends with "0" for a query).
