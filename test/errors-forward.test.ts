@@ -47,6 +47,14 @@ counted.example {
     ${quick}
   }
 }
+shown.example {
+  errors {
+    consolidate 1s "ECONNREFUSED$" warning show_first
+  }
+  forward . 127.0.0.1:${closedPort} {
+    max_fails 0
+  }
+}
 cached.example {
   errors
   cache 30
@@ -153,6 +161,23 @@ test("consolidate counts the timeouts into one line", async () => {
   const summary = "3 errors like '.* i/o timeout$' occurred in last 1s";
   await until(() => srv.logs.some((l) => l.msg === summary), "the summary line");
   assert.deepEqual(errorsAbout("counted.example."), [], "no line of its own for a counted error");
+});
+
+test("consolidate's show_first (CoreDNS 1.14): the first error at once at the level given, then the count", async () => {
+  const about = (zone: string) => srv.logs.filter((l) => String(l.msg).includes(zone));
+  await failThree("shown.example");
+  const summary = "3 errors like 'ECONNREFUSED$' occurred in last 1s";
+  await until(() => srv.logs.some((l) => l.msg === summary), "the summary line");
+  const first = about("shown.example.");
+  assert.equal(first.length, 1, "the first error alone is logged on its own");
+  assert.match(String(first[0].msg), /^2 q1\.shown\.example\. A: .*ECONNREFUSED$/);
+  assert.equal(first[0].level, "warn", "at the consolidate line's level");
+  assert.equal(srv.logs.find((l) => l.msg === summary)?.level, "warn");
+  // One error in a period: logged at once, and no summary after it (it would say 1).
+  assert.equal((await dig(srv.port, "q4.shown.example")).status, "SERVFAIL");
+  await until(() => about("q4.shown.example.").length === 1, "the fourth query's line");
+  await new Promise((r) => setTimeout(r, 1300));
+  assert.ok(!srv.logs.some((l) => String(l.msg).startsWith("1 errors like")), "no summary of one");
 });
 
 test("an upstream marked down, with failfast_all_unhealthy_upstreams: 'no healthy upstream'", async () => {

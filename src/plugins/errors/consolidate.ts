@@ -11,7 +11,16 @@ export interface Pattern {
   /** The expression as written in the Corefile, for the summary line. */
   source: string;
   level: ConsolidateLevel;
+  /** CoreDNS's `show_first`: the first error of a period is logged at once (at `level`), and the
+   * summary is written only when more followed it. */
+  showFirst: boolean;
 }
+
+/** What take() did with a message: "counted" (say nothing now), "first" (a show_first pattern's first
+ * of its period: log it at `level`), or undefined (no pattern took it: log it as usual). */
+export type Taken = { kind: "counted" } | { kind: "first"; level: ConsolidateLevel } | undefined;
+
+const COUNTED: Taken = { kind: "counted" };
 
 interface Slot {
   count: number;
@@ -30,15 +39,16 @@ export class Consolidator {
     this.#log = log;
   }
 
-  /** Counts `message` against the first pattern it matches. False when none matches (or after stop):
-   * the caller then logs the message itself. */
-  take(message: string): boolean {
-    if (this.#stopped) return false;
+  /** Counts `message` against the first pattern it matches (none after stop): see Taken. */
+  take(message: string): Taken {
+    if (this.#stopped) return undefined;
     const i = this.#patterns.findIndex((p) => p.re.test(message));
-    if (i < 0) return false;
+    if (i < 0) return undefined;
     const slot = this.#slots[i];
-    if (++slot.count === 1) slot.timer = setTimeout(() => this.#flush(i), this.#patterns[i].periodMs).unref();
-    return true;
+    const p = this.#patterns[i];
+    if (++slot.count > 1) return COUNTED;
+    slot.timer = setTimeout(() => this.#flush(i), p.periodMs).unref();
+    return p.showFirst ? { kind: "first", level: p.level } : COUNTED;
   }
 
   /** Writes what is pending and stops counting (at shutdown). */
@@ -55,8 +65,9 @@ export class Consolidator {
     const n = slot.count;
     slot.count = 0;
     slot.timer = undefined;
-    if (n === 0) return;
     const p = this.#patterns[i];
+    // With show_first a lone error was logged already: a summary of one would repeat it.
+    if (n === 0 || (n === 1 && p.showFirst)) return;
     this.#log[p.level](
       { count: n, pattern: p.source },
       `${n} errors like '${p.source}' occurred in last ${goDuration(p.periodMs)}`,

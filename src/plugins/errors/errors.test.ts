@@ -138,7 +138,7 @@ test("setup errors name file:line", async () => {
     [dir("errors", ["stdout", "x"], undefined, 3), /^Corefile:3 - .*takes 0 to 1/],
     [
       dir("errors", [], [dir("consolidate", ["5m"], undefined, 4)]),
-      /^Corefile:4 - .*'consolidate' takes 2 to 3/,
+      /^Corefile:4 - .*'consolidate' takes 2 to 4/,
     ],
     [dir("errors", [], [dir("consolidate", ["5x", "a"], undefined, 5)]), /^Corefile:5 - .*invalid duration/],
     [
@@ -152,6 +152,14 @@ test("setup errors name file:line", async () => {
     [dir("errors", [], [dir("consolidate", ["0", "a"], undefined, 8)]), /^Corefile:8 - .*must be positive/],
     [dir("errors", [], [dir("stacktrace", ["yes"], undefined, 9)]), /^Corefile:9 - .*'stacktrace' takes 0/],
     [dir("errors", [], [dir("log", [], undefined, 10)]), /^Corefile:10 - .*unknown property 'log'/],
+    [
+      dir("errors", [], [dir("consolidate", ["5m", "a", "show_first", "info"], undefined, 11)]),
+      /^Corefile:11 - .*log level must come before show_first/,
+    ],
+    [
+      dir("errors", [], [dir("consolidate", ["5m", "a", "info", "debug"], undefined, 12)]),
+      /^Corefile:12 - .*multiple log levels/,
+    ],
   ];
   await assertConfigErrors(setup, bad);
   // A second errors line in a block is refused before setup (corefile/check.ts, check.test.ts).

@@ -58,7 +58,8 @@ function report(
   rcode: number,
 ): void {
   const message = err instanceof Error ? err.message : String(err);
-  if (consolidator.take(message)) return;
+  const taken = consolidator.take(message);
+  if (taken?.kind === "counted") return;
   const fields = {
     qname: req.qname,
     qtype: typeName(req.qtype),
@@ -66,6 +67,8 @@ function report(
   };
   // CoreDNS's line: "RCODE NAME TYPE: error".
   const line = `${rcode} ${req.qname} ${fields.qtype}: ${message}`;
-  if (stacktrace) log.error({ ...fields, err }, line);
-  else log.error(fields, line);
+  // show_first: the first of a consolidated kind, at the level of its `consolidate` line.
+  const level = taken?.level ?? "error";
+  if (stacktrace) log[level]({ ...fields, err }, line);
+  else log[level](fields, line);
 }

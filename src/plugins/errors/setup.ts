@@ -1,10 +1,10 @@
 // errors [stdout] {
-//     consolidate DURATION REGEXP [LEVEL]
+//     consolidate DURATION REGEXP [LEVEL] [show_first]
 //     stacktrace | panicRecoveryStacktrace
 // }
 
 import type { Setup } from "../../setup/registry.ts";
-import type { Directive } from "../../corefile/types.ts";
+import type { Directive, Token } from "../../corefile/types.ts";
 import type { ConsolidateLevel, Pattern } from "./consolidate.ts";
 import { Consolidator } from "./consolidate.ts";
 import { errors } from "./errors.ts";
@@ -42,8 +42,8 @@ export const setup: Setup = (d, ctx) => {
 };
 
 function parseConsolidate(opt: Directive): Pattern {
-  argCount(opt, "errors", 2, 3);
-  const [period, expr, level] = opt.args;
+  argCount(opt, "errors", 2, 4);
+  const [period, expr, ...rest] = opt.args;
   const periodMs = parseTimerDuration(period, "errors");
   if (periodMs <= 0)
     throw configError(period, "errors", `consolidate period must be positive, got '${period.text}'`);
@@ -53,14 +53,24 @@ function parseConsolidate(opt: Directive): Pattern {
   } catch (err) {
     throw configError(expr, "errors", `invalid regular expression '${expr.text}': ${(err as Error).message}`);
   }
-  if (level && !Object.hasOwn(LEVELS, level.text)) {
-    throw configError(
-      level,
-      "errors",
-      `unknown log level '${level.text}' (want warning, error, info or debug)`,
-    );
+  return { periodMs, re, source: expr.text, ...levelAndShowFirst(rest) };
+}
+
+/** consolidate's optional [LEVEL] [show_first], in that order, as CoreDNS 1.14 takes them. */
+function levelAndShowFirst(args: readonly Token[]): Pick<Pattern, "level" | "showFirst"> {
+  let level: ConsolidateLevel | undefined;
+  let showFirst = false;
+  for (const a of args) {
+    if (a.text === "show_first") showFirst = true;
+    else if (!Object.hasOwn(LEVELS, a.text))
+      throw configError(a, "errors", `unknown log level '${a.text}' (want warning, error, info or debug)`);
+    else if (level !== undefined)
+      throw configError(a, "errors", "multiple log levels specified in consolidate");
+    else if (showFirst)
+      throw configError(a, "errors", "log level must come before show_first in consolidate");
+    else level = LEVELS[a.text];
   }
-  return { periodMs, re, source: expr.text, level: level ? LEVELS[level.text] : "error" };
+  return { level: level ?? "error", showFirst };
 }
 
 /** A Go (RE2) expression as a RegExp: a leading flag group such as `(?i)` becomes RegExp flags. */
