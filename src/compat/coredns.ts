@@ -193,8 +193,8 @@ export const COREDNS_PLUGINS: readonly PluginCompat[] = [
     options: "ADDRESS",
     verdict: "same",
     note:
-      "CoreDNS's series names and labels, those of 1.11 and later (`coredns_proxy_*` for forward, `type` on " +
-      "`coredns_dns_request_duration_seconds`, `coredns_dns_do_requests_total`) and forward's older " +
+      "CoreDNS's series names and labels, those of 1.11 and later (`coredns_proxy_*` for forward, " +
+      "`coredns_dns_do_requests_total`, no `type` on `coredns_dns_request_duration_seconds`) and forward's older " +
       "`coredns_forward_*` too",
     twice: "refused",
   },
