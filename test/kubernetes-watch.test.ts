@@ -123,12 +123,14 @@ describe("a live watch", () => {
     await until(srv.port, `db-2.${name}`, "A", "NXDOMAIN");
   });
 
-  it("a headless service's endpoint change is observed as DNS programming latency, as CoreDNS does", async () => {
+  it("an endpoint change is observed as DNS programming latency, by service kind, as CoreDNS does", async () => {
     const metric = "coredns_kubernetes_dns_programming_duration_seconds";
     const kind = { service_kind: "headless_with_selector" };
+    const clusterIp = { service_kind: "cluster_ip" };
     const scrape = async () => (await httpGet(metricsPort, "/metrics")).body;
-    const count = async () => sample(await scrape(), `${metric}_count`, kind) ?? 0;
+    const count = async (k = kind) => sample(await scrape(), `${metric}_count`, k) ?? 0;
     const before = await count();
+    const beforeClusterIp = await count(clusterIp);
     // The endpoints controller stamps when the change it writes happened: here 2 s before the write.
     const trigger = {
       "endpoints.kubernetes.io/last-change-trigger-time": new Date(Date.now() - 2000).toISOString(),
@@ -150,9 +152,11 @@ describe("a live watch", () => {
       a("10-1-9-2.lat-ip.default.svc.cluster.local", "10.1.9.2"),
     ]);
     const text = await scrape();
-    assert.equal(sample(text, `${metric}_count`, kind), before + 1, "the headless service's slice only");
+    assert.equal(sample(text, `${metric}_count`, kind), before + 1, "the headless service's slice");
     assert.ok((sample(text, `${metric}_sum`, kind) ?? 0) >= 2, "at least the 2 s since the trigger");
     assert.equal(sample(text, `${metric}_bucket`, { ...kind, le: "1.024" }), 0);
+    // CoreDNS 1.14.3 and later count a cluster IP service's endpoints too, as cluster_ip.
+    assert.equal(sample(text, `${metric}_count`, clusterIp), beforeClusterIp + 1, "the cluster IP service's");
   });
 
   it("dropped watches are re-established; after a 410 Gone the relist catches up", async () => {

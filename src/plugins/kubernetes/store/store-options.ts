@@ -6,6 +6,7 @@ import type { LabelSelector } from "../model/label-selector.ts";
 import type { NameOptions } from "../names/service-names.ts";
 import type { Multicluster } from "./multicluster.ts";
 import type { Tables } from "../../../offheap/table.ts";
+import type { ServiceKind } from "./programming-latency.ts";
 
 export interface StoreOptions {
   /** The stanza's zones (canonical); forward zones turn relative names into owner names. */
@@ -26,9 +27,10 @@ export interface StoreOptions {
   /** This server's own addresses (its pod's): the services whose endpoints include one are the name
    * server's (`ns.dns.<zone>`), as in CoreDNS. */
   localIPs?: readonly string[];
-  /** Called once a watched change of a headless service's endpoints is answered, with the seconds since
-   * the change that triggered it (the Kubernetes DNS programming latency SLI; see programmed()). */
-  onProgrammed?: (serviceKind: "headless_with_selector", seconds: number) => void;
+  /** Called once a watched change of a service's endpoints is answered, with the service's kind and the
+   * seconds since the change that triggered it (the Kubernetes DNS programming latency SLI; see
+   * programming-latency.ts). */
+  onProgrammed?: (serviceKind: ServiceKind, seconds: number) => void;
   /** `multicluster`: the index that takes the ServiceImports and the imported EndpointSlices. */
   multicluster?: Multicluster;
   /** Which names a service has (../names/service-names.ts); the answers read them from the store's

@@ -663,9 +663,17 @@ describe("store: DNS programming latency (endpoints.kubernetes.io/last-change-tr
     assert.ok(seen[1][1] >= 0.5 && seen[1][1] < 60, `${seen[1][1]} s`);
   });
 
-  it("observes nothing for a cluster IP service, without the annotation, for a bad time or a deletion", () => {
+  it("a cluster IP service's endpoints are observed as cluster_ip (CoreDNS 1.14.3 and later)", () => {
     const { store, seen } = recording();
     store.apply("endpointslices", "ADDED", slice("web", "10.244.2.1", at(100)));
+    assert.deepEqual(
+      seen.map(([k]) => k),
+      ["cluster_ip"],
+    );
+  });
+
+  it("observes nothing without the annotation, for a bad time or a deletion", () => {
+    const { store, seen } = recording();
     store.apply("endpointslices", "ADDED", endpointSlice("default", "hl", "hl-2", ["10.244.1.3"]));
     store.apply("endpointslices", "MODIFIED", slice("hl", "10.244.1.1", "yesterday"));
     store.apply("endpointslices", "DELETED", slice("hl", "10.244.1.1", at(100)));

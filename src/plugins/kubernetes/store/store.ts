@@ -559,8 +559,8 @@ export class Store implements StoreView {
    * is answered. Objects a LIST delivers are left out: their trigger times can be hours old. */
   #programmed(kind: Kind, type: EventType, obj: KObject): void {
     if (this.#options.onProgrammed === undefined || type === "DELETED" || !this.#synced.isOpen) return;
-    const s = programmingSeconds(kind, obj, (key) => this.#services.get(key)?.headless === true);
-    if (s !== undefined) this.#options.onProgrammed("headless_with_selector", s);
+    const p = programmingSeconds(kind, obj, (key) => this.#services.get(key)?.headless);
+    if (p !== undefined) this.#options.onProgrammed(p.kind, p.seconds);
   }
 
   /** Hands the pending change to onChange, once synced. */
