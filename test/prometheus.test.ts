@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { createHash } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ROOT, startServer } from "./helpers/server.ts";
-import { dig } from "./helpers/dig.ts";
+import { dig, digAt } from "./helpers/dig.ts";
 import { httpGet } from "./helpers/http-get.ts";
 import { freePort } from "./helpers/free-port.ts";
 import { sample } from "./helpers/metrics.ts";
@@ -302,3 +302,54 @@ test("coredns_plugin_enabled is there from start-up, for the plugins CoreDNS cou
 function sha512(file: string): string {
   return createHash("sha512").update(readFileSync(file)).digest("hex");
 }
+
+test("a block bound to several addresses is labelled per address, as CoreDNS runs a server per address", async () => {
+  const metrics = await freePort();
+  // NodeLocal DNSCache's shape: `bind 169.254.20.10 10.96.0.10`; here two loopback addresses.
+  const srv = await startServer(`example.org {
+    bind 127.0.0.1 127.0.0.2
+    prometheus 127.0.0.1:${metrics}
+    cache 30
+    whoami
+}
+`);
+  try {
+    await digAt("127.0.0.1", srv.port, "a.example.org", "A");
+    await digAt("127.0.0.2", srv.port, "a.example.org", "A", "+tcp");
+    await digAt("127.0.0.2", srv.port, "b.example.org", "A");
+    const t = (await httpGet(metrics, "/metrics")).body;
+    const count = (server: string, proto: string) =>
+      sample(t, "coredns_dns_requests_total", {
+        server,
+        zone: "example.org.",
+        view: "",
+        proto,
+        family: "1",
+        type: "A",
+      });
+    const [one, two] = [`dns://127.0.0.1:${srv.port}`, `dns://127.0.0.2:${srv.port}`];
+    assert.equal(
+      count(one, "udp"),
+      1,
+      t
+        .split("\n")
+        .filter((l) => l.startsWith("coredns_dns_requests"))
+        .join("\n"),
+    );
+    assert.equal(count(two, "udp"), 1);
+    assert.equal(count(two, "tcp"), 1);
+    for (const server of [one, two]) {
+      assert.equal(
+        sample(t, "coredns_plugin_enabled", { server, zone: "example.org.", view: "", name: "whoami" }),
+        1,
+      );
+      // The plugins' own series name the same server (cache's, here).
+      assert.ok(
+        sample(t, "coredns_cache_requests_total", { server, zones: "example.org.", view: "" }),
+        server,
+      );
+    }
+  } finally {
+    assert.equal(await srv.stop(), 0);
+  }
+});

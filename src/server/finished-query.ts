@@ -4,6 +4,7 @@
 import type { QueryDone } from "../metrics/query-done.ts";
 import type { Scanned } from "../dns/scan.ts";
 import type { Edns } from "../dns/message.ts";
+import type { Peer } from "./peer.ts";
 import { PLAIN_UDP_SIZE } from "../dns/constants.ts";
 
 const ROOT_WIRE = new Uint8Array(1);
@@ -45,6 +46,17 @@ export class FinishedQuery implements QueryDone {
     this.do = s.dnssecOk;
     this.bufsize = s.udpSize > 0 ? s.udpSize : PLAIN_UDP_SIZE;
     this.#scanned = s;
+  }
+
+  /** The query's side: who sent it (`size` octets) and over what, to which `server` (its label). */
+  from(peer: Peer, size: number, server: string): void {
+    this.server = server;
+    this.proto = peer.proto;
+    this.remoteAddress = peer.remoteAddress;
+    this.remotePort = peer.remotePort;
+    this.localAddress = peer.localAddress;
+    this.localPort = peer.localPort;
+    this.size = size;
   }
 
   /** The query's opcode, for log's {>opcode}. */

@@ -200,7 +200,10 @@ export class Instance implements InstanceHooks {
           const g = this.#group(keys[0], block);
           return fn({ address: g.bind[0], port: g.port });
         }),
-      servers: () => [...new Set(keys.map((k) => this.#group(k, block).pipeline.label))],
+      servers: () => {
+        const pipelines = new Set(keys.map((k) => this.#group(k, block).pipeline));
+        return [...pipelines].flatMap((p) => [...(p.addressLabels?.values() ?? [p.label])]);
+      },
       keep: (key, value, stop) => this.#handover.keep(key, value, stop),
       adopt: <T>(key: string) => this.#handover.adopt<T>(key),
       peerServes: (zone) => {
@@ -393,6 +396,7 @@ export class Instance implements InstanceHooks {
         }
         g.port = port;
         g.pipeline.label = g.pipeline.label.replace(/:0$/, `:${port}`);
+        g.pipeline.addressLabels = addressLabels(g);
         this.#log.info({ server: g.pipeline.label, zones: g.pipeline.mux.zones }, "listening");
         return;
       } catch (err) {
@@ -499,6 +503,7 @@ export class Instance implements InstanceHooks {
       prev.doh.length = 0;
       g.port = prev.port;
       g.pipeline.label = prev.pipeline.label;
+      g.pipeline.addressLabels = prev.pipeline.addressLabels;
       prev.udp.length = 0;
       prev.tcp.length = 0;
     }
@@ -560,6 +565,12 @@ export class Instance implements InstanceHooks {
 }
 
 /** Whether the group has listeners open (a worker's only UDP ones). */
+/** With several bind addresses, the `server` label of each, as CoreDNS (a server per address) has it. */
+function addressLabels(g: Group): Map<string, string> | undefined {
+  if (g.bind === WILDCARD || g.bind.length < 2) return undefined;
+  return new Map(g.bind.map((a) => [a, `${g.transport}://${joinHostPort(a, g.port)}`]));
+}
+
 function listening(g: Group): boolean {
   return g.udp.length + g.tcp.length + g.doh.length > 0;
 }

@@ -61,6 +61,9 @@ interface ChainOptions {
 export class Pipeline {
   /** "dns://:53": the server as CoreDNS names it in logs and metrics (set again once the port is bound). */
   label: string;
+  /** With several bind addresses, the label of each ("dns://10.0.0.1:53"): CoreDNS runs a server per
+   * address, so a query's metrics name the one it came to (set once listening, instance.ts). */
+  addressLabels: ReadonlyMap<string, string> | undefined = undefined;
   readonly mux = new ZoneMux<Block>();
   readonly answers: Answers;
   readonly #log: Logger;
@@ -393,7 +396,7 @@ export class Pipeline {
       remotePort: peer.remotePort,
       localAddress: peer.localAddress,
       localPort: peer.localPort,
-      server: this.label,
+      server: this.addressLabels?.get(peer.localAddress) ?? this.label,
       maxSize: q.maxSize,
       tsig: q.signer?.keyName,
       sampled: q.sampled,
@@ -574,15 +577,9 @@ export class Pipeline {
   #finishing(block: Block | undefined, s: Scanned, size: number, peer: Peer): FinishedQuery {
     const done = this.#done;
     done.reset(s);
-    done.server = this.label;
+    done.from(peer, size, this.addressLabels?.get(peer.localAddress) ?? this.label);
     const zones = block?.zones ?? DROPPED_ZONES;
     done.zone = zones.length === 1 ? zones[0] : zoneOf(zones, s.qname);
-    done.proto = peer.proto;
-    done.remoteAddress = peer.remoteAddress;
-    done.remotePort = peer.remotePort;
-    done.localAddress = peer.localAddress;
-    done.localPort = peer.localPort;
-    done.size = size;
     return done;
   }
 
