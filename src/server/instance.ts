@@ -33,6 +33,7 @@ import { Handover } from "./handover.ts";
 import { FileStamps, type StampRecord } from "../setup/file-stamps.ts";
 import { peerServes } from "./peer-probe.ts";
 import { secureGroup, tlsKept } from "./secure.ts";
+import { addressLabels } from "./address-labels.ts";
 
 export interface InstanceOptions {
   blocks: ServerBlock[];
@@ -565,12 +566,6 @@ export class Instance implements InstanceHooks {
 }
 
 /** Whether the group has listeners open (a worker's only UDP ones). */
-/** With several bind addresses, the `server` label of each, as CoreDNS (a server per address) has it. */
-function addressLabels(g: Group): Map<string, string> | undefined {
-  if (g.bind === WILDCARD || g.bind.length < 2) return undefined;
-  return new Map(g.bind.map((a) => [a, `${g.transport}://${joinHostPort(a, g.port)}`]));
-}
-
 function listening(g: Group): boolean {
   return g.udp.length + g.tcp.length + g.doh.length > 0;
 }
