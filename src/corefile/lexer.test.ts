@@ -48,7 +48,7 @@ test("double-quoted strings: escapes, braces, spaces and line breaks", () => {
     [
       ["x", false, 1, true],
       ["{", true, 1, false],
-      ['a "b" c\\d', true, 1, false],
+      ['a "b" c\\\\d', true, 1, false], // only \" is an escape: CoreDNS keeps \\ as written
       ["\\d+", true, 1, false], // other backslashes are kept, for regular expressions
       ["", true, 1, false],
       ["two\nlines", true, 2, true],
@@ -56,6 +56,10 @@ test("double-quoted strings: escapes, braces, spaces and line breaks", () => {
       ["next", false, 4, true],
     ],
   );
+});
+
+test("an escaped backslash before the closing quote does not escape the quote", () => {
+  assert.deepEqual(words('a "b\\\\" c "d\\\\\\"e"'), ["a", "b\\\\", "c", 'd\\\\"e']);
 });
 
 test("backquoted strings are raw and may span lines", () => {

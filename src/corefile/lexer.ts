@@ -1,7 +1,8 @@
 // Splits Corefile text into words, as Caddy's Caddyfile lexer (which CoreDNS uses) does: words are
-// separated by white space, `#` starts a comment outside quotes, "double quotes" (with \" and \\) and
-// `backquotes` (raw) make one word that may span lines. Braces are structure only when they stand alone
-// and unquoted, so `{$NAME}` stays one word.
+// separated by white space, `#` starts a comment outside quotes, "double quotes" and `backquotes`
+// (raw) make one word that may span lines. Inside double quotes only \" is an escape: CoreDNS keeps
+// every other backslash, so "a\\.b" is the regular expression a\\.b there and here. Braces are
+// structure only when they stand alone and unquoted, so `{$NAME}` stays one word.
 
 import { ConfigError } from "./errors.ts";
 import type { Token } from "./types.ts";
@@ -42,8 +43,12 @@ export function tokenize(text: string, file: string): Lexeme[] {
         if (ch === c) break;
         if (ch === "\n") line++;
         if (ch === "\r" && text[i] === "\n") continue;
-        if (ch === "\\" && c === '"' && (text[i] === '"' || text[i] === "\\")) word += text[i++];
-        else word += ch;
+        if (ch === "\\" && c === '"' && i < text.length) {
+          // The escaped character is taken with its backslash: it cannot close the string.
+          const escaped = text[i++];
+          if (escaped === "\n") line++;
+          word += escaped === '"' ? escaped : ch + escaped;
+        } else word += ch;
       }
       push(word, start, true);
     } else {
