@@ -103,6 +103,31 @@ test("migrate kube-dns: a placeholder server exits 1 with the rest printed; typo
   assert.equal(quotes.stderr.split("\n").length, 2, `one line: ${quotes.stderr}`);
 });
 
+test("migrate kube-dns: a stub domain written twice (case, trailing dot) is one block with both servers", async () => {
+  const r = await clusterdns(
+    ["migrate", "kube-dns", "-"],
+    kubeDnsConfigMap(
+      `  stubDomains: |\n    {"corp.example": ["192.0.2.1"], "CORP.example.": ["192.0.2.2", "192.0.2.1"]}\n`,
+    ),
+  );
+  assert.equal(r.code, 0, r.stderr);
+  // The Corefile printed loads: one block for the domain, not two that clash.
+  const blocks = parseCorefile(r.stdout, "translated");
+  assert.deepEqual(
+    blocks.map((b) => b.keys.map((k) => k.text).join(" ")),
+    [".:53", "corp.example:53"],
+  );
+  const forward = blocks[1].directives.find((d) => d.name === "forward")!;
+  assert.deepEqual(
+    forward.args.map((a) => a.text),
+    [".", "192.0.2.1", "192.0.2.2"],
+  );
+  assert.equal(
+    r.stderr,
+    "clusterdns migrate: stdin:7: stubDomains: CORP.example. is corp.example written again: its servers are joined to it\n",
+  );
+});
+
 test("migrate kube-dns: federations are refused, and nothing is printed to apply", async () => {
   const r = await clusterdns(
     ["migrate", "kube-dns", "-"],

@@ -86,12 +86,23 @@ export function translateKubeDns(cm: ConfigMapData, name: string, domain: string
       if (!isHostname(stub) || isIP(stub))
         throw new InputError(`${at("stubDomains")}: '${stub}' is not a domain`);
       const servers = addresses("stubDomains", stub, list);
-      if (servers.length > 0) stubs.push({ domain: stub, servers });
+      // kube-dns's dnsmasq matches domains without regard to case or a final dot and asks every
+      // server of one: a domain written twice is one block (a Corefile may not serve a zone twice).
+      const same = stubs.find((s) => sameDomain(s.domain, stub));
+      if (same) {
+        warnings.push(
+          `${at("stubDomains")}: ${stub} is ${same.domain} written again: its servers are joined to it`,
+        );
+        same.servers.push(...servers.filter((a) => !same.servers.includes(a)));
+      } else if (servers.length > 0) stubs.push({ domain: stub, servers });
       else lost(`${at("stubDomains")}: ${stub} has no server left: the domain is left out`);
     }
   }
   return { corefile: kubeadmCorefile({ domain, upstreams, stubs }), warnings, lossy };
 }
+
+const sameDomain = (a: string, b: string) =>
+  a.toLowerCase().replace(/\.$/, "") === b.toLowerCase().replace(/\.$/, "");
 
 function isHostname(s: string): boolean {
   return /^(?=.{1,253}\.?$)([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*\.?$/i.test(
