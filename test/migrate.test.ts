@@ -222,6 +222,17 @@ test("migrate coredns: the lines of coredns-custom's keys are named at their lin
   );
 });
 
+test("migrate coredns: a path into the ConfigMap is shown as the Corefile writes it, not where it was checked", async () => {
+  const file = join(ROOT, "test", "fixtures", "corpus", "k3s-rendered.yaml");
+  const r = await clusterdns(["migrate", "coredns", file]);
+  const line =
+    readFileSync(file, "utf8")
+      .split("\n")
+      .findIndex((l) => l.includes("hosts /etc/coredns/NodeHosts {")) + 1;
+  assert.match(r.stdout, new RegExp(`\\n${file}:${line} +\\w+ +hosts /etc/coredns/NodeHosts \\{\\n`));
+  assert.doesNotMatch(r.stdout, /clusterdns-etc-coredns-/);
+});
+
 test("migrate coredns: a Corefile with no server block is refused as -validate refuses it", async () => {
   const r = await clusterdns(["migrate", "coredns", "-"], "# nothing here yet\n");
   assert.equal(r.code, 1);

@@ -111,6 +111,8 @@ async function coreDns(inputs: Input[], strict: boolean): Promise<number> {
     const lines = checked.lines.map((l) => ({
       ...l,
       ...source.placed(l.file, l.line),
+      // Paths into the ConfigMap were read from a temporary folder: shown as the pod has them.
+      text: source.shown(l.text),
       note: l.note && source.shown(l.note),
     }));
     const { text, status } = printReport(lines, { strict });
