@@ -33,6 +33,7 @@ export async function validateCorefile(source: Layout, o: ValidateOptions, log: 
   } catch (err) {
     return err instanceof ConfigErrors ? err.all.map((e) => e.message) : [(err as Error).message];
   }
+  source.unread(blocks).forEach(warn);
   return (await dryRun(blocks, { ...o, root: source.root, log })).map((m) => m.message);
 }
 

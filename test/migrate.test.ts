@@ -233,6 +233,16 @@ test("migrate coredns: a path into the ConfigMap is shown as the Corefile writes
   assert.doesNotMatch(r.stdout, /clusterdns-etc-coredns-/);
 });
 
+test("migrate coredns: a ConfigMap key nothing reads gets a warning line, at its line", async () => {
+  const cm = readFileSync(join(ROOT, "test", "fixtures", "corpus", "k3s-rendered.yaml"), "utf8");
+  const r = await clusterdns(["migrate", "coredns", "-"], cm.replace("  NodeHosts: |", "  NodeHost: |"));
+  const line = cm.split("\n").indexOf("  NodeHosts: |") + 1;
+  assert.match(
+    r.stderr,
+    new RegExp(`^clusterdns migrate: warning: stdin:${line}: data\\.NodeHost is read by nothing`, "m"),
+  );
+});
+
 test("migrate coredns: a Corefile with no server block is refused as -validate refuses it", async () => {
   const r = await clusterdns(["migrate", "coredns", "-"], "# nothing here yet\n");
   assert.equal(r.code, 1);

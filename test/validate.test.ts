@@ -251,6 +251,26 @@ test("a ConfigMap is validated as the pod mounts it: its keys and coredns-custom
   );
 });
 
+test("a ConfigMap key the Corefile reads nothing of is named at its line, as CoreDNS would ignore it", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "clusterdns-validate-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  // k3s's NodeHosts misspelt, and an AKS key that ends in neither .override nor .server.
+  writeFileSync(join(dir, "coredns.yaml"), K3S.replace("  NodeHosts: |", "  NodeHost: |"));
+  writeFileSync(join(dir, "custom.yaml"), CUSTOM("log").replace("  log.override: |", "  log.conf: |"));
+  const r = await validateArgs(dir, ["-conf", "coredns.yaml", "-conf", "custom.yaml"]);
+  assert.equal(r.code, 0, r.stderr);
+  const unread = r.stderr.split("\n").filter((l) => l.includes("read by nothing"));
+  assert.deepEqual(unread, [
+    "clusterdns: warning: coredns.yaml:30: data.NodeHost is read by nothing: no import or path of the Corefile names /etc/coredns/NodeHost (CoreDNS ignores it too)",
+    "clusterdns: warning: custom.yaml:7: data.log.conf is read by nothing: no import or path of the Corefile names /etc/coredns/custom/log.conf (CoreDNS ignores it too)",
+  ]);
+  // Keys that are read (NodeHosts by hosts, *.override and *.server by imports) get no such line.
+  writeFileSync(join(dir, "coredns.yaml"), K3S);
+  writeFileSync(join(dir, "custom.yaml"), CUSTOM("log"));
+  const ok = await validateArgs(dir, ["-conf", "coredns.yaml", "-conf", "custom.yaml"]);
+  assert.equal(ok.stderr, "");
+});
+
 test("a List of ConfigMaps, as kubectl get cm coredns coredns-custom -o yaml prints it, is read the same", async (t) => {
   const dir = mkdtempSync(join(tmpdir(), "clusterdns-validate-"));
   t.after(() => rmSync(dir, { recursive: true, force: true }));

@@ -9,7 +9,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { configMaps, InputError, type ConfigMapData, type Input } from "./configmap.ts";
+import type { ConfigWarning } from "./errors.ts";
 import type { ParseOptions } from "./parser.ts";
+import type { Directive, ServerBlock } from "./types.ts";
 
 /** Where the coredns ConfigMap is mounted in CoreDNS's pod, and coredns-custom below it. */
 export const MOUNT = "/etc/coredns";
@@ -24,20 +26,24 @@ export interface Layout {
   file: string;
   /** Folder relative paths resolve against. */
   root: string;
-  parse: Pick<ParseOptions, "dir" | "mount">;
+  parse: Pick<ParseOptions, "dir" | "mount" | "imported">;
   /** A message as a person can follow it where the check runs: a line of a ConfigMap key
    * (`DIR/custom/KEY:3`) named at its line of the ConfigMap's file, as the Corefile key's lines are, and
    * other paths in the temporary folder named as the pod has them (/etc/coredns). */
   shown(message: string): string;
   /** Where a line of a file is in what was given: a ConfigMap key's line, at its line of the file. */
   placed(file: string, line: number): { file: string; line: number };
+  /** A ConfigMap key the parsed Corefile neither imports nor names as a path (a k3s NodeHost, an AKS
+   * custom key that ends in neither .override nor .server): one warning each, at the key's line. CoreDNS
+   * ignores such a key too, without a word. */
+  unread(blocks: ServerBlock[]): ConfigWarning[];
   /** Removes the temporary folder. */
   close(): void;
 }
 
 export function layOut(inputs: Input[]): Layout {
   // A List (kubectl get cm coredns coredns-custom -o yaml) is its ConfigMaps, one by one.
-  const read = inputs.flatMap((input): { input: Input; cm?: ConfigMapData }[] => {
+  const read = inputs.flatMap((input): Read[] => {
     const found = configMaps(input);
     return found.length > 0 ? found.map(({ cm }) => ({ input, cm })) : [{ input, cm: undefined }];
   });
@@ -61,19 +67,8 @@ export function layOut(inputs: Input[]): Layout {
   const text = "\n".repeat(corefile.firstLine - 1) + cm!.data.get("Corefile")!;
   const dir = mkdtempSync(join(tmpdir(), "clusterdns-etc-coredns-"));
   mkdirSync(join(dir, CUSTOM));
-  // Each key's file in the folder, and where its lines are in what was given.
-  const keys = new Map<string, KeyPlace>();
-  for (const r of read) {
-    if (!r.cm) continue;
-    for (const [key, value] of r.cm.data) {
-      if (r === main[0] && key === "Corefile") continue;
-      if (!/^[-._a-zA-Z0-9]+$/.test(key) || key === "." || key === "..")
-        throw new InputError(`${r.input.name}:${r.cm.lineOf(key)}: '${key}' is not a ConfigMap key`);
-      const path = join(dir, r === main[0] ? "" : CUSTOM, key);
-      writeFileSync(path, value);
-      keys.set(path, keyPlace(r.input.name, r.cm, key));
-    }
-  }
+  const { keys, named } = writeKeys(read, main[0], dir);
+  const seen = new Set<string>(); // the keys' files an import read
   const placed = (file: string, line: number) => {
     const at = keys.get(file);
     return at
@@ -85,7 +80,7 @@ export function layOut(inputs: Input[]): Layout {
     text,
     file: corefile.file,
     root: dir,
-    parse: { dir, mount: { at: MOUNT, dir } },
+    parse: { dir, mount: { at: MOUNT, dir }, imported: (file) => seen.add(file) },
     shown: (m) =>
       m
         .replace(fileLine, (found: string, line: string) => {
@@ -94,8 +89,40 @@ export function layOut(inputs: Input[]): Layout {
         })
         .replaceAll(dir, MOUNT),
     placed,
+    unread: (blocks) => {
+      const used = new Set([...seen, ...argumentPaths(blocks, dir)]);
+      return [...named]
+        .filter(([path]) => !used.has(path))
+        .map(([path, k]) => ({
+          file: k.file,
+          line: k.line,
+          message: `data.${k.key} is read by nothing: no import or path of the Corefile names ${path.replace(dir, MOUNT)} (CoreDNS ignores it too)`,
+        }));
+    },
     close: () => rmSync(dir, { recursive: true, force: true }),
   };
+}
+
+type Read = { input: Input; cm?: ConfigMapData };
+
+/** Writes each key but `main`'s Corefile to its file in `dir`: where the file's lines are in what was
+ * given (keys), and where its key is (named). */
+function writeKeys(read: Read[], main: Read, dir: string) {
+  const keys = new Map<string, KeyPlace>();
+  const named = new Map<string, { file: string; line: number; key: string }>();
+  for (const r of read) {
+    if (!r.cm) continue;
+    for (const [key, value] of r.cm.data) {
+      if (r === main && key === "Corefile") continue;
+      if (!/^[-._a-zA-Z0-9]+$/.test(key) || key === "." || key === "..")
+        throw new InputError(`${r.input.name}:${r.cm.lineOf(key)}: '${key}' is not a ConfigMap key`);
+      const path = join(dir, r === main ? "" : CUSTOM, key);
+      writeFileSync(path, value);
+      keys.set(path, keyPlace(r.input.name, r.cm, key));
+      named.set(path, { file: r.input.name, line: r.cm.lineOf(key), key });
+    }
+  }
+  return { keys, named };
 }
 
 /** A Corefile given as it is: messages name its own lines. */
@@ -107,8 +134,16 @@ export function plainLayout(text: string, file: string, root: string): Layout {
     parse: {},
     shown: (m) => m,
     placed: (f, line) => ({ file: f, line }),
+    unread: () => [],
     close: () => {},
   };
+}
+
+/** Every argument of every line, as a path from `root` (hosts FILE, file FILE, ...). */
+function argumentPaths(blocks: ServerBlock[], root: string): string[] {
+  const walk = (lines: Directive[]): string[] =>
+    lines.flatMap((d) => [...d.args.map((a) => resolve(root, a.text)), ...walk(d.block ?? [])]);
+  return blocks.flatMap((b) => walk(b.directives));
 }
 
 /** Where a ConfigMap key's lines are: `file` names them, and its line `firstLine` is the value's first. */

@@ -108,6 +108,8 @@ async function coreDns(inputs: Input[], strict: boolean): Promise<number> {
       for (const e of checked.errors) process.stderr.write(`clusterdns migrate: ${source.shown(e)}\n`);
       return 1;
     }
+    for (const w of checked.unread)
+      process.stderr.write(`clusterdns migrate: warning: ${w.file}:${w.line}: ${w.message}\n`);
     const lines = checked.lines.map((l) => ({
       ...l,
       ...source.placed(l.file, l.line),

@@ -29,12 +29,12 @@ export interface ReportLine {
   error?: string;
 }
 
-/** The Corefile of `source`, checked: its report, or the mistakes that keep it from being read at all
+/** The Corefile of `source`, checked: its report and the ConfigMap keys it reads nothing of, or the mistakes that keep it from being read at all
  * (a syntax error, every template placeholder), as -validate prints them. */
 export async function checkCoreDns(
   source: Layout,
   o: { defaultPort?: number } = {},
-): Promise<{ lines: ReportLine[] } | { errors: string[] }> {
+): Promise<{ lines: ReportLine[]; unread: ConfigWarning[] } | { errors: string[] }> {
   const warnings: ConfigWarning[] = [];
   let blocks: ServerBlock[];
   try {
@@ -51,7 +51,7 @@ export async function checkCoreDns(
     root: source.root,
     log: pino({ level: "silent" }),
   });
-  return { lines: reportCorefile(blocks, { mistakes, warnings }) };
+  return { lines: reportCorefile(blocks, { mistakes, warnings }), unread: source.unread(blocks) };
 }
 
 /** The report of a Corefile's blocks, given what setting them up found and what loading them warned. */
