@@ -191,8 +191,7 @@ export class Pipeline {
         return this.#toChain(s, buf, length, peer, { stored: answers.handle(stored), match: m });
       answerCacheStats.lane++;
       plugin = this.#lane.plugin;
-      // Filed just now (or answered unfiled, DIRECT): a kept reply goes out with its whole TTL, any
-      // other as encoded.
+      // Filed just now, or DIRECT: a kept reply goes out with its whole TTL, any other as encoded.
       ttl = slot === DIRECT ? this.#lane.direct.ttl : answers.store.ttl(slot);
     } else {
       answers.countHit(slot);
