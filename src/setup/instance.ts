@@ -44,4 +44,6 @@ export interface InstanceHooks {
 export interface ReloadSettings {
   intervalMs: number;
   jitterMs: number;
+  /** The `reload` line that set them (file:line). */
+  at?: string;
 }

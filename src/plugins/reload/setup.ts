@@ -17,13 +17,22 @@ export const setup: Setup = (d, ctx) => {
   const intervalMs = d.args[0] ? parseTimerDuration(d.args[0], NAME) : DEFAULT_INTERVAL_MS;
   let jitterMs = d.args[1] ? parseTimerDuration(d.args[1], NAME) : DEFAULT_JITTER_MS;
   if (intervalMs < MIN_INTERVAL_MS) throw configError(d.args[0], NAME, "interval must be at least 2s");
-  if (jitterMs < MIN_JITTER_MS) throw configError(d.args[1], NAME, "jitter must be at least 1s");
+  // As in CoreDNS: 0 is no jitter.
+  if (jitterMs !== 0 && jitterMs < MIN_JITTER_MS)
+    throw configError(d.args[1], NAME, "jitter must be 0 or at least 1s");
   // As in CoreDNS: a jitter over half the interval is cut to half of it.
   jitterMs = Math.min(jitterMs, intervalMs / 2);
+  const at = `${d.file}:${d.line}`;
+  // The Corefile has one interval: CoreDNS takes the last `reload` line's, whichever block it is in.
   const prev = ctx.instance.reload;
   if (prev && (prev.intervalMs !== intervalMs || prev.jitterMs !== jitterMs)) {
-    throw configError(d, NAME, "server blocks set different reload intervals: the Corefile is one file");
+    ctx
+      .log(NAME)
+      .warn(
+        { at, before: prev.at },
+        "set again with other values: these apply, one interval for the whole Corefile (CoreDNS takes the last too)",
+      );
   }
-  ctx.instance.reload = { intervalMs, jitterMs };
+  ctx.instance.reload = { intervalMs, jitterMs, at };
   return undefined;
 };
