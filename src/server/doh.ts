@@ -63,6 +63,8 @@ class HttpRefusal {
 
 export class DohListener {
   pipeline: Pipeline;
+  /** The address it was asked to listen on: what a reload's new listener group takes it over by. */
+  address = "";
   opts: TcpOptions;
   readonly log: Logger;
   readonly #server: Server | http2.Http2SecureServer;
@@ -123,6 +125,7 @@ export class DohListener {
   }
 
   listen(address: string, port: number, reusePort = false): Promise<number> {
+    this.address = address;
     return this.#connections.listen(address, port, reusePort);
   }
 

@@ -35,6 +35,8 @@ class CallError {
 
 export class GrpcListener {
   pipeline: Pipeline;
+  /** The address it was asked to listen on: what a reload's new listener group takes it over by. */
+  address = "";
   opts: TcpOptions;
   readonly log: Logger;
   readonly #server: http2.Http2Server | http2.Http2SecureServer;
@@ -81,6 +83,7 @@ export class GrpcListener {
   }
 
   listen(address: string, port: number, reusePort = false): Promise<number> {
+    this.address = address;
     return this.#connections.listen(address, port, reusePort);
   }
 

@@ -34,6 +34,7 @@ import { FileStamps, type StampRecord } from "../setup/file-stamps.ts";
 import { peerServes } from "./peer-probe.ts";
 import { secureGroup, tlsKept } from "./secure.ts";
 import { addressLabels } from "./address-labels.ts";
+import { keptListeners, takeKept, type Kept } from "./kept-listeners.ts";
 
 export interface InstanceOptions {
   blocks: ServerBlock[];
@@ -70,6 +71,8 @@ interface Group {
   transport: Transport;
   /** The certificate of a tls:// or https:// group: the first its blocks give (`tls`). */
   tls?: TlsSettings;
+  /** The port as configured (0: one picked when it first listens, which `port` then holds). */
+  configuredPort: number;
   port: number;
   bind: readonly string[];
   pipeline: Pipeline;
@@ -291,6 +294,7 @@ export class Instance implements InstanceHooks {
       g = {
         id,
         transport: k.scheme,
+        configuredPort: port,
         port,
         bind,
         pipeline: new Pipeline(label, this.#log),
@@ -363,15 +367,19 @@ export class Instance implements InstanceHooks {
     return Object.fromEntries([...this.#groups].map(([id, g]) => [id, g.port]));
   }
 
-  async #listen(g: Group): Promise<void> {
+  /** Opens the group's listeners, but for the addresses it keeps from a running instance (a reload):
+   * the others then bind on the kept port. */
+  async #listen(g: Group, kept?: Kept): Promise<void> {
     // A worker thread serves plain DNS over UDP; TCP, TLS and HTTPS stay on the main thread.
     if (this.#opts.worker && g.transport !== "dns") return;
     const worker = this.#opts.worker && { ports: await this.#opts.worker.ports };
     const reusePort = (this.#opts.reusePort ?? false) || (this.#opts.shareDnsPort ?? false);
+    const fresh = g.bind.filter((a) => !kept?.from.has(a));
+    if (kept !== undefined) g.port = kept.port;
     for (let attempt = 0; ; attempt++) {
       try {
-        let port = worker?.ports[g.id] ?? g.port;
-        for (const address of g.bind) {
+        let port = kept?.port ?? worker?.ports[g.id] ?? g.port;
+        for (const address of fresh) {
           const optional = g.bind === WILDCARD && address === "::";
           try {
             if (g.transport !== "dns") {
@@ -398,11 +406,12 @@ export class Instance implements InstanceHooks {
         g.port = port;
         g.pipeline.label = g.pipeline.label.replace(/:0$/, `:${port}`);
         g.pipeline.addressLabels = addressLabels(g);
-        this.#log.info({ server: g.pipeline.label, zones: g.pipeline.mux.zones }, "listening");
+        if (fresh.length > 0)
+          this.#log.info({ server: g.pipeline.label, zones: g.pipeline.mux.zones }, "listening");
         return;
       } catch (err) {
         await this.#closeGroup(g);
-        // With port 0, the port UDP picked may be taken for TCP: try another.
+        // With port 0, the port UDP picked may be taken for TCP: try another (a kept one stays).
         if (g.port !== 0 || attempt >= 5 || (err as NodeJS.ErrnoException).code !== "EADDRINUSE") {
           const what = g.transport === "dns" ? "udp and tcp" : `${g.transport}, tcp`;
           const on = `port ${g.port} (${what} on ${g.bind.join(", ")})`;
@@ -463,8 +472,9 @@ export class Instance implements InstanceHooks {
 
   /** Takes the place of a running instance (a reload) without dropping a query: runs this one's start-up
    * hooks, waits until its readiness checks pass so a new kubernetes store has synced (what it adopted
-   * from the old one is ready at once), then moves the old listeners of every unchanged port and
-   * address over to the new pipelines, opens the listeners that are new, and retires the old instance.
+   * from the old one is ready at once), then moves the old listeners of every address still bound on
+   * its port over to the new pipelines, whatever group they were in (kept-listeners.ts), opens the
+   * listeners that are new, and retires the old instance.
    * While the old instance is ready it serves on, however long the wait; `readyWaitMs` bounds the wait
    * only while it is not (it had no synced store either). If anything fails or `signal` aborts before
    * the move, the old instance keeps serving, with what this one adopted, and the error is thrown.
@@ -473,8 +483,9 @@ export class Instance implements InstanceHooks {
     old: Instance,
     o: { readyWaitMs: number; signal?: AbortSignal; beforeRetire?: () => Promise<void> },
   ): Promise<void> {
+    const kept = keptListeners(old.#groups.values(), this.#groups.values());
     try {
-      for (const [id, g] of this.#groups) tlsKept(old.#groups.get(id), g);
+      for (const [g, k] of kept) for (const from of new Set(k.from.values())) tlsKept(from, g);
       for (const fn of this.#startup) await fn();
       const deadline = Date.now() + o.readyWaitMs;
       while (!this.#allReady() && (old.#allReady() || Date.now() < deadline)) {
@@ -482,32 +493,14 @@ export class Instance implements InstanceHooks {
         await sleep(20);
       }
       o.signal?.throwIfAborted();
-      for (const [id, g] of this.#groups) {
-        const prev = old.#groups.get(id);
-        if (prev === undefined || !listening(prev)) await this.#listen(g);
-      }
+      for (const g of this.#groups.values()) await this.#listen(g, kept.get(g));
     } catch (err) {
-      for (const g of this.#groups.values()) if (!old.#groups.has(g.id)) await this.#closeGroup(g);
+      // What it bound anew closes; the kept listeners never left the old instance.
+      for (const g of this.#groups.values()) await this.#closeGroup(g);
       await this.#runShutdown();
       throw err;
     }
-    for (const [id, g] of this.#groups) {
-      const prev = old.#groups.get(id);
-      if (prev === undefined || !listening(prev)) continue;
-      for (const l of prev.udp) l.use(g.pipeline);
-      for (const l of prev.tcp) l.use(g.pipeline, g.tcpOptions, g.tls);
-      for (const l of prev.doh) l.use(g.pipeline, g.tcpOptions, g.tls);
-      g.udp.push(...prev.udp);
-      g.aside = prev.aside;
-      g.tcp.push(...prev.tcp);
-      g.doh.push(...prev.doh);
-      prev.doh.length = 0;
-      g.port = prev.port;
-      g.pipeline.label = prev.pipeline.label;
-      g.pipeline.addressLabels = prev.pipeline.addressLabels;
-      prev.udp.length = 0;
-      prev.tcp.length = 0;
-    }
+    for (const [g, k] of kept) takeKept(g, k);
     this.#took = true;
     debugLogs(this.#log, this.#debug);
     await o.beforeRetire?.();
@@ -563,11 +556,6 @@ export class Instance implements InstanceHooks {
     }
     await this.#retire();
   }
-}
-
-/** Whether the group has listeners open (a worker's only UDP ones). */
-function listening(g: Group): boolean {
-  return g.udp.length + g.tcp.length + g.doh.length > 0;
 }
 
 /** The group's TCP limits once a block's `timeouts` join them: for each limit the longest any block

@@ -35,6 +35,8 @@ const WARN_EVERY_MS = 10_000;
 
 export class TcpListener {
   readonly #server: net.Server;
+  /** The address it was asked to listen on: what a reload's new listener group takes it over by. */
+  address = "";
   pipeline: Pipeline;
   opts: TcpOptions;
   readonly log: Logger;
@@ -95,6 +97,7 @@ export class TcpListener {
 
   /** `reusePort`: several processes share the port (SO_REUSEPORT), as the UDP sockets do. */
   listen(address: string, port: number, reusePort = false): Promise<number> {
+    this.address = address;
     return new Promise((resolve, reject) => {
       const onError = (err: Error) => reject(err);
       this.#server.once("error", onError);

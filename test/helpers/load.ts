@@ -15,6 +15,8 @@ export interface LoadOptions {
   okRcodes?: number[];
   /** An empty answer section is a failure too (a known name that went missing). */
   needAnswer?: boolean;
+  /** The server's address (127.0.0.1 when not given). */
+  host?: string;
 }
 
 export interface Question {
@@ -42,7 +44,14 @@ export function startLoad(port: number, name: string, qtype: number, o: LoadOpti
 
 /** The load over several questions, asked in turn. */
 export function startMixedLoad(port: number, questions: readonly Question[], o: LoadOptions = {}): Load {
-  const { intervalMs = 5, timeoutMs = 2000, maxQueries = 20_000, okRcodes = [0], needAnswer = false } = o;
+  const {
+    intervalMs = 5,
+    timeoutMs = 2000,
+    maxQueries = 20_000,
+    okRcodes = [0],
+    needAnswer = false,
+    host = "127.0.0.1",
+  } = o;
   const sock = dgram.createSocket("udp4");
   /** Per query id in flight: its timeout and the name asked. */
   const pending = new Map<number, { timer: NodeJS.Timeout; name: string }>();
@@ -81,7 +90,7 @@ export function startMixedLoad(port: number, questions: readonly Question[], o: 
       settle(id);
     }, timeoutMs);
     pending.set(id, { timer: expiry, name: q.name });
-    sock.send(encode(newQuery(q.name, q.qtype, 1, id)), port, "127.0.0.1");
+    sock.send(encode(newQuery(q.name, q.qtype, 1, id)), port, host);
   }, intervalMs);
   return {
     last: () => last,
