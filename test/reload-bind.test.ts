@@ -1,16 +1,18 @@
 // A reload that changes a block's `bind` list, without -reuseport: the listeners are kept per address,
 // so an address the new configuration keeps answers through the reload (its sockets are handed over,
 // not bound again beside the old ones, which the kernel refuses), an added address answers after it,
-// and a removed one stops answering. Checked with dig over UDP and TCP, and with a steady UDP load on
+// and a removed one stops answering. Checked with dig over UDP and TCP, kdig over TLS, and a steady UDP load on
 // each address kept.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { startServer, type RunningServer } from "./helpers/server.ts";
 import { digAt } from "./helpers/dig.ts";
+import { kdigAt } from "./helpers/kdig.ts";
+import { makePki } from "./upstream/tls-front.ts";
 import { startLoad, type Load } from "./helpers/load.ts";
 import { freeUdpTcpPort } from "./helpers/free-port.ts";
 import { Type } from "../src/dns/constants.ts";
@@ -198,5 +200,37 @@ test("bind: with -workers 2, an added address answers and a removed one closes",
   } finally {
     await stopLoads();
     assert.equal(await srv.stop(), 0);
+  }
+});
+
+test("bind: a tls:// block keeps its kept address's listener and opens the added one (kdig +tls)", async () => {
+  const pki = makePki();
+  const port = await freeUdpTcpPort();
+  const dot = (bind: string[], answer: string) => `tls://example.org:${port} {
+    bind ${bind.join(" ")}
+    tls ${pki.serverCert} ${pki.serverKey}
+    hosts {
+        ${answer} a.example.org
+        reload 0
+    }
+}
+`;
+  const srv = await startServer(dot([ONE], "192.0.2.1"));
+  const over = async (at: string) => {
+    const r = await kdigAt(at, port, "a.example.org", "A", `+tls-ca=${pki.ca}`, "+tls-hostname=dns.test");
+    return r.records[0]?.split(" ").at(-1) ?? (r.status || "silent");
+  };
+  try {
+    assert.equal(await over(ONE), "192.0.2.1");
+    assert.equal(await over(TWO), "silent");
+    await reload(srv, dot([ONE, TWO], "192.0.2.2"));
+    assert.equal(await over(ONE), "192.0.2.2");
+    assert.equal(await over(TWO), "192.0.2.2", "the added address answers over TLS");
+    await reload(srv, dot([TWO], "192.0.2.3"));
+    assert.equal(await over(TWO), "192.0.2.3");
+    assert.equal(await over(ONE), "silent", "the removed address is closed");
+  } finally {
+    assert.equal(await srv.stop(), 0);
+    rmSync(pki.dir, { recursive: true, force: true });
   }
 });

@@ -20,7 +20,18 @@ export interface KdigResult {
 
 /** `kdig @127.0.0.1 -p PORT NAME TYPE OPTS...`, e.g. "+tls-ca=ca.crt", "+https", "+https-get". */
 export async function kdig(port: number, name: string, type: string, ...opts: string[]): Promise<KdigResult> {
-  const args = ["@127.0.0.1", "-p", String(port), name, type, "+retry=0", "+time=5", ...opts];
+  return kdigAt("127.0.0.1", port, name, type, ...opts);
+}
+
+/** `kdig` as above, at another server address. */
+export async function kdigAt(
+  server: string,
+  port: number,
+  name: string,
+  type: string,
+  ...opts: string[]
+): Promise<KdigResult> {
+  const args = [`@${server}`, "-p", String(port), name, type, "+retry=0", "+time=5", ...opts];
   let text: string;
   let stderr: string;
   try {
