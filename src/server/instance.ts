@@ -20,7 +20,6 @@ import { checkHttpAddresses } from "./http-clash.ts";
 import { memoryBudget } from "./memory-budget.ts";
 import { Pipeline } from "./pipeline.ts";
 import { Views } from "./views.ts";
-import { joinHostPort } from "../dns/host-port.ts";
 import { WILDCARD_ADDRESSES } from "../dns/wildcard.ts";
 import type { UdpListener, UdpOptions } from "./udp.ts";
 import { stepGroupAside } from "./udp-aside.ts";
@@ -33,7 +32,7 @@ import { Handover } from "./handover.ts";
 import { FileStamps, type StampRecord } from "../setup/file-stamps.ts";
 import { peerServes } from "./peer-probe.ts";
 import { secureGroup, tlsKept } from "./secure.ts";
-import { addressLabels } from "./address-labels.ts";
+import { addressLabels, serverLabel } from "./address-labels.ts";
 import { keptListeners, takeKept, type Kept } from "./kept-listeners.ts";
 
 export interface InstanceOptions {
@@ -290,7 +289,7 @@ export class Instance implements InstanceHooks {
     const id = `${k.scheme === "dns" ? "" : `${k.scheme}|`}${port}|${bind.join(",")}`;
     let g = this.#groups.get(id);
     if (!g) {
-      const label = `${k.scheme}://${joinHostPort(bind === WILDCARD ? "" : bind.join(","), port)}`;
+      const label = serverLabel(k.scheme, bind === WILDCARD ? "" : bind.join(","), port);
       g = {
         id,
         transport: k.scheme,
